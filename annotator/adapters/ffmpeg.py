@@ -1,0 +1,207 @@
+"""Thin wrapper around ffprobe/ffmpeg (through ffmpeg-python).
+
+Command building is pure (``*_args`` functions return argv lists and touch nothing); ``run``
+and ``probe`` are the only places a process is started. Every failure is a ``MediaError`` whose
+message is meant for a person: it names what is wrong with the file, not a stack trace.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import ffmpeg
+
+# Containers ffprobe reports for still images; such a file is "not a video" even if it decodes.
+_IMAGE_CONTAINERS = frozenset({"image2", "png", "bmp", "tiff", "webp"})
+
+
+def _is_image_container(container: str) -> bool:
+    return container in _IMAGE_CONTAINERS or container.endswith("_pipe")
+
+
+class MediaError(Exception):
+    """A file that cannot be used as a video, or an ffmpeg run that failed; ``str()`` says why."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What ffprobe says about a file. Durations in seconds, fps in frames per second."""
+
+    container: str
+    duration_s: float
+    fps: float
+    frame_count: int
+    width: int
+    height: int
+    video_codec: str
+    audio_codec: str
+    rotation: int
+
+
+def _tail(stderr: bytes | str | None, lines: int = 3) -> str:
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else (stderr or "")
+    kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(kept[-lines:]) or "no output"
+
+
+def _rate(value: str | None) -> float:
+    try:
+        rate = Fraction(value or "0/1")
+    except (ValueError, ZeroDivisionError):
+        return 0.0
+    return float(rate) if rate > 0 else 0.0
+
+
+def parse_probe(data: dict) -> ProbeResult:
+    """Turn ffprobe's JSON (``-show_format -show_streams``) into a ProbeResult.
+
+    Raises MediaError if the data describe no video stream, a still image, or no duration.
+    """
+    fmt = data.get("format") or {}
+    container = fmt.get("format_name", "")
+    streams = data.get("streams") or []
+    video = next((s for s in streams if s.get("codec_type") == "video"), None)
+    audio = next((s for s in streams if s.get("codec_type") == "audio"), None)
+    if video is None:
+        raise MediaError(f"not a video: no video stream (container {container or 'unknown'})")
+    if _is_image_container(container):
+        raise MediaError(f"not a video: looks like a still image ({container}, codec {video.get('codec_name')})")
+    try:
+        duration = float(fmt.get("duration") or video.get("duration") or 0)
+    except ValueError:
+        duration = 0.0
+    fps = _rate(video.get("avg_frame_rate")) or _rate(video.get("r_frame_rate"))
+    if duration <= 0 or fps <= 0:
+        raise MediaError(f"not a video: no duration or frame rate (container {container or 'unknown'})")
+    try:
+        frames = int(video.get("nb_frames") or 0)
+    except ValueError:
+        frames = 0
+    if frames <= 0:
+        frames = round(duration * fps)
+    if frames <= 1:
+        raise MediaError("not a video: a single frame")
+    rotation = 0
+    for side in video.get("side_data_list") or []:
+        if "rotation" in side:
+            rotation = int(float(side["rotation"]))
+    if not rotation and (video.get("tags") or {}).get("rotate"):
+        rotation = int(video["tags"]["rotate"])
+    return ProbeResult(
+        container=container,
+        duration_s=duration,
+        fps=fps,
+        frame_count=frames,
+        width=int(video.get("width") or 0),
+        height=int(video.get("height") or 0),
+        video_codec=video.get("codec_name", ""),
+        audio_codec=(audio or {}).get("codec_name", ""),
+        rotation=rotation,
+    )
+
+
+def probe(path: str | Path) -> ProbeResult:
+    """Probe ``path`` with ffprobe. Raises MediaError when ffprobe cannot read it or it is no video."""
+    try:
+        data = ffmpeg.probe(str(path))
+    except ffmpeg.Error as exc:
+        raise MediaError(f"not a decodable video: {_tail(exc.stderr, 1)}") from None
+    return parse_probe(data)
+
+
+def run(args: list[str], *, timeout_s: float, what: str) -> bytes:
+    """Run an ffmpeg argv; return stdout. Raises MediaError naming ``what`` on failure or timeout."""
+    try:
+        done = subprocess.run(args, capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        raise MediaError(f"{what}: ffmpeg took longer than {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        raise MediaError(f"{what}: {_tail(done.stderr)}")
+    return done.stdout
+
+
+def check_decodable(src: str | Path, duration_s: float, *, timeout_s: float = 60.0) -> None:
+    """Decode one frame at the start and one near the end; raise MediaError if either yields none.
+
+    Truncated files often probe fine (the header is intact) but cannot decode their last part,
+    so both ends are tried. Full decoding would be exact but costs minutes on hour-long videos.
+    """
+    for at in (0.0, max(duration_s - 1.0, 0.0)):
+        try:
+            data = run(still_args(src, at, max_side=64), timeout_s=timeout_s, what=f"decode at {at:.1f} s")
+        except MediaError as exc:
+            raise MediaError(f"truncated or corrupt: {exc}") from None
+        if not data:
+            raise MediaError(f"truncated or corrupt: no frame decodes at {at:.1f} s")
+
+
+def rendition_args(src: str | Path, dst: str | Path, *, max_height: int) -> list[str]:
+    """argv for the browser rendition: H.264 + AAC in MP4 with ``+faststart``, height <= max_height.
+
+    Width keeps the aspect ratio and is rounded to an even number (``-2``), as H.264 requires.
+    Rotation metadata is applied by ffmpeg's autorotate, so the output is upright.
+    """
+    stream = ffmpeg.input(str(src))
+    video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
+    return (
+        ffmpeg.output(
+            video, stream.audio, str(dst),
+            vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
+            acodec="aac", audio_bitrate="128k", movflags="+faststart", format="mp4",
+        )
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int) -> list[str]:
+    """As ``rendition_args`` for a source with no audio stream."""
+    stream = ffmpeg.input(str(src))
+    video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
+    return (
+        ffmpeg.output(
+            video, str(dst),
+            vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
+            movflags="+faststart", format="mp4",
+        )
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def still_args(src: str | Path, at_s: float, *, max_side: int, dst: str = "pipe:") -> list[str]:
+    """argv that writes one JPEG frame at ``at_s`` seconds, longest side <= ``max_side`` px."""
+    scale = f"if(gt(iw,ih),min({max_side},iw),-2)", f"if(gt(iw,ih),-2,min({max_side},ih))"
+    return (
+        ffmpeg.input(str(src), ss=max(at_s, 0.0))
+        .filter("scale", *scale)
+        .output(dst, vframes=1, format="image2", vcodec="mjpeg", **{"q:v": 3})
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def sample_times(start_s: float, end_s: float, n: int) -> list[float]:
+    """``n`` timestamps spread evenly over [start_s, end_s): the centres of n equal segments.
+
+    Centres rather than edges, so no sample falls on the last instant, where decoding may
+    return nothing. Raises ValueError if n < 1 or the range is empty.
+    """
+    if n < 1 or end_s <= start_s:
+        raise ValueError(f"need n >= 1 and start < end, got n={n}, [{start_s}, {end_s})")
+    step = (end_s - start_s) / n
+    return [round(start_s + step * (i + 0.5), 3) for i in range(n)]
+
+
+def sample_frames(src: str | Path, times_s: list[float], *, max_side: int, timeout_s: float = 60.0) -> list[bytes]:
+    """JPEG bytes of the frames at ``times_s`` (seconds). Raises MediaError if any is empty."""
+    frames = []
+    for at in times_s:
+        data = run(still_args(src, at, max_side=max_side), timeout_s=timeout_s, what=f"frame at {at:.2f} s")
+        if not data:
+            raise MediaError(f"frame at {at:.2f} s: ffmpeg returned no image")
+        frames.append(data)
+    return frames

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DraftsConfig(AppConfig):
+    name = "annotator.drafts"
+    label = "drafts"

@@ -1,0 +1,57 @@
+"""python manage.py draft --project SLUG [--pipeline templates|llm] [--qa-type SLUG] [--no-wait]"""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from kombu.exceptions import OperationalError
+
+from annotator.drafts.models import DraftJob
+from annotator.drafts.services import start_run
+from annotator.projects.models import Project
+
+
+class Command(BaseCommand):
+    help = "Draft QA pairs for a project's ready videos with Celery workers, showing progress."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--pipeline", default="templates", choices=["templates", "llm"])
+        parser.add_argument("--qa-type", default="open_ended", help="QA type asked of the model (llm only).")
+        parser.add_argument("--model", default="", help="Model name (llm only; default LLM_MODEL).")
+        parser.add_argument("--no-wait", action="store_true", help="Queue the jobs and return.")
+        parser.add_argument("--timeout", type=float, default=3600)
+
+    def handle(self, *args, **opts):
+        project = Project.objects.filter(slug=opts["project"]).first()
+        if project is None:
+            raise CommandError(f"no project {opts['project']!r}")
+        try:
+            launch = start_run(project, opts["pipeline"], qa_type=opts["qa_type"], model=opts["model"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        except OperationalError as exc:
+            raise CommandError(f"cannot reach the Celery broker: {exc}") from None
+        skipped = ", ".join(f"{n} {why}" for why, n in launch.skipped.items()) or "none"
+        self.stdout.write(f"run {launch.run.pk} ({launch.run.pipeline}): {launch.queued} videos queued; skipped: {skipped}")
+        if opts["no_wait"] or not launch.queued:
+            return
+        deadline = time.monotonic() + opts["timeout"]
+        last = None
+        while True:
+            jobs = list(DraftJob.objects.filter(run=launch.run).values_list("status", "n_drafts"))
+            done = sum(1 for s, _ in jobs if s == DraftJob.Status.DONE)
+            failed = sum(1 for s, _ in jobs if s == DraftJob.Status.FAILED)
+            drafts = sum(n for _, n in jobs)
+            state = (done, failed, drafts)
+            if state != last:
+                self.stdout.write(f"  {done + failed}/{len(jobs)} videos done ({failed} failed), {drafts} drafts")
+                last = state
+            if done + failed == len(jobs):
+                break
+            if time.monotonic() > deadline:
+                raise CommandError("timed out waiting: is a Celery worker running?")
+            time.sleep(0.5)
+        for video, error in DraftJob.objects.filter(run=launch.run, status=DraftJob.Status.FAILED).values_list("video__filename", "error"):
+            self.stderr.write(f"failed {video}: {error}")
+        if failed:
+            raise SystemExit(1)

@@ -1,0 +1,178 @@
+"""Writes for machine drafts: launch a run, execute one video's job, save its drafts.
+
+A run makes one DraftJob per ready video and queues one Celery task per job on commit. Jobs save
+their drafts, QA pairs, the unit that serves them and a ``draft`` revision per pair in one
+transaction, so a job either wrote everything or nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from annotator.adapters import ffmpeg, llm
+from annotator.drafts import llm as llm_format
+from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, Pipeline
+from annotator.drafts.templates import TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
+from annotator.media.models import Video
+from annotator.media.services import local_copy
+from annotator.projects.models import Project
+from annotator.qa import services as qa_services
+
+log = logging.getLogger(__name__)
+
+TEMPLATES_PROMPT_VERSION = "templates-v1"
+FRAME_MAX_SIDE = 512  # px, longest side of frames sent to the model
+
+
+@dataclass(frozen=True)
+class RunLaunch:
+    """What ``start_run`` did: the run, how many jobs it queued, and videos it left out and why."""
+
+    run: DraftRun
+    queued: int
+    skipped: dict[str, int]
+
+
+def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str = "") -> RunLaunch:
+    """Create a run over the project's ready videos and queue one task per video on commit.
+
+    ``templates`` skips videos that already have template drafts or no annotations (so running
+    it again adds nothing); ``llm`` drafts every ready video and needs ``qa_type``.
+    Raises ValueError for an unknown pipeline or a missing qa_type.
+    """
+    from workers.tasks import draft_llm, draft_templates
+
+    if pipeline not in Pipeline.values:
+        raise ValueError(f"unknown pipeline {pipeline!r}; choose one of {', '.join(Pipeline.values)}")
+    if pipeline == Pipeline.LLM and not qa_type:
+        raise ValueError("the llm pipeline needs a QA type")
+    videos = list(Video.objects.filter(project=project))
+    skipped = {"not ready": 0, "already drafted": 0, "no annotations": 0}
+    chosen = []
+    already = set(
+        DraftJob.objects.filter(run__project=project, run__pipeline=Pipeline.TEMPLATES, status=DraftJob.Status.DONE)
+        .values_list("video_id", flat=True)
+    )
+    for video in videos:
+        if video.status != Video.Status.READY:
+            skipped["not ready"] += 1
+        elif pipeline == Pipeline.TEMPLATES and video.pk in already:
+            skipped["already drafted"] += 1
+        elif pipeline == Pipeline.TEMPLATES and not video.annotations:
+            skipped["no annotations"] += 1
+        else:
+            chosen.append(video)
+    with transaction.atomic():
+        if pipeline == Pipeline.TEMPLATES:
+            run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version=TEMPLATES_PROMPT_VERSION)
+        else:
+            qa_services.ensure_qa_type(project, qa_type)
+            run = DraftRun.objects.create(
+                project=project, pipeline=pipeline, qa_type=qa_type,
+                model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
+                params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES},
+            )
+        jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
+        task = draft_templates if pipeline == Pipeline.TEMPLATES else draft_llm
+        ids = [job.pk for job in jobs]
+        transaction.on_commit(lambda: [task.delay(job_id) for job_id in ids])
+    return RunLaunch(run=run, queued=len(jobs), skipped={k: v for k, v in skipped.items() if v})
+
+
+def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:
+    """Save ``specs`` as drafts of ``job`` with their QA pairs and one unit; mark the job done.
+
+    Returns how many drafts were written (0 if the job was already done: a redelivered task).
+    """
+    with transaction.atomic():
+        job = DraftJob.objects.select_for_update().select_related("run", "video").get(pk=job.pk)
+        if job.status == DraftJob.Status.DONE:
+            return 0
+        drafts = Draft.objects.bulk_create([
+            Draft(job=job, qa_type=s.qa_type, question=s.question, answer=s.answer, options=s.options,
+                  answer_index=s.answer_index, clip_start_s=s.clip_start_s, clip_end_s=s.clip_end_s,
+                  source_key=s.source_key, params=s.params)
+            for s in specs
+        ])
+        if drafts:
+            qa_services.open_unit_for_drafts(job.run.project, job.video, drafts, actor=actor)
+        job.status = DraftJob.Status.DONE
+        job.n_drafts = len(drafts)
+        job.error = ""
+        job.save(update_fields=["status", "n_drafts", "error", "updated_at"])
+    return len(drafts)
+
+
+def run_templates_job(job_id: int) -> str:
+    """Build and save template drafts for one job. Returns "done", "empty" or "gone"."""
+    job = DraftJob.objects.select_related("run__project", "video").filter(pk=job_id).first()
+    if job is None or job.status == DraftJob.Status.DONE:
+        return "gone"
+    video = job.video
+    pool = []
+    for annotations in Video.objects.filter(project=job.run.project).exclude(pk=video.pk).values_list("annotations", flat=True):
+        pool.extend(o for o in (annotations or {}).get("objects", []) if isinstance(o, str))
+    # The seed is derived from the content hash, so re-drafting the same video gives the same shuffle.
+    seed = int(video.sha256[:8], 16)
+    specs = build_template_drafts(video.annotations, video.duration_s, distractor_pool=pool, seed=seed)
+    for slug in {s.qa_type for s in specs}:
+        name, policy = TEMPLATE_QA_TYPES[slug]
+        qa_services.ensure_qa_type(job.run.project, slug, name=name, clip_policy=policy)
+    n = save_drafts(job, specs, actor=f"templates/{TEMPLATES_PROMPT_VERSION}")
+    return "done" if n else "empty"
+
+
+def run_llm_job(job_id: int) -> str:
+    """One attempt at drafting a video with the model server.
+
+    Steps: sample ``LLM_FRAMES`` frames evenly with ffmpeg; send them with the prompt; record the
+    call (request, raw output, tokens, latency, error); parse. On a valid answer save the drafts
+    (whole-video clip) and return "done". On a malformed answer, error or refusal return "retry"
+    while attempts < ``LLM_MAX_ATTEMPTS``, else mark the job failed and return "failed".
+    """
+    job = DraftJob.objects.select_related("run__project", "video").filter(pk=job_id).first()
+    if job is None or job.status != DraftJob.Status.QUEUED:
+        return "gone"
+    run, video = job.run, job.video
+    DraftJob.objects.filter(pk=job.pk).update(attempts=F("attempts") + 1)
+    job.refresh_from_db(fields=["attempts"])
+    qa_type = qa_services.ensure_qa_type(run.project, run.qa_type)
+    times = ffmpeg.sample_times(0.0, video.duration_s, settings.LLM_FRAMES)
+    text = llm_format.user_text(qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=5)
+    call = ModelCall(job=job, attempt=job.attempts, model=run.model,
+                     request={"system": llm_format.SYSTEM_PROMPT, "text": text, "frame_times_s": times,
+                              "prompt_version": run.prompt_version})
+    try:
+        with local_copy(video.rendition.name or video.original.name) as src:
+            frames = ffmpeg.sample_frames(src, times, max_side=FRAME_MAX_SIDE)
+        reply = llm.chat(
+            base_url=run.params.get("base_url", settings.LLM_BASE_URL), api_key=settings.LLM_API_KEY,
+            model=run.model, system=llm_format.SYSTEM_PROMPT,
+            content=[{"type": "text", "text": text}, *map(llm.image_part, frames)],
+            timeout_s=settings.LLM_TIMEOUT_S,
+        )
+        call.raw_output, call.latency_ms = reply.text, reply.latency_ms
+        call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
+        pairs = llm_format.parse_answer(reply.text)
+    except (ffmpeg.MediaError, llm.ModelCallError, llm_format.MalformedModelOutput) as exc:
+        call.error = f"{type(exc).__name__}: {exc}"
+        call.save()
+        final = job.attempts >= settings.LLM_MAX_ATTEMPTS
+        DraftJob.objects.filter(pk=job.pk).update(
+            error=call.error, status=DraftJob.Status.FAILED if final else DraftJob.Status.QUEUED
+        )
+        log.warning("llm job %s attempt %s: %s", job.pk, job.attempts, call.error)
+        return "failed" if final else "retry"
+    call.save()
+    specs = [
+        DraftSpec(run.qa_type, q, a, 0.0, video.duration_s, source_key=f"call-{call.pk}-{i}",
+                  params={"model_call": call.pk})
+        for i, (q, a) in enumerate(pairs)
+    ]
+    save_drafts(job, specs, actor=f"llm/{run.model}/{run.prompt_version}")
+    return "done"

@@ -1,0 +1,93 @@
+"""Videos: originals kept untouched in storage, their probe results and browser renditions."""
+
+from django.db import models
+
+from annotator.projects.models import Project
+
+
+class Video(models.Model):
+    """One ingested file of a project, deduplicated by the SHA-256 of its content.
+
+    ``status`` moves processing -> ready (rendition and poster written) or -> failed (``error``
+    says why, in words meant for the person who ingested it). Durations are in seconds.
+    """
+
+    class Status(models.TextChoices):
+        PROCESSING = "processing", "processing"
+        READY = "ready", "ready"
+        FAILED = "failed", "failed"
+
+    class Source(models.TextChoices):
+        REAL = "real", "real"
+        SYNTHETIC = "synthetic", "synthetic"
+
+    class Illumination(models.TextChoices):
+        DAY = "day", "day"
+        NIGHT = "night", "night"
+        OTHER = "other", "other"
+
+    class Difficulty(models.TextChoices):
+        EASY = "easy", "easy"
+        MEDIUM = "medium", "medium"
+        HARD = "hard", "hard"
+
+    class View(models.TextChoices):
+        EGO = "ego", "ego"
+        EXO = "exo", "exo"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="videos")
+    sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField(default=0)
+    original = models.FileField(max_length=500, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PROCESSING)
+    error = models.TextField(blank=True)
+
+    # ffprobe results
+    container = models.CharField(max_length=100, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    fps = models.FloatField(null=True, blank=True)
+    frame_count = models.IntegerField(null=True, blank=True)
+    width = models.IntegerField(null=True, blank=True)
+    height = models.IntegerField(null=True, blank=True)
+    video_codec = models.CharField(max_length=50, blank=True)
+    audio_codec = models.CharField(max_length=50, blank=True)
+    rotation = models.IntegerField(default=0)
+
+    # Metadata the papers rely on (SPEC part 1); free labels are blank when unknown.
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.REAL)
+    illumination = models.CharField(max_length=20, choices=Illumination.choices, blank=True)
+    difficulty = models.CharField(max_length=20, choices=Difficulty.choices, blank=True)
+    domain = models.CharField(max_length=100, blank=True)
+    scenario = models.CharField(max_length=200, blank=True)
+    view = models.CharField(max_length=10, choices=View.choices, blank=True)
+    annotations = models.JSONField(
+        default=dict, blank=True,
+        help_text="Structured annotations from the manifest: description, objects, actions, counts.",
+    )
+    extra = models.JSONField(default=dict, blank=True, help_text="Other manifest keys, kept as given.")
+
+    rendition = models.FileField(max_length=500, blank=True)
+    poster = models.FileField(max_length=500, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "sha256"], name="video_unique_content_per_project"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.status})"
+
+    def metadata(self) -> dict:
+        """The metadata object used by exports: the paper labels plus any extra manifest keys."""
+        return {
+            **self.extra,
+            "difficulty": self.difficulty or None,
+            "domain": self.domain or None,
+            "scenario": self.scenario or None,
+            "view": self.view or None,
+        }

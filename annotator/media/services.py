@@ -1,0 +1,210 @@
+"""Writes for media: ingest files into a project, transcode them into browser renditions.
+
+Each file is ingested in its own transaction, so one bad file fails alone with its reason and
+the rest of the batch goes on (SPEC part 1). Transcoding runs in Celery, queued on commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from annotator.adapters import ffmpeg
+from annotator.media.manifest import ManifestEntry
+from annotator.media.models import Video
+from annotator.projects.models import Project
+
+log = logging.getLogger(__name__)
+
+VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".m4v", ".ts", ".wmv", ".flv", ".3gp"}
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """Outcome for one file: ``outcome`` is queued, duplicate or failed; ``reason`` says why."""
+
+    path: str
+    outcome: str
+    video_id: int | None = None
+    reason: str = ""
+
+
+def expand_paths(paths: list[str | Path]) -> list[Path]:
+    """Files to ingest: files as given, folders walked recursively for video suffixes, sorted.
+
+    A path that does not exist is kept, so ingest reports it as failed rather than dropping it.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES))
+        else:
+            found.append(path)
+    return found
+
+
+def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's content, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _apply_manifest(video: Video, entry: ManifestEntry | None) -> None:
+    if entry is None:
+        return
+    for key, value in entry.fields.items():
+        setattr(video, key, value)
+    video.annotations = entry.annotations
+    video.extra = entry.extra
+
+
+def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None) -> IngestResult:
+    """Ingest one file into ``project``.
+
+    Steps: check it exists, is non-empty and not above ``MEDIA_MAX_UPLOAD_BYTES``; hash it; if the
+    project already has this content, report a duplicate (refreshing manifest metadata); else
+    probe with ffprobe and decode both ends; store the original untouched; create the Video as
+    ``processing`` and queue its transcode on commit. A file that fails any check is recorded as a
+    ``failed`` Video with the reason (when it could be hashed) and never raises.
+    """
+    shown = str(path)
+    if not path.is_file():
+        return IngestResult(shown, "failed", reason="no such file")
+    size = path.stat().st_size
+    if size == 0:
+        return _record_failure(project, path, size, hashlib.sha256(b"").hexdigest(), "empty file (0 bytes)", entry)
+    if size > settings.MEDIA_MAX_UPLOAD_BYTES:
+        reason = f"too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}"
+        return IngestResult(shown, "failed", reason=reason)
+    digest = sha256_of(path)
+    existing = Video.objects.filter(project=project, sha256=digest).first()
+    if existing is not None:
+        if entry is not None:
+            _apply_manifest(existing, entry)
+            existing.save()
+        if existing.status == Video.Status.FAILED:
+            return IngestResult(shown, "failed", existing.pk, f"already ingested and failed: {existing.error}")
+        return IngestResult(shown, "duplicate", existing.pk, f"same content as video {existing.pk} ({existing.filename})")
+    try:
+        probed = ffmpeg.probe(path)
+        ffmpeg.check_decodable(path, probed.duration_s, timeout_s=settings.MEDIA_PROBE_TIMEOUT_S)
+    except ffmpeg.MediaError as exc:
+        return _record_failure(project, path, size, digest, str(exc).replace(str(path), path.name), entry)
+
+    with transaction.atomic():
+        video = Video(
+            project=project, sha256=digest, filename=path.name, size_bytes=size,
+            status=Video.Status.PROCESSING,
+            container=probed.container, duration_s=probed.duration_s, fps=probed.fps,
+            frame_count=probed.frame_count, width=probed.width, height=probed.height,
+            video_codec=probed.video_codec, audio_codec=probed.audio_codec, rotation=probed.rotation,
+        )
+        _apply_manifest(video, entry)
+        with path.open("rb") as fh:
+            video.original.save(f"originals/{digest[:2]}/{digest}{path.suffix.lower()}", File(fh), save=False)
+        video.save()
+        transaction.on_commit(lambda: _queue_transcode(video.pk))
+    return IngestResult(shown, "queued", video.pk)
+
+
+def _queue_transcode(video_id: int) -> None:
+    from workers.tasks import transcode_video  # workers imports services; import here to avoid a cycle
+
+    transcode_video.delay(video_id)
+
+
+def _record_failure(project, path: Path, size: int, digest: str, reason: str, entry) -> IngestResult:
+    video, created = Video.objects.get_or_create(
+        project=project, sha256=digest,
+        defaults={"filename": path.name, "size_bytes": size, "status": Video.Status.FAILED, "error": reason},
+    )
+    if created:
+        _apply_manifest(video, entry)
+        video.save()
+    return IngestResult(str(path), "failed", video.pk, reason if created else f"already ingested and failed: {video.error}")
+
+
+@contextmanager
+def local_copy(name: str) -> Iterator[Path]:
+    """A local filesystem path for a stored file: the file itself on disk storage, else a temp copy."""
+    try:
+        yield Path(default_storage.path(name))
+        return
+    except NotImplementedError:
+        pass
+    suffix = Path(name).suffix
+    with tempfile.NamedTemporaryFile(suffix=suffix) as tmp:
+        with default_storage.open(name, "rb") as src:
+            shutil.copyfileobj(src, tmp)
+        tmp.flush()
+        yield Path(tmp.name)
+
+
+def transcode(video_id: int) -> Video | None:
+    """Write the browser rendition (H.264/AAC MP4, ``+faststart``, height <= MEDIA_RENDITION_MAX_HEIGHT)
+    and a poster JPEG for a ``processing`` video, then mark it ``ready``.
+
+    Idempotent: returns at once if the video is gone or not processing. Outputs are written to
+    temporary files and saved to storage only when complete. A file ffmpeg cannot transcode marks
+    the video ``failed`` with ffmpeg's reason (retrying would not help). Storage errors (OSError)
+    propagate so the Celery task retries them.
+    """
+    video = Video.objects.filter(pk=video_id).first()
+    if video is None or video.status != Video.Status.PROCESSING:
+        return video
+    max_height = settings.MEDIA_RENDITION_MAX_HEIGHT
+    with local_copy(video.original.name) as src, tempfile.TemporaryDirectory() as work:
+        out = Path(work) / "rendition.mp4"
+        poster = Path(work) / "poster.jpg"
+        build = ffmpeg.rendition_args if video.audio_codec else ffmpeg.rendition_args_silent
+        timeout = max(600.0, (video.duration_s or 0) * 4)
+        try:
+            ffmpeg.run(build(src, out, max_height=max_height), timeout_s=timeout, what="transcode")
+            at = min(1.0, (video.duration_s or 0) / 2)
+            ffmpeg.run(ffmpeg.still_args(src, at, max_side=max_height * 16 // 9, dst=str(poster)),
+                       timeout_s=120, what="poster")
+        except ffmpeg.MediaError as exc:
+            Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
+                status=Video.Status.FAILED, error=str(exc).replace(str(src), video.filename)
+            )
+            video.refresh_from_db()
+            return video
+        base = f"renditions/{video.pk}/{video.sha256[:16]}"
+        with out.open("rb") as fh:
+            rendition_name = default_storage.save(f"{base}.mp4", File(fh))
+        with poster.open("rb") as fh:
+            poster_name = default_storage.save(f"{base}-poster.jpg", File(fh))
+    updated = Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
+        status=Video.Status.READY, rendition=rendition_name, poster=poster_name, error=""
+    )
+    if not updated:  # someone else finished first (a redelivered message): drop our copies
+        for name in (rendition_name, poster_name):
+            default_storage.delete(name)
+    video.refresh_from_db()
+    log.info("video %s %s", video.pk, video.status)
+    return video
+
+
+def mark_transcode_failed(video_id: int, reason: str) -> None:
+    """Record a transcode that ran out of retries."""
+    Video.objects.filter(pk=video_id, status=Video.Status.PROCESSING).update(
+        status=Video.Status.FAILED, error=reason
+    )
+
+
+__all__ = ["IngestResult", "expand_paths", "ingest_file", "transcode", "mark_transcode_failed", "sha256_of"]

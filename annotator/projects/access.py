@@ -1,0 +1,42 @@
+"""Who may do what in a project: the one place role checks are decided.
+
+Pages and API views call these; both refuse with 404 for non-members (a project's existence is
+not disclosed) and 403 for members whose role does not allow the action.
+"""
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotator.projects.models import Membership, Project, Role
+
+ANNOTATE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR})
+EXPORT_ROLES = frozenset({Role.ADMIN})
+VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER, Role.ANNOTATOR})
+
+
+def role_in(user: AbstractBaseUser, project: Project) -> str | None:
+    """Return the user's role in ``project`` ("admin", "annotator", ...) or None if not a member.
+
+    Superusers count as admins of every project.
+    """
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Role.ADMIN
+    return (
+        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+    )
+
+
+def can_annotate(user, project: Project) -> bool:
+    """True if the user may claim and submit verification units in ``project``."""
+    return role_in(user, project) in ANNOTATE_ROLES
+
+
+def can_export(user, project: Project) -> bool:
+    """True if the user may export verified QA (admins only, SPEC "Qualities")."""
+    return role_in(user, project) in EXPORT_ROLES
+
+
+def can_view_videos(user, project: Project) -> bool:
+    """True if the user may list the project's videos and their ingest status."""
+    return role_in(user, project) in VIEW_VIDEOS_ROLES

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class QAConfig(AppConfig):
+    name = "annotator.qa"
+    label = "qa"

@@ -1,0 +1,40 @@
+"""python manage.py export_qa --project SLUG --out FILE [filters]"""
+
+import os
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.projects.models import Project
+from annotator.qa.selectors import export_lines, verified_qa
+
+
+class Command(BaseCommand):
+    help = "Write the project's verified QA pairs as JSONL (one object a line, streamed; schema in the README)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--out", required=True, help="Output file; '-' for standard output.")
+        parser.add_argument("--qa-type")
+        parser.add_argument("--provenance", choices=["machine_kept", "machine_modified", "human_added"])
+        parser.add_argument("--source", choices=["real", "synthetic"])
+        parser.add_argument("--illumination", choices=["day", "night", "other"])
+
+    def handle(self, *args, **opts):
+        project = Project.objects.filter(slug=opts["project"]).first()
+        if project is None:
+            raise CommandError(f"no project {opts['project']!r}")
+        rows = verified_qa(project, qa_type=opts["qa_type"], provenance=opts["provenance"],
+                           source=opts["source"], illumination=opts["illumination"])
+        if opts["out"] == "-":
+            n = sum(self.stdout.write(line, ending="") or 1 for line in export_lines(rows))
+        else:
+            out = Path(opts["out"])
+            tmp = out.with_name(out.name + ".part")
+            n = 0
+            with tmp.open("w", encoding="utf-8") as fh:
+                for line in export_lines(rows):
+                    fh.write(line)
+                    n += 1
+            os.replace(tmp, out)  # a reader never sees a half-written export
+            self.stderr.write(f"wrote {n} verified QA pairs to {out}")

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from annotator.media import views as media_views
+from annotator.qa import views as qa_views
+
+urlpatterns = [
+    path("", qa_views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
+    path("projects/<slug:slug>/verify/", qa_views.verify, name="verify"),
+    path("projects/<slug:slug>/videos/", media_views.video_list, name="video-list"),
+    path("projects/<slug:slug>/export.jsonl", qa_views.export_download, name="export-download"),
+    path("media/<path:name>", media_views.serve_media, name="media"),
+]
