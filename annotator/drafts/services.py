@@ -52,15 +52,17 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
     if pipeline == Pipeline.LLM and not qa_type:
         raise ValueError("the llm pipeline needs a QA type")
     videos = list(Video.objects.filter(project=project))
-    skipped = {"not ready": 0, "already drafted": 0, "no annotations": 0}
+    skipped = {"failed": 0, "still processing": 0, "already drafted": 0, "no annotations": 0}
     chosen = []
     already = set(
         DraftJob.objects.filter(run__project=project, run__pipeline=Pipeline.TEMPLATES, status=DraftJob.Status.DONE)
         .values_list("video_id", flat=True)
     )
     for video in videos:
-        if video.status != Video.Status.READY:
-            skipped["not ready"] += 1
+        if video.status == Video.Status.FAILED:
+            skipped["failed"] += 1
+        elif video.status == Video.Status.PROCESSING:
+            skipped["still processing"] += 1
         elif pipeline == Pipeline.TEMPLATES and video.pk in already:
             skipped["already drafted"] += 1
         elif pipeline == Pipeline.TEMPLATES and not video.annotations:

@@ -1,0 +1,450 @@
+// The verification page: claims a unit through the API, shows the video and the drafts, records
+// keep / modify / delete / add per item, and submits with an idempotency key (retried on network
+// failure with the same key, so a submit is applied at most once). Everything works by keyboard.
+// In-progress decisions are kept in localStorage per unit and restored after a reload.
+(function () {
+  "use strict";
+
+  const root = document.getElementById("verify");
+  const config = JSON.parse(root.dataset.config);
+  const $ = (id) => document.getElementById(id);
+  const player = $("player");
+  const cardsEl = $("cards");
+
+  let unit = null;          // the unit payload from the API
+  let items = [];           // [{kind: "draft"|"added", qa?, decision, ...}]
+  let selected = 0;
+  let idempotencyKey = null;
+  let loadedAt = 0;
+  let selectedSince = 0;
+  let submitting = false;
+
+  // ---------------------------------------------------------------- helpers
+  function csrfToken() {
+    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+
+  function newKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+
+  function api(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  function fmt(s) { return (Math.round(s * 100) / 100).toFixed(2) + " s"; }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  function setStatus(text) { $("status").textContent = text; }
+
+  function focusEnd(input) {
+    if (!input) return;
+    input.focus();
+    const n = input.value.length;
+    input.setSelectionRange(n, n);
+  }
+
+  // ------------------------------------------------------------- local save
+  function storageKey() { return "verify:" + config.project + ":unit:" + unit.id; }
+
+  function saveLocal() {
+    if (!unit) return;
+    const state = {
+      key: idempotencyKey,
+      items: items.map((it) => ({ kind: it.kind, qaId: it.qa ? it.qa.id : null, decision: it.decision, ms: it.ms })),
+    };
+    try { localStorage.setItem(storageKey(), JSON.stringify(state)); } catch (e) { /* full or disabled */ }
+  }
+
+  function restoreLocal() {
+    let state = null;
+    try { state = JSON.parse(localStorage.getItem(storageKey()) || "null"); } catch (e) { state = null; }
+    if (!state) return false;
+    idempotencyKey = state.key || idempotencyKey;
+    for (const saved of state.items || []) {
+      if (saved.kind === "draft") {
+        const it = items.find((x) => x.kind === "draft" && x.qa.id === saved.qaId);
+        if (it) { it.decision = saved.decision; it.ms = saved.ms || 0; }
+      } else {
+        items.push({ kind: "added", decision: saved.decision, ms: saved.ms || 0 });
+      }
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ queue
+  async function loadNext() {
+    $("empty").hidden = true;
+    $("workspace").hidden = true;
+    setStatus("Loading the next unit…");
+    let res;
+    try {
+      res = await api(config.nextUrl);
+    } catch (e) {
+      setStatus("Cannot reach the server. Retrying in 3 s…");
+      setTimeout(loadNext, 3000);
+      return;
+    }
+    if (res.status === 204) {
+      unit = null;
+      setStatus("");
+      $("empty").hidden = false;
+      return;
+    }
+    if (!res.ok) {
+      setStatus("Could not load a unit (" + res.status + "). Reload the page to try again.");
+      return;
+    }
+    unit = await res.json();
+    idempotencyKey = newKey();
+    items = unit.qa_pairs.map((qa) => ({ kind: "draft", qa, decision: null, ms: 0 }));
+    const restored = restoreLocal();
+    selected = 0;
+    loadedAt = performance.now();
+    selectedSince = loadedAt;
+    setupPlayer();
+    render();
+    $("workspace").hidden = false;
+    setStatus("Unit " + unit.id + ": " + unit.qa_pairs.length + " drafts" + (restored ? " (your unsaved work was restored)" : ""));
+    focusCard();
+  }
+
+  // ----------------------------------------------------------------- player
+  let loop = { start: 0, end: 0 };
+
+  function setupPlayer() {
+    $("video-name").textContent = unit.video.filename;
+    if (unit.video.poster_url) player.poster = unit.video.poster_url;
+    player.src = unit.video.url;
+    player.playbackRate = parseFloat($("rate").value);
+    setLoop(unit.start_s, unit.end_s);
+  }
+
+  function setLoop(start, end) {
+    loop = { start, end };
+    $("loop-range").textContent = fmt(start) + " – " + fmt(end);
+    if (player.readyState >= 1 && (player.currentTime < start || player.currentTime > end)) player.currentTime = start;
+  }
+
+  function clampLoop() {
+    $("clock").textContent = fmt(player.currentTime);
+    if (player.currentTime >= loop.end - 0.01 || player.currentTime < loop.start - 0.05) {
+      player.currentTime = loop.start;
+    }
+  }
+  player.addEventListener("timeupdate", clampLoop);
+  player.addEventListener("loadedmetadata", () => { player.currentTime = loop.start; });
+  player.addEventListener("play", () => { $("play").textContent = "Pause"; });
+  player.addEventListener("pause", () => { $("play").textContent = "Play"; });
+
+  function togglePlay() { if (player.paused) player.play().catch(() => {}); else player.pause(); }
+  function stepFrame(dir) {
+    player.pause();
+    const dt = 1 / (unit && unit.video.fps ? unit.video.fps : 30);
+    player.currentTime = Math.min(loop.end, Math.max(loop.start, player.currentTime + dir * dt));
+    $("clock").textContent = fmt(player.currentTime);
+  }
+  function changeRate(dir) {
+    const sel = $("rate");
+    sel.selectedIndex = Math.min(sel.options.length - 1, Math.max(0, sel.selectedIndex + dir));
+    player.playbackRate = parseFloat(sel.value);
+  }
+  function toggleBright() {
+    $("bright").checked = !$("bright").checked;
+    player.classList.toggle("bright", $("bright").checked);
+  }
+  $("play").addEventListener("click", togglePlay);
+  $("step-back").addEventListener("click", () => stepFrame(-1));
+  $("step-fwd").addEventListener("click", () => stepFrame(1));
+  $("rate").addEventListener("change", () => { player.playbackRate = parseFloat($("rate").value); });
+  $("bright").addEventListener("change", () => player.classList.toggle("bright", $("bright").checked));
+
+  // ------------------------------------------------------------------ cards
+  function clipOf(it) {
+    if (it.kind === "draft") return it.qa.clip;
+    return { start_s: unit.start_s, end_s: unit.end_s };
+  }
+
+  function select(i) {
+    if (!items.length) return;
+    const now = performance.now();
+    if (items[selected]) items[selected].ms += Math.round(now - selectedSince);
+    selectedSince = now;
+    selected = Math.max(0, Math.min(items.length - 1, i));
+    const clip = clipOf(items[selected]);
+    setLoop(clip.start_s, clip.end_s);
+    render();
+    focusCard();
+    saveLocal();
+  }
+
+  function focusCard() {
+    const card = cardsEl.children[selected];
+    if (card && !card.contains(document.activeElement)) card.focus({ preventScroll: false });
+  }
+
+  function decide(action) {
+    const it = items[selected];
+    if (!it || it.kind !== "draft") return;
+    if (action === "keep") it.decision = { action: "keep" };
+    else if (action === "delete") it.decision = { action: "delete", reason: (it.decision && it.decision.reason) || "" };
+    else if (action === "modify") {
+      const prev = it.decision && it.decision.action === "modify" ? it.decision : null;
+      it.decision = prev || {
+        action: "modify", question: it.qa.question, answer: it.qa.answer,
+        options: it.qa.options ? it.qa.options.slice() : null, answer_index: it.qa.answer_index,
+      };
+    }
+    render();
+    saveLocal();
+    if (action === "modify") {
+      focusEnd(cardsEl.children[selected].querySelector("textarea[data-field=question]"));
+    } else {
+      focusCard();
+    }
+  }
+
+  function setReason(n) {
+    const it = items[selected];
+    if (!it || !it.decision || it.decision.action !== "delete") return false;
+    const reason = unit.delete_reasons[n - 1];
+    if (!reason) return false;
+    it.decision.reason = reason.value;
+    render();
+    saveLocal();
+    focusCard();
+    return true;
+  }
+
+  function addItem() {
+    const first = unit.qa_types[0] ? unit.qa_types[0].slug : "";
+    items.push({ kind: "added", decision: { qa_type: first, question: "", answer: "" }, ms: 0 });
+    select(items.length - 1);
+    focusEnd(cardsEl.children[selected].querySelector("textarea[data-field=question]"));
+  }
+
+  function removeItem(i) {
+    items.splice(i, 1);
+    selected = Math.min(selected, items.length - 1);
+    render();
+    saveLocal();
+    focusCard();
+  }
+
+  function field(label, value, name, onInput, rows) {
+    return el("label", { class: "field" }, label,
+      el("textarea", { rows: rows || 2, "data-field": name, oninput: (e) => { onInput(e.target.value); saveLocal(); } }, value || ""));
+  }
+
+  function optionsView(qa) {
+    if (!qa.options) return null;
+    return el("ol", { class: "options", type: "A" },
+      qa.options.map((o, i) => el("li", { class: i === qa.answer_index ? "correct" : "" }, o, i === qa.answer_index ? " ✓" : "")));
+  }
+
+  function optionsEditor(d) {
+    if (!d.options) return null;
+    return el("fieldset", { class: "options-edit" }, el("legend", {}, "Options (select the correct one)"),
+      d.options.map((o, i) => el("div", { class: "option-row" },
+        el("input", { type: "radio", name: "correct-" + selected, checked: i === d.answer_index,
+          "aria-label": "option " + (i + 1) + " is correct", onchange: () => { d.answer_index = i; saveLocal(); } }),
+        el("input", { type: "text", value: o, "data-field": "option-" + i,
+          oninput: (e) => { d.options[i] = e.target.value; saveLocal(); } }))));
+  }
+
+  function draftCard(it, i) {
+    const qa = it.qa;
+    const d = it.decision;
+    const state = d ? d.action : "undecided";
+    const body = [];
+    if (d && d.action === "modify") {
+      body.push(field("Question", d.question, "question", (v) => { d.question = v; }));
+      body.push(field("Answer", d.answer, "answer", (v) => { d.answer = v; }));
+      body.push(optionsEditor(d));
+    } else {
+      body.push(el("p", { class: "question" }, qa.question));
+      if (qa.options) body.push(optionsView(qa));
+      else body.push(el("p", { class: "answer" }, el("span", { class: "muted" }, "Answer: "), qa.answer));
+    }
+    if (d && d.action === "delete") {
+      body.push(el("fieldset", { class: "reasons" }, el("legend", {}, "Why delete? (1–5)"),
+        unit.delete_reasons.map((r, n) => el("label", {},
+          el("input", { type: "radio", name: "reason-" + qa.id, value: r.value, checked: d.reason === r.value,
+            onchange: () => { d.reason = r.value; saveLocal(); render(); } }),
+          " " + (n + 1) + ". " + r.label))));
+    }
+    return el("li", {
+      class: "qa-card " + state + (i === selected ? " selected" : ""), tabindex: "-1",
+      "data-qa-id": qa.id, "data-state": state, onclick: (e) => { if (i !== selected && e.target.tagName !== "INPUT") select(i); },
+    },
+      el("div", { class: "card-head" },
+        el("span", { class: "idx" }, String(i + 1)),
+        el("span", { class: "qa-type" }, qa.qa_type_name),
+        el("span", { class: "clip muted" }, fmt(qa.clip.start_s) + " – " + fmt(qa.clip.end_s)),
+        el("span", { class: "badge " + state }, state)),
+      body,
+      el("div", { class: "card-actions" },
+        el("button", { type: "button", class: state === "keep" ? "on" : "", onclick: () => { select(i); decide("keep"); } }, "Keep (V)"),
+        el("button", { type: "button", class: state === "modify" ? "on" : "", onclick: () => { select(i); decide("modify"); } }, "Modify (E)"),
+        el("button", { type: "button", class: state === "delete" ? "on" : "", onclick: () => { select(i); decide("delete"); } }, "Delete (X)")));
+  }
+
+  function addedCard(it, i) {
+    const d = it.decision;
+    return el("li", { class: "qa-card added" + (i === selected ? " selected" : ""), tabindex: "-1", "data-state": "added",
+      onclick: () => { if (i !== selected) select(i); } },
+      el("div", { class: "card-head" }, el("span", { class: "idx" }, String(i + 1)),
+        el("span", { class: "badge added" }, "new"),
+        el("label", {}, "QA type ",
+          el("select", { "data-field": "qa_type", onchange: (e) => { d.qa_type = e.target.value; saveLocal(); } },
+            unit.qa_types.map((t) => el("option", { value: t.slug, selected: t.slug === d.qa_type }, t.name))))),
+      field("Question", d.question, "question", (v) => { d.question = v; }),
+      field("Answer", d.answer, "answer", (v) => { d.answer = v; }),
+      el("div", { class: "card-actions" },
+        el("button", { type: "button", onclick: () => removeItem(i) }, "Remove")));
+  }
+
+  function render() {
+    const active = document.activeElement;
+    const activeField = active && active.dataset ? active.dataset.field : null;
+    cardsEl.replaceChildren(...items.map((it, i) => (it.kind === "draft" ? draftCard(it, i) : addedCard(it, i))));
+    const drafts = items.filter((x) => x.kind === "draft");
+    const decided = drafts.filter((x) => x.decision).length;
+    $("progress").textContent = decided + "/" + drafts.length + " decided, " + (items.length - drafts.length) + " added";
+    if (activeField) {
+      const again = cardsEl.children[selected] && cardsEl.children[selected].querySelector("[data-field='" + activeField + "']");
+      if (again) focusEnd(again);
+    }
+  }
+
+  // ----------------------------------------------------------------- submit
+  function payload() {
+    const now = performance.now();
+    const ms = items.map((it, i) => it.ms + (i === selected ? Math.round(now - selectedSince) : 0));
+    return {
+      idempotency_key: idempotencyKey,
+      time_spent_ms: Math.round(now - loadedAt),
+      decisions: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft").map(([it, i]) => {
+        const d = Object.assign({ qa_id: it.qa.id, time_spent_ms: ms[i] }, it.decision);
+        if (d.action !== "modify") { delete d.question; delete d.answer; delete d.options; delete d.answer_index; }
+        if (d.options === null) { delete d.options; delete d.answer_index; }
+        return d;
+      }),
+      added: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "added").map(([it, i]) => ({
+        qa_type: it.decision.qa_type, question: it.decision.question, answer: it.decision.answer, time_spent_ms: ms[i],
+      })),
+    };
+  }
+
+  function showErrors(messages) {
+    const box = $("errors");
+    box.replaceChildren(...messages.map((m) => el("div", {}, m)));
+    box.hidden = messages.length === 0;
+  }
+
+  async function submit() {
+    if (!unit || submitting) return;
+    const undecided = items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft" && !it.decision);
+    const noReason = items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft" && it.decision && it.decision.action === "delete" && !it.decision.reason);
+    const problems = undecided.map(([, i]) => "Item " + (i + 1) + ": choose keep, modify or delete.")
+      .concat(noReason.map(([, i]) => "Item " + (i + 1) + ": choose a reason for deleting (1–5)."));
+    if (problems.length) {
+      showErrors(problems);
+      select((undecided[0] || noReason[0])[1]);
+      return;
+    }
+    showErrors([]);
+    submitting = true;
+    $("submit").disabled = true;
+    const body = payload();
+    for (let attempt = 1; ; attempt++) {
+      $("submit-status").textContent = attempt === 1 ? "Submitting…" : "Network problem; retrying (attempt " + attempt + ")…";
+      let res;
+      try {
+        res = await api(config.submitUrl.replace("{id}", unit.id), body);
+      } catch (e) {
+        // Same idempotency key on every retry: the server applies the submit at most once.
+        await new Promise((r) => setTimeout(r, Math.min(30000, 1000 * 2 ** Math.min(attempt, 5))));
+        continue;
+      }
+      submitting = false;
+      $("submit").disabled = false;
+      if (res.ok) {
+        const out = await res.json();
+        try { localStorage.removeItem(storageKey()); } catch (e) { /* ignore */ }
+        const c = out.counts;
+        $("submit-status").textContent = "Saved unit " + out.unit_id + ": " + c.kept + " kept, " + c.modified + " modified, " +
+          c.deleted + " deleted, " + c.added + " added.";
+        loadNext();
+        return;
+      }
+      let detail = {};
+      try { detail = await res.json(); } catch (e) { detail = {}; }
+      $("submit-status").textContent = "";
+      const errs = Object.entries(detail.errors || {}).map(([k, v]) => describeField(k) + ": " + v);
+      showErrors([detail.detail || ("The server refused the submit (" + res.status + ").")].concat(errs));
+      return;
+    }
+  }
+
+  function describeField(path) {
+    const m = path.match(/^(decisions|added)\[(\d+)\](.*)$/);
+    if (!m) return path;
+    const kind = m[1] === "decisions" ? "draft" : "added";
+    const nth = parseInt(m[2], 10);
+    const idx = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind)[nth];
+    return "Item " + (idx ? idx[1] + 1 : "?") + (m[3] || "");
+  }
+
+  $("submit").addEventListener("click", submit);
+  $("add").addEventListener("click", addItem);
+  $("reload-queue").addEventListener("click", loadNext);
+
+  // --------------------------------------------------------------- keyboard
+  document.addEventListener("keydown", (e) => {
+    if (!unit) return;
+    const inField = /^(TEXTAREA|INPUT|SELECT)$/.test(e.target.tagName) && e.target.type !== "radio" && e.target.type !== "checkbox";
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); submit(); return; }
+    if (e.key === "Escape" && inField) { e.preventDefault(); e.target.blur(); focusCard(); return; }
+    if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
+    if ($("guidelines").open) return;
+    const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    const actions = {
+      j: () => select(selected + 1), ArrowDown: () => select(selected + 1),
+      k: () => select(selected - 1), ArrowUp: () => select(selected - 1),
+      v: () => decide("keep"), e: () => decide("modify"), x: () => decide("delete"),
+      n: addItem, " ": togglePlay, ",": () => stepFrame(-1), ".": () => stepFrame(1),
+      "[": () => changeRate(-1), "]": () => changeRate(1), l: toggleBright,
+      g: () => $("guidelines").showModal(), "?": () => $("guidelines").showModal(),
+    };
+    if (/^[1-9]$/.test(key) && setReason(parseInt(key, 10))) { e.preventDefault(); return; }
+    if (actions[key]) { e.preventDefault(); actions[key](); }
+  });
+
+  document.addEventListener("visibilitychange", () => {
+    // Hidden time is not work time: close the running interval when hidden, restart when back.
+    const now = performance.now();
+    if (document.hidden && items[selected]) { items[selected].ms += Math.round(now - selectedSince); saveLocal(); }
+    selectedSince = now;
+  });
+
+  loadNext();
+})();
