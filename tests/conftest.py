@@ -184,3 +184,42 @@ def model_server(settings):
     settings.LLM_MODEL = "fake-vlm"
     yield server
     server.close()
+
+
+@pytest.fixture
+def make_unit(project):
+    """Factory: a ready video row (no file needed) with ``n_open`` open-ended drafts and one 4-way
+    multiple-choice draft (answer "cup" at index 1), saved through the drafting service, which
+    opens one unit for them. Returns the unit."""
+    import hashlib
+    import itertools
+
+    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.services import save_drafts
+    from annotator.drafts.templates import DraftSpec
+    from annotator.media.models import Video
+    from annotator.qa.services import ensure_qa_type
+
+    counter = itertools.count(1)
+
+    def make(n_open: int = 3, *, duration_s: float = 10.0, for_project=None):
+        proj = for_project or project
+        i = next(counter)
+        video = Video.objects.create(
+            project=proj, sha256=hashlib.sha256(f"{proj.slug}-{i}".encode()).hexdigest(), filename=f"clip{i}.mp4",
+            status=Video.Status.READY, duration_s=duration_s, fps=25.0, width=320, height=240,
+            illumination="day", domain="kitchen",
+        )
+        ensure_qa_type(proj, "scene_description")
+        ensure_qa_type(proj, "object_recognition")
+        run = DraftRun.objects.create(project=proj, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+        job = DraftJob.objects.create(run=run, video=video)
+        specs = [DraftSpec("scene_description", f"What happens in part {k} of clip {i}?", f"answer {k}",
+                           0.0, duration_s, source_key=f"k{k}") for k in range(n_open)]
+        specs.append(DraftSpec("object_recognition", "Which of these objects appears in the video?", "cup",
+                               0.0, duration_s, source_key="objects", options=["pan", "cup", "lamp", "shoe"],
+                               answer_index=1, params={"shuffle_seed": 7}))
+        save_drafts(job, specs, actor="templates/templates-v1")
+        return video.units.get()
+
+    return make

@@ -58,7 +58,7 @@ def parse_answer(text: str) -> list[tuple[str, str]]:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise MalformedModelOutput(f"not JSON: {exc.msg} at char {exc.pos}") from None
+        raise MalformedModelOutput(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("qa_pairs"), list):
         raise MalformedModelOutput('expected an object with a "qa_pairs" list')
     pairs = data["qa_pairs"]

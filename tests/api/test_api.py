@@ -1,0 +1,139 @@
+"""The REST API: the verification flow over token auth, the video list, the export and the schema."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from annotator.media.models import Video
+from annotator.projects.services import ensure_member, ensure_project
+from annotator.qa.models import QAPair
+
+
+def _client_for(user_name, role, project):
+    from io import StringIO
+
+    out = StringIO()
+    call_command("createuser", user_name, "--role", role, "--project", project.slug, "--token", stdout=out)
+    token = out.getvalue().strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client, token
+
+
+@pytest.mark.django_db
+def test_createuser_prints_the_same_token_each_time(project):
+    _, first = _client_for("tok", "annotator", project)
+    _, second = _client_for("tok", "annotator", project)
+    assert first == second and len(first) == 40
+
+
+def test_an_annotator_claims_and_submits_over_the_api(make_unit, project):
+    unit = make_unit(n_open=1)
+    client, _ = _client_for("api-ann", "annotator", project)
+
+    res = client.post(f"/api/projects/{project.slug}/queue/next/")
+    assert res.status_code == 200
+    body = res.json()
+    assert body["id"] == unit.pk
+    assert [q["qa_type"] for q in body["qa_pairs"]] == ["scene_description", "object_recognition"]
+    assert body["qa_pairs"][1]["options"] == ["pan", "cup", "lamp", "shoe"]
+    assert {r["value"] for r in body["delete_reasons"]} == {"meaningless", "vague", "duplicate", "inconsistent", "wrong"}
+    open_q, mc = body["qa_pairs"]
+
+    payload = {"idempotency_key": "api-1", "time_spent_ms": 4000,
+               "decisions": [{"qa_id": open_q["id"], "action": "keep", "time_spent_ms": 1000},
+                             {"qa_id": mc["id"], "action": "delete", "reason": "wrong"}],
+               "added": [{"qa_type": "scene_description", "question": "Where is it?", "answer": "a kitchen"}]}
+    res = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
+    assert res.status_code == 200
+    assert res.json() == {"unit_id": unit.pk, "status": "done", "replayed": False,
+                          "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1}}
+    again = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
+    assert again.status_code == 200 and again.json()["replayed"] is True
+    assert QAPair.objects.filter(origin="human").count() == 1
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
+
+
+def test_a_bad_submit_gets_400_with_field_errors(make_unit, project):
+    unit = make_unit(n_open=1)
+    client, _ = _client_for("api-bad", "annotator", project)
+    client.post(f"/api/projects/{project.slug}/queue/next/")
+    open_q, mc = unit.qa_pairs.order_by("id")
+    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "b", "decisions": [
+        {"qa_id": open_q.pk, "action": "keep"}, {"qa_id": mc.pk, "action": "delete"}]}, format="json")
+    assert res.status_code == 400
+    assert res.json()["errors"] == {"decisions[1].reason": "choose a reason: meaningless, vague, duplicate, inconsistent, wrong"}
+    assert res.json()["detail"] == "the submit has errors; nothing was saved"
+    res = client.post(f"/api/units/{unit.pk}/submit/", {"decisions": "nope"}, format="json")
+    assert res.status_code == 400 and set(res.json()) == {"idempotency_key", "decisions"}
+
+
+def test_another_annotators_unit_is_refused_with_409(make_unit, project):
+    unit = make_unit(n_open=1)
+    first, _ = _client_for("api-a", "annotator", project)
+    second, _ = _client_for("api-b", "annotator", project)
+    first.post(f"/api/projects/{project.slug}/queue/next/")
+    decisions = [{"qa_id": q.pk, "action": "keep"} for q in unit.qa_pairs.all()]
+    res = second.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "z", "decisions": decisions}, format="json")
+    assert res.status_code == 409
+    assert QAPair.objects.filter(unit=unit, status="draft").count() == 2
+
+
+def test_roles_are_checked(make_unit, project):
+    unit = make_unit(n_open=1)
+    researcher, _ = _client_for("api-res", "researcher", project)
+    annotator, _ = _client_for("api-ann2", "annotator", project)
+    other = ensure_project("other")
+    outsider, _ = _client_for("api-out", "admin", other)
+
+    assert researcher.post(f"/api/projects/{project.slug}/queue/next/").status_code == 403
+    assert researcher.get(f"/api/projects/{project.slug}/videos/").status_code == 200
+    assert annotator.get(f"/api/projects/{project.slug}/export/").status_code == 403
+    assert outsider.post(f"/api/projects/{project.slug}/queue/next/").status_code == 404
+    assert outsider.get(f"/api/projects/{project.slug}/videos/").status_code == 404
+    assert outsider.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "o", "decisions": []}, format="json").status_code == 404
+    assert APIClient().post(f"/api/projects/{project.slug}/queue/next/").status_code in (401, 403)
+
+
+def test_the_video_list_reports_status_and_errors(project):
+    Video.objects.create(project=project, sha256="a" * 64, filename="good.mp4", status="ready", duration_s=3.0)
+    Video.objects.create(project=project, sha256="b" * 64, filename="bad.mp4", status="failed",
+                         error="truncated or corrupt: moov atom not found")
+    client, _ = _client_for("api-vid", "annotator", project)
+    page = client.get(f"/api/projects/{project.slug}/videos/").json()
+    assert page["count"] == 2
+    rows = page["results"]
+    assert [(r["filename"], r["status"], r["error"]) for r in rows] == [
+        ("good.mp4", "ready", ""), ("bad.mp4", "failed", "truncated or corrupt: moov atom not found")]
+
+
+def test_an_admin_downloads_the_export_as_jsonl(make_unit, project, annotator):
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import Decision, submit_unit
+
+    unit = claim_next(make_unit(n_open=1).project, annotator)
+    submit_unit(unit.pk, annotator, idempotency_key="e", time_spent_ms=None, additions=[],
+                decisions=[Decision(q.pk, "keep") for q in unit.qa_pairs.all()])
+    admin, _ = _client_for("api-admin", "admin", project)
+    res = admin.get(f"/api/projects/{project.slug}/export/?qa_type=object_recognition")
+    assert res.status_code == 200
+    assert res["Content-Type"].startswith("application/jsonl")
+    lines = b"".join(res.streaming_content).decode().splitlines()
+    assert [json.loads(line)["answer"] for line in lines] == ["cup"]
+
+
+@pytest.mark.django_db
+def test_the_openapi_schema_describes_the_flow():
+    res = APIClient().get("/api/schema/?format=json")
+    assert res.status_code == 200
+    paths = json.loads(res.content)["paths"]
+    assert {"/api/projects/{slug}/queue/next/", "/api/units/{id}/submit/", "/api/projects/{slug}/videos/",
+            "/api/projects/{slug}/export/"} <= set(paths)
+    assert set(paths["/api/projects/{slug}/queue/next/"]["post"]["responses"]) == {"200", "204"}
+
+
+def test_ensure_member_refuses_an_unknown_role(project):
+    with pytest.raises(ValueError, match="role must be one of"):
+        ensure_member("x", role="boss", project=project)
