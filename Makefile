@@ -7,13 +7,13 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test system system-test venv stack stop migrate footage bench-help
+.PHONY: demo test system system-test venv stack stop migrate footage
 
 demo: system venv footage
 	scripts/demo.sh
 
-test: system-test venv footage stack
-	$(VENV)/bin/pytest
+test: system-test venv footage
+	scripts/test.sh $(PYTEST_ARGS)
 
 system:
 	scripts/install_system.sh

@@ -13,3 +13,7 @@ CELERY_RESULT_BACKEND = f"redis://127.0.0.1:{REDIS_PORT}/3"
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 LLM_MAX_ATTEMPTS = 3
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Static files straight from the finders (no collectstatic before tests).
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
+os.makedirs(STATIC_ROOT, exist_ok=True)  # noqa: F405
