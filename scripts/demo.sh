@@ -29,7 +29,9 @@ $PY manage.py createuser admin --role admin --project demo --password demo-admin
 $PY manage.py createuser annotator1 --role annotator --project demo --password demo-annotator1
 $PY manage.py createuser annotator2 --role annotator --project demo --password demo-annotator2
 
-.venv/bin/celery -A workers worker --concurrency 2 --loglevel INFO --logfile "$logs/worker.log" &
+# Its banner and warnings go to the log too, so this terminal shows only the demo's progress.
+.venv/bin/celery -A workers worker --concurrency 2 --loglevel INFO --logfile "$logs/worker.log" \
+  >>"$logs/worker.out" 2>&1 &
 pids+=($!)
 
 $PY manage.py ingest .cache/footage --project demo --manifest demo/manifest.jsonl --wait

@@ -31,9 +31,10 @@ FRAME_MAX_SIDE = 512  # px, longest side of frames sent to the model
 
 @dataclass(frozen=True)
 class RunLaunch:
-    """What ``start_run`` did: the run, how many jobs it queued, and videos it left out and why."""
+    """What ``start_run`` did: the run (None when no video needed drafting, so no empty run is
+    recorded), how many jobs it queued, and videos it left out and why."""
 
-    run: DraftRun
+    run: DraftRun | None
     queued: int
     skipped: dict[str, int]
 
@@ -69,6 +70,9 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
             skipped["no annotations"] += 1
         else:
             chosen.append(video)
+    skipped = {k: v for k, v in skipped.items() if v}
+    if not chosen:
+        return RunLaunch(run=None, queued=0, skipped=skipped)
     with transaction.atomic():
         if pipeline == Pipeline.TEMPLATES:
             run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version=TEMPLATES_PROMPT_VERSION)
@@ -83,7 +87,7 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
         task = draft_templates if pipeline == Pipeline.TEMPLATES else draft_llm
         ids = [job.pk for job in jobs]
         transaction.on_commit(lambda: [task.delay(job_id) for job_id in ids])
-    return RunLaunch(run=run, queued=len(jobs), skipped={k: v for k, v in skipped.items() if v})
+    return RunLaunch(run=run, queued=len(jobs), skipped=skipped)
 
 
 def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotator.drafts.models import Draft, DraftJob, ModelCall
+from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, Revision, WorkUnit
 from tests.conftest import wait_for
@@ -113,5 +113,5 @@ def test_templates_draft_the_real_footage_once(worker, real_video, tmp_path):
         "How many cyclists are there at 3.0 s?", "2", 1.5, 4.5)
 
     code, out, _ = _draft("--project", "tpl")
-    assert code == 0 and "0 videos queued; skipped: 1 already drafted" in out
-    assert Draft.objects.count() == 2
+    assert (code, out) == (0, "nothing to draft; skipped: 1 already drafted\n")
+    assert Draft.objects.count() == 2 and DraftRun.objects.count() == 1

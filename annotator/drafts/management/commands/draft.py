@@ -32,8 +32,11 @@ class Command(BaseCommand):
         except OperationalError as exc:
             raise CommandError(f"cannot reach the Celery broker: {exc}") from None
         skipped = ", ".join(f"{n} {why}" for why, n in launch.skipped.items()) or "none"
+        if launch.run is None:
+            self.stdout.write(f"nothing to draft; skipped: {skipped}")
+            return
         self.stdout.write(f"run {launch.run.pk} ({launch.run.pipeline}): {launch.queued} videos queued; skipped: {skipped}")
-        if opts["no_wait"] or not launch.queued:
+        if opts["no_wait"]:
             return
         deadline = time.monotonic() + opts["timeout"]
         last = None
