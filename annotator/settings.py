@@ -153,7 +153,12 @@ LLM_FRAMES = env_int("LLM_FRAMES", 6, minimum=1)
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 4, minimum=1)
 
 # --- Queues --------------------------------------------------------------------------------------
-QUEUE_LEASE_SECONDS = env_int("QUEUE_LEASE_SECONDS", 30 * 60, minimum=5)
+# Leases are short and renewed by the page's heartbeat, so a closed page frees its unit within a
+# lease; the heartbeat interval must be well under the lease.
+QUEUE_LEASE_SECONDS = env_int("QUEUE_LEASE_SECONDS", 120, minimum=5)
+QUEUE_HEARTBEAT_SECONDS = env_int("QUEUE_HEARTBEAT_SECONDS", 30, minimum=1)
+if QUEUE_HEARTBEAT_SECONDS * 2 > QUEUE_LEASE_SECONDS:
+    raise ImproperlyConfigured("QUEUE_HEARTBEAT_SECONDS must be at most half of QUEUE_LEASE_SECONDS")
 
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -14,5 +14,9 @@ urlpatterns = [
     path("projects/<slug:slug>/verify/", qa_views.verify, name="verify"),
     path("projects/<slug:slug>/videos/", media_views.video_list, name="video-list"),
     path("projects/<slug:slug>/export.jsonl", qa_views.export_download, name="export-download"),
+    path("projects/<slug:slug>/progress/", qa_views.progress, name="progress"),
+    path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
+    path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
+    path("projects/<slug:slug>/qa/<int:pk>/", qa_views.qa_detail, name="qa-detail"),
     path("media/<path:name>", media_views.serve_media, name="media"),
 ]

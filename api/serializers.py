@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from annotator.media.models import Video
+from annotator.qa.models import QAType
 
 
 class DecisionIn(serializers.Serializer):
@@ -13,6 +14,7 @@ class DecisionIn(serializers.Serializer):
     options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
     answer_index = serializers.IntegerField(required=False, allow_null=True)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+    version = serializers.IntegerField(required=False, allow_null=True, help_text="The QA pair version you saw.")
     time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
 
 
@@ -22,6 +24,8 @@ class AdditionIn(serializers.Serializer):
     answer = serializers.CharField(allow_blank=True, trim_whitespace=False)
     clip_start_s = serializers.FloatField(required=False, allow_null=True)
     clip_end_s = serializers.FloatField(required=False, allow_null=True)
+    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
+    answer_index = serializers.IntegerField(required=False, allow_null=True)
     time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
 
 
@@ -34,6 +38,8 @@ class SubmitIn(serializers.Serializer):
 
 class SubmitOut(serializers.Serializer):
     unit_id = serializers.IntegerField()
+    item_id = serializers.IntegerField()
+    kind = serializers.CharField()
     status = serializers.CharField()
     counts = serializers.DictField(child=serializers.IntegerField())
     replayed = serializers.BooleanField()
@@ -42,6 +48,11 @@ class SubmitOut(serializers.Serializer):
 class ClipOut(serializers.Serializer):
     start_s = serializers.FloatField()
     end_s = serializers.FloatField()
+
+
+class FlagOut(serializers.Serializer):
+    reason = serializers.CharField()
+    source = serializers.CharField()
 
 
 class UnitQAOut(serializers.Serializer):
@@ -55,18 +66,34 @@ class UnitQAOut(serializers.Serializer):
     answer_index = serializers.IntegerField(allow_null=True)
     clip = ClipOut()
     version = serializers.IntegerField()
+    flag = FlagOut(allow_null=True)
 
 
 class UnitVideoOut(serializers.Serializer):
     id = serializers.IntegerField()
+    role = serializers.ChoiceField(choices=["single", "day", "night"])
     filename = serializers.CharField()
     duration_s = serializers.FloatField()
     fps = serializers.FloatField()
     width = serializers.IntegerField()
     height = serializers.IntegerField()
     illumination = serializers.CharField(allow_null=True)
+    difficulty = serializers.CharField(allow_null=True)
+    offset_s = serializers.FloatField()
     url = serializers.CharField(allow_null=True)
     poster_url = serializers.CharField(allow_null=True)
+
+
+class QueueOut(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=["first_pass", "overlap", "double_check"])
+    lease_expires_at = serializers.DateTimeField()
+    heartbeat_s = serializers.IntegerField()
+
+
+class AutosaveOut(serializers.Serializer):
+    state = serializers.JSONField()
+    client_saved_at_ms = serializers.IntegerField()
 
 
 class UnitOut(serializers.Serializer):
@@ -76,11 +103,66 @@ class UnitOut(serializers.Serializer):
     project = serializers.CharField()
     start_s = serializers.FloatField()
     end_s = serializers.FloatField()
-    lease_expires_at = serializers.DateTimeField(allow_null=True)
+    paired = serializers.BooleanField()
+    queue = QueueOut()
     video = UnitVideoOut()
+    videos = UnitVideoOut(many=True)
     qa_pairs = UnitQAOut(many=True)
     qa_types = serializers.ListField(child=serializers.DictField())
     delete_reasons = serializers.ListField(child=serializers.DictField())
+    autosave = AutosaveOut(allow_null=True)
+
+
+class HeartbeatOut(serializers.Serializer):
+    lease_expires_at = serializers.DateTimeField()
+
+
+class SkipIn(serializers.Serializer):
+    reason = serializers.CharField(max_length=500)
+
+
+class AutosaveIn(serializers.Serializer):
+    state = serializers.JSONField()
+    client_saved_at_ms = serializers.IntegerField(min_value=0)
+
+
+class QAEditIn(serializers.Serializer):
+    version = serializers.IntegerField()
+    question = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    answer = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
+    answer_index = serializers.IntegerField(required=False, allow_null=True)
+
+
+class QAFlagIn(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+    source = serializers.CharField(max_length=200, help_text="The model that raised the flag.")
+
+
+class QAPairOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    qa_type = serializers.CharField(source="qa_type.slug")
+    status = serializers.CharField()
+    provenance = serializers.CharField()
+    question = serializers.CharField()
+    answer = serializers.CharField()
+    options = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    answer_index = serializers.IntegerField(allow_null=True)
+    version = serializers.IntegerField()
+    flag_reason = serializers.CharField()
+    flag_source = serializers.CharField()
+
+
+class QATypeIO(serializers.ModelSerializer):
+    class Meta:
+        model = QAType
+        fields = ["slug", "name", "description", "paired", "clip_policy", "window_s", "guidelines"]
+
+
+class PolicyIO(serializers.Serializer):
+    double_check_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    overlap_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    overlap_k = serializers.IntegerField(min_value=2, required=False)
 
 
 class VideoOut(serializers.ModelSerializer):

@@ -8,5 +8,13 @@ urlpatterns = [
     path("projects/<slug:slug>/queue/next/", views.QueueNextView.as_view(), name="api-queue-next"),
     path("projects/<slug:slug>/videos/", views.VideoListView.as_view(), name="api-videos"),
     path("projects/<slug:slug>/export/", views.ExportView.as_view(), name="api-export"),
+    path("projects/<slug:slug>/qa-types/", views.QATypeListView.as_view(), name="api-qa-types"),
+    path("projects/<slug:slug>/policy/", views.PolicyView.as_view(), name="api-policy"),
+    path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),
     path("units/<int:pk>/submit/", views.UnitSubmitView.as_view(), name="api-unit-submit"),
+    path("units/<int:pk>/heartbeat/", views.UnitHeartbeatView.as_view(), name="api-unit-heartbeat"),
+    path("units/<int:pk>/skip/", views.UnitSkipView.as_view(), name="api-unit-skip"),
+    path("units/<int:pk>/autosave/", views.UnitAutosaveView.as_view(), name="api-unit-autosave"),
+    path("qa/<int:pk>/", views.QAPairView.as_view(), name="api-qa"),
+    path("qa/<int:pk>/flag/", views.QAFlagView.as_view(), name="api-qa-flag"),
 ]

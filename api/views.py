@@ -1,6 +1,8 @@
-"""REST endpoints: the verification flow, the video list and the export, over token or session auth.
+"""REST endpoints: the verification flow, QA pairs, QA types, progress, videos and the export, over
+token or session auth.
 
 Views parse input, check the role (``annotator.projects.access``) and call one service or selector.
+Non-members get 404 (a project's existence is not disclosed), members without the role 403.
 """
 
 from django.http import StreamingHttpResponse
@@ -16,8 +18,11 @@ from rest_framework.views import APIView
 from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
-from annotator.qa.models import WorkUnit
+from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
 from api import serializers as s
+
+REFUSED = {400: OpenApiResponse(description="Per-field errors; nothing saved."),
+           409: OpenApiResponse(description="Not yours any more, already submitted, or a version conflict.")}
 
 
 def project_for(request, slug: str, check) -> Project:
@@ -30,30 +35,39 @@ def project_for(request, slug: str, check) -> Project:
     return project
 
 
+def unit_for(request, pk: int) -> WorkUnit:
+    """The unit, if the user may annotate in its project (404 / 403 otherwise)."""
+    unit = get_object_or_404(WorkUnit.objects.select_related("project"), pk=pk)
+    project_for(request, unit.project.slug, access.can_annotate)
+    return unit
+
+
+def refused(exc: services.SubmitError) -> Response:
+    body = {"detail": str(exc), "errors": exc.errors}
+    if exc.conflicts:
+        body["conflicts"] = exc.conflicts
+    return Response(body, status=exc.status)
+
+
 class QueueNextView(APIView):
     @extend_schema(
         request=None,
-        responses={200: s.UnitOut, 204: OpenApiResponse(description="The queue is empty.")},
+        responses={200: s.UnitOut, 204: OpenApiResponse(description="Nothing in the queue for you.")},
         summary="Claim the next work unit (or get back the one you hold)",
     )
     def post(self, request, slug):
         project = project_for(request, slug, access.can_annotate)
-        unit = queue.claim_next(project, request.user)
-        if unit is None:
+        item = queue.claim_next(project, request.user)
+        if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(selectors.unit_payload(unit))
+        return Response(selectors.unit_payload(item, request.user))
 
 
 class UnitSubmitView(APIView):
-    @extend_schema(
-        request=s.SubmitIn,
-        responses={200: s.SubmitOut, 400: OpenApiResponse(description="Per-field errors; nothing saved."),
-                   409: OpenApiResponse(description="Unit done, leased to someone else, or key reused.")},
-        summary="Submit the decisions on a unit's drafts and the QA pairs added (idempotent by key)",
-    )
+    @extend_schema(request=s.SubmitIn, responses={200: s.SubmitOut, **REFUSED},
+                   summary="Submit your pass over a unit: decisions on its QA pairs and the QA pairs added (idempotent by key)")
     def post(self, request, pk):
-        unit = get_object_or_404(WorkUnit.objects.select_related("project"), pk=pk)
-        project_for(request, unit.project.slug, access.can_annotate)
+        unit = unit_for(request, pk)
         data = s.SubmitIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -66,8 +80,129 @@ class UnitSubmitView(APIView):
                 time_spent_ms=v.get("time_spent_ms"),
             )
         except services.SubmitError as exc:
-            return Response({"detail": str(exc), "errors": exc.errors}, status=exc.status)
+            return refused(exc)
         return Response(result.as_dict())
+
+
+class UnitHeartbeatView(APIView):
+    @extend_schema(request=None, responses={200: s.HeartbeatOut, 409: OpenApiResponse(description="No longer yours.")},
+                   summary="Renew your lease on the unit while you work on it")
+    def post(self, request, pk):
+        unit = unit_for(request, pk)
+        try:
+            item = queue.renew(unit.pk, request.user)
+        except queue.LeaseError as exc:
+            return Response({"detail": str(exc)}, status=exc.status)
+        except QueueItem.DoesNotExist:
+            return Response({"detail": "this unit was already submitted"}, status=409)
+        return Response({"lease_expires_at": item.lease_expires_at})
+
+
+class UnitSkipView(APIView):
+    @extend_schema(request=s.SkipIn, responses={204: None, **REFUSED},
+                   summary="Skip the unit with a reason; it is never served to you again")
+    def post(self, request, pk):
+        unit = unit_for(request, pk)
+        try:
+            services.skip_unit(unit.pk, request.user, str(request.data.get("reason", "")))
+        except services.SubmitError as exc:
+            return refused(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class UnitAutosaveView(APIView):
+    @extend_schema(request=s.AutosaveIn, responses={204: None, **REFUSED},
+                   summary="Keep your in-progress work on the unit (restored with the unit after a reload)")
+    def put(self, request, pk):
+        unit = unit_for(request, pk)
+        data = s.AutosaveIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.autosave(unit.pk, request.user, data.validated_data["state"], data.validated_data["client_saved_at_ms"])
+        except services.SubmitError as exc:
+            return refused(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class QAPairView(APIView):
+    def _pair(self, request, pk, check) -> QAPair:
+        pair = get_object_or_404(QAPair.objects.select_related("project", "qa_type"), pk=pk)
+        project_for(request, pair.project.slug, check)
+        return pair
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT},
+                   summary="A QA pair with its history: every revision, who, when, and word diffs")
+    def get(self, request, pk):
+        pair = self._pair(request, pk, access.can_oversee)
+        return Response({"qa_pair": s.QAPairOut(pair).data, "history": selectors.history(pair)})
+
+    @extend_schema(request=s.QAEditIn, responses={200: s.QAPairOut, **REFUSED},
+                   summary="Edit a QA pair outside the queue, naming the version you saw (409 on a conflict)")
+    def patch(self, request, pk):
+        pair = self._pair(request, pk, access.can_edit_qa)
+        data = s.QAEditIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            pair = services.edit_qa_pair(pair.pk, request.user, **data.validated_data)
+        except services.SubmitError as exc:
+            return refused(exc)
+        return Response(s.QAPairOut(pair).data)
+
+
+class QAFlagView(APIView):
+    @extend_schema(request=s.QAFlagIn, responses={200: s.QAPairOut},
+                   summary="Flag a QA pair with a model's reason; its unit is served first")
+    def post(self, request, pk):
+        pair = get_object_or_404(QAPair.objects.select_related("project"), pk=pk)
+        project_for(request, pair.project.slug, access.can_manage)
+        data = s.QAFlagIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        pair = services.flag_qa_pair(pair.pk, **data.validated_data)
+        return Response(s.QAPairOut(pair).data)
+
+
+class QATypeListView(APIView):
+    @extend_schema(responses={200: s.QATypeIO(many=True)}, summary="The project's QA types")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.can_view_project)
+        return Response(s.QATypeIO(QAType.objects.filter(project=project), many=True).data)
+
+    @extend_schema(request=s.QATypeIO, responses={201: s.QATypeIO}, summary="Define a QA type (admins)")
+    def post(self, request, slug):
+        project = project_for(request, slug, access.can_manage)
+        data = s.QATypeIO(data=request.data)
+        data.is_valid(raise_exception=True)
+        if QAType.objects.filter(project=project, slug=data.validated_data["slug"]).exists():
+            return Response({"slug": ["this project already has a QA type with this slug"]}, status=400)
+        if data.validated_data.get("clip_policy") == QAType.ClipPolicy.WINDOW and not data.validated_data.get("window_s"):
+            return Response({"window_s": ["a window clip policy needs window_s > 0"]}, status=400)
+        qa_type = data.save(project=project)
+        return Response(s.QATypeIO(qa_type).data, status=201)
+
+
+class PolicyView(APIView):
+    @extend_schema(responses={200: s.PolicyIO}, summary="The project's queue policy")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.can_oversee)
+        return Response(s.PolicyIO(project).data)
+
+    @extend_schema(request=s.PolicyIO, responses={200: s.PolicyIO},
+                   summary="Change the queue policy (admins); overlap applies to units not started yet")
+    def patch(self, request, slug):
+        project = project_for(request, slug, access.can_manage)
+        data = s.PolicyIO(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.set_queue_policy(project, **data.validated_data)
+        project.refresh_from_db()
+        return Response(s.PolicyIO(project).data)
+
+
+class ProgressView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT},
+                   summary="Progress per pass kind, annotator, QA type and video, and the kept share")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.can_oversee)
+        return Response(selectors.progress(project))
 
 
 class VideoListView(ListAPIView):

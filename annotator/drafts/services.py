@@ -106,7 +106,7 @@ def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:
             for s in specs
         ])
         if drafts:
-            qa_services.open_unit_for_drafts(job.run.project, job.video, drafts, actor=actor)
+            qa_services.open_units_for_drafts(job.run.project, job.video, drafts, actor=actor)
         job.status = DraftJob.Status.DONE
         job.n_drafts = len(drafts)
         job.error = ""

@@ -67,6 +67,11 @@ class Video(models.Model):
     )
     extra = models.JSONField(default=dict, blank=True, help_text="Other manifest keys, kept as given.")
 
+    derived_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="derivatives",
+        help_text="For synthetic videos made from another (e.g. a night rendition of a day clip).",
+    )
+
     rendition = models.FileField(max_length=500, blank=True)
     poster = models.FileField(max_length=500, blank=True)
 
@@ -91,3 +96,42 @@ class Video(models.Model):
             "scenario": self.scenario or None,
             "view": self.view or None,
         }
+
+
+class VideoGroup(models.Model):
+    """Videos that belong together (SPEC part 1). This issue uses one kind, the EgoNight day-night
+    pair (seed 000 Sec. 3.1): a ``day`` and a ``night`` member of the same route, the night one
+    starting ``offset_s`` seconds later than the day one (night time = day time + offset_s)."""
+
+    class Kind(models.TextChoices):
+        DAY_NIGHT = "day_night", "day-night pair"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="video_groups")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    name = models.CharField(max_length=255)
+    params = models.JSONField(default=dict, blank=True, help_text="E.g. how a synthetic member was derived.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="videogroup_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+class VideoGroupMember(models.Model):
+    """One video of a group, with its role in it and its time offset in seconds."""
+
+    class Role(models.TextChoices):
+        DAY = "day", "day"
+        NIGHT = "night", "night"
+
+    group = models.ForeignKey(VideoGroup, on_delete=models.CASCADE, related_name="members")
+    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    offset_s = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["group", "role"]
+        constraints = [models.UniqueConstraint(fields=["group", "role"], name="groupmember_unique_role")]

@@ -11,6 +11,11 @@ from annotator.projects.models import Membership, Project, Role
 ANNOTATE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR})
 EXPORT_ROLES = frozenset({Role.ADMIN})
 VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER, Role.ANNOTATOR})
+# Seeing other people's work (progress per person, a QA pair's history) is for the people who
+# run the project, never for annotators (SPEC "Qualities").
+OVERSEE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})
+EDIT_QA_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
+MANAGE_ROLES = frozenset({Role.ADMIN})
 
 
 def role_in(user: AbstractBaseUser, project: Project) -> str | None:
@@ -40,3 +45,23 @@ def can_export(user, project: Project) -> bool:
 def can_view_videos(user, project: Project) -> bool:
     """True if the user may list the project's videos and their ingest status."""
     return role_in(user, project) in VIEW_VIDEOS_ROLES
+
+
+def can_oversee(user, project: Project) -> bool:
+    """True if the user may see progress per person and QA pair histories."""
+    return role_in(user, project) in OVERSEE_ROLES
+
+
+def can_edit_qa(user, project: Project) -> bool:
+    """True if the user may edit QA pairs outside the queue (with optimistic locking)."""
+    return role_in(user, project) in EDIT_QA_ROLES
+
+
+def can_manage(user, project: Project) -> bool:
+    """True if the user may change the project: QA types, guidelines, queue policy, model flags."""
+    return role_in(user, project) in MANAGE_ROLES
+
+
+def can_view_project(user, project: Project) -> bool:
+    """True for any member (e.g. to read the QA types and guidelines)."""
+    return role_in(user, project) is not None

@@ -1,9 +1,11 @@
-"""QA types, work units, QA pairs, their append-only revisions, and idempotent submissions.
+"""QA types, work units and their queue items, QA pairs, append-only revisions, verdicts.
 
-A work unit is what the queue serves: one video (or clip of it) with its QA pairs. A QA pair
-starts as a machine draft (``origin=machine``, ``status=draft``) or is added by a person
-(``origin=human``); verification sets its ``status`` and ``provenance`` (SPEC part 3, the three
-operations of EgoNight, seed 000 Sec. 3.2: keep, modify, delete, plus add).
+A work unit is the content an annotator verifies: one video (or a day-night pair of videos) over a
+time range, with its QA pairs. The queue serves *queue items*, one per pass over a unit: the first
+pass, an overlap pass (another annotator verifying the same unit blind, for agreement) or a
+double-check. A QA pair starts as a machine draft (``origin=machine``, ``status=draft``) or is
+added by a person (``origin=human``); a first pass or a double-check sets its ``status`` and
+``provenance`` (SPEC part 3; EgoNight's operations, seed 000 Sec. 3.2: keep, modify, delete, add).
 """
 
 from django.conf import settings
@@ -11,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotator.drafts.models import Draft
-from annotator.media.models import Video
+from annotator.media.models import Video, VideoGroup
 from annotator.projects.models import Project
 
 
@@ -20,7 +22,8 @@ class QAType(models.Model):
 
     ``clip_policy`` is ``window`` (fixed windows of ``window_s`` seconds, as EgoNight uses 3 s for
     static and spatial types) or ``whole`` (the whole video, for temporal types) or ``given``
-    (the range comes with each item, e.g. an annotated action's start and end).
+    (the range comes with each item, e.g. an annotated action's start and end). ``paired`` types
+    ask one question of both videos of a day-night pair (EgoNight seed 000 Sec. 3.2, Table 8).
     """
 
     class ClipPolicy(models.TextChoices):
@@ -31,36 +34,73 @@ class QAType(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qa_types")
     slug = models.SlugField(max_length=64)
     name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
     paired = models.BooleanField(default=False, help_text="Asked of a day-night pair (EgoNight).")
     clip_policy = models.CharField(max_length=10, choices=ClipPolicy.choices, default=ClipPolicy.WHOLE)
     window_s = models.FloatField(null=True, blank=True)
-    guidelines = models.TextField(blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown with units of this type.")
 
     class Meta:
         ordering = ["project", "slug"]
-        constraints = [models.UniqueConstraint(fields=["project", "slug"], name="qatype_unique_slug")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "slug"], name="qatype_unique_slug"),
+            models.CheckConstraint(
+                condition=~models.Q(clip_policy="window") | models.Q(window_s__gt=0), name="qatype_window_has_length"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.slug
 
 
 class WorkUnit(models.Model):
-    """One unit of queue work: a video range with its QA pairs, leased to one annotator at a time.
+    """A video range (``start_s`` to ``end_s``, seconds) with its QA pairs; for paired QA types the
+    unit carries the day-night ``group`` and shows both videos (``video`` is the day one)."""
 
-    A unit is *claimable* when it is open and its lease is empty or lapsed. Claims go through
-    ``annotator.qa.queue`` (``SELECT ... FOR UPDATE SKIP LOCKED``); nothing else sets a lease.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="units")
+    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="units")
+    group = models.ForeignKey(VideoGroup, null=True, blank=True, on_delete=models.CASCADE, related_name="units")
+    start_s = models.FloatField()
+    end_s = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"unit {self.pk}"
+
+
+class QueueItem(models.Model):
+    """One pass over a unit waiting in the project's queue, leased to one annotator at a time.
+
+    ``kind``: ``first_pass`` (decisions apply to the QA pairs), ``overlap`` (another annotator
+    verifies the same drafts blind; decisions are kept as verdicts only, for agreement) or
+    ``double_check`` (a second pass over the verified items that may change them again; never
+    served to ``exclude_user``, the first-pass annotator). An item is *claimable* when open and its
+    lease is empty or lapsed. Claims go through ``annotator.qa.queue``; nothing else sets a lease.
+    Lower ``priority`` is served first (model-flagged units get -10).
     """
+
+    class Kind(models.TextChoices):
+        FIRST_PASS = "first_pass", "first pass"
+        OVERLAP = "overlap", "overlap"
+        DOUBLE_CHECK = "double_check", "double-check"
 
     class Status(models.TextChoices):
         OPEN = "open", "open"
         DONE = "done", "done"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="units")
-    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="units")
-    start_s = models.FloatField()
-    end_s = models.FloatField()
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queue_items")
+    unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="queue_items")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.FIRST_PASS)
+    seq = models.PositiveSmallIntegerField(default=0, help_text="Index among items of the same kind on the unit.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
-    priority = models.IntegerField(default=0, help_text="Lower is served first.")
+    priority = models.IntegerField(default=0)
+    exclude_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Never served to this person (the first-pass annotator of a double-check).",
+    )
     leased_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -75,23 +115,29 @@ class WorkUnit(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            # Serves the claim: open units of a project in serving order, nothing else scanned.
-            models.Index(
-                fields=["project", "priority", "id"],
-                condition=models.Q(status="open"),
-                name="unit_open_serving_order",
-            ),
+            # Serves the claim: open items of a project in serving order, nothing else scanned.
+            models.Index(fields=["project", "priority", "id"], condition=models.Q(status="open"),
+                         name="queueitem_open_order"),
+            # Finds the item a person holds (reload, second tab) without scanning the queue.
+            models.Index(fields=["leased_by", "project"], condition=models.Q(status="open"),
+                         name="queueitem_open_holder"),
+            models.Index(fields=["unit", "completed_by"], name="queueitem_unit_done_by"),
         ]
+        constraints = [models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass")]
 
     def __str__(self) -> str:
-        return f"unit {self.pk} ({self.status})"
+        return f"{self.kind} {self.seq} of unit {self.unit_id} ({self.status})"
 
 
 class QAPair(models.Model):
-    """A question-answer pair about a clip (``clip_start_s`` to ``clip_end_s``, seconds).
+    """A question-answer pair about a clip (``clip_start_s`` to ``clip_end_s``, seconds of the unit's
+    video; for a paired unit the same range applies to both videos, shifted by the group offset).
 
     ``options``/``answer_index`` are set for multiple-choice items (``options[answer_index]`` is
-    the answer) and null for open-ended ones. ``version`` increases with every change.
+    the answer) and null for open-ended ones. ``version`` increases with every change and is the
+    optimistic lock: a change that names an older version is refused as a conflict.
+    ``flag_reason`` is a model's reason to look at the item first (VUDG review labels, seed 004
+    Sec. 3.2), with the model named in ``flag_source``.
     """
 
     class Origin(models.TextChoices):
@@ -112,14 +158,14 @@ class QAPair(models.Model):
         MEANINGLESS = "meaningless", "meaningless"
         VAGUE = "vague", "vague"
         DUPLICATE = "duplicate", "duplicate"
-        INCONSISTENT = "inconsistent", "inconsistent (e.g. across day and night)"
+        INCONSISTENT = "inconsistent", "inconsistent across day and night"
         WRONG = "wrong", "wrong and unfixable"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qa_pairs")
     unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="qa_pairs")
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="qa_pairs")
     qa_type = models.ForeignKey(QAType, on_delete=models.PROTECT, related_name="qa_pairs")
-    draft = models.OneToOneField(Draft, null=True, blank=True, on_delete=models.PROTECT, related_name="qa_pair")
+    draft = models.ForeignKey(Draft, null=True, blank=True, on_delete=models.PROTECT, related_name="qa_pairs")
     origin = models.CharField(max_length=10, choices=Origin.choices)
     question = models.TextField()
     answer = models.TextField()
@@ -130,6 +176,8 @@ class QAPair(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     provenance = models.CharField(max_length=20, choices=Provenance.choices, blank=True)
     delete_reason = models.CharField(max_length=20, choices=DeleteReason.choices, blank=True)
+    flag_reason = models.TextField(blank=True)
+    flag_source = models.CharField(max_length=200, blank=True)
     version = models.IntegerField(default=1)
     verified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -153,7 +201,7 @@ class QAPair(models.Model):
         return f"QA {self.pk}: {self.question[:40]}"
 
     def snapshot(self) -> dict:
-        """The editable content, as stored in revisions."""
+        """The editable content, as stored in revisions and verdicts."""
         return {
             "question": self.question,
             "answer": self.answer,
@@ -168,6 +216,7 @@ class Revision(models.Model):
     """An append-only record of one change to a QA pair: who (person or model), what, when, how long.
 
     Rows are never updated or deleted by the application; ``save`` refuses an update.
+    ``version`` is the QA pair's version after the change.
     """
 
     class Action(models.TextChoices):
@@ -176,6 +225,8 @@ class Revision(models.Model):
         MODIFY = "modify", "modified"
         DELETE = "delete", "deleted"
         ADD = "add", "added"
+        EDIT = "edit", "edited outside the queue"
+        FLAG = "flag", "flagged by a model"
 
     qa_pair = models.ForeignKey(QAPair, on_delete=models.CASCADE, related_name="revisions")
     actor_user = models.ForeignKey(
@@ -185,6 +236,7 @@ class Revision(models.Model):
     action = models.CharField(max_length=10, choices=Action.choices)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField()
+    version = models.IntegerField(default=1)
     time_spent_ms = models.IntegerField(null=True, blank=True, help_text="Time on this item, ms, from the page.")
     submission = models.ForeignKey("Submission", null=True, blank=True, on_delete=models.PROTECT, related_name="revisions")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -199,10 +251,64 @@ class Revision(models.Model):
 
 
 class Submission(models.Model):
-    """A unit's submit, keyed by the client's idempotency key so a retry replays ``response``."""
+    """A queue item's submit, keyed by the client's idempotency key so a retry replays ``response``."""
 
     idempotency_key = models.CharField(max_length=100, unique=True)
-    unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="submissions")
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="submissions")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Verdict(models.Model):
+    """One annotator's decision on one QA pair in one pass (first pass, overlap or double-check).
+
+    Kept for every pass, so overlap passes (which do not change the QA pair) can be compared later
+    (agreement) and progress counts kept/modified/deleted/added per person and QA type. ``after``
+    is the content the annotator proposed (for keep, the content they saw). Times in ms.
+    """
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="verdicts")
+    qa_pair = models.ForeignKey(
+        QAPair, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts",
+        help_text="Null for a QA pair proposed in an overlap pass (kept in ``after`` only).",
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=10, choices=[(a, a) for a in ("keep", "modify", "delete", "add")])
+    after = models.JSONField()
+    reason = models.CharField(max_length=20, blank=True)
+    time_spent_ms = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["item", "qa_pair"], name="verdict_unique_per_pass")]
+
+
+class Skip(models.Model):
+    """An annotator passed on a queue item, with a reason; the item is never served to them again."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="skips")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "user"], name="skip_unique_per_person")]
+        indexes = [models.Index(fields=["user", "item"], name="skip_user_item")]
+
+
+class Autosave(models.Model):
+    """The in-progress state of one person's work on one queue item, saved as they type so it
+    survives a reload or a crash. ``state`` is the page's own JSON; ``client_saved_at_ms`` is the
+    browser's clock (ms since the epoch) when it was taken, so the newer of this and the browser's
+    offline copy wins."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="autosaves")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    state = models.JSONField()
+    client_saved_at_ms = models.BigIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "user"], name="autosave_unique_per_person")]

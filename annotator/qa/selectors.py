@@ -11,11 +11,11 @@ from datetime import timezone as dt_timezone
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.files.storage import default_storage
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
-from annotator.media.models import Video
+from annotator.media.models import Video, VideoGroupMember
 from annotator.projects.models import Project
-from annotator.qa.models import QAPair, QAType, Revision, WorkUnit
+from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Verdict, WorkUnit
 
 VERIFYING_ACTIONS = (Revision.Action.KEEP, Revision.Action.MODIFY, Revision.Action.ADD)
 
@@ -34,37 +34,79 @@ def media_url(name: str) -> str | None:
     return default_storage.url(name) if name else None
 
 
-def unit_payload(unit: WorkUnit) -> dict:
-    """What an annotator sees of a unit: the video, its range, and its draft QA pairs.
+def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:
+    """The QA pairs a pass decides on: a first pass the drafts, a double-check the verified items,
+    an overlap pass every machine draft (shown as drafted: overlap is blind to the first pass)."""
+    qs = unit.qa_pairs.all()
+    if kind == QueueItem.Kind.FIRST_PASS:
+        return qs.filter(status=QAPair.Status.DRAFT)
+    if kind == QueueItem.Kind.DOUBLE_CHECK:
+        return qs.filter(status=QAPair.Status.VERIFIED)
+    return qs.filter(origin=QAPair.Origin.MACHINE)
 
-    Never includes who else worked on it. Times in seconds.
+
+def _video_out(video: Video, role: str, offset_s: float = 0.0) -> dict:
+    return {
+        "id": video.pk, "role": role, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
+        "width": video.width, "height": video.height, "illumination": video.illumination or None,
+        "difficulty": video.difficulty or None, "offset_s": offset_s,
+        "url": media_url(video.rendition.name), "poster_url": media_url(video.poster.name),
+    }
+
+
+def unit_videos(unit: WorkUnit) -> list[dict]:
+    """The unit's videos in display order: the video alone (role ``single``), or for a day-night
+    pair the day video then the night one with its offset (night time = day time + ``offset_s``)."""
+    if unit.group_id is None:
+        return [_video_out(unit.video, "single")]
+    members = {m.role: m for m in VideoGroupMember.objects.filter(group_id=unit.group_id).select_related("video")}
+    day, night = members["day"], members["night"]
+    return [_video_out(day.video, "day", day.offset_s), _video_out(night.video, "night", night.offset_s)]
+
+
+def unit_payload(item: QueueItem, user) -> dict:
+    """What an annotator sees of the unit they hold: its videos, range, the QA pairs of this pass,
+    the QA types with their guidelines, and their own autosaved work (if any).
+
+    Never includes who else worked on the unit; an overlap pass shows the machine drafts as drafted,
+    not what the first pass made of them. Times in seconds, lease times ISO 8601.
     """
-    video = unit.video
-    pairs = (
-        unit.qa_pairs.filter(status=QAPair.Status.DRAFT).select_related("qa_type").order_by("id")
-    )
+    unit = WorkUnit.objects.select_related("project", "video").get(pk=item.unit_id)
+    blind = item.kind == QueueItem.Kind.OVERLAP
+    pairs = pairs_for_pass(unit, item.kind).select_related("qa_type", "draft").order_by("id")
     types = QAType.objects.filter(project_id=unit.project_id).order_by("slug")
+    saved = Autosave.objects.filter(item=item, user=user).first()
+    paired = unit.group_id is not None
+
+    def content(p):
+        src = p.draft if blind and p.draft_id else p
+        return {"question": src.question, "answer": src.answer, "options": src.options, "answer_index": src.answer_index}
+
     return {
         "id": unit.pk,
         "project": unit.project.slug,
         "start_s": unit.start_s,
         "end_s": unit.end_s,
-        "lease_expires_at": unit.lease_expires_at.isoformat() if unit.lease_expires_at else None,
-        "video": {
-            "id": video.pk, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
-            "width": video.width, "height": video.height, "illumination": video.illumination or None,
-            "url": media_url(video.rendition.name), "poster_url": media_url(video.poster.name),
-        },
+        "paired": paired,
+        "queue": {"item_id": item.pk, "kind": item.kind,
+                  "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
+                  "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS},
+        "video": unit_videos(unit)[0],
+        "videos": unit_videos(unit),
         "qa_pairs": [
             {
                 "id": p.pk, "qa_type": p.qa_type.slug, "qa_type_name": p.qa_type.name, "origin": p.origin,
-                "question": p.question, "answer": p.answer, "options": p.options, "answer_index": p.answer_index,
-                "clip": {"start_s": p.clip_start_s, "end_s": p.clip_end_s}, "version": p.version,
+                **content(p), "clip": {"start_s": p.clip_start_s, "end_s": p.clip_end_s}, "version": p.version,
+                "flag": {"reason": p.flag_reason, "source": p.flag_source} if p.flag_reason else None,
             }
             for p in pairs
         ],
-        "qa_types": [{"slug": t.slug, "name": t.name} for t in types],
-        "delete_reasons": [{"value": v, "label": label} for v, label in QAPair.DeleteReason.choices],
+        "qa_types": [{"slug": t.slug, "name": t.name, "paired": t.paired, "guidelines": t.guidelines} for t in types],
+        "delete_reasons": [
+            {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
+            for v, label in QAPair.DeleteReason.choices
+        ],
+        "autosave": {"state": saved.state, "client_saved_at_ms": saved.client_saved_at_ms} if saved else None,
     }
 
 
@@ -73,10 +115,10 @@ def project_videos(project: Project) -> QuerySet[Video]:
 
 
 def queue_counts(project: Project) -> dict[str, int]:
-    """Open and done units of a project (one aggregate query)."""
-    return WorkUnit.objects.filter(project=project).aggregate(
-        open=Count("id", filter=Q(status=WorkUnit.Status.OPEN)),
-        done=Count("id", filter=Q(status=WorkUnit.Status.DONE)),
+    """Open and done queue items of a project (one aggregate query)."""
+    return QueueItem.objects.filter(project=project).aggregate(
+        open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
+        done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
     )
 
 
@@ -95,7 +137,8 @@ def verified_qa(project: Project, *, qa_type: str | None = None, provenance: str
         qs = qs.filter(video__illumination=illumination)
     human = Q(revisions__actor_user__isnull=False, revisions__action__in=VERIFYING_ACTIONS)
     return (
-        qs.select_related("project", "qa_type", "video", "draft__job__run")
+        qs.select_related("project", "qa_type", "video", "draft__job__run", "unit__group")
+        .prefetch_related(Prefetch("unit__group__members", queryset=VideoGroupMember.objects.select_related("video")))
         .annotate(
             annotator_ids=ArrayAgg("revisions__actor_user_id", filter=human, distinct=True, default=[]),
             n_verifications=Count("revisions", filter=human),
@@ -104,9 +147,19 @@ def verified_qa(project: Project, *, qa_type: str | None = None, provenance: str
     )
 
 
+def _export_video(v: Video) -> dict:
+    return {"id": v.pk, "sha256": v.sha256, "filename": v.filename, "duration_s": v.duration_s, "fps": v.fps,
+            "illumination": v.illumination or None, "source": v.source, "metadata": v.metadata()}
+
+
 def export_record(p: QAPair) -> dict:
     """One export line (README, "Export schema"). Times in seconds, ``verified_at`` ISO 8601 UTC."""
     v = p.video
+    pair = None
+    if p.unit.group_id is not None:
+        night = next(m for m in p.unit.group.members.all() if m.role == VideoGroupMember.Role.NIGHT)
+        pair = {"kind": p.unit.group.kind, "name": p.unit.group.name, "night_video": _export_video(night.video),
+                "offset_s": night.offset_s}
     draft = None
     if p.draft_id is not None:
         run = p.draft.job.run
@@ -116,15 +169,13 @@ def export_record(p: QAPair) -> dict:
         "id": p.pk,
         "project": p.project.slug,
         "qa_type": p.qa_type.slug,
-        "paired": p.qa_type.paired,
+        "paired": pair is not None,
         "question": p.question,
         "answer": p.answer,
         "options": p.options,
         "answer_index": p.answer_index,
-        "video": {
-            "id": v.pk, "sha256": v.sha256, "filename": v.filename, "duration_s": v.duration_s, "fps": v.fps,
-            "illumination": v.illumination or None, "source": v.source, "metadata": v.metadata(),
-        },
+        "video": _export_video(v),
+        "pair": pair,
         "clip": {"start_s": p.clip_start_s, "end_s": p.clip_end_s},
         "provenance": p.provenance,
         "draft": draft,
@@ -139,3 +190,113 @@ def export_lines(queryset: QuerySet[QAPair], chunk_size: int = 2000) -> Iterator
     ``chunk_size`` rows through a server-side cursor, so memory stays flat for any size."""
     for pair in queryset.iterator(chunk_size=chunk_size):
         yield json.dumps(export_record(pair), ensure_ascii=False) + "\n"
+
+
+def progress(project: Project) -> dict:
+    """Progress of a project for its admins and researchers (SPEC part 3).
+
+    Returns ``queue`` (open / leased-now / done items per pass kind), ``provenance`` (verified QA
+    pairs per provenance and ``kept_share`` = kept / (kept + modified + added), EgoNight reports
+    about 0.4), ``by_annotator`` and ``by_qa_type`` (passes done, items kept / modified / deleted /
+    added, time in ms), and ``by_video`` (passes done and time spent per video, in ms, for paying
+    per video as EgoNight did). Each part is one aggregate query.
+    """
+    from django.contrib.auth import get_user_model
+    from django.db.models import Sum
+    from django.utils import timezone
+
+    now = timezone.now()
+    queue = {
+        row["kind"]: {"label": QueueItem.Kind(row["kind"]).label, "open": row["open"], "leased": row["leased"], "done": row["done"]}
+        for row in QueueItem.objects.filter(project=project).values("kind").annotate(
+            open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
+            leased=Count("id", filter=Q(status=QueueItem.Status.OPEN, lease_expires_at__gt=now)),
+            done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
+        )
+    }
+    prov = dict(QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
+                .values_list("provenance").annotate(n=Count("id")))
+    kept = prov.get(QAPair.Provenance.MACHINE_KEPT, 0)
+    changed = prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0) + prov.get(QAPair.Provenance.HUMAN_ADDED, 0)
+    actions = {a: Count("id", filter=Q(action=a)) for a in ("keep", "modify", "delete", "add")}
+
+    names = dict(get_user_model().objects.filter(memberships__project=project).values_list("id", "username"))
+    people: dict[int, dict] = {}
+    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
+                .values("completed_by").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
+        people[row["completed_by"]] = {"passes": row["passes"], "time_ms": row["time_ms"] or 0}
+    for row in Verdict.objects.filter(item__project=project).values("user").annotate(**actions):
+        people.setdefault(row["user"], {"passes": 0, "time_ms": 0}).update({a: row[a] for a in actions})
+    by_annotator = [
+        {"user_id": uid, "username": names.get(uid, f"user {uid}"), "passes": v["passes"], "time_ms": v["time_ms"],
+         "s_per_pass": round(v["time_ms"] / v["passes"] / 1000, 1) if v["passes"] else None,
+         **{a: v.get(a, 0) for a in actions}}
+        for uid, v in sorted(people.items(), key=lambda kv: names.get(kv[0], ""))
+    ]
+    by_qa_type = [
+        {"qa_type": row["qa_pair__qa_type__slug"], **{a: row[a] for a in actions}, "time_ms": row["time_ms"] or 0}
+        for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False)
+        .values("qa_pair__qa_type__slug").annotate(**actions, time_ms=Sum("time_spent_ms")).order_by("qa_pair__qa_type__slug")
+    ]
+    by_video = [
+        {"video_id": row["unit__video"], "filename": row["unit__video__filename"], "passes": row["passes"],
+         "time_ms": row["time_ms"] or 0}
+        for row in QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
+        .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))
+        .order_by("unit__video__filename")
+    ]
+    return {
+        "queue": queue,
+        "provenance": {"machine_kept": kept, "machine_modified": prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0),
+                       "human_added": prov.get(QAPair.Provenance.HUMAN_ADDED, 0),
+                       "kept_share": round(kept / (kept + changed), 4) if kept + changed else None,
+                       "kept_percent": round(100 * kept / (kept + changed)) if kept + changed else None,
+                       "changed_percent": 100 - round(100 * kept / (kept + changed)) if kept + changed else None},
+        "by_annotator": by_annotator,
+        "by_qa_type": by_qa_type,
+        "by_video": by_video,
+    }
+
+
+def word_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """Word-level diff of two texts as [(op, text)], op in ``=``, ``-``, ``+`` (difflib's matching)."""
+    import difflib
+
+    a, b = (old or "").split(), (new or "").split()
+    out: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.append(("=", " ".join(a[i1:i2])))
+        else:
+            if i2 > i1:
+                out.append(("-", " ".join(a[i1:i2])))
+            if j2 > j1:
+                out.append(("+", " ".join(b[j1:j2])))
+    return out
+
+
+def history(pair: QAPair) -> dict:
+    """The lineage of a QA pair, from the machine draft (or the person who added it) to now: every
+    revision with who (username or model), what, when, the version after it, the time spent (ms),
+    and word diffs of question, answer and options against the revision before; plus the diff of the
+    machine draft against the current text."""
+    revisions = list(pair.revisions.select_related("actor_user").order_by("id"))
+    rows = []
+    for r in revisions:
+        before = r.before or {}
+        changes = {}
+        for key in ("question", "answer"):
+            if before.get(key) != r.after.get(key):
+                changes[key] = word_diff(before.get(key, ""), r.after.get(key, ""))
+        if before.get("options") != r.after.get("options") or before.get("answer_index") != r.after.get("answer_index"):
+            changes["options"] = {"before": before.get("options"), "before_index": before.get("answer_index"),
+                                  "after": r.after.get("options"), "after_index": r.after.get("answer_index")}
+        rows.append({"id": r.pk, "action": r.action, "actor": r.actor_user.username if r.actor_user else r.actor_model,
+                     "human": r.actor_user_id is not None, "version": r.version, "at": r.created_at,
+                     "time_spent_ms": r.time_spent_ms, "changes": changes,
+                     "status": r.after.get("status"), "reason": r.after.get("delete_reason") or r.after.get("flag_reason", "")})
+    first = revisions[0].after if revisions else pair.snapshot()
+    return {
+        "revisions": rows,
+        "from_first": {key: word_diff(first.get(key, ""), getattr(pair, key)) for key in ("question", "answer")},
+    }

@@ -1,67 +1,154 @@
-"""Writes for QA: QA types, units for new drafts, and the verification submit.
+"""Writes for QA: QA types, units for new drafts, queue policy, and everything an annotator does to
+a unit (submit, skip, autosave), plus edits and model flags outside the queue.
 
-``submit_unit`` is the annotator's whole verification of a unit in one transaction: it either
-applies every decision and addition or nothing, and a retried submit with the same idempotency
-key replays the first response without writing again.
+``submit_unit`` is one person's whole pass over a unit in one transaction: it applies every
+decision and addition or nothing, and a retried submit with the same idempotency key replays the
+first response without writing again. Changes name the version they saw; a QA pair changed by
+someone else since is a conflict (409), never a silent overwrite.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
 
 from annotator.drafts.models import Draft
-from annotator.media.models import Video
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
-from annotator.qa.models import QAPair, QAType, Revision, Submission, WorkUnit
-from annotator.qa.queue import held_by_other
+from annotator.qa import queue
+from annotator.qa.selectors import pairs_for_pass
+from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
 
 MAX_TEXT = 4000
+MAX_AUTOSAVE_BYTES = 256 * 1024
+FLAGGED_PRIORITY = -10  # model-flagged units are served before everything else (SPEC part 3)
 
 
-def ensure_qa_type(project: Project, slug: str, *, name: str = "", clip_policy: str = QAType.ClipPolicy.WHOLE) -> QAType:
-    """Return the project's QA type ``slug``, creating it (name from the slug if not given)."""
+def ensure_qa_type(project: Project, slug: str, *, name: str = "", clip_policy: str = QAType.ClipPolicy.WHOLE,
+                   paired: bool = False, window_s: float | None = None, description: str = "") -> QAType:
+    """Return the project's QA type ``slug``, creating it with these fields if missing (an existing
+    type is left as the admin set it)."""
     qa_type, _ = QAType.objects.get_or_create(
         project=project, slug=slug,
-        defaults={"name": name or slug.replace("_", " ").capitalize(), "clip_policy": clip_policy},
+        defaults={"name": name or slug.replace("_", " ").capitalize(), "clip_policy": clip_policy,
+                  "paired": paired, "window_s": window_s, "description": description},
     )
     return qa_type
 
 
-def open_unit_for_drafts(project: Project, video: Video, drafts: list[Draft], *, actor: str) -> WorkUnit:
-    """Create one open unit covering ``video`` with a draft QA pair (and a ``draft`` revision) per draft.
+def chosen(project: Project, unit_id: int, what: str, share: float) -> bool:
+    """Whether unit ``unit_id`` falls in the random ``share`` (0 to 1) for ``what`` (``double_check``
+    or ``overlap``). Drawn from ``random.Random`` seeded by the project's ``queue_seed``, ``what``
+    and the unit, so the choice is uniform over units, reproducible, and independent between kinds."""
+    if share <= 0:
+        return False
+    return random.Random(f"{project.queue_seed}:{what}:{unit_id}").random() < share
 
-    Must run inside the caller's transaction (the draft job's).
+
+# ----------------------------------------------------------------------------- units from drafts
+
+def day_night_groups_of(video: Video) -> list[VideoGroup]:
+    """Day-night groups in which ``video`` is the day member."""
+    return list(VideoGroup.objects.filter(kind=VideoGroup.Kind.DAY_NIGHT, members__video=video,
+                                          members__role=VideoGroupMember.Role.DAY).order_by("id"))
+
+
+def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *, actor: str) -> list[WorkUnit]:
+    """Create the units that serve ``drafts`` of ``video``, each with a QA pair and a ``draft``
+    revision per draft and its queue items.
+
+    Drafts of paired QA types on the day video of day-night pairs go to one unit per pair (the
+    same question asked of both videos, EgoNight seed 000 Sec. 3.2); all others to one unit on the
+    video alone. Must run inside the caller's transaction (the draft job's).
     """
     types = {t.slug: t for t in QAType.objects.filter(project=project, slug__in={d.qa_type for d in drafts})}
-    unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=video.duration_s)
+    groups = day_night_groups_of(video)
+    paired = [d for d in drafts if groups and types[d.qa_type].paired]
+    single = [d for d in drafts if not (groups and types[d.qa_type].paired)]
+    units = []
+    if single:
+        units.append(_open_unit(project, video, None, single, types, actor))
+    for group in groups if paired else []:
+        units.append(_open_unit(project, video, group, paired, types, actor))
+    return units
+
+
+def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
+    end_s = video.duration_s
+    if group is not None:
+        night = group.members.select_related("video").get(role=VideoGroupMember.Role.NIGHT)
+        end_s = min(end_s, night.video.duration_s - night.offset_s)
+    unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=0.0, end_s=end_s)
     pairs = QAPair.objects.bulk_create([
         QAPair(project=project, unit=unit, video=video, qa_type=types[d.qa_type], draft=d,
                origin=QAPair.Origin.MACHINE, question=d.question, answer=d.answer, options=d.options,
-               answer_index=d.answer_index, clip_start_s=d.clip_start_s, clip_end_s=d.clip_end_s)
-        for d in drafts
+               answer_index=d.answer_index, clip_start_s=min(d.clip_start_s, end_s), clip_end_s=min(d.clip_end_s, end_s))
+        for d in drafts if min(d.clip_start_s, end_s) < min(d.clip_end_s, end_s)
     ])
     Revision.objects.bulk_create([
-        Revision(qa_pair=p, actor_model=actor, action=Revision.Action.DRAFT, after=p.snapshot()) for p in pairs
+        Revision(qa_pair=p, actor_model=actor, action=Revision.Action.DRAFT, after=p.snapshot(), version=1) for p in pairs
     ])
+    items = [QueueItem(project=project, unit=unit, kind=QueueItem.Kind.FIRST_PASS)]
+    if chosen(project, unit.pk, "overlap", project.overlap_share):
+        items += [QueueItem(project=project, unit=unit, kind=QueueItem.Kind.OVERLAP, seq=i) for i in range(1, project.overlap_k)]
+    QueueItem.objects.bulk_create(items)
     return unit
 
 
-class SubmitError(Exception):
-    """A submit that cannot be applied. ``status`` is the HTTP status to answer with (400 or 409);
-    ``errors`` maps a field path (``decisions[2].reason``) to a message. Nothing was written."""
+@transaction.atomic
+def set_queue_policy(project: Project, *, double_check_share: float | None = None, overlap_share: float | None = None,
+                     overlap_k: int | None = None) -> int:
+    """Change the project's queue policy; the overlap policy also applies to units whose first pass
+    is still open and that have no overlap items yet. Returns how many overlap items were added.
+    Raises ValueError for a share outside 0..1 or k below 2."""
+    for name, value in (("double_check_share", double_check_share), ("overlap_share", overlap_share)):
+        if value is not None and not 0 <= value <= 1:
+            raise ValueError(f"{name} must be between 0 and 1")
+    if overlap_k is not None and overlap_k < 2:
+        raise ValueError("overlap_k must be at least 2")
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if double_check_share is not None:
+        project.double_check_share = double_check_share
+    if overlap_share is not None:
+        project.overlap_share = overlap_share
+    if overlap_k is not None:
+        project.overlap_k = overlap_k
+    project.save()
+    added = []
+    open_units = (QueueItem.objects.filter(project=project, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN)
+                  .exclude(unit__queue_items__kind=QueueItem.Kind.OVERLAP).values_list("unit_id", "priority"))
+    for unit_id, priority in open_units:
+        if chosen(project, unit_id, "overlap", project.overlap_share):
+            added += [QueueItem(project=project, unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, seq=i, priority=priority)
+                      for i in range(1, project.overlap_k)]
+    QueueItem.objects.bulk_create(added)
+    return len(added)
 
-    def __init__(self, message: str, *, status: int = 400, errors: dict | None = None):
+
+# ----------------------------------------------------------------------------------- the submit
+
+class SubmitError(Exception):
+    """A request that cannot be applied; nothing was written.
+
+    ``status`` is the HTTP status to answer with (400 bad input, 409 lease or version conflict);
+    ``errors`` maps a field path (``decisions[2].reason``) to a message; ``conflicts`` lists QA
+    pairs changed by someone else since the person loaded them, with their current content.
+    """
+
+    def __init__(self, message: str, *, status: int = 400, errors: dict | None = None, conflicts: list | None = None):
         super().__init__(message)
         self.status = status
         self.errors = errors or {}
+        self.conflicts = conflicts or []
 
 
 @dataclass(frozen=True)
 class Decision:
-    """One verdict on a draft: action keep, modify or delete. Times in milliseconds."""
+    """One verdict on a QA pair: keep, modify or delete. ``version`` is the QA pair's version the
+    person saw (None skips the conflict check). Times in milliseconds."""
 
     qa_id: int
     action: str
@@ -70,6 +157,7 @@ class Decision:
     options: list[str] | None = None
     answer_index: int | None = None
     reason: str = ""
+    version: int | None = None
     time_spent_ms: int | None = None
 
 
@@ -82,6 +170,8 @@ class Addition:
     answer: str
     clip_start_s: float | None = None
     clip_end_s: float | None = None
+    options: list[str] | None = None
+    answer_index: int | None = None
     time_spent_ms: int | None = None
 
 
@@ -90,20 +180,25 @@ class SubmitResult:
     """The response stored with the submission and replayed for a retry."""
 
     unit_id: int
+    item_id: int
+    kind: str
     counts: dict = field(default_factory=dict)
     replayed: bool = False
 
     def as_dict(self) -> dict:
-        return {"unit_id": self.unit_id, "status": WorkUnit.Status.DONE, "counts": self.counts, "replayed": self.replayed}
+        return {"unit_id": self.unit_id, "item_id": self.item_id, "kind": self.kind, "status": "done",
+                "counts": self.counts, "replayed": self.replayed}
 
 
-def _check_options(options, answer_index, where: str, errors: dict) -> None:
+def check_options(options, answer_index, where: str, errors: dict) -> None:
+    """Multiple-choice rules: at least 2 non-empty options, no two alike (case and spaces ignored),
+    exactly one correct, named by ``answer_index``. Adds messages to ``errors``."""
     if options is None and answer_index is None:
         return
     if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o.strip() for o in options):
         errors[f"{where}.options"] = "options must be a list of at least 2 non-empty strings"
         return
-    if len({o.strip().lower() for o in options}) != len(options):
+    if len({" ".join(o.lower().split()) for o in options}) != len(options):
         errors[f"{where}.options"] = "options must all differ"
     if not isinstance(answer_index, int) or not 0 <= answer_index < len(options):
         errors[f"{where}.answer_index"] = f"answer_index must be an integer from 0 to {len(options) - 1}"
@@ -117,121 +212,289 @@ def _text_error(value, label: str) -> str | None:
     return None
 
 
+def _content(pair: QAPair, *, as_drafted: bool) -> dict:
+    """What the person was shown of ``pair``: its current content, or the machine's draft (overlap
+    passes are blind to the first pass)."""
+    source = pair.draft if as_drafted and pair.draft_id else pair
+    return {"question": source.question, "answer": source.answer, "options": source.options,
+            "answer_index": source.answer_index}
+
+
+def _proposed(base: dict, d: Decision) -> dict:
+    """The content a modify decision asks for: each field given, else what was shown."""
+    options = base["options"] if d.options is None else [o.strip() for o in d.options]
+    index = base["answer_index"] if d.answer_index is None else d.answer_index
+    answer = base["answer"] if d.answer is None else d.answer.strip()
+    if options is not None and isinstance(index, int) and 0 <= index < len(options):
+        answer = options[index]  # a multiple-choice answer is the text of its correct option
+    return {"question": base["question"] if d.question is None else d.question.strip(), "answer": answer,
+            "options": options, "answer_index": index}
+
+
+def _validate(decisions, additions, shown: dict[int, dict], types, unit) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    seen: set[int] = set()
+    for i, d in enumerate(decisions):
+        where = f"decisions[{i}]"
+        base = shown.get(d.qa_id)
+        if base is None:
+            errors[f"{where}.qa_id"] = f"QA pair {d.qa_id} is not an item of this pass"
+            continue
+        if d.qa_id in seen:
+            errors[f"{where}.qa_id"] = f"QA pair {d.qa_id} has two decisions"
+        seen.add(d.qa_id)
+        if d.action == "delete":
+            if d.reason not in QAPair.DeleteReason.values:
+                errors[f"{where}.reason"] = "choose a reason: " + ", ".join(QAPair.DeleteReason.values)
+            elif d.reason == QAPair.DeleteReason.INCONSISTENT and unit.group_id is None:
+                errors[f"{where}.reason"] = "inconsistent across day and night applies only to a day-night pair"
+        elif d.action == "modify":
+            new = _proposed(base, d)
+            for label in ("question", "answer"):
+                if (message := _text_error(new[label], label)) is not None:
+                    errors[f"{where}.{label}"] = message
+            check_options(new["options"], new["answer_index"], where, errors)
+            if new == base:
+                errors[where] = "modify without a change: use keep"
+        elif d.action != "keep":
+            errors[f"{where}.action"] = "action must be keep, modify or delete"
+    for qa_id in shown.keys() - seen:
+        errors[f"qa[{qa_id}]"] = f"QA pair {qa_id} has no decision"
+    for i, a in enumerate(additions):
+        where = f"added[{i}]"
+        if a.qa_type not in types:
+            errors[f"{where}.qa_type"] = f"unknown QA type {a.qa_type!r}"
+        for label, value in (("question", a.question), ("answer", a.answer)):
+            if (message := _text_error(value, label)) is not None:
+                errors[f"{where}.{label}"] = message
+        check_options(a.options, a.answer_index, where, errors)
+        start = unit.start_s if a.clip_start_s is None else a.clip_start_s
+        end = unit.end_s if a.clip_end_s is None else a.clip_end_s
+        if not unit.start_s <= start < end <= unit.end_s:
+            errors[f"{where}.clip"] = f"clip must lie within {unit.start_s:.2f}-{unit.end_s:.2f} s"
+    return errors
+
+
 def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Decision],
                 additions: list[Addition], time_spent_ms: int | None) -> SubmitResult:
-    """Apply an annotator's verification of a unit.
+    """Apply one person's pass over a unit (the queue item they hold on it).
 
-    Steps, in one transaction: lock the unit row; if a submission with ``idempotency_key`` exists,
-    return its stored response (``replayed=True``) when it is the same user and unit, else refuse
-    (409); refuse a unit already done or leased live to someone else (409); validate that every
-    draft of the unit has exactly one decision and every text is usable (400, with per-field
-    errors); then write the changes, one append-only revision per QA pair, mark the unit done and
-    store the submission. Raises SubmitError; WorkUnit.DoesNotExist for an unknown unit.
+    Steps, in one transaction: if a submission with ``idempotency_key`` exists, return its stored
+    response (``replayed=True``) when it is the same person and unit, else refuse (409); lock the
+    person's open item on the unit (409 if they do not hold it: their lease lapsed and someone else
+    took it, or they never claimed it); validate that every QA pair of the pass has exactly one
+    decision and every text is usable (400, per-field errors); refuse decisions on QA pairs changed
+    since the version the person saw (409, with the current content); then write.
+
+    What is written depends on the pass. First pass and double-check: the QA pairs change, one
+    append-only revision each, plus a verdict each; a first pass may queue a double-check of the
+    unit (project's ``double_check_share``, never served to this person). Overlap: verdicts only,
+    the QA pairs stay as the first pass leaves them. The item is marked done with the time spent.
+    Raises SubmitError; WorkUnit.DoesNotExist for an unknown unit.
     """
     if not idempotency_key or len(idempotency_key) > 100:
         raise SubmitError("idempotency_key is required (at most 100 characters)")
     now = timezone.now()
     with transaction.atomic():
-        unit = WorkUnit.objects.select_for_update().get(pk=unit_id)
-        previous = Submission.objects.filter(idempotency_key=idempotency_key).first()
+        unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
+        previous = Submission.objects.select_related("item").filter(idempotency_key=idempotency_key).first()
         if previous is not None:
-            if previous.user_id != user.pk or previous.unit_id != unit.pk:
+            if previous.user_id != user.pk or previous.item.unit_id != unit.pk:
                 raise SubmitError("this idempotency key was used for another submit", status=409)
-            return SubmitResult(unit.pk, previous.response["counts"], replayed=True)
-        if unit.status == WorkUnit.Status.DONE:
-            raise SubmitError("this unit was already submitted", status=409)
-        if held_by_other(unit, user, now):
-            raise SubmitError("this unit is leased to another annotator", status=409)
+            r = previous.response
+            return SubmitResult(r["unit_id"], r["item_id"], r["kind"], r["counts"], replayed=True)
+        try:
+            item = queue.item_of(unit.pk, user)
+        except queue.LeaseError as exc:
+            raise SubmitError(str(exc), status=409) from None
+        except QueueItem.DoesNotExist:
+            raise SubmitError("this unit was already submitted", status=409) from None
 
-        pairs = {p.pk: p for p in unit.qa_pairs.select_for_update().filter(status=QAPair.Status.DRAFT)}
+        blind = item.kind == QueueItem.Kind.OVERLAP
+        pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",)).select_related("draft")}
+        shown = {pk: _content(p, as_drafted=blind) for pk, p in pairs.items()}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)}
-        errors: dict[str, str] = {}
-        seen: set[int] = set()
-        for i, d in enumerate(decisions):
-            where = f"decisions[{i}]"
-            pair = pairs.get(d.qa_id)
-            if pair is None:
-                errors[f"{where}.qa_id"] = f"QA pair {d.qa_id} is not a draft of this unit"
-                continue
-            if d.qa_id in seen:
-                errors[f"{where}.qa_id"] = f"QA pair {d.qa_id} has two decisions"
-            seen.add(d.qa_id)
-            if d.action == "delete":
-                if d.reason not in QAPair.DeleteReason.values:
-                    errors[f"{where}.reason"] = "choose a reason: " + ", ".join(QAPair.DeleteReason.values)
-            elif d.action == "modify":
-                question = pair.question if d.question is None else d.question
-                answer = pair.answer if d.answer is None else d.answer
-                for label, value in (("question", question), ("answer", answer)):
-                    if (message := _text_error(value, label)) is not None:
-                        errors[f"{where}.{label}"] = message
-                options = pair.options if d.options is None else d.options
-                index = pair.answer_index if d.answer_index is None else d.answer_index
-                _check_options(options, index, where, errors)
-                if (question, answer, options, index) == (pair.question, pair.answer, pair.options, pair.answer_index):
-                    errors[where] = "modify without a change: use keep"
-            elif d.action != "keep":
-                errors[f"{where}.action"] = "action must be keep, modify or delete"
-        for qa_id in pairs.keys() - seen:
-            errors[f"qa[{qa_id}]"] = f"QA pair {qa_id} has no decision"
-        for i, a in enumerate(additions):
-            where = f"added[{i}]"
-            if a.qa_type not in types:
-                errors[f"{where}.qa_type"] = f"unknown QA type {a.qa_type!r}"
-            for label, value in (("question", a.question), ("answer", a.answer)):
-                if (message := _text_error(value, label)) is not None:
-                    errors[f"{where}.{label}"] = message
-            start = unit.start_s if a.clip_start_s is None else a.clip_start_s
-            end = unit.end_s if a.clip_end_s is None else a.clip_end_s
-            if not unit.start_s <= start < end <= unit.end_s:
-                errors[f"{where}.clip"] = f"clip must lie within {unit.start_s:.2f}-{unit.end_s:.2f} s"
+        errors = _validate(decisions, additions, shown, types, unit)
         if errors:
             raise SubmitError("the submit has errors; nothing was saved", errors=errors)
+        if not blind:
+            conflicts = [
+                {"qa_id": d.qa_id, "your_version": d.version, "version": pairs[d.qa_id].version,
+                 "current": pairs[d.qa_id].snapshot()}
+                for d in decisions if d.version is not None and d.version != pairs[d.qa_id].version
+            ]
+            if conflicts:
+                raise SubmitError("someone else changed these QA pairs since you loaded them; nothing was saved",
+                                  status=409, conflicts=conflicts)
 
         counts = {"kept": 0, "modified": 0, "deleted": 0, "added": 0}
-        submission = Submission.objects.create(idempotency_key=idempotency_key, unit=unit, user=user, response={})
-        revisions = []
+        submission = Submission.objects.create(idempotency_key=idempotency_key, item=item, user=user, response={})
+        revisions, verdicts = [], []
         for d in decisions:
-            pair = pairs[d.qa_id]
+            pair, base = pairs[d.qa_id], shown[d.qa_id]
+            new = _proposed(base, d) if d.action == "modify" else base
+            counts[{"keep": "kept", "modify": "modified", "delete": "deleted"}[d.action]] += 1
+            verdicts.append(Verdict(item=item, qa_pair=pair, user=user, action=d.action, after=new,
+                                    reason=d.reason if d.action == "delete" else "", time_spent_ms=d.time_spent_ms))
+            if blind:
+                continue
             before = pair.snapshot()
             if d.action == "keep":
-                pair.status, pair.provenance, pair.verified_at = QAPair.Status.VERIFIED, QAPair.Provenance.MACHINE_KEPT, now
-                counts["kept"] += 1
+                if pair.status == QAPair.Status.DRAFT:
+                    pair.status, pair.provenance, pair.version = QAPair.Status.VERIFIED, QAPair.Provenance.MACHINE_KEPT, pair.version + 1
+                pair.verified_at = now
             elif d.action == "modify":
-                if d.question is not None:
-                    pair.question = d.question.strip()
-                if d.answer is not None:
-                    pair.answer = d.answer.strip()
-                if d.options is not None:
-                    pair.options = [o.strip() for o in d.options]
-                if d.answer_index is not None:
-                    pair.answer_index = d.answer_index
-                pair.status, pair.provenance, pair.verified_at = QAPair.Status.VERIFIED, QAPair.Provenance.MACHINE_MODIFIED, now
-                counts["modified"] += 1
+                pair.question, pair.answer, pair.options, pair.answer_index = (
+                    new["question"], new["answer"], new["options"], new["answer_index"])
+                if pair.provenance != QAPair.Provenance.HUMAN_ADDED:
+                    pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
+                pair.status, pair.verified_at, pair.version = QAPair.Status.VERIFIED, now, pair.version + 1
             else:
-                pair.status, pair.delete_reason = QAPair.Status.DELETED, d.reason
-                counts["deleted"] += 1
-            pair.version += 1
+                pair.status, pair.delete_reason, pair.version = QAPair.Status.DELETED, d.reason, pair.version + 1
             pair.save()
-            revisions.append(Revision(qa_pair=pair, actor_user=user, action=d.action, before=before,
-                                      after=pair.snapshot(), time_spent_ms=d.time_spent_ms, submission=submission))
+            revisions.append(Revision(qa_pair=pair, actor_user=user, action=d.action, before=before, after=pair.snapshot(),
+                                      version=pair.version, time_spent_ms=d.time_spent_ms, submission=submission))
         for a in additions:
+            counts["added"] += 1
+            content = {"question": a.question.strip(), "answer": a.answer.strip(), "options": a.options,
+                       "answer_index": a.answer_index}
+            if a.options is not None:
+                content["options"] = [o.strip() for o in a.options]
+                content["answer"] = content["options"][a.answer_index]
+            clip = (unit.start_s if a.clip_start_s is None else a.clip_start_s,
+                    unit.end_s if a.clip_end_s is None else a.clip_end_s)
+            if blind:
+                verdicts.append(Verdict(item=item, qa_pair=None, user=user, action="add", time_spent_ms=a.time_spent_ms,
+                                        after={**content, "qa_type": a.qa_type, "clip_start_s": clip[0], "clip_end_s": clip[1]}))
+                continue
             pair = QAPair.objects.create(
                 project_id=unit.project_id, unit=unit, video_id=unit.video_id, qa_type=types[a.qa_type],
-                origin=QAPair.Origin.HUMAN, question=a.question.strip(), answer=a.answer.strip(),
-                clip_start_s=unit.start_s if a.clip_start_s is None else a.clip_start_s,
-                clip_end_s=unit.end_s if a.clip_end_s is None else a.clip_end_s,
+                origin=QAPair.Origin.HUMAN, **content, clip_start_s=clip[0], clip_end_s=clip[1],
                 status=QAPair.Status.VERIFIED, provenance=QAPair.Provenance.HUMAN_ADDED, verified_at=now,
             )
-            counts["added"] += 1
+            verdicts.append(Verdict(item=item, qa_pair=pair, user=user, action="add", after=content,
+                                    time_spent_ms=a.time_spent_ms))
             revisions.append(Revision(qa_pair=pair, actor_user=user, action=Revision.Action.ADD, before=None,
-                                      after=pair.snapshot(), time_spent_ms=a.time_spent_ms, submission=submission))
+                                      after=pair.snapshot(), version=1, time_spent_ms=a.time_spent_ms, submission=submission))
         Revision.objects.bulk_create(revisions)
+        Verdict.objects.bulk_create(verdicts)
 
-        unit.status, unit.completed_by, unit.completed_at = WorkUnit.Status.DONE, user, now
-        unit.leased_by, unit.lease_expires_at, unit.time_spent_ms = None, None, time_spent_ms
-        unit.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
-        result = SubmitResult(unit.pk, counts)
+        item.status, item.completed_by, item.completed_at = QueueItem.Status.DONE, user, now
+        item.leased_by, item.lease_expires_at, item.time_spent_ms = None, None, time_spent_ms
+        item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
+        Autosave.objects.filter(item=item, user=user).delete()
+        if (item.kind == QueueItem.Kind.FIRST_PASS and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()
+                and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)):
+            QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
+                                     exclude_user=user, priority=item.priority)
+        result = SubmitResult(unit.pk, item.pk, item.kind, counts)
         submission.response = result.as_dict()
         submission.save(update_fields=["response"])
     return result
+
+
+# ------------------------------------------------------------------------ skip, autosave, edits
+
+def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
+    """Pass on the unit with a reason: the item goes back to the queue for others and is never
+    served to this person again. Raises SubmitError (400 no reason, 409 not theirs)."""
+    reason = (reason or "").strip()
+    if not reason or len(reason) > 500:
+        raise SubmitError("give a reason for skipping (at most 500 characters)", errors={"reason": "required"})
+    with transaction.atomic():
+        try:
+            item = queue.item_of(unit_id, user)
+        except queue.LeaseError as exc:
+            raise SubmitError(str(exc), status=409) from None
+        except QueueItem.DoesNotExist:
+            raise SubmitError("this unit was already submitted", status=409) from None
+        Skip.objects.create(item=item, user=user, reason=reason)
+        Autosave.objects.filter(item=item, user=user).delete()
+        queue.release(item)
+    return item
+
+
+def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int) -> Autosave:
+    """Keep the person's in-progress work on their item of the unit (newest write wins by the
+    client's clock, so a late retry of an older save does not undo a newer one).
+    Raises SubmitError (400 too large, 409 not theirs)."""
+    import json
+
+    if len(json.dumps(state)) > MAX_AUTOSAVE_BYTES:
+        raise SubmitError(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
+    with transaction.atomic():
+        try:
+            item = queue.item_of(unit_id, user, lock=False)
+        except queue.LeaseError as exc:
+            raise SubmitError(str(exc), status=409) from None
+        except QueueItem.DoesNotExist:
+            raise SubmitError("this unit was already submitted", status=409) from None
+        saved, created = Autosave.objects.select_for_update().get_or_create(
+            item=item, user=user, defaults={"state": state, "client_saved_at_ms": client_saved_at_ms})
+        if not created and client_saved_at_ms >= saved.client_saved_at_ms:
+            saved.state, saved.client_saved_at_ms = state, client_saved_at_ms
+            saved.save(update_fields=["state", "client_saved_at_ms", "updated_at"])
+    return saved
+
+
+def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None, answer: str | None = None,
+                 options: list[str] | None = None, answer_index: int | None = None) -> QAPair:
+    """An edit outside the queue (admin or reviewer on the QA pair's page or the API).
+
+    ``version`` is the version the editor saw; if the QA pair changed since, SubmitError 409 with
+    the current content (never a silent overwrite). Bad text or options: SubmitError 400.
+    """
+    with transaction.atomic():
+        pair = QAPair.objects.select_for_update().get(pk=qa_id)
+        if version != pair.version:
+            raise SubmitError("someone else changed this QA pair since you loaded it; nothing was saved", status=409,
+                              conflicts=[{"qa_id": pair.pk, "your_version": version, "version": pair.version,
+                                          "current": pair.snapshot()}])
+        new = _proposed(_content(pair, as_drafted=False),
+                        Decision(qa_id, "modify", question=question, answer=answer, options=options, answer_index=answer_index))
+        errors: dict[str, str] = {}
+        for label in ("question", "answer"):
+            if (message := _text_error(new[label], label)) is not None:
+                errors[label] = message
+        check_options(new["options"], new["answer_index"], "qa", errors)
+        if errors:
+            raise SubmitError("the edit has errors; nothing was saved", errors=errors)
+        before = pair.snapshot()
+        pair.question, pair.answer, pair.options, pair.answer_index = new["question"], new["answer"], new["options"], new["answer_index"]
+        if pair.status == QAPair.Status.VERIFIED and pair.provenance == QAPair.Provenance.MACHINE_KEPT:
+            pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
+        pair.version += 1
+        pair.save()
+        Revision.objects.create(qa_pair=pair, actor_user=user, action=Revision.Action.EDIT, before=before,
+                                after=pair.snapshot(), version=pair.version)
+    return pair
+
+
+def flag_qa_pair(qa_id: int, *, reason: str, source: str) -> QAPair:
+    """A model flags a QA pair for human attention (e.g. VUDG's review labels fixable / invalid,
+    seed 004 Sec. 3.2): the reason is shown with the item, and the unit's open queue items move to
+    the front of the queue. Raises ValueError for an empty reason or source."""
+    if not reason.strip() or not source.strip():
+        raise ValueError("a flag needs a reason and the model that gave it")
+    with transaction.atomic():
+        pair = QAPair.objects.select_for_update().get(pk=qa_id)
+        before = pair.snapshot()
+        pair.flag_reason, pair.flag_source = reason.strip(), source.strip()
+        pair.save(update_fields=["flag_reason", "flag_source", "updated_at"])
+        Revision.objects.create(qa_pair=pair, actor_model=pair.flag_source, action=Revision.Action.FLAG, before=before,
+                                after={**pair.snapshot(), "flag_reason": pair.flag_reason}, version=pair.version)
+        QueueItem.objects.filter(unit_id=pair.unit_id, status=QueueItem.Status.OPEN).update(priority=FLAGGED_PRIORITY)
+    return pair
+
+
+def apply_preset(project: Project, name: str) -> int:
+    """Create the QA types of preset ``name`` (``egonight``) the project does not have yet; returns
+    how many were created. Existing types of the same slug are left as they are. Raises KeyError."""
+    from annotator.qa.presets import PRESETS
+
+    specs = PRESETS[name]
+    have = set(QAType.objects.filter(project=project).values_list("slug", flat=True))
+    created = [QAType(project=project, slug=s.slug, name=s.name, paired=s.paired, clip_policy=s.clip_policy,
+                      window_s=s.window_s, description=s.description) for s in specs if s.slug not in have]
+    QAType.objects.bulk_create(created)
+    return len(created)

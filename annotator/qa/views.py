@@ -1,16 +1,25 @@
-"""Browser pages for verification and export. The verify page drives the same API as scripts."""
+"""Browser pages for verification, progress, QA types, QA pair histories and export.
+
+The verify page drives the same API as scripts. Every page checks the role through
+``annotator.projects.access``: 404 for non-members, 403 for a role that may not.
+"""
 
 import json
 
 import markdown
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
-from annotator.qa import selectors
+from annotator.qa import selectors, services
+from annotator.qa.models import QAPair, QAType
+from annotator.qa.presets import PRESETS
 from api.views import jsonl_export_response
 
 
@@ -23,6 +32,10 @@ def _project_with(request, slug, check) -> Project:
     return project
 
 
+def _md(text: str) -> str:
+    return markdown.markdown(text, extensions=["extra"])
+
+
 @login_required
 def home(request):
     """The projects the user belongs to, with their role and queue counts."""
@@ -32,7 +45,8 @@ def home(request):
         projects = [(m.project, m.role) for m in Membership.objects.filter(user=request.user).select_related("project")]
     rows = [
         {"project": p, "role": role, "counts": selectors.queue_counts(p),
-         "can_export": role == "admin", "can_annotate": role in access.ANNOTATE_ROLES}
+         "can_export": role in access.EXPORT_ROLES, "can_annotate": role in access.ANNOTATE_ROLES,
+         "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES}
         for p, role in projects
     ]
     return render(request, "qa/home.html", {"rows": rows})
@@ -40,15 +54,137 @@ def home(request):
 
 @login_required
 def verify(request, slug: str):
-    """The verification page: video player, drafts, keep / modify / delete / add, all by keyboard."""
+    """The verification page: video player(s), QA pairs, keep / modify / delete / add, all by keyboard."""
     project = _project_with(request, slug, access.can_annotate)
+    api = "/api/units/{id}/"
     config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
-              "submitUrl": "/api/units/{id}/submit/"}
+              "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
+              "autosaveUrl": api + "autosave/"}
+    types = [{"name": t.name, "description": t.description, "html": _md(t.guidelines)}
+             for t in QAType.objects.filter(project=project).exclude(guidelines="")]
     return render(request, "qa/verify.html", {
         "project": project,
         "config_json": json.dumps(config),
-        "guidelines_html": markdown.markdown(project.guidelines or "No guidelines yet.", extensions=["extra"]),
+        "guidelines_html": _md(project.guidelines or "No project guidelines yet."),
+        "type_guidelines": types,
     })
+
+
+@login_required
+def progress(request, slug: str):
+    """Progress per pass kind, annotator, QA type and video, with the live kept share."""
+    project = _project_with(request, slug, access.can_oversee)
+    return render(request, "qa/progress.html", {"project": project, "p": selectors.progress(project),
+                                                "can_manage": access.can_manage(request.user, project)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def qa_types(request, slug: str):
+    """The project's QA types; admins add types, apply the EgoNight preset and set the queue policy."""
+    project = _project_with(request, slug, access.can_view_project)
+    manage = access.can_manage(request.user, project)
+    form = {}
+    if request.method == "POST":
+        if not manage:
+            raise PermissionDenied("only admins change QA types")
+        action = request.POST.get("action")
+        if action == "preset":
+            n = services.apply_preset(project, request.POST.get("preset", ""))
+            messages.success(request, f"added {n} QA types from the preset")
+            return redirect("qa-types", slug=slug)
+        if action == "policy":
+            try:
+                services.set_queue_policy(project, double_check_share=float(request.POST["double_check_share"]),
+                                          overlap_share=float(request.POST["overlap_share"]),
+                                          overlap_k=int(request.POST["overlap_k"]))
+            except (KeyError, ValueError) as exc:
+                messages.error(request, f"queue policy not changed: {exc}")
+            else:
+                messages.success(request, "queue policy saved")
+            return redirect("qa-types", slug=slug)
+        form = {k: request.POST.get(k, "") for k in ("slug", "name", "description", "clip_policy", "window_s", "guidelines")}
+        form["paired"] = bool(request.POST.get("paired"))
+        errors = _qa_type_errors(project, form)
+        if not errors:
+            QAType.objects.create(project=project, slug=form["slug"], name=form["name"], description=form["description"],
+                                  paired=form["paired"], clip_policy=form["clip_policy"],
+                                  window_s=float(form["window_s"]) if form["window_s"] else None, guidelines=form["guidelines"])
+            messages.success(request, f"QA type {form['slug']} added")
+            return redirect("qa-types", slug=slug)
+        form["errors"] = errors  # the form is shown again with what was typed
+    return render(request, "qa/qa_types.html", {
+        "project": project, "types": QAType.objects.filter(project=project), "manage": manage, "form": form,
+        "presets": sorted(PRESETS), "policies": QAType.ClipPolicy.choices,
+    }, status=400 if form.get("errors") else 200)
+
+
+def _qa_type_errors(project, form) -> dict:
+    from django.utils.text import slugify
+
+    errors = {}
+    if not form["slug"] or slugify(form["slug"]).replace("-", "_") != form["slug"]:
+        errors["slug"] = "use lower-case letters, digits and underscores"
+    elif QAType.objects.filter(project=project, slug=form["slug"]).exists():
+        errors["slug"] = "this project already has a QA type with this slug"
+    if not form["name"].strip():
+        errors["name"] = "give the type a name"
+    if form["clip_policy"] not in QAType.ClipPolicy.values:
+        errors["clip_policy"] = "choose a clip policy"
+    try:
+        window = float(form["window_s"]) if form["window_s"] else None
+    except ValueError:
+        window, errors["window_s"] = None, "a number of seconds"
+    if form["clip_policy"] == QAType.ClipPolicy.WINDOW and not (window and window > 0):
+        errors.setdefault("window_s", "a window clip policy needs a length in seconds")
+    return errors
+
+
+@login_required
+def qa_list(request, slug: str):
+    """QA pairs of the project, filterable by status and QA type, each linking to its history."""
+    project = _project_with(request, slug, access.can_oversee)
+    qs = QAPair.objects.filter(project=project).select_related("qa_type", "video").order_by("-updated_at")
+    status, qa_type = request.GET.get("status", ""), request.GET.get("qa_type", "")
+    if status:
+        qs = qs.filter(status=status)
+    if qa_type:
+        qs = qs.filter(qa_type__slug=qa_type)
+    page = Paginator(qs, 50).get_page(request.GET.get("page"))
+    return render(request, "qa/qa_list.html", {
+        "project": project, "page": page, "status": status, "qa_type": qa_type,
+        "statuses": QAPair.Status.values, "types": QAType.objects.filter(project=project)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def qa_detail(request, slug: str, pk: int):
+    """One QA pair: its current text, its history from the machine draft, and (for admins and
+    reviewers) an edit form with optimistic locking: a conflicting edit is refused, the current
+    text is shown, and what the editor typed is kept in the form."""
+    project = _project_with(request, slug, access.can_oversee)
+    pair = get_object_or_404(QAPair.objects.select_related("qa_type", "video"), pk=pk, project=project)
+    can_edit = access.can_edit_qa(request.user, project)
+    typed, conflict, errors, status = None, None, {}, 200
+    if request.method == "POST":
+        if not can_edit:
+            raise PermissionDenied("your role may not edit QA pairs")
+        typed = {"question": request.POST.get("question", ""), "answer": request.POST.get("answer", ""),
+                 "version": request.POST.get("version", "")}
+        try:
+            services.edit_qa_pair(pair.pk, request.user, version=int(typed["version"] or 0),
+                                  question=typed["question"], answer=typed["answer"] if pair.options is None else None)
+        except services.SubmitError as exc:
+            errors, conflict, status = exc.errors, (exc.conflicts[0] if exc.conflicts else None), exc.status
+            messages.error(request, str(exc))
+            pair.refresh_from_db()
+        else:
+            messages.success(request, "saved")
+            return redirect("qa-detail", slug=slug, pk=pk)
+    return render(request, "qa/qa_detail.html", {
+        "project": project, "pair": pair, "h": selectors.history(pair), "can_edit": can_edit,
+        "typed": typed, "conflict": conflict, "errors": errors,
+    }, status=status)
 
 
 @login_required
