@@ -170,9 +170,9 @@ class Addition:
     answer: str
     clip_start_s: float | None = None
     clip_end_s: float | None = None
+    time_spent_ms: int | None = None
     options: list[str] | None = None
     answer_index: int | None = None
-    time_spent_ms: int | None = None
 
 
 @dataclass

@@ -48,8 +48,8 @@ def test_an_annotator_claims_and_submits_over_the_api(make_unit, project):
                "added": [{"qa_type": "scene_description", "question": "Where is it?", "answer": "a kitchen"}]}
     res = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
     assert res.status_code == 200
-    assert res.json() == {"unit_id": unit.pk, "status": "done", "replayed": False,
-                          "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1}}
+    assert res.json() == {"unit_id": unit.pk, "item_id": body["queue"]["item_id"], "kind": "first_pass", "status": "done",
+                          "replayed": False, "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1}}
     again = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
     assert again.status_code == 200 and again.json()["replayed"] is True
     assert QAPair.objects.filter(origin="human").count() == 1
@@ -113,7 +113,7 @@ def test_an_admin_downloads_the_export_as_jsonl(make_unit, project, annotator):
     from annotator.qa.queue import claim_next
     from annotator.qa.services import Decision, submit_unit
 
-    unit = claim_next(make_unit(n_open=1).project, annotator)
+    unit = claim_next(make_unit(n_open=1).project, annotator).unit
     submit_unit(unit.pk, annotator, idempotency_key="e", time_spent_ms=None, additions=[],
                 decisions=[Decision(q.pk, "keep") for q in unit.qa_pairs.all()])
     admin, _ = _client_for("api-admin", "admin", project)

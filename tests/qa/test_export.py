@@ -10,7 +10,7 @@ from annotator.qa.queue import claim_next
 from annotator.qa.selectors import pseudonym
 from annotator.qa.services import Addition, Decision, submit_unit
 
-KEYS = {"id", "project", "qa_type", "paired", "question", "answer", "options", "answer_index", "video", "clip",
+KEYS = {"id", "project", "qa_type", "paired", "pair", "question", "answer", "options", "answer_index", "video", "clip",
         "provenance", "draft", "annotators", "verifications", "verified_at"}
 VIDEO_KEYS = {"id", "sha256", "filename", "duration_s", "fps", "illumination", "source", "metadata"}
 
@@ -18,7 +18,7 @@ VIDEO_KEYS = {"id", "sha256", "filename", "duration_s", "fps", "illumination", "
 @pytest.fixture
 def verified(make_unit, annotator, annotator2):
     """Two units: the first verified (keep, modify, delete, keep MC, add one), the second untouched."""
-    unit = claim_next(make_unit().project, annotator)
+    unit = claim_next(make_unit().project, annotator).unit
     make_unit()  # its drafts stay undecided and must not be exported
     a, b, c, mc = unit.qa_pairs.order_by("id")
     submit_unit(unit.pk, annotator, idempotency_key="x", time_spent_ms=1000, decisions=[
@@ -52,7 +52,7 @@ def test_it_exports_exactly_the_verified_items(verified, project, tmp_path, anno
     assert (mc["options"], mc["answer_index"], mc["answer"]) == (["pan", "cup", "lamp", "shoe"], 1, "cup")
     assert (kept["options"], kept["answer_index"]) == (None, None)
     assert added["draft"] is None and added["clip"] == {"start_s": 1.0, "end_s": 4.0}
-    assert added["qa_type"] == "object_recognition" and added["paired"] is False
+    assert added["qa_type"] == "object_recognition" and added["paired"] is False and added["pair"] is None
     assert kept["video"]["illumination"] == "day"
     assert kept["video"]["metadata"] == {"difficulty": None, "domain": "kitchen", "scenario": None, "view": None}
     assert kept["project"] == "proj" and kept["clip"] == {"start_s": 0.0, "end_s": 10.0}
