@@ -35,6 +35,10 @@ $PY manage.py createuser annotator2 --role annotator --project demo --password d
 pids+=($!)
 
 $PY manage.py ingest .cache/footage --project demo --manifest demo/manifest.jsonl --wait
+# Night versions of every real day clip at EgoNight's three difficulty levels, paired with it;
+# cityCC0.mpg is real night footage and stays unpaired.
+$PY manage.py derive_night --project demo
+$PY manage.py qa_types --project demo --preset egonight
 $PY manage.py draft --project demo --pipeline templates
 
 .venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \

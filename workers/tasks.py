@@ -28,6 +28,20 @@ def transcode_video(self, video_id: int) -> str:
     return video.status if video else "gone"
 
 
+@shared_task(bind=True, autoretry_for=(OSError,), retry_backoff=2, retry_backoff_max=120, max_retries=4)
+def derive_night(self, video_id: int, level: str) -> str:
+    """Render and ingest the synthetic night version of a day video (``media.services.derive_night``);
+    storage errors retry with backoff, a render failure is reported as the task's result."""
+    from annotator.adapters.ffmpeg import MediaError
+
+    try:
+        video = media.derive_night(video_id, level)
+    except MediaError as exc:
+        log.warning("night rendition of video %s at %s failed: %s", video_id, level, exc)
+        return f"failed: {exc}"
+    return "gone" if video is None else f"video {video.pk}"
+
+
 @shared_task
 def draft_templates(job_id: int) -> str:
     """Write annotation-derived template drafts for one video job (no model needed)."""

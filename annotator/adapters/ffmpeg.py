@@ -172,6 +172,35 @@ def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int) 
     )
 
 
+# Night renditions of a day clip at EgoNight's three difficulty levels (seed 000 App. A.1, Table 6,
+# and Sec. 5: easy = moderately dark; medium = very dark with camera noise; hard = as dark as medium,
+# with motion blur). Darkening is a gamma and brightness cut with desaturation (eyes and sensors lose
+# colour first in low light); noise is temporal and uniform per frame; motion blur averages 5
+# consecutive frames (ffmpeg tmix), like a long shutter. Blur comes before noise: the sensor adds
+# noise to the blurred exposure.
+NIGHT_LEVELS = {
+    "easy": [("eq", {"gamma": 0.55, "brightness": -0.12, "saturation": 0.6})],
+    "medium": [("eq", {"gamma": 0.3, "brightness": -0.2, "saturation": 0.4}), ("noise", {"alls": 18, "allf": "t+u"})],
+    "hard": [("eq", {"gamma": 0.3, "brightness": -0.2, "saturation": 0.4}), ("tmix", {"frames": 5}),
+             ("noise", {"alls": 18, "allf": "t+u"})],
+}
+
+
+def night_args(src: str | Path, dst: str | Path, *, level: str, max_height: int) -> list[str]:
+    """argv for a synthetic night version of a day video at ``level`` (easy, medium, hard): same
+    frames, timing and length as the source (so it pairs with offset 0), H.264 MP4, no audio,
+    height <= max_height. Raises KeyError for an unknown level."""
+    video = ffmpeg.input(str(src)).video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
+    for name, kwargs in NIGHT_LEVELS[level]:
+        video = video.filter(name, **kwargs)
+    return (
+        ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
+                      movflags="+faststart", format="mp4")
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
 def still_args(src: str | Path, at_s: float, *, max_side: int, dst: str = "pipe:") -> list[str]:
     """argv that writes one JPEG frame at ``at_s`` seconds, longest side <= ``max_side`` px."""
     scale = f"if(gt(iw,ih),min({max_side},iw),-2)", f"if(gt(iw,ih),-2,min({max_side},ih))"

@@ -22,7 +22,7 @@ from django.db import transaction
 
 from annotator.adapters import ffmpeg
 from annotator.media.manifest import ManifestEntry
-from annotator.media.models import Video
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -207,4 +207,70 @@ def mark_transcode_failed(video_id: int, reason: str) -> None:
     )
 
 
-__all__ = ["IngestResult", "expand_paths", "ingest_file", "transcode", "mark_transcode_failed", "sha256_of"]
+def make_day_night_group(day: Video, night: Video, *, offset_s: float = 0.0, name: str = "", params: dict | None = None) -> VideoGroup:
+    """Group two videos of a project as a day-night pair (EgoNight seed 000 Sec. 3.1): the same
+    route lit and dark, the night one ``offset_s`` seconds later (night time = day time + offset).
+    Returns the existing group if these two are already paired. Raises ValueError for videos of
+    different projects, the same video twice, or a night video that is not at least 1 s long
+    after the offset."""
+    if day.project_id != night.project_id or day.pk == night.pk:
+        raise ValueError("a day-night pair needs two different videos of the same project")
+    if (night.duration_s or 0) - offset_s < 1.0 or offset_s < 0:
+        raise ValueError(f"offset {offset_s} s leaves less than 1 s of the night video")
+    existing = (VideoGroup.objects.filter(kind=VideoGroup.Kind.DAY_NIGHT, members__video=day, members__role="day")
+                .filter(members__video=night).first())
+    if existing is not None:
+        return existing
+    with transaction.atomic():
+        group = VideoGroup.objects.create(project_id=day.project_id, kind=VideoGroup.Kind.DAY_NIGHT,
+                                          name=name or f"{day.filename} / {night.filename}", params=params or {})
+        VideoGroupMember.objects.bulk_create([
+            VideoGroupMember(group=group, video=day, role=VideoGroupMember.Role.DAY, offset_s=0.0),
+            VideoGroupMember(group=group, video=night, role=VideoGroupMember.Role.NIGHT, offset_s=offset_s),
+        ])
+    return group
+
+
+def night_candidates(project: Project) -> list[Video]:
+    """Real, ready videos that are not night videos: the day clips to derive night versions of."""
+    return list(Video.objects.filter(project=project, source=Video.Source.REAL, status=Video.Status.READY)
+                .exclude(illumination=Video.Illumination.NIGHT).order_by("id"))
+
+
+def derive_night(day_id: int, level: str) -> Video | None:
+    """Make the synthetic night version of a day video at ``level`` (easy, medium, hard; recipe in
+    ``adapters.ffmpeg.NIGHT_LEVELS``, EgoNight App. A.1) and pair it with the day video.
+
+    Steps: return the existing derivative if there is one (idempotent); render it with ffmpeg into
+    a temporary file; ingest that file as a new video (``source=synthetic``, ``illumination=night``,
+    ``difficulty=level``, ``derived_from`` the day video, the recipe in ``extra``), which queues its
+    transcode; group the two as a day-night pair with offset 0. A render failure raises MediaError.
+    """
+    day = Video.objects.select_related("project").filter(pk=day_id).first()
+    if day is None:
+        return None
+    existing = Video.objects.filter(derived_from=day, difficulty=level, source=Video.Source.SYNTHETIC).first()
+    if existing is None:
+        recipe = [[name, kwargs] for name, kwargs in ffmpeg.NIGHT_LEVELS[level]]
+        with local_copy(day.original.name) as src, tempfile.TemporaryDirectory() as work:
+            out = Path(work) / f"{Path(day.filename).stem}-night-{level}.mp4"
+            ffmpeg.run(ffmpeg.night_args(src, out, level=level, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT),
+                       timeout_s=max(600.0, (day.duration_s or 0) * 6), what="night rendition")
+            entry = ManifestEntry(
+                file=out.name,
+                fields={"source": Video.Source.SYNTHETIC, "illumination": Video.Illumination.NIGHT, "difficulty": level,
+                        "domain": day.domain, "scenario": day.scenario, "view": day.view},
+                extra={"derived_from": day.filename, "night_recipe": recipe},
+            )
+            result = ingest_file(day.project, out, entry)
+        if result.outcome == "failed" or result.video_id is None:
+            raise ffmpeg.MediaError(f"night rendition of {day.filename} could not be ingested: {result.reason}")
+        Video.objects.filter(pk=result.video_id).update(derived_from=day)
+        existing = Video.objects.get(pk=result.video_id)
+    make_day_night_group(day, existing, offset_s=0.0, name=f"{day.filename} / night {level}",
+                         params={"synthetic": True, "difficulty": level})
+    return existing
+
+
+__all__ = ["IngestResult", "expand_paths", "ingest_file", "transcode", "mark_transcode_failed", "sha256_of",
+           "make_day_night_group", "night_candidates", "derive_night"]

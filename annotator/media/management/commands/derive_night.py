@@ -1,0 +1,66 @@
+"""python manage.py derive_night --project SLUG [--levels easy,medium,hard] [--no-wait]"""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from kombu.exceptions import OperationalError
+
+from annotator.adapters.ffmpeg import NIGHT_LEVELS
+from annotator.media.models import Video
+from annotator.media.services import night_candidates
+from annotator.projects.models import Project
+
+
+class Command(BaseCommand):
+    help = ("Derive synthetic night versions of the project's real day videos at EgoNight's difficulty "
+            "levels (App. A.1) with Celery workers, and pair each with its day video.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--levels", default="easy,medium,hard", help="Comma-separated: easy, medium, hard.")
+        parser.add_argument("--no-wait", action="store_true", help="Queue the work and return.")
+        parser.add_argument("--timeout", type=float, default=3600)
+
+    def handle(self, *args, **opts):
+        from workers.tasks import derive_night
+
+        project = Project.objects.filter(slug=opts["project"]).first()
+        if project is None:
+            raise CommandError(f"no project {opts['project']!r}")
+        levels = [x.strip() for x in opts["levels"].split(",") if x.strip()]
+        unknown = set(levels) - set(NIGHT_LEVELS)
+        if unknown or not levels:
+            raise CommandError(f"levels must be among {', '.join(NIGHT_LEVELS)}")
+        days = night_candidates(project)
+        have = set(Video.objects.filter(derived_from__in=days, source="synthetic").values_list("derived_from", "difficulty"))
+        todo = [(v, level) for v in days for level in levels if (v.pk, level) not in have]
+        self.stdout.write(f"{len(days)} day videos, {len(todo)} night renditions to make "
+                          f"({len(days) * len(levels) - len(todo)} already there)")
+        try:
+            results = [(v, level, derive_night.delay(v.pk, level)) for v, level in todo]
+        except OperationalError as exc:
+            raise CommandError(f"cannot reach the Celery broker: {exc}") from None
+        if opts["no_wait"] or not results:
+            return
+        deadline = time.monotonic() + opts["timeout"]
+        done_before = -1
+        while True:
+            done = sum(r.ready() for _, _, r in results)
+            if done != done_before:
+                self.stdout.write(f"  {done}/{len(results)} rendered")
+                done_before = done
+            if done == len(results):
+                break
+            if time.monotonic() > deadline:
+                raise CommandError("timed out waiting: is a Celery worker running?")
+            time.sleep(0.5)
+        failed = [(v, level, r.result) for v, level, r in results if r.failed() or str(r.result).startswith("failed")]
+        for v, level, why in failed:
+            self.stderr.write(f"failed {v.filename} {level}: {why}")
+        while Video.objects.filter(project=project, status=Video.Status.PROCESSING).exists():
+            if time.monotonic() > deadline:
+                raise CommandError("timed out waiting for transcodes: is a Celery worker running?")
+            time.sleep(0.5)
+        self.stdout.write(f"{len(results) - len(failed)} night renditions ready and paired")
+        if failed:
+            raise SystemExit(1)
