@@ -18,5 +18,6 @@ urlpatterns = [
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
     path("projects/<slug:slug>/qa/<int:pk>/", qa_views.qa_detail, name="qa-detail"),
-    path("media/<path:name>", media_views.serve_media, name="media"),
+    # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
+    path("files/<path:name>", media_views.serve_media, name="media"),
 ]

@@ -31,7 +31,15 @@ def pseudonym(user_id: int) -> str:
 
 
 def media_url(name: str) -> str | None:
-    return default_storage.url(name) if name else None
+    """The URL a page uses for a stored file: on local disk, the access-checked range-serving view
+    (``media.views.serve_media``); on S3, the bucket's (signed) URL."""
+    if not name:
+        return None
+    if settings.STORAGE_BACKEND == "local":
+        from django.urls import reverse
+
+        return reverse("media", args=[name])
+    return default_storage.url(name)
 
 
 def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:

@@ -15,7 +15,7 @@ BODY = bytes(range(256)) * 40  # 10240 bytes
 def stored(project):
     name = default_storage.save("renditions/test/serve.mp4", ContentFile(BODY))
     Video.objects.create(project=project, sha256="c" * 64, filename="serve.mp4", status="ready", rendition=name)
-    yield "/media/" + name
+    yield "/files/" + name
     default_storage.delete(name)
 
 

@@ -6,7 +6,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from annotator.drafts.models import DraftJob, DraftRun, Pipeline
 from annotator.drafts.services import save_drafts
@@ -14,29 +14,7 @@ from annotator.drafts.templates import DraftSpec
 from annotator.media.models import Video
 from annotator.qa.models import QAPair
 from annotator.qa.services import ensure_qa_type
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def _log_in(browser, base_url, name, password):
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", name)
-    page.fill("#id_password", password)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"{base_url}/")
-    return context, page
-
+from tests.ui.conftest import log_in
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
@@ -54,7 +32,7 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     ])], actor="templates/templates-v1")
     base = live_server.url
 
-    context, page = _log_in(browser, base, "ann", "pw-ann-123")
+    context, page = log_in(browser, base, "ann", "pw-ann-123")
     page.get_by_role("link", name="Verify").click()
     cards = page.locator("#cards > li")
     expect(cards).to_have_count(3)
@@ -85,7 +63,7 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     assert QAPair.objects.get(question="What pattern fills the screen?").provenance == "machine_kept"
     context.close()
 
-    admin_context, admin_page = _log_in(browser, base, "boss", "pw-boss-123")
+    admin_context, admin_page = log_in(browser, base, "boss", "pw-boss-123")
     link = admin_page.get_by_role("link", name="Export verified QA (JSONL)")
     response = admin_context.request.get(base + link.get_attribute("href"))
     assert response.status == 200
@@ -104,7 +82,7 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
 def test_submitting_with_an_undecided_item_shows_what_is_missing_and_keeps_the_work(
         live_server, browser, make_unit, annotator):
     make_unit(n_open=1)
-    context, page = _log_in(browser, live_server.url, "ann", "pw-ann-123")
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     page.goto(f"{live_server.url}/projects/proj/verify/")
     expect(page.locator("#cards > li")).to_have_count(2)
     page.keyboard.press("x")

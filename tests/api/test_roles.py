@@ -1,0 +1,110 @@
+"""The role matrix: every page and every API endpoint against every role, allowed or refused.
+
+Refusals are 403 for members whose role may not, 404 for people outside the project (its existence
+is not disclosed) and a login redirect (pages) or 401/403 (API) for anonymous visitors.
+"""
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from annotator.projects.services import ensure_member, ensure_project, token_for
+
+ROLES = ["admin", "reviewer", "annotator", "researcher"]
+ALL = set(ROLES)
+ANNOTATE = {"admin", "reviewer", "annotator"}
+OVERSEE = {"admin", "reviewer", "researcher"}
+EDIT = {"admin", "reviewer"}
+ADMIN = {"admin"}
+
+# (method, path template, allowed roles, JSON body)
+API = [
+    ("post", "/api/projects/{slug}/queue/next/", ANNOTATE, None),
+    ("post", "/api/units/{unit}/submit/", ANNOTATE, {}),
+    ("post", "/api/units/{unit}/heartbeat/", ANNOTATE, None),
+    ("post", "/api/units/{unit}/skip/", ANNOTATE, {}),
+    ("put", "/api/units/{unit}/autosave/", ANNOTATE, {}),
+    ("get", "/api/projects/{slug}/videos/", ALL, None),
+    ("get", "/api/projects/{slug}/qa-types/", ALL, None),
+    ("post", "/api/projects/{slug}/qa-types/", ADMIN, {}),
+    ("get", "/api/projects/{slug}/policy/", OVERSEE, None),
+    ("patch", "/api/projects/{slug}/policy/", ADMIN, {}),
+    ("get", "/api/projects/{slug}/progress/", OVERSEE, None),
+    ("get", "/api/projects/{slug}/export/", ADMIN, None),
+    ("get", "/api/qa/{qa}/", OVERSEE, None),
+    ("patch", "/api/qa/{qa}/", EDIT, {}),
+    ("post", "/api/qa/{qa}/flag/", ADMIN, {}),
+]
+PAGES = [
+    ("get", "/projects/{slug}/verify/", ANNOTATE),
+    ("get", "/projects/{slug}/videos/", ALL),
+    ("get", "/projects/{slug}/qa-types/", ALL),
+    ("post", "/projects/{slug}/qa-types/", ADMIN),
+    ("get", "/projects/{slug}/progress/", OVERSEE),
+    ("get", "/projects/{slug}/qa/", OVERSEE),
+    ("get", "/projects/{slug}/qa/{qa}/", OVERSEE),
+    ("post", "/projects/{slug}/qa/{qa}/", EDIT),
+    ("get", "/projects/{slug}/export.jsonl", ADMIN),
+]
+
+
+@pytest.fixture
+def world(make_unit, project):
+    unit = make_unit(n_open=1)
+    users = {role: ensure_member(f"m-{role}", role=role, project=project, password="pw-matrix-1")[0] for role in ROLES}
+    users["outsider"] = ensure_member("m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1")[0]
+    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk}
+    return users, ids
+
+
+def _api_client(user):
+    client = APIClient()
+    if user is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    return client
+
+
+@pytest.mark.parametrize("method, path, allowed, body", API, ids=[f"{m} {p}" for m, p, _, _ in API])
+def test_every_api_endpoint_checks_the_role(world, method, path, allowed, body):
+    users, ids = world
+    url = path.format(**ids)
+    for who in [*ROLES, "outsider", None]:
+        client = _api_client(users.get(who) if who else None)
+        res = getattr(client, method)(url, body, format="json") if body is not None else getattr(client, method)(url)
+        if who in allowed:
+            assert res.status_code not in (401, 403, 404) and res.status_code < 500, (who, res.status_code, res.content[:200])
+        elif who in ROLES:
+            assert res.status_code == 403, (who, res.status_code)
+        elif who == "outsider":
+            assert res.status_code == 404, (who, res.status_code)
+        else:
+            assert res.status_code in (401, 403), (who, res.status_code)
+
+
+@pytest.mark.parametrize("method, path, allowed", PAGES, ids=[f"{m} {p}" for m, p, _ in PAGES])
+def test_every_page_checks_the_role(world, method, path, allowed):
+    users, ids = world
+    url = path.format(**ids)
+    for who in [*ROLES, "outsider", None]:
+        client = Client()
+        if who:
+            client.force_login(users[who])
+        res = getattr(client, method)(url, {"action": "create"} if method == "post" else None)
+        if who in allowed:
+            assert res.status_code in (200, 302, 400, 409), (who, res.status_code)
+            assert not (res.status_code == 302 and "/accounts/login/" in res["Location"])
+        elif who in ROLES:
+            assert res.status_code == 403, (who, res.status_code)
+        elif who == "outsider":
+            assert res.status_code == 404, (who, res.status_code)
+        else:
+            assert res.status_code == 302 and res["Location"].startswith("/accounts/login/"), (who, res.status_code)
+
+
+def test_the_unit_an_annotator_sees_names_nobody(world, project):
+    users, ids = world
+    res = _api_client(users["annotator"]).post(f"/api/projects/{project.slug}/queue/next/")
+    text = res.content.decode()
+    for user in users.values():
+        assert user.username not in text
+    assert "leased_by" not in text and "completed_by" not in text

@@ -1,0 +1,27 @@
+"""Browser fixtures: one headless Chromium (Debian's, driven by Playwright) per test module."""
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def log_in(browser, base_url, name, password):
+    """A new browser context logged in as ``name``; returns (context, page) on the home page."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", name)
+    page.fill("#id_password", password)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base_url}/")
+    return context, page
