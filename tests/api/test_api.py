@@ -137,3 +137,40 @@ def test_the_openapi_schema_describes_the_flow():
 def test_ensure_member_refuses_an_unknown_role(project):
     with pytest.raises(ValueError, match="role must be one of"):
         ensure_member("x", role="boss", project=project)
+
+
+def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
+    unit = make_unit(n_open=1)
+    client, _ = _client_for("api-hb", "annotator", project)
+    admin, _ = _client_for("api-ed", "admin", project)
+    body = client.post(f"/api/projects/{project.slug}/queue/next/").json()
+    assert body["queue"]["kind"] == "first_pass" and body["autosave"] is None
+
+    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 200
+    assert client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5}, format="json").status_code == 204
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").json()["autosave"] == {"state": {"x": 1}, "client_saved_at_ms": 5}
+
+    qa = body["qa_pairs"][0]
+    res = admin.patch(f"/api/qa/{qa['id']}/", {"version": qa["version"], "answer": "edited"}, format="json")
+    assert res.status_code == 200 and res.json()["version"] == 2
+    stale = admin.patch(f"/api/qa/{qa['id']}/", {"version": qa["version"], "answer": "stale"}, format="json")
+    assert stale.status_code == 409 and stale.json()["conflicts"][0]["current"]["answer"] == "edited"
+    history = admin.get(f"/api/qa/{qa['id']}/").json()["history"]["revisions"]
+    assert [r["action"] for r in history] == ["draft", "edit"]
+
+    assert client.post(f"/api/units/{unit.pk}/skip/", {"reason": ""}, format="json").status_code == 400
+    assert client.post(f"/api/units/{unit.pk}/skip/", {"reason": "cannot see anything"}, format="json").status_code == 204
+    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 409
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
+
+
+def test_admins_set_the_queue_policy_and_define_types_over_the_api(project):
+    admin, _ = _client_for("api-pol", "admin", project)
+    res = admin.patch(f"/api/projects/{project.slug}/policy/", {"double_check_share": 0.5, "overlap_k": 3}, format="json")
+    assert res.json() == {"double_check_share": 0.5, "overlap_share": 0.0, "overlap_k": 3}
+    assert admin.patch(f"/api/projects/{project.slug}/policy/", {"overlap_k": 1}, format="json").status_code == 400
+    res = admin.post(f"/api/projects/{project.slug}/qa-types/", {"slug": "glare", "name": "Glare", "clip_policy": "window"}, format="json")
+    assert res.status_code == 400 and "window_s" in res.json()
+    res = admin.post(f"/api/projects/{project.slug}/qa-types/", {"slug": "glare", "name": "Glare", "clip_policy": "window",
+                                                                  "window_s": 3}, format="json")
+    assert res.status_code == 201 and res.json()["window_s"] == 3.0
