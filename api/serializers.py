@@ -108,7 +108,6 @@ class UnitOut(serializers.Serializer):
     video = UnitVideoOut()
     videos = UnitVideoOut(many=True)
     qa_pairs = UnitQAOut(many=True)
-    qa_types = serializers.ListField(child=serializers.DictField())
     delete_reasons = serializers.ListField(child=serializers.DictField())
     autosave = AutosaveOut(allow_null=True)
 

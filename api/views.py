@@ -25,12 +25,13 @@ REFUSED = {400: OpenApiResponse(description="Per-field errors; nothing saved."),
            409: OpenApiResponse(description="Not yours any more, already submitted, or a version conflict.")}
 
 
-def project_for(request, slug: str, check) -> Project:
-    """The project, if the user is a member whose role passes ``check``; 404 for non-members."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None or access.role_in(request.user, project) is None:
+def project_for(request, slug: str, roles: frozenset) -> Project:
+    """The project, if the user is a member whose role is in ``roles``; 404 for non-members, 403
+    for other roles (one query)."""
+    project, role = access.project_and_role(request.user, slug)
+    if project is None or role is None:
         raise NotFound("no such project")
-    if not check(request.user, project):
+    if role not in roles:
         raise PermissionDenied("your role in this project does not allow this")
     return project
 
@@ -38,7 +39,7 @@ def project_for(request, slug: str, check) -> Project:
 def unit_for(request, pk: int) -> WorkUnit:
     """The unit, if the user may annotate in its project (404 / 403 otherwise)."""
     unit = get_object_or_404(WorkUnit.objects.select_related("project"), pk=pk)
-    project_for(request, unit.project.slug, access.can_annotate)
+    project_for(request, unit.project.slug, access.ANNOTATE_ROLES)
     return unit
 
 
@@ -56,7 +57,7 @@ class QueueNextView(APIView):
         summary="Claim the next work unit (or get back the one you hold)",
     )
     def post(self, request, slug):
-        project = project_for(request, slug, access.can_annotate)
+        project = project_for(request, slug, access.ANNOTATE_ROLES)
         item = queue.claim_next(project, request.user)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -125,21 +126,21 @@ class UnitAutosaveView(APIView):
 
 
 class QAPairView(APIView):
-    def _pair(self, request, pk, check) -> QAPair:
+    def _pair(self, request, pk, roles) -> QAPair:
         pair = get_object_or_404(QAPair.objects.select_related("project", "qa_type"), pk=pk)
-        project_for(request, pair.project.slug, check)
+        project_for(request, pair.project.slug, roles)
         return pair
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT},
                    summary="A QA pair with its history: every revision, who, when, and word diffs")
     def get(self, request, pk):
-        pair = self._pair(request, pk, access.can_oversee)
+        pair = self._pair(request, pk, access.OVERSEE_ROLES)
         return Response({"qa_pair": s.QAPairOut(pair).data, "history": selectors.history(pair)})
 
     @extend_schema(request=s.QAEditIn, responses={200: s.QAPairOut, **REFUSED},
                    summary="Edit a QA pair outside the queue, naming the version you saw (409 on a conflict)")
     def patch(self, request, pk):
-        pair = self._pair(request, pk, access.can_edit_qa)
+        pair = self._pair(request, pk, access.EDIT_QA_ROLES)
         data = s.QAEditIn(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -154,7 +155,7 @@ class QAFlagView(APIView):
                    summary="Flag a QA pair with a model's reason; its unit is served first")
     def post(self, request, pk):
         pair = get_object_or_404(QAPair.objects.select_related("project"), pk=pk)
-        project_for(request, pair.project.slug, access.can_manage)
+        project_for(request, pair.project.slug, access.MANAGE_ROLES)
         data = s.QAFlagIn(data=request.data)
         data.is_valid(raise_exception=True)
         pair = services.flag_qa_pair(pair.pk, **data.validated_data)
@@ -164,12 +165,12 @@ class QAFlagView(APIView):
 class QATypeListView(APIView):
     @extend_schema(responses={200: s.QATypeIO(many=True)}, summary="The project's QA types")
     def get(self, request, slug):
-        project = project_for(request, slug, access.can_view_project)
+        project = project_for(request, slug, access.ALL_ROLES)
         return Response(s.QATypeIO(QAType.objects.filter(project=project), many=True).data)
 
     @extend_schema(request=s.QATypeIO, responses={201: s.QATypeIO}, summary="Define a QA type (admins)")
     def post(self, request, slug):
-        project = project_for(request, slug, access.can_manage)
+        project = project_for(request, slug, access.MANAGE_ROLES)
         data = s.QATypeIO(data=request.data)
         data.is_valid(raise_exception=True)
         if QAType.objects.filter(project=project, slug=data.validated_data["slug"]).exists():
@@ -183,13 +184,13 @@ class QATypeListView(APIView):
 class PolicyView(APIView):
     @extend_schema(responses={200: s.PolicyIO}, summary="The project's queue policy")
     def get(self, request, slug):
-        project = project_for(request, slug, access.can_oversee)
+        project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(s.PolicyIO(project).data)
 
     @extend_schema(request=s.PolicyIO, responses={200: s.PolicyIO},
                    summary="Change the queue policy (admins); overlap applies to units not started yet")
     def patch(self, request, slug):
-        project = project_for(request, slug, access.can_manage)
+        project = project_for(request, slug, access.MANAGE_ROLES)
         data = s.PolicyIO(data=request.data)
         data.is_valid(raise_exception=True)
         services.set_queue_policy(project, **data.validated_data)
@@ -201,7 +202,7 @@ class ProgressView(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT},
                    summary="Progress per pass kind, annotator, QA type and video, and the kept share")
     def get(self, request, slug):
-        project = project_for(request, slug, access.can_oversee)
+        project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(selectors.progress(project))
 
 
@@ -209,7 +210,7 @@ class VideoListView(ListAPIView):
     serializer_class = s.VideoOut
 
     def get_queryset(self):
-        project = project_for(self.request, self.kwargs["slug"], access.can_view_videos)
+        project = project_for(self.request, self.kwargs["slug"], access.VIEW_VIDEOS_ROLES)
         return selectors.project_videos(project)
 
 
@@ -220,7 +221,7 @@ class ExportView(APIView):
         summary="Stream the project's verified QA pairs as JSONL (admins only)",
     )
     def get(self, request, slug):
-        project = project_for(request, slug, access.can_export)
+        project = project_for(request, slug, access.EXPORT_ROLES)
         return jsonl_export_response(project, request.query_params)
 
 

@@ -16,6 +16,7 @@ VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER, Role.
 OVERSEE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})
 EDIT_QA_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
 MANAGE_ROLES = frozenset({Role.ADMIN})
+ALL_ROLES = frozenset(Role.values)
 
 
 def role_in(user: AbstractBaseUser, project: Project) -> str | None:
@@ -30,6 +31,18 @@ def role_in(user: AbstractBaseUser, project: Project) -> str | None:
     return (
         Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
     )
+
+
+def project_and_role(user, slug: str) -> tuple[Project | None, str | None]:
+    """The project with ``slug`` and the user's role in it, in one query: (project, role), or
+    (project or None, None) when the user is not a member. Superusers are admins everywhere."""
+    if not user.is_authenticated:
+        return None, None
+    if user.is_superuser:
+        project = Project.objects.filter(slug=slug).first()
+        return project, (Role.ADMIN if project else None)
+    m = Membership.objects.filter(project__slug=slug, user=user).select_related("project").first()
+    return (m.project, m.role) if m else (None, None)
 
 
 def can_annotate(user, project: Project) -> bool:

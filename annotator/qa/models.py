@@ -118,12 +118,15 @@ class QueueItem(models.Model):
             # Serves the claim: open items of a project in serving order, nothing else scanned.
             models.Index(fields=["project", "priority", "id"], condition=models.Q(status="open"),
                          name="queueitem_open_order"),
-            # Finds the item a person holds (reload, second tab) without scanning the queue.
-            models.Index(fields=["leased_by", "project"], condition=models.Q(status="open"),
-                         name="queueitem_open_holder"),
             models.Index(fields=["unit", "completed_by"], name="queueitem_unit_done_by"),
         ]
-        constraints = [models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass")]
+        constraints = [
+            models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass"),
+            # One person holds at most one open item per project; also finds it (reload, second tab)
+            # without scanning the queue.
+            models.UniqueConstraint(fields=["project", "leased_by"], name="queueitem_one_lease_per_person",
+                                    condition=models.Q(status="open", leased_by__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.seq} of unit {self.unit_id} ({self.status})"

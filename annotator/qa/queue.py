@@ -1,21 +1,21 @@
 """Claiming queue items: the one place leases are taken, renewed, released and checked.
 
-Claim protocol (``claim_next``), in one transaction:
+Claim protocol (``claim_next``), one SQL statement:
 
-1. Take a transaction-scoped advisory lock on (project, person), so one person's concurrent claims
-   (two tabs loading at once) run one after the other; other people are not blocked.
-2. If the person already holds an open item of the project (even with a lapsed lease nobody took
+1. If the person already holds an open item of the project (even with a lapsed lease nobody took
    over), renew and return it: a reload or a second tab gets the same unit, not a second one.
-3. Otherwise select the first open item in serving order (priority, id) whose lease is empty or
+2. Otherwise select the first open item in serving order (priority, id) whose lease is empty or
    lapsed, that is not excluded for this person (the first annotator of a double-check), that
    they have not skipped, and whose unit they have not already completed a pass of (so overlap
    gets k distinct people), ``FOR UPDATE SKIP LOCKED``: rows another transaction is claiming are
    skipped rather than waited on, and PostgreSQL re-checks the lease condition on rows committed
    meanwhile, so two claimers can never both get one item.
-4. Write the lease (holder, expiry = now + ``QUEUE_LEASE_SECONDS``) and commit.
+3. Write the lease (holder, expiry = now + ``QUEUE_LEASE_SECONDS``) and commit. A person holds at
+   most one open item per project (unique partial index), so two tabs claiming at the same moment
+   cannot both take one: the loser's statement fails and is retried, and then finds step 1's item.
 
 Leases are short and renewed by the page's heartbeat (``renew``); a closed page stops renewing and
-its item comes back by itself once the lease lapses, as step 3 sees it as free.
+its item comes back by itself once the lease lapses, as step 2 sees it as free.
 """
 
 from __future__ import annotations
@@ -23,14 +23,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotator.projects.models import Project
-from annotator.qa.models import QueueItem, Skip
+from annotator.qa.models import QueueItem
 
-_CLAIM_LOCK_NAMESPACE = 0x5141  # "QA": first key of the advisory lock, the second is the person
 
 
 class LeaseError(Exception):
@@ -45,40 +43,74 @@ def lease_duration() -> timedelta:
     return timedelta(seconds=settings.QUEUE_LEASE_SECONDS)
 
 
-def _lock_person(project: Project, user) -> None:
-    with connection.cursor() as cursor:
-        key = (project.pk * 1_000_003 + user.pk) & 0x7FFFFFFF  # fits int4; a rare collision only serialises two people
-        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [_CLAIM_LOCK_NAMESPACE, key])
+# The claim is one SQL statement in autocommit: it is the hottest path of the platform, and one round
+# trip with no ORM compiling keeps it flat from a thousand to a million queued items. Each part is
+# served by a partial index (``queueitem_one_lease_per_person``, ``queueitem_open_order``).
+# ``held`` renews the item the person already holds; only if there is none does ``free`` take the
+# first claimable item, skipping rows that concurrent claimers have locked.
+_CLAIM_SQL = """
+WITH held AS (
+    UPDATE qa_queueitem SET lease_expires_at = %(expires)s
+    WHERE id = (SELECT id FROM qa_queueitem
+                WHERE project_id = %(project)s AND status = 'open' AND leased_by_id = %(user)s
+                FOR UPDATE)
+    RETURNING *
+), free AS (
+    UPDATE qa_queueitem SET leased_by_id = %(user)s, lease_expires_at = %(expires)s
+    WHERE NOT EXISTS (SELECT 1 FROM held) AND id = (
+        SELECT i.id FROM qa_queueitem i
+        WHERE i.project_id = %(project)s AND i.status = 'open'
+          AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
+          AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
+          AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
+          AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
+        ORDER BY i.priority, i.id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING *
+)
+SELECT r.*, EXISTS (SELECT 1 FROM qa_autosave a WHERE a.item_id = r.id AND a.user_id = %(user)s) AS has_autosave
+FROM (SELECT * FROM held UNION ALL SELECT * FROM free) r"""
+
+
+def _item_from_row(cursor) -> QueueItem | None:
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    values = dict(zip((d.name for d in cursor.description), row))
+    fields = QueueItem._meta.concrete_fields
+    item = QueueItem.from_db("default", [f.attname for f in fields], [values[f.column] for f in fields])
+    item.has_autosave = values.get("has_autosave", True)  # lets the page payload skip a query
+    return item
 
 
 def claim_next(project: Project, user) -> QueueItem | None:
-    """Lease the next queue item of ``project`` to ``user``; None when nothing is claimable for them."""
-    now = timezone.now()
-    with transaction.atomic():
-        _lock_person(project, user)
-        item = (
-            QueueItem.objects.select_for_update()
-            .filter(project=project, status=QueueItem.Status.OPEN, leased_by=user)
-            .order_by("priority", "id")
-            .first()
-        )
-        if item is None:
-            skipped = Skip.objects.filter(item=OuterRef("pk"), user=user)
-            done_unit = QueueItem.objects.filter(unit=OuterRef("unit"), completed_by=user)
-            item = (
-                QueueItem.objects.select_for_update(skip_locked=True)
-                .filter(project=project, status=QueueItem.Status.OPEN)
-                .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-                .filter(Q(exclude_user__isnull=True) | ~Q(exclude_user=user))
-                .filter(~Exists(skipped), ~Exists(done_unit))
-                .order_by("priority", "id")
-                .first()
-            )
-        if item is None:
-            return None
-        item.leased_by = user
-        item.lease_expires_at = now + lease_duration()
-        item.save(update_fields=["leased_by", "lease_expires_at"])
+    """Lease the next queue item of ``project`` to ``user``; None when nothing is claimable for them.
+
+    One person holds at most one open item per project (a unique partial index). When the same
+    person claims from two tabs at once, both statements may pick a free item; the index lets only
+    one of them commit, and the other is retried and then finds the held item.
+    """
+    for attempt in range(3):
+        now = timezone.now()
+        params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration()}
+        try:
+            if connection.in_atomic_block:  # inside a caller's transaction: a savepoint keeps it usable
+                with transaction.atomic():
+                    return _claim_once(project, params)
+            return _claim_once(project, params)  # autocommit: one round trip
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    return None
+
+
+def _claim_once(project: Project, params: dict) -> QueueItem | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM_SQL, params)
+        item = _item_from_row(cursor)
+    if item is not None:
+        item.project = project  # already loaded by the caller: no query to read it again
     return item
 
 

@@ -74,17 +74,21 @@ def unit_videos(unit: WorkUnit) -> list[dict]:
 
 def unit_payload(item: QueueItem, user) -> dict:
     """What an annotator sees of the unit they hold: its videos, range, the QA pairs of this pass,
-    the QA types with their guidelines, and their own autosaved work (if any).
+    and their own autosaved work (if any). The project's QA types and guidelines are not repeated
+    here: pages and scripts read them once from ``/api/projects/{slug}/qa-types/``.
 
     Never includes who else worked on the unit; an overlap pass shows the machine drafts as drafted,
-    not what the first pass made of them. Times in seconds, lease times ISO 8601.
+    not what the first pass made of them. Times in seconds, lease times ISO 8601. This is served on
+    every claim, so it costs one query (the QA pairs with their unit and video), plus one for a
+    day-night pair's night video and one when the claim found an autosave.
     """
-    unit = WorkUnit.objects.select_related("project", "video").get(pk=item.unit_id)
     blind = item.kind == QueueItem.Kind.OVERLAP
-    pairs = pairs_for_pass(unit, item.kind).select_related("qa_type", "draft").order_by("id")
-    types = QAType.objects.filter(project_id=unit.project_id).order_by("slug")
-    saved = Autosave.objects.filter(item=item, user=user).first()
+    pairs = list(pairs_for_pass(WorkUnit(pk=item.unit_id), item.kind)
+                 .select_related("qa_type", "unit__video", *(["draft"] if blind else [])).order_by("id"))
+    unit = pairs[0].unit if pairs else WorkUnit.objects.select_related("video").get(pk=item.unit_id)
+    saved = Autosave.objects.filter(item=item, user=user).first() if getattr(item, "has_autosave", True) else None
     paired = unit.group_id is not None
+    videos = unit_videos(unit)
 
     def content(p):
         src = p.draft if blind and p.draft_id else p
@@ -92,15 +96,15 @@ def unit_payload(item: QueueItem, user) -> dict:
 
     return {
         "id": unit.pk,
-        "project": unit.project.slug,
+        "project": item.project.slug,
         "start_s": unit.start_s,
         "end_s": unit.end_s,
         "paired": paired,
         "queue": {"item_id": item.pk, "kind": item.kind,
                   "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
                   "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS},
-        "video": unit_videos(unit)[0],
-        "videos": unit_videos(unit),
+        "video": videos[0],
+        "videos": videos,
         "qa_pairs": [
             {
                 "id": p.pk, "qa_type": p.qa_type.slug, "qa_type_name": p.qa_type.name, "origin": p.origin,
@@ -109,7 +113,6 @@ def unit_payload(item: QueueItem, user) -> dict:
             }
             for p in pairs
         ],
-        "qa_types": [{"slug": t.slug, "name": t.name, "paired": t.paired, "guidelines": t.guidelines} for t in types],
         "delete_reasons": [
             {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
             for v, label in QAPair.DeleteReason.choices

@@ -59,7 +59,7 @@ def verify(request, slug: str):
     api = "/api/units/{id}/"
     config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
               "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
-              "autosaveUrl": api + "autosave/"}
+              "autosaveUrl": api + "autosave/", "typesUrl": f"/api/projects/{project.slug}/qa-types/"}
     types = [{"name": t.name, "description": t.description, "html": _md(t.guidelines)}
              for t in QAType.objects.filter(project=project).exclude(guidelines="")]
     return render(request, "qa/verify.html", {

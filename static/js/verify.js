@@ -24,6 +24,7 @@
   let heartbeatTimer = null;
   let autosaveTimer = null;
   let players = [];         // [{el, video}] leader first
+  let qaTypes = [];         // the project's QA types, read once: [{slug, name, paired, ...}]
   const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check" };
 
   // ---------------------------------------------------------------- helpers
@@ -126,8 +127,16 @@
   }
 
   // ------------------------------------------------------------------ queue
+  async function loadTypes() {
+    try {
+      const res = await fetch(config.typesUrl, { credentials: "same-origin" });
+      if (res.ok) qaTypes = await res.json();
+    } catch (e) { /* the add menu stays empty until the next load */ }
+  }
+
   async function loadNext() {
     stopHeartbeat();
+    if (!qaTypes.length) await loadTypes();
     $("empty").hidden = true;
     $("workspace").hidden = true;
     $("lease-lost").hidden = true;
@@ -332,7 +341,7 @@
   }
 
   function addItem() {
-    const first = unit.qa_types[0] ? unit.qa_types[0].slug : "";
+    const first = qaTypes[0] ? qaTypes[0].slug : "";
     items.push({ kind: "added", decision: { qa_type: first, question: "", answer: "" }, ms: 0 });
     select(items.length - 1);
     focusEnd(cardsEl.children[selected].querySelector("textarea[data-field=question]"));
@@ -437,7 +446,7 @@
         el("span", { class: "badge added" }, "new"),
         el("label", {}, "QA type ",
           el("select", { "data-field": "qa_type", onchange: (e) => { d.qa_type = e.target.value; saveLocal(); } },
-            unit.qa_types.map((t) => el("option", { value: t.slug, selected: t.slug === d.qa_type }, t.name))))),
+            qaTypes.map((t) => el("option", { value: t.slug, selected: t.slug === d.qa_type }, t.name))))),
       field("Question", d.question, "question", (v) => { d.question = v; }),
       field("Answer", d.answer, "answer", (v) => { d.answer = v; }),
       el("div", { class: "card-actions" },
