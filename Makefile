@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test system system-test venv stack stop migrate footage
+.PHONY: demo test bench system system-test venv stack stop migrate footage
 
 demo: system venv footage
 	scripts/demo.sh
@@ -39,3 +39,7 @@ migrate: stack
 
 footage: venv
 	PYTHON=$(PY) scripts/fetch_footage.sh
+
+bench: venv
+	scripts/stack.sh start
+	$(PY) bench/queue.py

@@ -37,10 +37,14 @@ def project_for(request, slug: str, roles: frozenset) -> Project:
 
 
 def unit_for(request, pk: int) -> WorkUnit:
-    """The unit, if the user may annotate in its project (404 / 403 otherwise)."""
-    unit = get_object_or_404(WorkUnit.objects.select_related("project"), pk=pk)
-    project_for(request, unit.project.slug, access.ANNOTATE_ROLES)
-    return unit
+    """A handle on unit ``pk`` if the user may annotate in its project (404 / 403 otherwise, one
+    query); the services load what they need of it."""
+    project, role = access.project_and_role_of_unit(request.user, pk)
+    if project is None or role is None:
+        raise NotFound("no such unit")
+    if role not in access.ANNOTATE_ROLES:
+        raise PermissionDenied("your role in this project does not allow this")
+    return WorkUnit(pk=pk, project=project)
 
 
 def refused(exc: services.SubmitError) -> Response:

@@ -45,6 +45,17 @@ def project_and_role(user, slug: str) -> tuple[Project | None, str | None]:
     return (m.project, m.role) if m else (None, None)
 
 
+def project_and_role_of_unit(user, unit_id: int) -> tuple[Project | None, str | None]:
+    """As ``project_and_role`` for the project of work unit ``unit_id`` (one query)."""
+    if not user.is_authenticated:
+        return None, None
+    if user.is_superuser:
+        project = Project.objects.filter(units__id=unit_id).first()
+        return project, (Role.ADMIN if project else None)
+    m = Membership.objects.filter(project__units__id=unit_id, user=user).select_related("project").first()
+    return (m.project, m.role) if m else (None, None)
+
+
 def can_annotate(user, project: Project) -> bool:
     """True if the user may claim and submit verification units in ``project``."""
     return role_in(user, project) in ANNOTATE_ROLES

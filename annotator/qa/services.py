@@ -296,24 +296,25 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         raise SubmitError("idempotency_key is required (at most 100 characters)")
     now = timezone.now()
     with transaction.atomic():
-        unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
         previous = Submission.objects.select_related("item").filter(idempotency_key=idempotency_key).first()
         if previous is not None:
-            if previous.user_id != user.pk or previous.item.unit_id != unit.pk:
+            if previous.user_id != user.pk or previous.item.unit_id != unit_id:
                 raise SubmitError("this idempotency key was used for another submit", status=409)
             r = previous.response
             return SubmitResult(r["unit_id"], r["item_id"], r["kind"], r["counts"], replayed=True)
         try:
-            item = queue.item_of(unit.pk, user)
+            item = queue.item_of(unit_id, user)
         except queue.LeaseError as exc:
             raise SubmitError(str(exc), status=409) from None
         except QueueItem.DoesNotExist:
+            WorkUnit.objects.get(pk=unit_id)  # DoesNotExist for an unknown unit
             raise SubmitError("this unit was already submitted", status=409) from None
+        unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
 
         blind = item.kind == QueueItem.Kind.OVERLAP
         pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",)).select_related("draft")}
         shown = {pk: _content(p, as_drafted=blind) for pk, p in pairs.items()}
-        types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)}
+        types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
         errors = _validate(decisions, additions, shown, types, unit)
         if errors:
             raise SubmitError("the submit has errors; nothing was saved", errors=errors)
@@ -327,13 +328,17 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 raise SubmitError("someone else changed these QA pairs since you loaded them; nothing was saved",
                                   status=409, conflicts=conflicts)
 
-        counts = {"kept": 0, "modified": 0, "deleted": 0, "added": 0}
-        submission = Submission.objects.create(idempotency_key=idempotency_key, item=item, user=user, response={})
-        revisions, verdicts = [], []
+        verb = {"keep": "kept", "modify": "modified", "delete": "deleted"}
+        counts = {"kept": 0, "modified": 0, "deleted": 0, "added": len(additions)}
+        for d in decisions:
+            counts[verb[d.action]] += 1
+        result = SubmitResult(unit.pk, item.pk, item.kind, counts)
+        submission = Submission.objects.create(idempotency_key=idempotency_key, item=item, user=user,
+                                               response=result.as_dict())
+        revisions, verdicts, changed = [], [], []
         for d in decisions:
             pair, base = pairs[d.qa_id], shown[d.qa_id]
             new = _proposed(base, d) if d.action == "modify" else base
-            counts[{"keep": "kept", "modify": "modified", "delete": "deleted"}[d.action]] += 1
             verdicts.append(Verdict(item=item, qa_pair=pair, user=user, action=d.action, after=new,
                                     reason=d.reason if d.action == "delete" else "", time_spent_ms=d.time_spent_ms))
             if blind:
@@ -351,11 +356,13 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 pair.status, pair.verified_at, pair.version = QAPair.Status.VERIFIED, now, pair.version + 1
             else:
                 pair.status, pair.delete_reason, pair.version = QAPair.Status.DELETED, d.reason, pair.version + 1
-            pair.save()
+            pair.updated_at = now
+            changed.append(pair)
             revisions.append(Revision(qa_pair=pair, actor_user=user, action=d.action, before=before, after=pair.snapshot(),
                                       version=pair.version, time_spent_ms=d.time_spent_ms, submission=submission))
+        QAPair.objects.bulk_update(changed, ["question", "answer", "options", "answer_index", "status", "provenance",
+                                             "delete_reason", "version", "verified_at", "updated_at"])
         for a in additions:
-            counts["added"] += 1
             content = {"question": a.question.strip(), "answer": a.answer.strip(), "options": a.options,
                        "answer_index": a.answer_index}
             if a.options is not None:
@@ -383,13 +390,11 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         item.leased_by, item.lease_expires_at, item.time_spent_ms = None, None, time_spent_ms
         item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
         Autosave.objects.filter(item=item, user=user).delete()
-        if (item.kind == QueueItem.Kind.FIRST_PASS and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()
-                and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)):
+        if (item.kind == QueueItem.Kind.FIRST_PASS
+                and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
+                and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()):
             QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
                                      exclude_user=user, priority=item.priority)
-        result = SubmitResult(unit.pk, item.pk, item.kind, counts)
-        submission.response = result.as_dict()
-        submission.save(update_fields=["response"])
     return result
 
 

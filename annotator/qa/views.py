@@ -81,7 +81,8 @@ def progress(request, slug: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def qa_types(request, slug: str):
-    """The project's QA types; admins add types, apply the EgoNight preset and set the queue policy."""
+    """The project's QA types; admins add types, apply the EgoNight preset, write the project's and
+    each type's guidelines (markdown) and set the queue policy."""
     project = _project_with(request, slug, access.can_view_project)
     manage = access.can_manage(request.user, project)
     form = {}
@@ -92,6 +93,19 @@ def qa_types(request, slug: str):
         if action == "preset":
             n = services.apply_preset(project, request.POST.get("preset", ""))
             messages.success(request, f"added {n} QA types from the preset")
+            return redirect("qa-types", slug=slug)
+        if action == "guidelines":
+            project.guidelines = request.POST.get("guidelines", "")
+            project.save(update_fields=["guidelines"])
+            messages.success(request, "project guidelines saved")
+            return redirect("qa-types", slug=slug)
+        if action == "type-guidelines":
+            updated = QAType.objects.filter(project=project, slug=request.POST.get("slug", "")).update(
+                guidelines=request.POST.get("guidelines", ""))
+            if updated:
+                messages.success(request, f"guidelines of {request.POST.get('slug')} saved")
+            else:
+                messages.error(request, "no such QA type")
             return redirect("qa-types", slug=slug)
         if action == "policy":
             try:

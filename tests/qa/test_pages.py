@@ -91,3 +91,17 @@ def test_an_admin_defines_a_qa_type_and_a_bad_form_keeps_the_input(project, admi
 def test_word_diff_marks_removed_and_added_words():
     assert word_diff("a red cup on the table", "a blue cup on the table") == [
         ("=", "a"), ("-", "red"), ("+", "blue"), ("=", "cup on the table")]
+
+
+def test_admins_write_guidelines_that_the_verify_page_shows(project, admin_user, annotator):
+    from annotator.qa.services import ensure_qa_type
+
+    ensure_qa_type(project, "counting_statics", name="Counting of statics")
+    admin = _client(admin_user)
+    admin.post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "Answer in **one** word."})
+    admin.post(f"/projects/{project.slug}/qa-types/", {"action": "type-guidelines", "slug": "counting_statics",
+                                                        "guidelines": "Count only what stays still."})
+    html = _client(annotator).get(f"/projects/{project.slug}/verify/").content.decode()
+    assert "Answer in <strong>one</strong> word." in html
+    assert "<h3>Counting of statics</h3>" in html and "Count only what stays still." in html
+    assert _client(annotator).post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "x"}).status_code == 403
