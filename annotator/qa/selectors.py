@@ -32,7 +32,7 @@ def pseudonym(user_id: int) -> str:
 
 def media_url(name: str) -> str | None:
     """The URL a page uses for a stored file: on local disk, the access-checked range-serving view
-    (``media.views.serve_media``); on S3, the bucket's (signed) URL."""
+    (``media.views.serve_media``, at ``/files/NAME``); on S3, the bucket's (signed) URL."""
     if not name:
         return None
     if settings.STORAGE_BACKEND == "local":
@@ -42,15 +42,20 @@ def media_url(name: str) -> str | None:
     return default_storage.url(name)
 
 
+# The QA pairs a pass decides on, as (column, value): a first pass the drafts, a double-check the
+# verified items, an overlap pass every machine draft (shown as drafted: overlap is blind to the
+# first pass). Used by the ORM (``pairs_for_pass``) and by the claim's SQL (``unit_payload``).
+PASS_FILTER = {
+    QueueItem.Kind.FIRST_PASS: ("status", QAPair.Status.DRAFT),
+    QueueItem.Kind.DOUBLE_CHECK: ("status", QAPair.Status.VERIFIED),
+    QueueItem.Kind.OVERLAP: ("origin", QAPair.Origin.MACHINE),
+}
+
+
 def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:
-    """The QA pairs a pass decides on: a first pass the drafts, a double-check the verified items,
-    an overlap pass every machine draft (shown as drafted: overlap is blind to the first pass)."""
-    qs = unit.qa_pairs.all()
-    if kind == QueueItem.Kind.FIRST_PASS:
-        return qs.filter(status=QAPair.Status.DRAFT)
-    if kind == QueueItem.Kind.DOUBLE_CHECK:
-        return qs.filter(status=QAPair.Status.VERIFIED)
-    return qs.filter(origin=QAPair.Origin.MACHINE)
+    """The QA pairs a pass over ``unit`` decides on (see ``PASS_FILTER``)."""
+    column, value = PASS_FILTER[kind]
+    return unit.qa_pairs.filter(**{column: value})
 
 
 def _video_out(video: Video, role: str, offset_s: float = 0.0) -> dict:
@@ -72,6 +77,27 @@ def unit_videos(unit: WorkUnit) -> list[dict]:
     return [_video_out(day.video, "day", day.offset_s), _video_out(night.video, "night", night.offset_s)]
 
 
+# Everything of a unit a claim shows, in one round trip and without the ORM's compile step: this is
+# read on every claim. One row per QA pair of the pass (or one row of NULLs when there is none).
+_PAYLOAD_SQL = """
+SELECT u.id, u.start_s, u.end_s, u.group_id,
+       v.id, v.filename, v.duration_s, v.fps, v.width, v.height, v.illumination, v.difficulty, v.rendition, v.poster,
+       q.id, q.origin, q.question, q.answer, q.options, q.answer_index, q.clip_start_s, q.clip_end_s, q.version,
+       q.flag_reason, q.flag_source, t.slug, t.name,
+       d.question, d.answer, d.options, d.answer_index
+FROM qa_workunit u
+JOIN media_video v ON v.id = u.video_id
+LEFT JOIN qa_qapair q ON q.unit_id = u.id AND q.{column} = %(value)s
+LEFT JOIN qa_qatype t ON t.id = q.qa_type_id
+LEFT JOIN drafts_draft d ON d.id = q.draft_id
+WHERE u.id = %(unit)s
+ORDER BY q.id"""
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def unit_payload(item: QueueItem, user) -> dict:
     """What an annotator sees of the unit they hold: its videos, range, the QA pairs of this pass,
     and their own autosaved work (if any). The project's QA types and guidelines are not repeated
@@ -79,40 +105,52 @@ def unit_payload(item: QueueItem, user) -> dict:
 
     Never includes who else worked on the unit; an overlap pass shows the machine drafts as drafted,
     not what the first pass made of them. Times in seconds, lease times ISO 8601. This is served on
-    every claim, so it costs one query (the QA pairs with their unit and video), plus one for a
-    day-night pair's night video and one when the claim found an autosave.
+    every claim, so it costs one query, plus one for a day-night pair's videos and one when the
+    claim found an autosave.
     """
+    from django.db import connection
+
     blind = item.kind == QueueItem.Kind.OVERLAP
-    pairs = list(pairs_for_pass(WorkUnit(pk=item.unit_id), item.kind)
-                 .select_related("qa_type", "unit__video", *(["draft"] if blind else [])).order_by("id"))
-    unit = pairs[0].unit if pairs else WorkUnit.objects.select_related("video").get(pk=item.unit_id)
+    column, value = PASS_FILTER[item.kind]
+    with connection.cursor() as cursor:
+        cursor.execute(_PAYLOAD_SQL.format(column=column), {"value": value, "unit": item.unit_id})
+        rows = cursor.fetchall()
+    (unit_id, start_s, end_s, group_id, video_id, filename, duration_s, fps, width, height, illumination, difficulty,
+     rendition, poster) = rows[0][:14]
+    if group_id is None:
+        videos = [{"id": video_id, "role": "single", "filename": filename, "duration_s": duration_s, "fps": fps,
+                   "width": width, "height": height, "illumination": illumination or None, "difficulty": difficulty or None,
+                   "offset_s": 0.0, "url": media_url(rendition), "poster_url": media_url(poster)}]
+    else:
+        videos = unit_videos(WorkUnit(pk=unit_id, group_id=group_id))
+    qa_pairs = []
+    for row in rows:
+        (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
+         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index) = row[14:]
+        if qa_id is None:
+            continue
+        if blind and d_question is not None:
+            question, answer, options, answer_index = d_question, d_answer, d_options, d_answer_index
+        qa_pairs.append({
+            "id": qa_id, "qa_type": type_slug, "qa_type_name": type_name, "origin": origin, "question": question,
+            "answer": answer, "options": _json(options), "answer_index": answer_index,
+            "clip": {"start_s": clip_start_s, "end_s": clip_end_s}, "version": version,
+            "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
+        })
     saved = Autosave.objects.filter(item=item, user=user).first() if getattr(item, "has_autosave", True) else None
-    paired = unit.group_id is not None
-    videos = unit_videos(unit)
-
-    def content(p):
-        src = p.draft if blind and p.draft_id else p
-        return {"question": src.question, "answer": src.answer, "options": src.options, "answer_index": src.answer_index}
-
+    paired = group_id is not None
     return {
-        "id": unit.pk,
+        "id": unit_id,
         "project": item.project.slug,
-        "start_s": unit.start_s,
-        "end_s": unit.end_s,
+        "start_s": start_s,
+        "end_s": end_s,
         "paired": paired,
         "queue": {"item_id": item.pk, "kind": item.kind,
                   "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
                   "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS},
         "video": videos[0],
         "videos": videos,
-        "qa_pairs": [
-            {
-                "id": p.pk, "qa_type": p.qa_type.slug, "qa_type_name": p.qa_type.name, "origin": p.origin,
-                **content(p), "clip": {"start_s": p.clip_start_s, "end_s": p.clip_end_s}, "version": p.version,
-                "flag": {"reason": p.flag_reason, "source": p.flag_source} if p.flag_reason else None,
-            }
-            for p in pairs
-        ],
+        "qa_pairs": qa_pairs,
         "delete_reasons": [
             {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
             for v, label in QAPair.DeleteReason.choices

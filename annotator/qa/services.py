@@ -19,8 +19,8 @@ from annotator.drafts.models import Draft
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
 from annotator.qa import queue
-from annotator.qa.selectors import pairs_for_pass
 from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
+from annotator.qa.selectors import pairs_for_pass
 
 MAX_TEXT = 4000
 MAX_AUTOSAVE_BYTES = 256 * 1024

@@ -209,3 +209,19 @@ def test_autosave_keeps_the_newest_state_and_goes_with_the_submit(make_unit, ann
     (mc,) = unit.qa_pairs.all()
     submit_unit(unit.pk, annotator, idempotency_key="s", decisions=[Decision(mc.pk, "keep")], additions=[], time_spent_ms=5)
     assert Autosave.objects.count() == 0
+
+
+def test_an_overlap_claimant_sees_the_drafts_not_the_first_pass(make_unit, project, annotator, annotator2):
+    from annotator.qa.selectors import unit_payload
+
+    set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
+    unit = make_unit(n_open=1)
+    claim_next(project, annotator)
+    a, mc = unit.qa_pairs.order_by("id")
+    submit_unit(unit.pk, annotator, idempotency_key="f", additions=[Addition("scene_description", "Added?", "yes")],
+                time_spent_ms=None, decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")])
+    payload = unit_payload(claim_next(project, annotator2), annotator2)
+    assert payload["queue"]["kind"] == "overlap"
+    assert [(q["id"], q["answer"]) for q in payload["qa_pairs"]] == [(a.pk, "answer 0"), (mc.pk, "cup")]
+    assert payload["qa_pairs"][1]["options"] == ["pan", "cup", "lamp", "shoe"]
+    assert "first pass answer" not in str(payload) and "Added?" not in str(payload)
