@@ -182,8 +182,7 @@ def transcode(video_id: int) -> Video | None:
             Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
                 status=Video.Status.FAILED, error=str(exc).replace(str(src), video.filename)
             )
-            video.refresh_from_db()
-            return video
+            return Video.objects.filter(pk=video.pk).first()
         base = f"renditions/{video.pk}/{video.sha256[:16]}"
         with out.open("rb") as fh:
             rendition_name = default_storage.save(f"{base}.mp4", File(fh))
@@ -192,11 +191,11 @@ def transcode(video_id: int) -> Video | None:
     updated = Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
         status=Video.Status.READY, rendition=rendition_name, poster=poster_name, error=""
     )
-    if not updated:  # someone else finished first (a redelivered message): drop our copies
+    if not updated:  # someone else finished first (a redelivered message), or the video was deleted
         for name in (rendition_name, poster_name):
             default_storage.delete(name)
-    video.refresh_from_db()
-    log.info("video %s %s", video.pk, video.status)
+    video = Video.objects.filter(pk=video.pk).first()
+    log.info("video %s %s", video_id, video.status if video else "deleted")
     return video
 
 
