@@ -278,18 +278,20 @@ def progress(project: Project) -> dict:
         people.setdefault(row["user"], {"passes": 0, "time_ms": 0}).update({a: row[a] for a in actions})
     by_annotator = [
         {"user_id": uid, "username": names.get(uid, f"user {uid}"), "passes": v["passes"], "time_ms": v["time_ms"],
+         "time_min": round(v["time_ms"] / 60000, 1),
          "s_per_pass": round(v["time_ms"] / v["passes"] / 1000, 1) if v["passes"] else None,
          **{a: v.get(a, 0) for a in actions}}
         for uid, v in sorted(people.items(), key=lambda kv: names.get(kv[0], ""))
     ]
     by_qa_type = [
-        {"qa_type": row["qa_pair__qa_type__slug"], **{a: row[a] for a in actions}, "time_ms": row["time_ms"] or 0}
+        {"qa_type": row["qa_pair__qa_type__slug"], **{a: row[a] for a in actions}, "time_ms": row["time_ms"] or 0,
+         "time_s": round((row["time_ms"] or 0) / 1000, 1)}
         for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False)
         .values("qa_pair__qa_type__slug").annotate(**actions, time_ms=Sum("time_spent_ms")).order_by("qa_pair__qa_type__slug")
     ]
     by_video = [
         {"video_id": row["unit__video"], "filename": row["unit__video__filename"], "passes": row["passes"],
-         "time_ms": row["time_ms"] or 0}
+         "time_ms": row["time_ms"] or 0, "time_min": round((row["time_ms"] or 0) / 60000, 1)}
         for row in QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
         .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))
         .order_by("unit__video__filename")
@@ -342,7 +344,8 @@ def history(pair: QAPair) -> dict:
                                   "after": r.after.get("options"), "after_index": r.after.get("answer_index")}
         rows.append({"id": r.pk, "action": r.action, "actor": r.actor_user.username if r.actor_user else r.actor_model,
                      "human": r.actor_user_id is not None, "version": r.version, "at": r.created_at,
-                     "time_spent_ms": r.time_spent_ms, "changes": changes,
+                     "time_spent_ms": r.time_spent_ms,
+                     "time_s": round(r.time_spent_ms / 1000, 1) if r.time_spent_ms is not None else None, "changes": changes,
                      "status": r.after.get("status"), "reason": r.after.get("delete_reason") or r.after.get("flag_reason", "")})
     first = revisions[0].after if revisions else pair.snapshot()
     return {

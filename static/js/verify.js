@@ -136,6 +136,8 @@
 
   async function loadNext() {
     stopHeartbeat();
+    clearTimeout(autosaveTimer);
+    $("save-status").textContent = "";
     if (!qaTypes.length) await loadTypes();
     $("empty").hidden = true;
     $("workspace").hidden = true;
@@ -212,7 +214,7 @@
       video.src = v.url || "";
       if ($("bright").checked) video.classList.add("bright");
       const wrap = el("div", { class: "video-wrap" },
-        v.role === "single" ? null : el("span", { class: "player-label" }, v.role + (v.difficulty ? " · " + v.difficulty : "")), video);
+        v.role === "single" ? null : el("span", { class: "player-label" }, v.role + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);
       return { el: wrap, video, meta: v };
     });
     box.replaceChildren(...players.map((p) => p.el));
