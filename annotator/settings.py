@@ -75,6 +75,13 @@ DATABASES = {
         "PASSWORD": env_str("POSTGRES_PASSWORD", ""),
         "CONN_MAX_AGE": env_int("POSTGRES_CONN_MAX_AGE", 60, minimum=0),
         "CONN_HEALTH_CHECKS": True,
+        # Server-side binding lets psycopg prepare a statement after it ran 5 times on a connection,
+        # so PostgreSQL stops re-planning the queue's hot queries on every request. Turn it off
+        # behind a transaction-pooling proxy (PgBouncer), which cannot keep prepared statements.
+        "OPTIONS": (
+            {"server_side_binding": True, "prepare_threshold": 5}
+            if env_bool("POSTGRES_PREPARED_STATEMENTS", True) else {}
+        ),
     }
 }
 
