@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "annotator.media",
     "annotator.drafts",
     "annotator.qa",
+    "annotator.experiments",
     "api",
 ]
 

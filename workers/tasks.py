@@ -60,3 +60,11 @@ def draft_llm(self, job_id: int) -> str:
     if outcome == "retry":
         raise self.retry(countdown=min(60, 2 ** max(self.request.retries, 0) * 2))
     return outcome
+
+
+@shared_task(bind=True, autoretry_for=(OSError,), retry_backoff=2, max_retries=4)
+def score_ordering(self, experiment_id: int) -> int:
+    """Score the experiment's answered trials and imported predictions not scored yet (idempotent)."""
+    from annotator.experiments.services import score_pending
+
+    return score_pending(experiment_id)

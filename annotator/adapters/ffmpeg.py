@@ -213,6 +213,18 @@ def still_args(src: str | Path, at_s: float, *, max_side: int, dst: str = "pipe:
     )
 
 
+def square_frame_args(src: str | Path, at_s: float, *, size: int, dst: str = "pipe:") -> list[str]:
+    """argv that writes one JPEG frame at exactly ``at_s`` seconds, resized to ``size`` x ``size``
+    px (EGO-FLIGHT downsamples frames to 224 x 224, seed 003 Sec. 3.4)."""
+    return (
+        ffmpeg.input(str(src), ss=max(at_s, 0.0))
+        .filter("scale", size, size)
+        .output(dst, vframes=1, format="image2", vcodec="mjpeg", **{"q:v": 3})
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
 def sample_times(start_s: float, end_s: float, n: int) -> list[float]:
     """``n`` timestamps spread evenly over [start_s, end_s): the centres of n equal segments.
 

@@ -1,0 +1,50 @@
+"""python manage.py ordering_import_predictions NAME FILE.jsonl [--project SLUG] [--no-wait]"""
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from kombu.exceptions import OperationalError
+
+from annotator.experiments.commands import experiment_named
+from annotator.experiments.selectors import unscored
+from annotator.experiments.services import import_predictions
+
+
+class Command(BaseCommand):
+    help = ("Import model predictions (JSONL lines of model, item_id, predicted) for an experiment's items; "
+            "bad lines are reported with their number and skipped. Then score them with a Celery worker.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+        parser.add_argument("file")
+        parser.add_argument("--project")
+        parser.add_argument("--no-wait", action="store_true", help="Queue the scoring and return.")
+        parser.add_argument("--timeout", type=float, default=600)
+
+    def handle(self, *args, **opts):
+        from workers.tasks import score_ordering
+
+        experiment = experiment_named(opts["name"], opts["project"])
+        path = Path(opts["file"])
+        if not path.is_file():
+            raise CommandError(f"no such file: {path}")
+        with path.open(encoding="utf-8") as fh:
+            report = import_predictions(experiment, fh)
+        for number, message in report.errors:
+            self.stderr.write(f"line {number}: {message}")
+        self.stdout.write(f"imported {report.imported} predictions, skipped {len(report.errors)} lines")
+        if report.imported:
+            try:
+                score_ordering.delay(experiment.pk)
+            except OperationalError as exc:
+                raise CommandError(f"stored, but cannot reach the Celery broker to score: {exc}") from None
+            deadline = time.monotonic() + opts["timeout"]
+            while not opts["no_wait"] and unscored(experiment):
+                if time.monotonic() > deadline:
+                    raise CommandError("timed out waiting for scores: is a Celery worker running?")
+                time.sleep(0.3)
+            if not opts["no_wait"]:
+                self.stdout.write("scored")
+        if report.errors:
+            raise SystemExit(1)
