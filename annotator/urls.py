@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from annotator.experiments import views as experiment_views
 from annotator.media import views as media_views
 from annotator.qa import views as qa_views
 
@@ -18,6 +19,10 @@ urlpatterns = [
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
     path("projects/<slug:slug>/qa/<int:pk>/", qa_views.qa_detail, name="qa-detail"),
+    path("projects/<slug:slug>/ordering/<slug:name>/", experiment_views.take, name="ordering-take"),
+    path("projects/<slug:slug>/ordering/<slug:name>/results/", experiment_views.results, name="ordering-results"),
+    path("projects/<slug:slug>/ordering/<slug:name>/trials.<str:fmt>", experiment_views.export_trials, name="ordering-trials"),
+    path("projects/<slug:slug>/ordering/<slug:name>/scores.csv", experiment_views.export_scores, name="ordering-scores"),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
     path("files/<path:name>", media_views.serve_media, name="media"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import views
+from api import ordering, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -17,4 +17,7 @@ urlpatterns = [
     path("units/<int:pk>/autosave/", views.UnitAutosaveView.as_view(), name="api-unit-autosave"),
     path("qa/<int:pk>/", views.QAPairView.as_view(), name="api-qa"),
     path("qa/<int:pk>/flag/", views.QAFlagView.as_view(), name="api-qa-flag"),
+    path("ordering/<int:pk>/start/", ordering.OrderingStartView.as_view(), name="api-ordering-start"),
+    path("ordering/<int:pk>/current/", ordering.OrderingCurrentView.as_view(), name="api-ordering-current"),
+    path("ordering/trials/<int:pk>/answer/", ordering.OrderingAnswerView.as_view(), name="api-ordering-answer"),
 ]

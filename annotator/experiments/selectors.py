@@ -37,3 +37,63 @@ def unscored(experiment: Experiment) -> int:
     """Answered trials and predictions still waiting for the scoring worker."""
     return (Trial.objects.filter(participant__experiment=experiment, response__isnull=False, scored_at__isnull=True).count()
             + Prediction.objects.filter(experiment=experiment, scored_at__isnull=True).count())
+
+
+def trial_payload(trial: Trial) -> dict:
+    """What the page shows for a trial: the elements in the recorded shown order (image URL or
+    text), which of them are pinned hints, the annotation text of the condition, and where the
+    person is. Never the true order of the free elements (it is sent back only as practice feedback)."""
+    from annotator.experiments.models import Element
+    from annotator.qa.selectors import media_url
+
+    item = trial.item
+    elements = {e.pk: e for e in Element.objects.filter(pk__in=item.shown)}
+    pinned = {item.truth[p - 1]: p for p in item.hints}
+    same_kind = Trial.objects.filter(participant_id=trial.participant_id, practice=trial.practice)
+    return {
+        "trial_id": trial.pk,
+        "practice": trial.practice,
+        "number": trial.position + 1,
+        "of": same_kind.count(),
+        "annotation": item.annotation,
+        "elements": [{"id": eid, "kind": elements[eid].kind, "url": media_url(elements[eid].image.name),
+                      "text": elements[eid].text, "pinned_position": pinned.get(eid)} for eid in item.shown],
+        "served_at": trial.served_at.isoformat() if trial.served_at else None,
+    }
+
+
+def trials_export(experiment: Experiment):
+    """Per-trial rows for the JSONL and CSV exports: participant (pseudonymous id), excluded flag and
+    reasons, condition variables, item, shown, response, truth, hints, practice, client response time
+    (ms), server times (ISO 8601 UTC), and the six metrics (null until scored)."""
+    from annotator.qa.selectors import pseudonym
+
+    rows = (Trial.objects.filter(participant__experiment=experiment, response__isnull=False)
+            .select_related("participant", "item__condition").order_by("participant_id", "-practice", "position"))
+    for t in rows.iterator(chunk_size=2000):
+        yield {
+            "participant": pseudonym(t.participant.user_id), "excluded": t.participant.excluded,
+            "exclusion_reasons": t.participant.exclusion_reasons, "condition": t.item.condition.variables(),
+            "item_id": t.item_id, "practice": t.practice, "position": t.position + 1, "shown": t.item.shown,
+            "response": t.response, "truth": t.item.truth, "hints": t.item.hints, "client_rt_ms": t.client_rt_ms,
+            "served_at": t.served_at.isoformat() if t.served_at else None,
+            "answered_at": t.answered_at.isoformat() if t.answered_at else None,
+            **{m: getattr(t, m) for m in METRICS},
+        }
+
+
+def rt_histogram(experiment: Experiment, bins: int = 20) -> dict:
+    """Response times (s) of scored trials: numpy histogram with ``bins`` equal bins, per kept and
+    excluded participants, plus the median."""
+    import numpy as np
+
+    rts = list(Trial.objects.filter(participant__experiment=experiment, practice=False, client_rt_ms__isnull=False)
+               .values_list("client_rt_ms", "participant__excluded"))
+    if not rts:
+        return {"edges": [], "kept": [], "excluded": [], "median_s": None, "n": 0}
+    values = np.array([r / 1000 for r, _ in rts])
+    edges = np.histogram_bin_edges(values, bins=bins)
+    kept = np.histogram([r / 1000 for r, ex in rts if not ex], bins=edges)[0]
+    excluded = np.histogram([r / 1000 for r, ex in rts if ex], bins=edges)[0]
+    return {"edges": [float(e) for e in edges], "kept": [int(x) for x in kept], "excluded": [int(x) for x in excluded],
+            "median_s": float(np.median(values)), "n": len(rts)}

@@ -226,3 +226,161 @@ def score_pending(experiment_id: int) -> int:
         model.objects.bulk_update(rows, [*ordering.METRICS, "scored_at"], batch_size=2000)
         n += len(rows)
     return n
+
+
+# ------------------------------------------------------------------------------ taking part
+
+class TakeError(Exception):
+    """An answer that cannot be taken; ``status`` is the HTTP status (400 bad order, 409 not the
+    current trial). Nothing was written."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def enroll(experiment: Experiment, user) -> "Participant":
+    """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
+
+    Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
+    fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
+    scored items split evenly across them, never two items of the same clip (e.g. the 4-frame and
+    4-frame-with-hints versions), least-used items first; plus the practice items. The order of the
+    scored trials is shuffled with a seed derived from the experiment and the participant.
+    """
+    import random
+
+    from django.db.models import Count
+
+    from annotator.experiments.models import Participant
+
+    with transaction.atomic():
+        Experiment.objects.select_for_update().get(pk=experiment.pk)  # one enrolment at a time per experiment
+        existing = Participant.objects.filter(experiment=experiment, user=user).first()
+        if existing is not None:
+            return existing
+        participant = Participant.objects.create(experiment=experiment, user=user)
+        rng = random.Random(f"{experiment.seed}:{participant.pk}")
+        conditions = list(Condition.objects.filter(experiment=experiment).annotate(n=Count("participants")))
+        rng.shuffle(conditions)
+        conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
+        chosen = conditions[: experiment.conditions_per_participant]
+        participant.conditions.set(chosen)
+        per = [experiment.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
+        for i in range(experiment.questions_per_participant - sum(per)):
+            per[i] += 1
+        used_clips: set[int] = set()
+        picked: list[Item] = []
+        for cond, quota in zip(chosen, per):
+            candidates = list(Item.objects.filter(condition=cond, practice=False).annotate(n=Count("trials")).order_by("n", "index"))
+            for item in candidates:
+                if len([p for p in picked if p.condition_id == cond.pk]) >= quota:
+                    break
+                if item.clip_id in used_clips:
+                    continue
+                picked.append(item)
+                used_clips.add(item.clip_id)
+        rng.shuffle(picked)
+        practice = list(Item.objects.filter(condition__experiment=experiment, practice=True).order_by("index")[: experiment.practice_items])
+        Trial.objects.bulk_create(
+            [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(practice)]
+            + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
+    return participant
+
+
+def current_trial(participant) -> Trial | None:
+    """The trial the participant is on: the first unanswered practice trial, then the first
+    unanswered scored one; None when all are answered. Marks the server's ``served_at`` the first
+    time a trial is served (a reload serves the same trial again and keeps the first time)."""
+    trial = (Trial.objects.filter(participant=participant, response__isnull=True).select_related("item__condition")
+             .order_by("-practice", "position").first())
+    if trial is not None and trial.served_at is None:
+        trial.served_at = timezone.now()
+        Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=trial.served_at)
+    return trial
+
+
+def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, idempotency_key: str) -> Trial:
+    """Record the participant's order for their current trial.
+
+    Refuses (TakeError 409) a trial that is not theirs or not the current one, unless it is the
+    same answer sent again (same idempotency key), which returns the stored trial unchanged.
+    Refuses (400) an order that is not a permutation of the item's elements or moves a hint frame,
+    and a response time that is not a positive number of ms. On success stores the answer with the
+    server's time, moves the participant to the next stage when a stage is finished, applies the
+    exclusion rules when the last trial is answered, and queues scoring on commit.
+    """
+    from annotator.experiments.models import Participant
+
+    with transaction.atomic():
+        trial = Trial.objects.select_for_update().select_related("item").filter(pk=trial_id, participant=participant).first()
+        if trial is None:
+            raise TakeError("not one of your trials", status=409)
+        if trial.response is not None:
+            if idempotency_key and trial.idempotency_key == idempotency_key:
+                return trial
+            raise TakeError("this trial is already answered", status=409)
+        current = current_trial(participant)
+        if current is None or current.pk != trial.pk:
+            raise TakeError("this is not your current trial", status=409)
+        try:
+            ordering.check_ordering(order, trial.item.truth)
+        except ordering.OrderingError as exc:
+            raise TakeError(str(exc)) from None
+        for pos in trial.item.hints:
+            if order[pos - 1] != trial.item.truth[pos - 1]:
+                raise TakeError(f"the hint frame at position {pos} must stay where it is")
+        if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
+            raise TakeError("client_rt_ms must be a positive number of milliseconds")
+        trial.response, trial.client_rt_ms = list(order), float(client_rt_ms)
+        trial.answered_at, trial.idempotency_key = timezone.now(), idempotency_key or ""
+        trial.save(update_fields=["response", "client_rt_ms", "answered_at", "idempotency_key"])
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        remaining = Trial.objects.filter(participant=participant, response__isnull=True)
+        if not remaining.filter(practice=True).exists():
+            participant.stage = Participant.Stage.TRIALS if remaining.exists() else Participant.Stage.DONE
+        if participant.stage == Participant.Stage.DONE and participant.finished_at is None:
+            participant.finished_at = timezone.now()
+            participant.excluded, participant.exclusion_reasons = exclusion_of(participant)
+        participant.save()
+        experiment_id = participant.experiment_id
+        transaction.on_commit(lambda: _queue_scoring(experiment_id))
+    return trial
+
+
+def _queue_scoring(experiment_id: int) -> None:
+    from workers.tasks import score_ordering
+
+    score_ordering.delay(experiment_id)
+
+
+def exclusion_of(participant) -> tuple[bool, list[str]]:
+    """Apply the experiment's exclusion rules (EGO-FLIGHT Sec. 3.5: "unreasonably little time or
+    ... clear misunderstanding of the task") to a finished participant: ``min_median_rt_s`` (the
+    median client response time of scored trials) and ``min_practice_correct`` (practice items
+    exactly right). Returns (excluded, reasons); the data are kept either way."""
+    import statistics
+
+    rules = participant.experiment.exclusion or {}
+    reasons = []
+    trials = list(Trial.objects.filter(participant=participant).select_related("item"))
+    rts = [t.client_rt_ms for t in trials if not t.practice and t.client_rt_ms is not None]
+    limit = rules.get("min_median_rt_s")
+    if limit is not None and rts and statistics.median(rts) / 1000 < float(limit):
+        reasons.append(f"median response time {statistics.median(rts) / 1000:.2f} s is under {float(limit):g} s")
+    need = rules.get("min_practice_correct")
+    if need is not None:
+        correct = sum(1 for t in trials if t.practice and t.response == t.item.truth)
+        if correct < int(need):
+            reasons.append(f"{correct} practice items right, fewer than {int(need)}")
+    return bool(reasons), reasons
+
+
+def start(participant) -> None:
+    """Leave the instructions: on to the practice items, or straight to the trials if there are none."""
+    from annotator.experiments.models import Participant
+
+    if participant.stage == Participant.Stage.INSTRUCTIONS:
+        has_practice = Trial.objects.filter(participant=participant, practice=True).exists()
+        participant.stage = Participant.Stage.PRACTICE if has_practice else Participant.Stage.TRIALS
+        participant.save(update_fields=["stage"])

@@ -40,6 +40,11 @@ def _stream(fh, start: int, length: int):
 def serve_media(request, name: str):
     """Serve a stored rendition or poster to members of the video's project; honours one byte range."""
     video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
+    if video is None and name.startswith("frames/"):  # an ordering experiment's frame
+        from annotator.experiments.models import Element
+
+        element = Element.objects.filter(image=name).select_related("video__project").first()
+        video = element.video if element else None
     if video is None or access.role_in(request.user, video.project) is None or not default_storage.exists(name):
         raise Http404("no such media")
     size = default_storage.size(name)

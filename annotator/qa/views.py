@@ -46,7 +46,8 @@ def home(request):
     rows = [
         {"project": p, "role": role, "counts": selectors.queue_counts(p),
          "can_export": role in access.EXPORT_ROLES, "can_annotate": role in access.ANNOTATE_ROLES,
-         "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES}
+         "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES,
+         "experiments": list(p.experiments.values_list("name", flat=True))}
         for p, role in projects
     ]
     return render(request, "qa/home.html", {"rows": rows})

@@ -1,0 +1,117 @@
+"""Assignment, answers and exclusion for the ordering human baseline (EGO-FLIGHT Sec. 3.5)."""
+
+import pytest
+
+from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
+from annotator.experiments.presets import EGO_FLIGHT
+from annotator.experiments.services import TakeError, answer_trial, current_trial, enroll, score_pending, start
+from annotator.media.models import Video
+from annotator.projects.services import ensure_member
+from annotator.scoring.ordering import shown_order
+
+
+@pytest.fixture
+def experiment(project):
+    """The nine preset conditions over 12 medium, 12 short and 12 long clips (fake video rows,
+    text-less frame elements), one item per condition and clip of its class, and 2 practice items."""
+    exp = Experiment.objects.create(project=project, name="pilot", preset="ego-flight", questions_per_participant=10,
+                                    conditions_per_participant=2, practice_items=2,
+                                    exclusion={"min_median_rt_s": 2.0, "min_practice_correct": 1})
+    video = Video.objects.create(project=project, sha256="e" * 64, filename="v.mp4", status="ready", duration_s=999)
+    clips = {k: [Clip.objects.create(experiment=exp, video=video, start_s=b + i * 40, end_s=b + i * 40 + 10, length_class=k)
+                 for i in range(12)] for b, k in ((0, "short"), (1000, "medium"), (2000, "long"))}
+    for spec in EGO_FLIGHT:
+        cond = Condition.objects.create(experiment=exp, number=spec.number, label=spec.label, n_frames=spec.n_frames,
+                                        clip_length=spec.clip_length, annotation=spec.annotation, hints=list(spec.hints),
+                                        baseline=spec.baseline)
+        for index, clip in enumerate(clips[spec.clip_length]):
+            _item(cond, clip, index, practice=False)
+        if spec.baseline:
+            for j in range(2):
+                _item(cond, Clip.objects.create(experiment=exp, video=video, start_s=3000 + j * 20, end_s=3010 + j * 20,
+                                                length_class="medium"), 100 + j, practice=True)
+    return exp
+
+
+def _item(cond, clip, index, practice):
+    elements = [Element.objects.create(kind="text", text=f"{clip.pk}-{i}") for i in range(cond.n_frames)]
+    order = shown_order(len(elements), index * 31 + cond.number, cond.hints)
+    return Item.objects.create(condition=cond, clip=clip, index=index, practice=practice, seed=index,
+                               truth=[e.pk for e in elements], shown=[elements[i].pk for i in order], hints=list(cond.hints))
+
+
+def _people(project, n):
+    return [ensure_member(f"p{i}", role="annotator", project=project)[0] for i in range(n)]
+
+
+def test_assignment_gives_two_conditions_and_never_the_same_clip_twice(experiment, project):
+    for person in _people(project, 12):
+        p = enroll(experiment, person)
+        trials = list(Trial.objects.filter(participant=p, practice=False).select_related("item"))
+        assert p.conditions.count() == 2
+        assert len(trials) == 10
+        assert {t.item.condition_id for t in trials} == set(p.conditions.values_list("pk", flat=True))
+        assert len({t.item.clip_id for t in trials}) == 10  # e.g. never the 4-frame and the hinted 4-frame of one clip
+        assert Trial.objects.filter(participant=p, practice=True).count() == 2
+    # Conditions are handed out evenly: 12 people x 2 = 24 slots over 9 conditions -> 2 or 3 each.
+    loads = [c.participants.count() for c in Condition.objects.all()]
+    assert sorted(set(loads)) in ([2, 3], [3]) and sum(loads) == 24
+
+
+def test_enrolling_twice_returns_the_same_assignment(experiment, annotator):
+    first = enroll(experiment, annotator)
+    assert enroll(experiment, annotator).pk == first.pk
+    assert Trial.objects.filter(participant=first).count() == 12
+
+
+def test_practice_comes_first_and_answers_are_checked(experiment, annotator):
+    p = enroll(experiment, annotator)
+    start(p)
+    t = current_trial(p)
+    assert t.practice and t.served_at is not None
+    served = t.served_at
+    assert current_trial(p).served_at == served  # a reload serves the same trial and keeps the first time
+    with pytest.raises(TakeError, match="expected"):
+        answer_trial(p, t.pk, t.item.truth[:-1], 3000, "k0")
+    later = Trial.objects.filter(participant=p, practice=False).first()
+    with pytest.raises(TakeError, match="not your current trial") as err:
+        answer_trial(p, later.pk, later.item.truth, 3000, "k1")
+    assert err.value.status == 409
+    answer_trial(p, t.pk, t.item.truth, 4000, "k2")
+    again = answer_trial(p, t.pk, t.item.truth, 4000, "k2")  # the same answer resent: no error, no change
+    assert again.client_rt_ms == 4000
+    with pytest.raises(TakeError, match="already answered"):
+        answer_trial(p, t.pk, t.item.truth, 4000, "other-key")
+
+
+def test_hint_frames_must_stay_in_place(experiment, annotator):
+    p = enroll(experiment, annotator)
+    hinted = Item.objects.filter(condition__number=8).first()
+    Trial.objects.filter(participant=p).delete()
+    trial = Trial.objects.create(participant=p, item=hinted, position=0)
+    truth = hinted.truth
+    moved = [truth[1], truth[0], truth[2], truth[3]]  # the pinned first frame moved
+    with pytest.raises(TakeError, match="hint frame at position 1"):
+        answer_trial(p, trial.pk, moved, 3000, "h")
+
+
+def _finish(p, rt_ms, practice_right=True):
+    start(p)
+    while (t := current_trial(p)) is not None:
+        order = t.item.truth if (practice_right or not t.practice) else t.item.truth[::-1]
+        answer_trial(p, t.pk, order, rt_ms, f"k{t.pk}")
+    p.refresh_from_db()
+    return p
+
+
+def test_fast_or_confused_participants_are_flagged_and_kept(experiment, project):
+    careful, hasty, confused = (enroll(experiment, u) for u in _people(project, 3))
+    careful = _finish(careful, 5000)
+    hasty = _finish(hasty, 800)
+    confused = _finish(confused, 5000, practice_right=False)
+    assert (careful.stage, careful.excluded, careful.exclusion_reasons) == ("done", False, [])
+    assert hasty.excluded and hasty.exclusion_reasons == ["median response time 0.80 s is under 2 s"]
+    assert confused.excluded and confused.exclusion_reasons == ["0 practice items right, fewer than 1"]
+    assert Trial.objects.filter(participant=hasty, response__isnull=False).count() == 12  # data kept
+    assert score_pending(experiment.pk) == 36
+    assert Trial.objects.filter(participant=careful, practice=False).values_list("kendall_tau_b", flat=True).distinct().get() == 1.0
