@@ -40,6 +40,9 @@ $PY manage.py ingest .cache/footage --project demo --manifest demo/manifest.json
 $PY manage.py derive_night --project demo
 $PY manage.py qa_types --project demo --preset egonight
 $PY manage.py draft --project demo --pipeline templates
+# The EGO-FLIGHT frame-ordering human baseline (nine conditions) over the real clips.
+$PY manage.py ordering_create --project demo --preset ego-flight --name ego-flight --skip-existing \
+  --questions 12 --exclude-median-rt-below 1.0 --exclude-practice-below 1
 
 .venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
   --access-logfile "$logs/access.log" --error-logfile "$logs/web.log" &
@@ -60,6 +63,7 @@ cat <<MSG
     admin       demo-admin       (project admin + Django admin at /admin/, export link on the home page)
     annotator1  demo-annotator1
     annotator2  demo-annotator2
+  Frame ordering: http://127.0.0.1:$PORT/projects/demo/ordering/ego-flight/  (results: .../results/)
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.
 

@@ -14,10 +14,11 @@ class ConditionSpec:
     clip_length: str
     annotation: str
     hints: tuple[int, ...] = ()
+    item_kind: str = "frames"
 
     @property
     def baseline(self) -> bool:
-        return (self.n_frames, self.clip_length, self.annotation, self.hints) == (4, "medium", "brief", ())
+        return (self.n_frames, self.clip_length, self.annotation, self.hints, self.item_kind) == (4, "medium", "brief", (), "frames")
 
 
 EGO_FLIGHT = [
@@ -32,7 +33,14 @@ EGO_FLIGHT = [
     ConditionSpec(9, "hints: frames 2 & 4", 4, "medium", "brief", (2, 4)),
 ]
 
-PRESETS = {"ego-flight": EGO_FLIGHT}
+# Ordering short texts instead of frames (X-LeBench summary ordering, seed 002 App. C.4): the
+# annotated actions of a whole video, shuffled, to be put back in the order they happened.
+TEXT_ORDERING = [
+    ConditionSpec(1, "3 action descriptions", 3, "medium", "none", item_kind="texts"),
+    ConditionSpec(2, "5 action descriptions", 5, "medium", "none", item_kind="texts"),
+]
+
+PRESETS = {"ego-flight": EGO_FLIGHT, "action-texts": TEXT_ORDERING}
 
 # Clip windows cut from each video per length class (seed 003 Sec. 3.2: short 5-10 s, medium
 # 10-25 s, long over 25 s): windows of these lengths, tiled from the start of the video.

@@ -97,3 +97,20 @@ def rt_histogram(experiment: Experiment, bins: int = 20) -> dict:
     excluded = np.histogram([r / 1000 for r, ex in rts if ex], bins=edges)[0]
     return {"edges": [float(e) for e in edges], "kept": [int(x) for x in kept], "excluded": [int(x) for x in excluded],
             "median_s": float(np.median(values)), "n": len(rts)}
+
+
+def participant_scores(experiment: Experiment) -> dict[int, dict]:
+    """Per participant id: Kendall's tau-b over their scored, non-practice trials (mean, 95% CI, n)
+    and their median client response time in seconds."""
+    import statistics
+
+    taus: dict[int, list] = defaultdict(list)
+    rts: dict[int, list] = defaultdict(list)
+    for pid, tau, rt in Trial.objects.filter(participant__experiment=experiment, practice=False, response__isnull=False).values_list(
+            "participant_id", "kendall_tau_b", "client_rt_ms"):
+        if tau is not None:
+            taus[pid].append(tau)
+        if rt is not None:
+            rts[pid].append(rt / 1000)
+    return {pid: {"tau": mean_ci(taus.get(pid, [])), "median_rt_s": statistics.median(rts[pid]) if rts.get(pid) else None}
+            for pid in set(taus) | set(rts)}

@@ -90,7 +90,10 @@ def create_experiment(project: Project, name: str, preset: str, *, frame_size: i
             report = CreateReport(experiment)
             conditions = [Condition.objects.create(
                 experiment=experiment, number=s.number, label=s.label, n_frames=s.n_frames, clip_length=s.clip_length,
-                annotation=s.annotation, hints=list(s.hints), baseline=s.baseline) for s in specs]
+                annotation=s.annotation, hints=list(s.hints), baseline=s.baseline, item_kind=s.item_kind) for s in specs]
+            if all(c.item_kind == Condition.ItemKind.TEXTS for c in conditions):
+                _make_text_items(experiment, conditions, videos, report, progress)
+                return report
             clips: dict[str, list[Clip]] = {}
             for length_class in WINDOW_S:
                 clips[length_class] = [
@@ -122,6 +125,35 @@ def create_experiment(project: Project, name: str, preset: str, *, frame_size: i
             default_storage.delete(name_)
         raise
     return report
+
+
+def _make_text_items(experiment, conditions, videos, report: CreateReport, progress) -> None:
+    """Text-ordering items (X-LeBench summary ordering, seed 002 App. C.4): for each video with at
+    least n annotated actions, n of them spread evenly over its timeline (in start order), as texts
+    to put back in order. Videos with fewer actions are skipped and counted."""
+    for cond in conditions:
+        made = skipped = 0
+        for video in videos:
+            actions = sorted((a for a in (video.annotations or {}).get("actions") or []
+                              if isinstance(a, dict) and str(a.get("label") or "").strip()), key=lambda a: float(a.get("start_s", 0)))
+            if len(actions) < cond.n_frames:
+                skipped += 1
+                continue
+            step = len(actions) / cond.n_frames
+            chosen = [actions[int(i * step)] for i in range(cond.n_frames)]
+            duration = video.duration_s or 0.0
+            length_class = "short" if duration < 10 else "medium" if duration <= 25 else "long"
+            clip, _ = Clip.objects.get_or_create(experiment=experiment, video=video, start_s=0.0, end_s=duration,
+                                                 defaults={"length_class": length_class})
+            elements = [Element.objects.create(kind=Element.Kind.TEXT, text=str(a["label"]).strip()) for a in chosen]
+            seed = item_seed(experiment.seed, cond.number, made)
+            order = ordering.shown_order(len(elements), seed, cond.hints)
+            Item.objects.create(condition=cond, clip=clip, index=made, seed=seed, truth=[e.pk for e in elements],
+                                shown=[elements[i].pk for i in order], hints=list(cond.hints))
+            made += 1
+        report.items[cond.number] = made
+        report.skipped[cond.number] = skipped
+        progress(f"  condition {cond.number} ({cond.label}): {made} items, {skipped} videos with too few actions")
 
 
 def _make_item(experiment, cond: Condition, clip: Clip, index: int, *, practice: bool, cache: dict, written: list) -> Item:
@@ -267,7 +299,7 @@ def enroll(experiment: Experiment, user) -> "Participant":
         chosen = conditions[: experiment.conditions_per_participant]
         participant.conditions.set(chosen)
         per = [experiment.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
-        for i in range(experiment.questions_per_participant - sum(per)):
+        for i in range(experiment.questions_per_participant - sum(per) if chosen else 0):
             per[i] += 1
         used_clips: set[int] = set()
         picked: list[Item] = []

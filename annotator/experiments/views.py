@@ -52,7 +52,10 @@ def results(request, slug: str, name: str):
     experiment = _experiment(request, slug, name, access.can_oversee)
     table = selectors.score_table(experiment)
     table_all = selectors.score_table(experiment, include_excluded=True)
-    participants = Participant.objects.filter(experiment=experiment).select_related("user").prefetch_related("conditions")
+    participants = list(Participant.objects.filter(experiment=experiment).select_related("user").prefetch_related("conditions"))
+    per_person = selectors.participant_scores(experiment)
+    for p in participants:
+        p.scores = per_person.get(p.pk, {"tau": {"mean": None, "n": 0}, "median_rt_s": None})
     return render(request, "experiments/results.html", {
         "experiment": experiment, "table": table, "bars": _bars(table),
         "humans_all": [r for r in table_all if r["respondent"] == "human"],

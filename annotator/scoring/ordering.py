@@ -78,7 +78,8 @@ def score(predicted: Sequence, truth: Sequence, hint_positions: Sequence[int] = 
     true_pos = {x: i for i, x in enumerate(truth)}
     ranks = [true_pos[x] for x in predicted]  # true position of the element shown at each predicted position
     if n >= 2:
-        tau = float(stats.kendalltau(range(n), ranks, variant="b").statistic)
+        # Rounded to 12 places: scipy's floating arithmetic can give 0.9999999999999998 for a perfect order.
+        tau = round(float(stats.kendalltau(range(n), ranks, variant="b").statistic), 12)
         pairs = list(combinations(range(n), 2))
         pairwise = sum(ranks[i] < ranks[j] for i, j in pairs) / len(pairs)
     else:

@@ -34,6 +34,8 @@ API = [
     ("get", "/api/qa/{qa}/", OVERSEE, None),
     ("patch", "/api/qa/{qa}/", EDIT, {}),
     ("post", "/api/qa/{qa}/flag/", ADMIN, {}),
+    ("post", "/api/ordering/{exp}/start/", ANNOTATE, None),
+    ("get", "/api/ordering/{exp}/current/", ANNOTATE, None),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -45,6 +47,11 @@ PAGES = [
     ("get", "/projects/{slug}/qa/{qa}/", OVERSEE),
     ("post", "/projects/{slug}/qa/{qa}/", EDIT),
     ("get", "/projects/{slug}/export.jsonl", ADMIN),
+    ("get", "/projects/{slug}/ordering/pilot/", ANNOTATE),
+    ("get", "/projects/{slug}/ordering/pilot/results/", OVERSEE),
+    ("get", "/projects/{slug}/ordering/pilot/trials.jsonl", OVERSEE),
+    ("get", "/projects/{slug}/ordering/pilot/trials.csv", OVERSEE),
+    ("get", "/projects/{slug}/ordering/pilot/scores.csv", OVERSEE),
 ]
 
 
@@ -53,7 +60,10 @@ def world(make_unit, project):
     unit = make_unit(n_open=1)
     users = {role: ensure_member(f"m-{role}", role=role, project=project, password="pw-matrix-1")[0] for role in ROLES}
     users["outsider"] = ensure_member("m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1")[0]
-    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk}
+    from annotator.experiments.models import Experiment
+
+    experiment = Experiment.objects.create(project=project, name="pilot")
+    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk}
     return users, ids
 
 
@@ -108,3 +118,22 @@ def test_the_unit_an_annotator_sees_names_nobody(world, project):
     for user in users.values():
         assert user.username not in text
     assert "leased_by" not in text and "completed_by" not in text
+
+
+def test_nobody_answers_someone_elses_trial(world, project):
+    from annotator.experiments.models import Experiment, Participant, Trial
+    from tests.experiments.test_taking_part import _item
+    from annotator.experiments.models import Clip, Condition
+    from annotator.media.models import Video
+
+    users, ids = world
+    experiment = Experiment.objects.get(pk=ids["exp"])
+    video = Video.objects.create(project=project, sha256="9" * 64, filename="x.mp4", status="ready", duration_s=30)
+    cond = Condition.objects.create(experiment=experiment, number=1, label="c", n_frames=2, clip_length="medium", annotation="none")
+    item = _item(cond, Clip.objects.create(experiment=experiment, video=video, start_s=0, end_s=15, length_class="medium"), 0, False)
+    theirs = Participant.objects.create(experiment=experiment, user=users["annotator"], stage="trials")
+    trial = Trial.objects.create(participant=theirs, item=item, position=0)
+    res = _api_client(users["reviewer"]).post(f"/api/ordering/trials/{trial.pk}/answer/",
+                                              {"order": item.truth, "client_rt_ms": 1000, "idempotency_key": "x"}, format="json")
+    assert res.status_code == 404
+    assert Trial.objects.get(pk=trial.pk).response is None

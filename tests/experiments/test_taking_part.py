@@ -114,4 +114,30 @@ def test_fast_or_confused_participants_are_flagged_and_kept(experiment, project)
     assert confused.excluded and confused.exclusion_reasons == ["0 practice items right, fewer than 1"]
     assert Trial.objects.filter(participant=hasty, response__isnull=False).count() == 12  # data kept
     assert score_pending(experiment.pk) == 36
-    assert Trial.objects.filter(participant=careful, practice=False).values_list("kendall_tau_b", flat=True).distinct().get() == 1.0
+    taus = set(Trial.objects.filter(participant=careful, practice=False).values_list("kendall_tau_b", flat=True))
+    assert taus == {1.0}, taus
+
+
+def test_text_items_order_a_videos_annotated_actions(project):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    actions = [{"label": f"step {i}", "start_s": float(i), "end_s": i + 0.5} for i in (4, 0, 2, 3, 1)]
+    Video.objects.create(project=project, sha256="f" * 64, filename="steps.mp4", status="ready", duration_s=20.0,
+                         annotations={"actions": actions})
+    Video.objects.create(project=project, sha256="0" * 64, filename="few.mp4", status="ready", duration_s=20.0,
+                         annotations={"actions": actions[:2]})
+    out = StringIO()
+    call_command("ordering_create", "--project", project.slug, "--preset", "action-texts", "--name", "texts",
+                 "--exclude-median-rt-below", "1.5", stdout=out)
+    assert "condition 1 (3 action descriptions): 1 items, 1 videos with too few actions" in out.getvalue()
+    five = Item.objects.get(condition__number=2)
+    assert [Element.objects.get(pk=pk).text for pk in five.truth] == ["step 0", "step 1", "step 2", "step 3", "step 4"]
+    three = Item.objects.get(condition__number=1)
+    assert [Element.objects.get(pk=pk).text for pk in three.truth] == ["step 0", "step 1", "step 3"]
+    assert Experiment.objects.get(name="texts").exclusion == {"min_median_rt_s": 1.5}
+    again = StringIO()
+    call_command("ordering_create", "--project", project.slug, "--preset", "action-texts", "--name", "texts",
+                 "--skip-existing", stdout=again)
+    assert again.getvalue() == "experiment texts already exists; nothing done\n"

@@ -18,6 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("--frame-size", type=int, default=224, help="Square frame size in px (default 224).")
         parser.add_argument("--seed", type=int, default=0, help="Experiment seed for the recorded shuffles.")
         parser.add_argument("--practice-items", type=int, default=3)
+        parser.add_argument("--exclude-median-rt-below", type=float, metavar="S",
+                            help="Flag participants whose median response time is under S seconds.")
+        parser.add_argument("--exclude-practice-below", type=int, metavar="N",
+                            help="Flag participants with fewer than N practice items exactly right.")
+        parser.add_argument("--questions", type=int, default=102, help="Scored questions per participant (default 102).")
+        parser.add_argument("--conditions-per-participant", type=int, default=2)
+        parser.add_argument("--skip-existing", action="store_true", help="Do nothing if the experiment exists.")
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -25,11 +32,21 @@ class Command(BaseCommand):
             raise CommandError(f"no project {opts['project']!r}")
         if not 16 <= opts["frame_size"] <= 2048:
             raise CommandError("--frame-size must be between 16 and 2048")
+        from annotator.experiments.models import Experiment
+
+        if opts["skip_existing"] and Experiment.objects.filter(project=project, name=opts["name"]).exists():
+            self.stdout.write(f"experiment {opts['name']} already exists; nothing done")
+            return
         try:
             report = create_experiment(project, opts["name"], opts["preset"], frame_size=opts["frame_size"],
                                        seed=opts["seed"], practice_items=opts["practice_items"], progress=self.stdout.write)
         except (ValueError, MediaError) as exc:
             raise CommandError(str(exc)) from None
+        exclusion = {k: v for k, v in (("min_median_rt_s", opts["exclude_median_rt_below"]),
+                                        ("min_practice_correct", opts["exclude_practice_below"])) if v is not None}
+        Experiment.objects.filter(pk=report.experiment.pk).update(
+            exclusion=exclusion, questions_per_participant=opts["questions"],
+            conditions_per_participant=opts["conditions_per_participant"])
         total = sum(report.items.values())
         skipped = sum(report.skipped.values())
         self.stdout.write(f"experiment {report.experiment.name}: {len(report.items)} conditions, {total} items, "
