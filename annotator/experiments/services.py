@@ -105,19 +105,22 @@ def create_experiment(project: Project, name: str, preset: str, *, frame_size: i
             practice_clips = clips["medium"][-practice_items:] if practice_items and len(clips["medium"]) > practice_items else []
             trial_clips = {k: [c for c in v if c not in practice_clips] for k, v in clips.items()}
             too_short = {k: sum(1 for v in videos if not _windows(v.duration_s or 0.0, k)) for k in WINDOW_S}
-            frame_cache: dict[tuple[int, float], Element] = {}
-            for cond in conditions:
-                made = 0
-                for index, clip in enumerate(trial_clips[cond.clip_length]):
-                    _make_item(experiment, cond, clip, index, practice=False, cache=frame_cache, written=written)
-                    made += 1
-                report.items[cond.number] = made
-                report.skipped[cond.number] = too_short[cond.clip_length]
-                progress(f"  condition {cond.number} ({cond.label}): {made} items, {too_short[cond.clip_length]} videos too short")
             baseline = next(c for c in conditions if c.baseline)
-            start = len(trial_clips["medium"])
-            for j, clip in enumerate(practice_clips):
-                _make_item(experiment, baseline, clip, start + j, practice=True, cache=frame_cache, written=written)
+            plan = [(cond, clip, index, False) for cond in conditions for index, clip in enumerate(trial_clips[cond.clip_length])]
+            start_index = len(trial_clips["medium"])
+            plan += [(baseline, clip, start_index + j, True) for j, clip in enumerate(practice_clips)]
+            frames = _extract_frames(experiment, {(clip.video, t) for cond, clip, _, _ in plan
+                                                  for t in ffmpeg.sample_times(clip.start_s, clip.end_s, cond.n_frames)},
+                                     written, progress)
+            for cond in conditions:
+                made = [p for p in plan if p[0] is cond and not p[3]]
+                for _, clip, index, practice in made:
+                    _make_item(experiment, cond, clip, index, practice=practice, frames=frames)
+                report.items[cond.number] = len(made)
+                report.skipped[cond.number] = too_short[cond.clip_length]
+                progress(f"  condition {cond.number} ({cond.label}): {len(made)} items, {too_short[cond.clip_length]} videos too short")
+            for _, clip, index, practice in (p for p in plan if p[3]):
+                _make_item(experiment, baseline, clip, index, practice=True, frames=frames)
             report.practice = len(practice_clips)
             report.frames_written = len(written)
     except BaseException:
@@ -156,9 +159,8 @@ def _make_text_items(experiment, conditions, videos, report: CreateReport, progr
         progress(f"  condition {cond.number} ({cond.label}): {made} items, {skipped} videos with too few actions")
 
 
-def _make_item(experiment, cond: Condition, clip: Clip, index: int, *, practice: bool, cache: dict, written: list) -> Item:
-    times = ffmpeg.sample_times(clip.start_s, clip.end_s, cond.n_frames)
-    elements = [_frame(clip.video, t, experiment.frame_size, cache, written) for t in times]
+def _make_item(experiment, cond: Condition, clip: Clip, index: int, *, practice: bool, frames: dict) -> Item:
+    elements = [frames[(clip.video.pk, t)] for t in ffmpeg.sample_times(clip.start_s, clip.end_s, cond.n_frames)]
     seed = item_seed(experiment.seed, cond.number, index)
     order = ordering.shown_order(len(elements), seed, cond.hints)
     text = {"none": "", "brief": clip.brief, "comprehensive": clip.comprehensive or clip.brief}[cond.annotation]
@@ -167,21 +169,40 @@ def _make_item(experiment, cond: Condition, clip: Clip, index: int, *, practice:
                                hints=list(cond.hints), annotation=text)
 
 
-def _frame(video: Video, t_s: float, size: int, cache: dict, written: list) -> Element:
-    key = (video.pk, t_s)
-    if key in cache:
-        return cache[key]
-    element = Element.objects.filter(kind=Element.Kind.FRAME, video=video, t_s=t_s, size=size).first()
-    if element is None:
-        with local_copy(video.rendition.name or video.original.name) as src:
-            data = ffmpeg.run(ffmpeg.square_frame_args(src, t_s, size=size), timeout_s=60, what=f"frame at {t_s:.3f} s")
-        if not data:
-            raise ffmpeg.MediaError(f"{video.filename}: no frame at {t_s:.3f} s")
-        name = default_storage.save(f"frames/{video.sha256[:16]}/{size}/{t_s:09.3f}.jpg", ContentFile(data))
-        written.append(name)
-        element = Element.objects.create(kind=Element.Kind.FRAME, video=video, t_s=t_s, size=size, image=name)
-    cache[key] = element
-    return element
+def _extract_frames(experiment, wanted: set, written: list, progress) -> dict[tuple[int, float], Element]:
+    """Frame elements for every (video, time) in ``wanted``: existing ones are reused (same video,
+    time and size), the others are cut by ffmpeg in parallel (one process per CPU; each is a separate
+    ffmpeg process, so threads do not contend), then stored and recorded here, in the caller's
+    transaction. Raises MediaError if a frame cannot be read."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
+
+    size = experiment.frame_size
+    out: dict[tuple[int, float], Element] = {}
+    for e in Element.objects.filter(kind=Element.Kind.FRAME, size=size, video__in={v for v, _ in wanted}):
+        out[(e.video_id, e.t_s)] = e
+    todo = sorted(((v, t) for v, t in wanted if (v.pk, t) not in out), key=lambda vt: (vt[0].pk, vt[1]))
+    if not todo:
+        return out
+    with ExitStack() as stack:
+        sources = {v.pk: stack.enter_context(local_copy(v.rendition.name or v.original.name)) for v, _ in todo}
+
+        def cut(vt):
+            video, t = vt
+            data = ffmpeg.run(ffmpeg.square_frame_args(sources[video.pk], t, size=size), timeout_s=60, what=f"frame at {t:.3f} s")
+            if not data:
+                raise ffmpeg.MediaError(f"{video.filename}: no frame at {t:.3f} s")
+            return data
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for i, ((video, t), data) in enumerate(zip(todo, pool.map(cut, todo)), start=1):
+                name = default_storage.save(f"frames/{video.sha256[:16]}/{size}/{t:09.3f}.jpg", ContentFile(data))
+                written.append(name)
+                out[(video.pk, t)] = Element.objects.create(kind=Element.Kind.FRAME, video=video, t_s=t, size=size, image=name)
+                if i % 50 == 0 or i == len(todo):
+                    progress(f"  frames: {i}/{len(todo)}")
+    return out
 
 
 # ------------------------------------------------------------------------------ items and models

@@ -51,4 +51,4 @@ class Command(BaseCommand):
         skipped = sum(report.skipped.values())
         self.stdout.write(f"experiment {report.experiment.name}: {len(report.items)} conditions, {total} items, "
                           f"{report.practice} practice items, {report.frames_written} frames written; "
-                          f"{skipped} clip slots skipped (videos too short for a condition)")
+                          f"{skipped} (condition, video) pairs skipped because the video is too short")
