@@ -43,7 +43,9 @@ start_pg() {
   if ! pg_running; then
     # Stale pid file after a killed machine: pg_ctl handles it; a stale socket lock too.
     as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_log" -w -t 60 start \
-      -o "-h $POSTGRES_HOST -p $POSTGRES_PORT -k $pg_run -c max_connections=200 -c fsync=off -c synchronous_commit=off" >/dev/null
+      -o "-h $POSTGRES_HOST -p $POSTGRES_PORT -k $pg_run -c max_connections=200 -c fsync=off -c synchronous_commit=off" >/dev/null \
+      || { echo "stack: PostgreSQL did not start (is another server on port $POSTGRES_PORT?); last lines of $pg_log:" >&2
+           tail -n 5 "$pg_log" >&2; exit 1; }
   fi
   local psql=("$pg_bin/psql" -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -U postgres -d postgres -qtA)
   if [ "$("${psql[@]}" -c "select 1 from pg_roles where rolname='$POSTGRES_USER'")" != 1 ]; then
