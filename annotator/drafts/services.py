@@ -121,8 +121,8 @@ def run_templates_job(job_id: int) -> str:
         return "gone"
     video = job.video
     pool = []
-    for annotations in Video.objects.filter(project=job.run.project).exclude(pk=video.pk).values_list("annotations", flat=True):
-        pool.extend(o for o in (annotations or {}).get("objects", []) if isinstance(o, str))
+    for other in Video.objects.filter(project=job.run.project).exclude(pk=video.pk).values_list("annotations", flat=True):
+        pool.extend(o for o in (other or {}).get("objects", []) if isinstance(o, str))
     # The seed is derived from the content hash, so re-drafting the same video gives the same shuffle.
     seed = int(video.sha256[:8], 16)
     specs = build_template_drafts(video.annotations, video.duration_s, distractor_pool=pool, seed=seed)

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.adapters import ffmpeg
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Prediction, Trial
+from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Prediction, Trial
 from annotator.experiments.presets import PRESETS, WINDOW_S
 from annotator.media.models import Video
 from annotator.media.services import local_copy
@@ -292,7 +292,7 @@ class TakeError(Exception):
         self.status = status
 
 
-def enroll(experiment: Experiment, user) -> "Participant":
+def enroll(experiment: Experiment, user) -> Participant:
     """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
 
     Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
@@ -304,8 +304,6 @@ def enroll(experiment: Experiment, user) -> "Participant":
     import random
 
     from django.db.models import Count
-
-    from annotator.experiments.models import Participant
 
     with transaction.atomic():
         Experiment.objects.select_for_update().get(pk=experiment.pk)  # one enrolment at a time per experiment
@@ -363,8 +361,6 @@ def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, i
     server's time, moves the participant to the next stage when a stage is finished, applies the
     exclusion rules when the last trial is answered, and queues scoring on commit.
     """
-    from annotator.experiments.models import Participant
-
     with transaction.atomic():
         trial = Trial.objects.select_for_update().select_related("item").filter(pk=trial_id, participant=participant).first()
         if trial is None:
@@ -431,8 +427,6 @@ def exclusion_of(participant) -> tuple[bool, list[str]]:
 
 def start(participant) -> None:
     """Leave the instructions: on to the practice items, or straight to the trials if there are none."""
-    from annotator.experiments.models import Participant
-
     if participant.stage == Participant.Stage.INSTRUCTIONS:
         has_practice = Trial.objects.filter(participant=participant, practice=True).exists()
         participant.stage = Participant.Stage.PRACTICE if has_practice else Participant.Stage.TRIALS

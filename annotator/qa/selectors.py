@@ -15,7 +15,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotator.media.models import Video, VideoGroupMember
 from annotator.projects.models import Project
-from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Verdict, WorkUnit
+from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Verdict, WorkUnit
 
 VERIFYING_ACTIONS = (Revision.Action.KEEP, Revision.Action.MODIFY, Revision.Action.ADD)
 

@@ -11,7 +11,6 @@ from django.core.management import call_command
 from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, Revision, WorkUnit
-from tests.conftest import wait_for
 
 GOOD = json.dumps({"qa_pairs": [{"question": "How many people ride bicycles?", "answer": "two"},
                                 {"question": "Is it day or night?", "answer": "day"}]})

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
+from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Trial
 from annotator.experiments.presets import EGO_FLIGHT
 from annotator.experiments.services import TakeError, answer_trial, current_trial, enroll, score_pending, start
 from annotator.media.models import Video

@@ -17,7 +17,6 @@ from annotator.qa.models import QAPair, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import export_lines, verified_qa
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
-from tests.conftest import make_video
 
 
 def _luma(path, at_s=1.5):
