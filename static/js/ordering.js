@@ -140,7 +140,9 @@
   function spentMs() { return spentBefore + (shownAt === null ? 0 : performance.now() - shownAt); }
 
   async function answer() {
-    if (!trial || sending || shownAt === null) return;
+    if (!trial || sending) return;
+    if (shownAt === null) { $("status").textContent = "Wait until every frame is shown."; return; }
+    $("status").textContent = "";
     sending = true;
     $("answer").disabled = true;
     const body = { order: currentOrder(), client_rt_ms: Math.max(1, spentMs()), idempotency_key: load("key") || newKey() };
