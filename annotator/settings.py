@@ -158,6 +158,7 @@ LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
 LLM_MODEL = env_str("LLM_MODEL", "local-model")
 LLM_TIMEOUT_S = env_float("LLM_TIMEOUT_S", 120.0, minimum=1.0)
 LLM_FRAMES = env_int("LLM_FRAMES", 6, minimum=1)
+LLM_WINDOWS = env_int("LLM_WINDOWS", 3, minimum=1)  # windows per video for QA types with a window clip policy
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 4, minimum=1)
 
 # --- Queues --------------------------------------------------------------------------------------

@@ -29,13 +29,32 @@ class MalformedModelOutput(ValueError):
     """The model's reply is not the JSON asked for; the message says what is wrong."""
 
 
-def user_text(qa_type_name: str, guidelines: str, times_s: list[float], duration_s: float, n_pairs: int) -> str:
-    """The text part of the request; frame images follow it in the same order as ``times_s``."""
+def clips_for(clip_policy: str, window_s: float | None, duration_s: float, n_windows: int) -> list[tuple[float, float]]:
+    """The clips (start, end in seconds) a QA type is drafted on: for a ``window`` policy,
+    ``n_windows`` windows of ``window_s`` seconds centred on the centres of n equal parts of the
+    video (EgoNight's 3 s clips for static and spatial types, seed 000 Sec. 3.2), kept inside the
+    video; otherwise (or for a video no longer than one window) the whole video."""
+    if clip_policy != "window" or not window_s or duration_s <= window_s or n_windows < 1:
+        return [(0.0, duration_s)]
+    step = duration_s / n_windows
+    clips = []
+    for i in range(n_windows):
+        start = min(max(0.0, step * (i + 0.5) - window_s / 2), duration_s - window_s)
+        clips.append((round(start, 3), round(start + window_s, 3)))
+    return clips
+
+
+def user_text(qa_type_name: str, guidelines: str, times_s: list[float], duration_s: float, n_pairs: int,
+              clip: tuple[float, float] | None = None) -> str:
+    """The text part of the request; frame images follow it in the same order as ``times_s``.
+    ``clip`` (start, end in seconds) names the part of the video the frames come from."""
     stamps = ", ".join(f"{t:.2f} s" for t in times_s)
+    where = (f"The clip covers {clip[0]:.1f}-{clip[1]:.1f} s of a {duration_s:.1f} s video"
+             if clip and clip != (0.0, duration_s) else f"The video lasts {duration_s:.1f} s")
     parts = [
         f"QA type: {qa_type_name}.",
-        f"The video lasts {duration_s:.1f} s; the {len(times_s)} frames that follow were taken at {stamps}.",
-        f"Write up to {n_pairs} question-answer pairs of this type.",
+        f"{where}; the {len(times_s)} frames that follow were taken at {stamps}.",
+        f"Write up to {n_pairs} question-answer pairs of this type about what these frames show.",
     ]
     if guidelines.strip():
         parts.append(f"Guidelines: {guidelines.strip()}")

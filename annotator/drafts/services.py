@@ -136,10 +136,13 @@ def run_templates_job(job_id: int) -> str:
 def run_llm_job(job_id: int) -> str:
     """One attempt at drafting a video with the model server.
 
-    Steps: sample ``LLM_FRAMES`` frames evenly with ffmpeg; send them with the prompt; record the
-    call (request, raw output, tokens, latency, error); parse. On a valid answer save the drafts
-    (whole-video clip) and return "done". On a malformed answer, error or refusal return "retry"
-    while attempts < ``LLM_MAX_ATTEMPTS``, else mark the job failed and return "failed".
+    Steps: choose the clips the QA type is drafted on (``llm.clips_for``: ``LLM_WINDOWS`` windows of
+    its ``window_s`` for a window clip policy, else the whole video); for each clip sample
+    ``LLM_FRAMES`` frames evenly with ffmpeg, send them with the prompt, record the call (request,
+    raw output, tokens, latency, error) and parse. When every clip got a valid answer, save all the
+    drafts (each with its clip) and return "done". On a malformed answer, error or refusal for any
+    clip, nothing is saved: return "retry" while attempts < ``LLM_MAX_ATTEMPTS``, else mark the job
+    failed and return "failed".
     """
     job = DraftJob.objects.select_related("run__project", "video").filter(pk=job_id).first()
     if job is None or job.status != DraftJob.Status.QUEUED:
@@ -148,37 +151,37 @@ def run_llm_job(job_id: int) -> str:
     DraftJob.objects.filter(pk=job.pk).update(attempts=F("attempts") + 1)
     job.refresh_from_db(fields=["attempts"])
     qa_type = qa_services.ensure_qa_type(run.project, run.qa_type)
-    times = ffmpeg.sample_times(0.0, video.duration_s, settings.LLM_FRAMES)
-    text = llm_format.user_text(qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=5)
-    call = ModelCall(job=job, attempt=job.attempts, model=run.model,
-                     request={"system": llm_format.SYSTEM_PROMPT, "text": text, "frame_times_s": times,
-                              "prompt_version": run.prompt_version})
-    try:
-        with local_copy(video.rendition.name or video.original.name) as src:
-            frames = ffmpeg.sample_frames(src, times, max_side=FRAME_MAX_SIDE)
-        reply = llm.chat(
-            base_url=run.params.get("base_url", settings.LLM_BASE_URL), api_key=settings.LLM_API_KEY,
-            model=run.model, system=llm_format.SYSTEM_PROMPT,
-            content=[{"type": "text", "text": text}, *map(llm.image_part, frames)],
-            timeout_s=settings.LLM_TIMEOUT_S,
-        )
-        call.raw_output, call.latency_ms = reply.text, reply.latency_ms
-        call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
-        pairs = llm_format.parse_answer(reply.text)
-    except (ffmpeg.MediaError, llm.ModelCallError, llm_format.MalformedModelOutput) as exc:
-        call.error = f"{type(exc).__name__}: {exc}"
-        call.save()
-        final = job.attempts >= settings.LLM_MAX_ATTEMPTS
-        DraftJob.objects.filter(pk=job.pk).update(
-            error=call.error, status=DraftJob.Status.FAILED if final else DraftJob.Status.QUEUED
-        )
-        log.warning("llm job %s attempt %s: %s", job.pk, job.attempts, call.error)
-        return "failed" if final else "retry"
-    call.save()
-    specs = [
-        DraftSpec(run.qa_type, q, a, 0.0, video.duration_s, source_key=f"call-{call.pk}-{i}",
-                  params={"model_call": call.pk})
-        for i, (q, a) in enumerate(pairs)
-    ]
+    clips = llm_format.clips_for(qa_type.clip_policy, qa_type.window_s, video.duration_s, settings.LLM_WINDOWS)
+    specs: list[DraftSpec] = []
+    with local_copy(video.rendition.name or video.original.name) as src:
+        for clip in clips:
+            times = ffmpeg.sample_times(clip[0], clip[1], settings.LLM_FRAMES)
+            text = llm_format.user_text(qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=5, clip=clip)
+            call = ModelCall(job=job, attempt=job.attempts, model=run.model,
+                             request={"system": llm_format.SYSTEM_PROMPT, "text": text, "frame_times_s": times,
+                                      "clip_s": list(clip), "prompt_version": run.prompt_version})
+            try:
+                frames = ffmpeg.sample_frames(src, times, max_side=FRAME_MAX_SIDE)
+                reply = llm.chat(
+                    base_url=run.params.get("base_url", settings.LLM_BASE_URL), api_key=settings.LLM_API_KEY,
+                    model=run.model, system=llm_format.SYSTEM_PROMPT,
+                    content=[{"type": "text", "text": text}, *map(llm.image_part, frames)],
+                    timeout_s=settings.LLM_TIMEOUT_S,
+                )
+                call.raw_output, call.latency_ms = reply.text, reply.latency_ms
+                call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
+                pairs = llm_format.parse_answer(reply.text)
+            except (ffmpeg.MediaError, llm.ModelCallError, llm_format.MalformedModelOutput) as exc:
+                call.error = f"{type(exc).__name__}: {exc}"
+                call.save()
+                final = job.attempts >= settings.LLM_MAX_ATTEMPTS
+                DraftJob.objects.filter(pk=job.pk).update(
+                    error=call.error, status=DraftJob.Status.FAILED if final else DraftJob.Status.QUEUED
+                )
+                log.warning("llm job %s attempt %s: %s", job.pk, job.attempts, call.error)
+                return "failed" if final else "retry"
+            call.save()
+            specs += [DraftSpec(run.qa_type, q, a, clip[0], clip[1], source_key=f"call-{call.pk}-{i}",
+                                params={"model_call": call.pk}) for i, (q, a) in enumerate(pairs)]
     save_drafts(job, specs, actor=f"llm/{run.model}/{run.prompt_version}")
     return "done"

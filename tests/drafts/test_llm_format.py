@@ -36,3 +36,13 @@ def test_it_refuses_too_many_pairs():
 def test_the_prompt_names_the_type_and_the_frame_times():
     text = user_text("Counting", "Count people only.", [1.0, 3.0], 4.0, n_pairs=5)
     assert "QA type: Counting." in text and "1.00 s, 3.00 s" in text and "Guidelines: Count people only." in text
+
+
+def test_window_types_are_drafted_on_evenly_spread_windows():
+    from annotator.drafts.llm import clips_for
+
+    assert clips_for("window", 3.0, 10.0, 3) == [(0.167, 3.167), (3.5, 6.5), (6.833, 9.833)]
+    assert clips_for("window", 3.0, 4.0, 3)[0] == (0.0, 3.0)  # kept inside the video
+    assert all(0 <= a and b <= 4.0 and round(b - a, 3) == 3.0 for a, b in clips_for("window", 3.0, 4.0, 3))
+    assert clips_for("window", 3.0, 2.5, 3) == [(0.0, 2.5)]  # shorter than a window: the whole video
+    assert clips_for("whole", None, 10.0, 3) == [(0.0, 10.0)]

@@ -114,3 +114,24 @@ def test_templates_draft_the_real_footage_once(worker, real_video, tmp_path):
     code, out, _ = _draft("--project", "tpl")
     assert (code, out) == (0, "nothing to draft; skipped: 1 already drafted\n")
     assert Draft.objects.count() == 2 and DraftRun.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_window_type_is_drafted_window_by_window(worker, model_server, settings, tmp_path):
+    from annotator.qa.services import ensure_qa_type
+    from annotator.projects.services import ensure_project
+    from tests.conftest import make_video
+
+    settings.LLM_FRAMES, settings.LLM_WINDOWS = 2, 3
+    clip = make_video(tmp_path / "ten.mp4", seconds=10.0, audio=False)
+    call_command("ingest", str(clip), "--project", "win", "--wait", stdout=StringIO())
+    ensure_qa_type(ensure_project("win"), "counting_statics", name="Counting of statics", clip_policy="window", window_s=3.0)
+    model_server.replies = [GOOD]
+    code, out, _ = _draft("--project", "win", "--pipeline", "llm", "--qa-type", "counting_statics")
+    assert code == 0, out
+    assert len(model_server.requests) == 3
+    assert "The clip covers 3.5-6.5 s of a 10.0 s video" in model_server.requests[1]["messages"][1]["content"][0]["text"]
+    clips = sorted(set(Draft.objects.values_list("clip_start_s", "clip_end_s")))
+    assert clips == [(0.167, 3.167), (3.5, 6.5), (6.833, 9.833)]
+    assert Draft.objects.count() == 6 and ModelCall.objects.count() == 3
+    assert ModelCall.objects.order_by("id").first().request["clip_s"] == [0.167, 3.167]
