@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,24 +25,14 @@ REFUSED = {400: OpenApiResponse(description="Per-field errors; nothing saved."),
 
 
 def project_for(request, slug: str, roles: frozenset) -> Project:
-    """The project, if the user is a member whose role is in ``roles``; 404 for non-members, 403
-    for other roles (one query)."""
-    project, role = access.project_and_role(request.user, slug)
-    if project is None or role is None:
-        raise NotFound("no such project")
-    if role not in roles:
-        raise PermissionDenied("your role in this project does not allow this")
-    return project
+    """The project, if the user is a member whose role is in ``roles`` (``access.require``)."""
+    return access.require(request.user, roles, slug=slug)[0]
 
 
 def unit_for(request, pk: int) -> WorkUnit:
     """A handle on unit ``pk`` if the user may annotate in its project (404 / 403 otherwise, one
     query); the services load what they need of it."""
-    project, role = access.project_and_role_of_unit(request.user, pk)
-    if project is None or role is None:
-        raise NotFound("no such unit")
-    if role not in access.ANNOTATE_ROLES:
-        raise PermissionDenied("your role in this project does not allow this")
+    project, _ = access.require(request.user, access.ANNOTATE_ROLES, unit_id=pk)
     return WorkUnit(pk=pk, project=project)
 
 

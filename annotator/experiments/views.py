@@ -12,12 +12,11 @@ from django.shortcuts import get_object_or_404, render
 from annotator.experiments import selectors
 from annotator.experiments.models import Experiment, Participant
 from annotator.projects import access
-from annotator.qa.views import _project_with
 from annotator.scoring.ordering import METRICS
 
 
-def _experiment(request, slug, name, check):
-    project = _project_with(request, slug, check)
+def _experiment(request, slug, name, roles):
+    project, _ = access.require(request.user, roles, slug=slug)
     return get_object_or_404(Experiment, project=project, name=name)
 
 
@@ -25,7 +24,7 @@ def _experiment(request, slug, name, check):
 def take(request, slug: str, name: str):
     """Instructions, then practice items with feedback, then the assigned trials, one at a time; by
     drag and drop or by keyboard. A reload resumes the same trial in the same order."""
-    experiment = _experiment(request, slug, name, access.can_annotate)
+    experiment = _experiment(request, slug, name, access.ANNOTATE_ROLES)
     config = {"startUrl": f"/api/ordering/{experiment.pk}/start/", "currentUrl": f"/api/ordering/{experiment.pk}/current/",
               "answerUrl": "/api/ordering/trials/{id}/answer/"}
     return render(request, "experiments/take.html", {
@@ -49,7 +48,7 @@ earliest on the left.
 def results(request, slug: str, name: str):
     """The researchers' dashboard: the score table (humans with and without excluded participants,
     beside models), per-condition bars with 95% intervals, response-time histogram, participants."""
-    experiment = _experiment(request, slug, name, access.can_oversee)
+    experiment = _experiment(request, slug, name, access.OVERSEE_ROLES)
     table = selectors.score_table(experiment)
     table_all = selectors.score_table(experiment, include_excluded=True)
     participants = list(Participant.objects.filter(experiment=experiment).select_related("user").prefetch_related("conditions"))
@@ -98,7 +97,7 @@ def export_trials(request, slug: str, name: str, fmt: str):
         from django.http import Http404
 
         raise Http404("export as trials.jsonl or trials.csv")
-    experiment = _experiment(request, slug, name, access.can_oversee)
+    experiment = _experiment(request, slug, name, access.OVERSEE_ROLES)
     rows = selectors.trials_export(experiment)
     if fmt == "jsonl":
         lines = (json.dumps(r) + "\n" for r in rows)
@@ -127,7 +126,7 @@ def _csv_lines(rows):
 @login_required
 def export_scores(request, slug: str, name: str):
     """The score table as CSV: condition, respondent, and per metric mean, CI and n."""
-    experiment = _experiment(request, slug, name, access.can_oversee)
+    experiment = _experiment(request, slug, name, access.OVERSEE_ROLES)
     include = request.GET.get("include_excluded") == "1"
     buf = io.StringIO()
     writer = csv.writer(buf)

@@ -11,12 +11,11 @@ import re
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.db.models import Q
 
 from annotator.media.models import Video
 from annotator.projects import access
-from annotator.projects.models import Project
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 CHUNK = 256 * 1024
@@ -75,8 +74,6 @@ def serve_media(request, name: str):
 @login_required
 def video_list(request, slug: str):
     """The project's videos with their status and, for failed ones, the reason."""
-    project = get_object_or_404(Project, slug=slug)
-    if not access.can_view_videos(request.user, project):
-        raise Http404("no such project")
+    project, _ = access.require(request.user, access.VIEW_VIDEOS_ROLES, slug=slug)
     videos = Video.objects.filter(project=project).order_by("id")
     return render(request, "media/video_list.html", {"project": project, "videos": videos})

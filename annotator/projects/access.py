@@ -1,10 +1,13 @@
 """Who may do what in a project: the one place role checks are decided.
 
-Pages and API views call these; both refuse with 404 for non-members (a project's existence is
-not disclosed) and 403 for members whose role does not allow the action.
+Pages and API views call ``require`` with the roles an action allows; both refuse with 404 for
+non-members (a project's existence is not disclosed) and 403 for members whose role does not
+allow the action.
 """
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
 
 from annotator.projects.models import Membership, Project, Role
 
@@ -33,59 +36,37 @@ def role_in(user: AbstractBaseUser, project: Project) -> str | None:
     )
 
 
-def project_and_role(user, slug: str) -> tuple[Project | None, str | None]:
-    """The project with ``slug`` and the user's role in it, in one query: (project, role), or
-    (project or None, None) when the user is not a member. Superusers are admins everywhere."""
+def _membership(user, **project_filter) -> tuple[Project | None, str | None]:
+    """The project matching ``project_filter`` and the user's role in it, in one query."""
     if not user.is_authenticated:
         return None, None
     if user.is_superuser:
-        project = Project.objects.filter(slug=slug).first()
+        project = Project.objects.filter(**project_filter).first()
         return project, (Role.ADMIN if project else None)
-    m = Membership.objects.filter(project__slug=slug, user=user).select_related("project").first()
+    m = (Membership.objects.filter(user=user, **{f"project__{k}": v for k, v in project_filter.items()})
+         .select_related("project").first())
     return (m.project, m.role) if m else (None, None)
+
+
+def project_and_role(user, slug: str) -> tuple[Project | None, str | None]:
+    """The project with ``slug`` and the user's role in it, in one query: (project, role), or
+    (None, None) when the user is not a member. Superusers are admins everywhere."""
+    return _membership(user, slug=slug)
 
 
 def project_and_role_of_unit(user, unit_id: int) -> tuple[Project | None, str | None]:
     """As ``project_and_role`` for the project of work unit ``unit_id`` (one query)."""
-    if not user.is_authenticated:
-        return None, None
-    if user.is_superuser:
-        project = Project.objects.filter(units__id=unit_id).first()
-        return project, (Role.ADMIN if project else None)
-    m = Membership.objects.filter(project__units__id=unit_id, user=user).select_related("project").first()
-    return (m.project, m.role) if m else (None, None)
+    return _membership(user, units__id=unit_id)
 
 
-def can_annotate(user, project: Project) -> bool:
-    """True if the user may claim and submit verification units in ``project``."""
-    return role_in(user, project) in ANNOTATE_ROLES
-
-
-def can_export(user, project: Project) -> bool:
-    """True if the user may export verified QA (admins only, SPEC "Qualities")."""
-    return role_in(user, project) in EXPORT_ROLES
-
-
-def can_view_videos(user, project: Project) -> bool:
-    """True if the user may list the project's videos and their ingest status."""
-    return role_in(user, project) in VIEW_VIDEOS_ROLES
-
-
-def can_oversee(user, project: Project) -> bool:
-    """True if the user may see progress per person and QA pair histories."""
-    return role_in(user, project) in OVERSEE_ROLES
-
-
-def can_edit_qa(user, project: Project) -> bool:
-    """True if the user may edit QA pairs outside the queue (with optimistic locking)."""
-    return role_in(user, project) in EDIT_QA_ROLES
-
-
-def can_manage(user, project: Project) -> bool:
-    """True if the user may change the project: QA types, guidelines, queue policy, model flags."""
-    return role_in(user, project) in MANAGE_ROLES
-
-
-def can_view_project(user, project: Project) -> bool:
-    """True for any member (e.g. to read the QA types and guidelines)."""
-    return role_in(user, project) is not None
+def require(user, roles: frozenset, *, slug: str | None = None, unit_id: int | None = None) -> tuple[Project, str]:
+    """The project (by ``slug`` or by one of its work units) and the user's role, if that role is in
+    ``roles``. Raises Http404 for non-members (a project's existence is not disclosed) and
+    PermissionDenied for members whose role does not allow the action; pages and DRF views alike
+    turn these into 404 and 403. One query."""
+    project, role = project_and_role(user, slug) if unit_id is None else project_and_role_of_unit(user, unit_id)
+    if project is None or role is None:
+        raise Http404("no such project" if unit_id is None else "no such unit")
+    if role not in roles:
+        raise PermissionDenied("your role in this project does not allow this")
+    return project, role

@@ -20,7 +20,7 @@ its item comes back by itself once the lease lapses, as step 2 sees it as free.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -112,17 +112,6 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
     if item is not None:
         item.project = project  # already loaded by the caller: no query to read it again
     return item
-
-
-def held_by_other(item: QueueItem, user, now: datetime | None = None) -> bool:
-    """True if someone other than ``user`` holds a live lease on ``item``."""
-    now = now or timezone.now()
-    return (
-        item.leased_by_id is not None
-        and item.leased_by_id != user.pk
-        and item.lease_expires_at is not None
-        and item.lease_expires_at > now
-    )
 
 
 def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:

@@ -11,7 +11,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -21,15 +20,6 @@ from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType
 from annotator.qa.presets import PRESETS
 from api.views import jsonl_export_response
-
-
-def _project_with(request, slug, check) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    if access.role_in(request.user, project) is None:
-        raise Http404("no such project")
-    if not check(request.user, project):
-        raise PermissionDenied("your role in this project does not allow this")
-    return project
 
 
 def _md(text: str) -> str:
@@ -56,7 +46,7 @@ def home(request):
 @login_required
 def verify(request, slug: str):
     """The verification page: video player(s), QA pairs, keep / modify / delete / add, all by keyboard."""
-    project = _project_with(request, slug, access.can_annotate)
+    project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
     api = "/api/units/{id}/"
     config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
               "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
@@ -74,9 +64,9 @@ def verify(request, slug: str):
 @login_required
 def progress(request, slug: str):
     """Progress per pass kind, annotator, QA type and video, with the live kept share."""
-    project = _project_with(request, slug, access.can_oversee)
+    project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     return render(request, "qa/progress.html", {"project": project, "p": selectors.progress(project),
-                                                "can_manage": access.can_manage(request.user, project)})
+                                                "can_manage": role in access.MANAGE_ROLES})
 
 
 @login_required
@@ -84,8 +74,8 @@ def progress(request, slug: str):
 def qa_types(request, slug: str):
     """The project's QA types; admins add types, apply the EgoNight preset, write the project's and
     each type's guidelines (markdown) and set the queue policy."""
-    project = _project_with(request, slug, access.can_view_project)
-    manage = access.can_manage(request.user, project)
+    project, role = access.require(request.user, access.ALL_ROLES, slug=slug)
+    manage = role in access.MANAGE_ROLES
     form = {}
     if request.method == "POST":
         if not manage:
@@ -158,7 +148,7 @@ def _qa_type_errors(project, form) -> dict:
 @login_required
 def qa_list(request, slug: str):
     """QA pairs of the project, filterable by status and QA type, each linking to its history."""
-    project = _project_with(request, slug, access.can_oversee)
+    project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     qs = QAPair.objects.filter(project=project).select_related("qa_type", "video").order_by("-updated_at")
     status, qa_type = request.GET.get("status", ""), request.GET.get("qa_type", "")
     if status:
@@ -177,9 +167,9 @@ def qa_detail(request, slug: str, pk: int):
     """One QA pair: its current text, its history from the machine draft, and (for admins and
     reviewers) an edit form with optimistic locking: a conflicting edit is refused, the current
     text is shown, and what the editor typed is kept in the form."""
-    project = _project_with(request, slug, access.can_oversee)
+    project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     pair = get_object_or_404(QAPair.objects.select_related("qa_type", "video"), pk=pk, project=project)
-    can_edit = access.can_edit_qa(request.user, project)
+    can_edit = role in access.EDIT_QA_ROLES
     typed, conflict, errors, status = None, None, {}, 200
     if request.method == "POST":
         if not can_edit:
@@ -205,5 +195,5 @@ def qa_detail(request, slug: str, pk: int):
 @login_required
 def export_download(request, slug: str):
     """Stream the verified QA of the project as a JSONL download (admins only)."""
-    project = _project_with(request, slug, access.can_export)
+    project, _ = access.require(request.user, access.EXPORT_ROLES, slug=slug)
     return jsonl_export_response(project, request.GET)
