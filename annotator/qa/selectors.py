@@ -163,12 +163,15 @@ def project_videos(project: Project) -> QuerySet[Video]:
     return Video.objects.filter(project=project).order_by("id")
 
 
-def queue_counts(project: Project) -> dict[str, int]:
-    """Open and done queue items of a project (one aggregate query)."""
-    return QueueItem.objects.filter(project=project).aggregate(
-        open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
-        done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
-    )
+def queue_counts(projects: list[Project]) -> dict[int, dict[str, int]]:
+    """Open and done queue items per project id, for all ``projects`` in one grouped query
+    (projects with no items get zeros)."""
+    counts = {p.pk: {"open": 0, "done": 0} for p in projects}
+    for row in (QueueItem.objects.filter(project__in=projects).values("project")
+                .annotate(open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
+                          done=Count("id", filter=Q(status=QueueItem.Status.DONE)))):
+        counts[row["project"]] = {"open": row["open"], "done": row["done"]}
+    return counts
 
 
 def verified_qa(project: Project, *, qa_type: str | None = None, provenance: str | None = None,

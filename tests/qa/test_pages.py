@@ -106,3 +106,15 @@ def test_admins_write_guidelines_that_the_verify_page_shows(project, admin_user,
     assert "Answer in <strong>one</strong> word." in html
     assert "<h3>Counting of statics</h3>" in html and "Count only what stays still." in html
     assert _client(annotator).post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "x"}).status_code == 403
+
+
+def test_the_home_page_costs_the_same_queries_for_one_or_many_projects(admin_user, django_assert_max_num_queries):
+    from annotator.projects.services import ensure_member, ensure_project
+
+    client = _client(admin_user)
+    client.get("/")  # session, user
+    for i in range(5):
+        ensure_member(admin_user.username, role="admin", project=ensure_project(f"extra{i}"))
+    with django_assert_max_num_queries(6):
+        html = client.get("/").content.decode()
+    assert all(f"extra{i}" in html for i in range(5))
