@@ -118,9 +118,9 @@ def unit_payload(item: QueueItem, user) -> dict:
     (unit_id, start_s, end_s, group_id, video_id, filename, duration_s, fps, width, height, illumination, difficulty,
      rendition, poster) = rows[0][:14]
     if group_id is None:
-        videos = [{"id": video_id, "role": "single", "filename": filename, "duration_s": duration_s, "fps": fps,
-                   "width": width, "height": height, "illumination": illumination or None, "difficulty": difficulty or None,
-                   "offset_s": 0.0, "url": media_url(rendition), "poster_url": media_url(poster)}]
+        videos = [_video_out(Video(pk=video_id, filename=filename, duration_s=duration_s, fps=fps, width=width, height=height,
+                                   illumination=illumination, difficulty=difficulty, rendition=rendition, poster=poster),
+                             "single")]
     else:
         videos = unit_videos(WorkUnit(pk=unit_id, group_id=group_id))
     qa_pairs = []
