@@ -10,9 +10,9 @@ import re
 
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
+from django.db.models import Q
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
-from django.db.models import Q
 
 from annotator.media.models import Video
 from annotator.projects import access

@@ -30,7 +30,6 @@ from annotator.projects.models import Project
 from annotator.qa.models import QueueItem
 
 
-
 class LeaseError(Exception):
     """The person does not hold the item (any more). ``status`` is the HTTP status to answer with."""
 

@@ -1,10 +1,9 @@
 """python manage.py draft --project SLUG [--pipeline templates|llm] [--qa-type SLUG] [--no-wait]"""
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError
 from kombu.exceptions import OperationalError
 
+from annotator.cli import wait_with_progress
 from annotator.drafts.models import DraftJob
 from annotator.drafts.services import start_run
 from annotator.projects.models import Project
@@ -38,23 +37,17 @@ class Command(BaseCommand):
         self.stdout.write(f"run {launch.run.pk} ({launch.run.pipeline}): {launch.queued} videos queued; skipped: {skipped}")
         if opts["no_wait"]:
             return
-        deadline = time.monotonic() + opts["timeout"]
-        last = None
-        while True:
+        def poll():
             jobs = list(DraftJob.objects.filter(run=launch.run).values_list("status", "n_drafts"))
             done = sum(1 for s, _ in jobs if s == DraftJob.Status.DONE)
             failed = sum(1 for s, _ in jobs if s == DraftJob.Status.FAILED)
             drafts = sum(n for _, n in jobs)
-            state = (done, failed, drafts)
-            if state != last:
-                self.stdout.write(f"  {done + failed}/{len(jobs)} videos done ({failed} failed), {drafts} drafts")
-                last = state
-            if done + failed == len(jobs):
-                break
-            if time.monotonic() > deadline:
-                raise CommandError("timed out waiting: is a Celery worker running?")
-            time.sleep(0.5)
-        for video, error in DraftJob.objects.filter(run=launch.run, status=DraftJob.Status.FAILED).values_list("video__filename", "error"):
+            return done + failed == len(jobs), f"  {done + failed}/{len(jobs)} videos done ({failed} failed), {drafts} drafts"
+
+        wait_with_progress(poll, write=self.stdout.write, timeout_s=opts["timeout"],
+                           on_timeout="timed out waiting: is a Celery worker running?")
+        failures = DraftJob.objects.filter(run=launch.run, status=DraftJob.Status.FAILED).values_list("video__filename", "error")
+        for video, error in failures:
             self.stderr.write(f"failed {video}: {error}")
-        if failed:
+        if failures:
             raise SystemExit(1)

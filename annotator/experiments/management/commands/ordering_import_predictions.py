@@ -1,11 +1,11 @@
 """python manage.py ordering_import_predictions NAME FILE.jsonl [--project SLUG] [--no-wait]"""
 
-import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from kombu.exceptions import OperationalError
 
+from annotator.cli import wait_with_progress
 from annotator.experiments.commands import experiment_named
 from annotator.experiments.selectors import unscored
 from annotator.experiments.services import import_predictions
@@ -39,12 +39,10 @@ class Command(BaseCommand):
                 score_ordering.delay(experiment.pk)
             except OperationalError as exc:
                 raise CommandError(f"stored, but cannot reach the Celery broker to score: {exc}") from None
-            deadline = time.monotonic() + opts["timeout"]
-            while not opts["no_wait"] and unscored(experiment):
-                if time.monotonic() > deadline:
-                    raise CommandError("timed out waiting for scores: is a Celery worker running?")
-                time.sleep(0.3)
             if not opts["no_wait"]:
+                wait_with_progress(lambda: (not unscored(experiment), None), write=self.stdout.write,
+                                   timeout_s=opts["timeout"], interval_s=0.3,
+                                   on_timeout="timed out waiting for scores: is a Celery worker running?")
                 self.stdout.write("scored")
         if report.errors:
             raise SystemExit(1)

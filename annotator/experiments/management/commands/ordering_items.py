@@ -1,11 +1,11 @@
 """python manage.py ordering_items NAME --out FILE.jsonl [--project SLUG]"""
 
 import json
-import os
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from annotator.cli import write_lines_atomically
 from annotator.experiments.commands import experiment_named
 from annotator.experiments.services import export_items
 
@@ -26,8 +26,5 @@ class Command(BaseCommand):
                 self.stdout.write(line, ending="")
             return
         out = Path(opts["out"])
-        tmp = out.with_name(out.name + ".part")
-        with tmp.open("w", encoding="utf-8") as fh:
-            n = sum(fh.write(line) and 1 for line in lines)
-        os.replace(tmp, out)
+        n = write_lines_atomically(out, lines)
         self.stderr.write(f"wrote {n} items to {out}")

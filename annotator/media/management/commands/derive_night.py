@@ -1,11 +1,10 @@
 """python manage.py derive_night --project SLUG [--levels easy,medium,hard] [--no-wait]"""
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError
 from kombu.exceptions import OperationalError
 
 from annotator.adapters.ffmpeg import NIGHT_LEVELS
+from annotator.cli import wait_with_progress
 from annotator.media.models import Video
 from annotator.media.services import night_candidates
 from annotator.projects.models import Project
@@ -42,25 +41,16 @@ class Command(BaseCommand):
             raise CommandError(f"cannot reach the Celery broker: {exc}") from None
         if opts["no_wait"] or not results:
             return
-        deadline = time.monotonic() + opts["timeout"]
-        done_before = -1
-        while True:
-            done = sum(r.ready() for _, _, r in results)
-            if done != done_before:
-                self.stdout.write(f"  {done}/{len(results)} rendered")
-                done_before = done
-            if done == len(results):
-                break
-            if time.monotonic() > deadline:
-                raise CommandError("timed out waiting: is a Celery worker running?")
-            time.sleep(0.5)
+        wait_with_progress(lambda: (all(r.ready() for _, _, r in results),
+                                    f"  {sum(r.ready() for _, _, r in results)}/{len(results)} rendered"),
+                           write=self.stdout.write, timeout_s=opts["timeout"],
+                           on_timeout="timed out waiting: is a Celery worker running?")
         failed = [(v, level, r.result) for v, level, r in results if r.failed() or str(r.result).startswith("failed")]
         for v, level, why in failed:
             self.stderr.write(f"failed {v.filename} {level}: {why}")
-        while Video.objects.filter(project=project, status=Video.Status.PROCESSING).exists():
-            if time.monotonic() > deadline:
-                raise CommandError("timed out waiting for transcodes: is a Celery worker running?")
-            time.sleep(0.5)
+        wait_with_progress(lambda: (not Video.objects.filter(project=project, status=Video.Status.PROCESSING).exists(), None),
+                           write=self.stdout.write, timeout_s=opts["timeout"],
+                           on_timeout="timed out waiting for transcodes: is a Celery worker running?")
         self.stdout.write(f"{len(results) - len(failed)} night renditions ready and paired")
         if failed:
             raise SystemExit(1)

@@ -1,9 +1,9 @@
 """python manage.py ingest PATH... --project SLUG [--manifest FILE] [--wait]"""
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Count
 
+from annotator.cli import wait_with_progress
 from annotator.media.manifest import ManifestError, load_manifest
 from annotator.media.models import Video
 from annotator.media.services import expand_paths, ingest_file
@@ -51,16 +51,12 @@ class Command(BaseCommand):
             raise SystemExit(1)
 
     def _wait(self, project, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        last = None
-        while True:
-            counts = {s: Video.objects.filter(project=project, status=s).count() for s in Video.Status.values}
-            if counts != last:
-                self.stdout.write(f"transcoding: {counts['ready']} ready, {counts['processing']} processing, "
-                                  f"{counts['failed']} failed")
-                last = counts
-            if counts["processing"] == 0:
-                return
-            if time.monotonic() > deadline:
-                raise CommandError(f"still {counts['processing']} processing after {timeout:.0f} s: is a Celery worker running?")
-            time.sleep(0.5)
+        def poll():
+            counts = dict.fromkeys(Video.Status.values, 0)
+            counts.update(Video.objects.filter(project=project).values_list("status").annotate(n=Count("id")))
+            line = (f"transcoding: {counts['ready']} ready, {counts['processing']} processing, "
+                    f"{counts['failed']} failed")
+            return counts["processing"] == 0, line
+
+        wait_with_progress(poll, write=self.stdout.write, timeout_s=timeout,
+                           on_timeout=f"still processing after {timeout:.0f} s: is a Celery worker running?")

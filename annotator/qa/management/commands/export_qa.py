@@ -1,10 +1,10 @@
 """python manage.py export_qa --project SLUG --out FILE [filters]"""
 
-import os
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotator.cli import write_lines_atomically
 from annotator.projects.models import Project
 from annotator.qa.selectors import export_lines, verified_qa
 
@@ -30,11 +30,5 @@ class Command(BaseCommand):
             n = sum(self.stdout.write(line, ending="") or 1 for line in export_lines(rows))
         else:
             out = Path(opts["out"])
-            tmp = out.with_name(out.name + ".part")
-            n = 0
-            with tmp.open("w", encoding="utf-8") as fh:
-                for line in export_lines(rows):
-                    fh.write(line)
-                    n += 1
-            os.replace(tmp, out)  # a reader never sees a half-written export
+            n = write_lines_atomically(out, export_lines(rows))  # a reader never sees a half-written export
             self.stderr.write(f"wrote {n} verified QA pairs to {out}")
