@@ -228,7 +228,7 @@ def import_predictions(experiment: Experiment, lines: Iterable[str]) -> ImportRe
     """Store model predictions from JSONL lines of ``model``, ``item_id``, ``predicted`` (element ids
     in predicted order). A bad line (not JSON, missing keys, an item of another experiment, a
     predicted order that is not the item's elements) is reported with its 1-based number and
-    skipped; the others are stored, unscored, in one transaction."""
+    skipped; the others are stored, unscored, in one transaction (one statement per 2,000 lines)."""
     report = ImportReport()
     items = {i.pk: i for i in Item.objects.filter(condition__experiment=experiment, practice=False)}
     rows: dict[tuple[str, int], list] = {}
@@ -254,12 +254,15 @@ def import_predictions(experiment: Experiment, lines: Iterable[str]) -> ImportRe
             report.errors.append((number, str(exc)))
             continue
         rows[(model.strip(), item_id)] = predicted
+    # INSERT ... ON CONFLICT in batches, in one transaction: a model's new prediction for an item
+    # replaces its old one, unscored again.
     with transaction.atomic():
-        for (model, item_id), predicted in rows.items():
-            Prediction.objects.update_or_create(
-                experiment=experiment, model=model, item_id=item_id,
-                defaults={"predicted": predicted, "scored_at": None, **{m: None for m in ordering.METRICS}})
-            report.imported += 1
+        Prediction.objects.bulk_create(
+            [Prediction(experiment=experiment, model=model, item_id=item_id, predicted=predicted)
+             for (model, item_id), predicted in rows.items()],
+            update_conflicts=True, unique_fields=["model", "item"],
+            update_fields=["experiment", "predicted", "scored_at", *ordering.METRICS], batch_size=2000)
+    report.imported = len(rows)
     return report
 
 
