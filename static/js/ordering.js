@@ -16,17 +16,7 @@
   let sortable = null;
   let sending = false;
 
-  function csrfToken() {
-    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return m ? decodeURIComponent(m[1]) : "";
-  }
-  function call(url, body, method) {
-    return fetch(url, {
-      method: method || "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  }
+  const call = Http.send;
   function key(suffix) { return "ordering:" + config.currentUrl + ":" + trial.trial_id + ":" + suffix; }
   function store(suffix, value) { try { localStorage.setItem(key(suffix), JSON.stringify(value)); } catch (e) { /* ignore */ } }
   function load(suffix) { try { return JSON.parse(localStorage.getItem(key(suffix)) || "null"); } catch (e) { return null; } }
@@ -145,7 +135,7 @@
     $("status").textContent = "";
     sending = true;
     $("answer").disabled = true;
-    const body = { order: currentOrder(), client_rt_ms: Math.max(1, spentMs()), idempotency_key: load("key") || newKey() };
+    const body = { order: currentOrder(), client_rt_ms: Math.max(1, spentMs()), idempotency_key: load("key") || Http.newKey() };
     store("key", body.idempotency_key);
     let res;
     for (let attempt = 1; ; attempt++) {
@@ -192,11 +182,6 @@
     box.hidden = false;
     trial = null;
     go.focus();
-  }
-
-  function newKey() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-    return String(Date.now()) + Math.random().toString(16).slice(2);
   }
 
   $("begin").addEventListener("click", async () => {

@@ -28,25 +28,8 @@
   const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check" };
 
   // ---------------------------------------------------------------- helpers
-  function csrfToken() {
-    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return m ? decodeURIComponent(m[1]) : "";
-  }
-
-  function newKey() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-    const b = crypto.getRandomValues(new Uint8Array(16));
-    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-  }
-
-  function api(url, body, method) {
-    return fetch(url, {
-      method: method || "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  }
+  const api = Http.send;
+  const newKey = Http.newKey;
 
   function unitUrl(template) { return template.replace("{id}", unit.id); }
   function fmt(s) { return (Math.round(s * 100) / 100).toFixed(2) + " s"; }
