@@ -36,8 +36,7 @@ class OrderingStartView(APIView):
     def post(self, request, pk):
         experiment = _experiment(request, pk)
         participant = services.enroll(experiment, request.user)
-        services.start(participant)
-        participant.refresh_from_db()
+        services.start(participant)  # updates participant.stage in place
         return Response(_state(participant))
 
 

@@ -326,14 +326,10 @@ def enroll(experiment: Experiment, user) -> Participant:
         used_clips: set[int] = set()
         picked: list[Item] = []
         for cond, quota in zip(chosen, per):
-            candidates = list(Item.objects.filter(condition=cond, practice=False).annotate(n=Count("trials")).order_by("n", "index"))
-            for item in candidates:
-                if len([p for p in picked if p.condition_id == cond.pk]) >= quota:
-                    break
-                if item.clip_id in used_clips:
-                    continue
-                picked.append(item)
-                used_clips.add(item.clip_id)
+            candidates = Item.objects.filter(condition=cond, practice=False).annotate(n=Count("trials")).order_by("n", "index")
+            fresh = [item for item in candidates if item.clip_id not in used_clips][:quota]
+            picked += fresh
+            used_clips.update(item.clip_id for item in fresh)
         rng.shuffle(picked)
         practice = list(Item.objects.filter(condition__experiment=experiment, practice=True).order_by("index")[: experiment.practice_items])
         Trial.objects.bulk_create(

@@ -9,6 +9,7 @@ someone else since is a conflict (409), never a silent overwrite.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -423,8 +424,6 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int) -> Autosa
     """Keep the person's in-progress work on their item of the unit (newest write wins by the
     client's clock, so a late retry of an older save does not undo a newer one).
     Raises SubmitError (400 too large, 409 not theirs)."""
-    import json
-
     if len(json.dumps(state)) > MAX_AUTOSAVE_BYTES:
         raise SubmitError(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
     with transaction.atomic():
