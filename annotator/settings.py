@@ -179,6 +179,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "api.exceptions.handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Video-QA annotation platform API",

@@ -1,10 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, register_converter
 
+from annotator.converters import IdConverter
 from annotator.experiments import views as experiment_views
 from annotator.media import views as media_views
 from annotator.qa import views as qa_views
+
+register_converter(IdConverter, "id")
+handler404 = "api.exceptions.not_found"
+handler500 = "api.exceptions.server_error"
 
 urlpatterns = [
     path("", qa_views.home, name="home"),
@@ -18,7 +23,7 @@ urlpatterns = [
     path("projects/<slug:slug>/progress/", qa_views.progress, name="progress"),
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
-    path("projects/<slug:slug>/qa/<int:pk>/", qa_views.qa_detail, name="qa-detail"),
+    path("projects/<slug:slug>/qa/<id:pk>/", qa_views.qa_detail, name="qa-detail"),
     path("projects/<slug:slug>/ordering/<slug:name>/", experiment_views.take, name="ordering-take"),
     path("projects/<slug:slug>/ordering/<slug:name>/results/", experiment_views.results, name="ordering-results"),
     path("projects/<slug:slug>/ordering/<slug:name>/trials.<str:fmt>", experiment_views.export_trials, name="ordering-trials"),

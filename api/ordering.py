@@ -63,10 +63,7 @@ class OrderingAnswerView(APIView):
         data = AnswerIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        try:
-            answered = services.answer_trial(trial.participant, trial.pk, v["order"], v["client_rt_ms"], v["idempotency_key"])
-        except services.TakeError as exc:
-            return Response({"detail": str(exc)}, status=exc.status)
+        answered = services.answer_trial(trial.participant, trial.pk, v["order"], v["client_rt_ms"], v["idempotency_key"])
         participant = Participant.objects.get(pk=trial.participant_id)
         body = _state(participant)
         if answered.practice:

@@ -36,13 +36,6 @@ def unit_for(request, pk: int) -> WorkUnit:
     return WorkUnit(pk=pk, project=project)
 
 
-def refused(exc: services.SubmitError) -> Response:
-    body = {"detail": str(exc), "errors": exc.errors}
-    if exc.conflicts:
-        body["conflicts"] = exc.conflicts
-    return Response(body, status=exc.status)
-
-
 class QueueNextView(APIView):
     @extend_schema(
         request=None,
@@ -65,16 +58,13 @@ class UnitSubmitView(APIView):
         data = s.SubmitIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        try:
-            result = services.submit_unit(
-                unit.pk, request.user,
-                idempotency_key=v["idempotency_key"],
-                decisions=[services.Decision(**d) for d in v["decisions"]],
-                additions=[services.Addition(**a) for a in v["added"]],
-                time_spent_ms=v.get("time_spent_ms"),
-            )
-        except services.SubmitError as exc:
-            return refused(exc)
+        result = services.submit_unit(
+            unit.pk, request.user,
+            idempotency_key=v["idempotency_key"],
+            decisions=[services.Decision(**d) for d in v["decisions"]],
+            additions=[services.Addition(**a) for a in v["added"]],
+            time_spent_ms=v.get("time_spent_ms"),
+        )
         return Response(result.as_dict())
 
 
@@ -83,12 +73,7 @@ class UnitHeartbeatView(APIView):
                    summary="Renew your lease on the unit while you work on it")
     def post(self, request, pk):
         unit = unit_for(request, pk)
-        try:
-            item = queue.renew(unit.pk, request.user)
-        except queue.LeaseError as exc:
-            return Response({"detail": str(exc)}, status=exc.status)
-        except QueueItem.DoesNotExist:
-            return Response({"detail": "this unit was already submitted"}, status=409)
+        item = queue.renew(unit.pk, request.user)
         return Response({"lease_expires_at": item.lease_expires_at})
 
 
@@ -97,10 +82,9 @@ class UnitSkipView(APIView):
                    summary="Skip the unit with a reason; it is never served to you again")
     def post(self, request, pk):
         unit = unit_for(request, pk)
-        try:
-            services.skip_unit(unit.pk, request.user, str(request.data.get("reason", "")))
-        except services.SubmitError as exc:
-            return refused(exc)
+        data = s.SkipIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.skip_unit(unit.pk, request.user, data.validated_data["reason"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -111,10 +95,7 @@ class UnitAutosaveView(APIView):
         unit = unit_for(request, pk)
         data = s.AutosaveIn(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            services.autosave(unit.pk, request.user, data.validated_data["state"], data.validated_data["client_saved_at_ms"])
-        except services.SubmitError as exc:
-            return refused(exc)
+        services.autosave(unit.pk, request.user, data.validated_data["state"], data.validated_data["client_saved_at_ms"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -136,10 +117,7 @@ class QAPairView(APIView):
         pair = self._pair(request, pk, access.EDIT_QA_ROLES)
         data = s.QAEditIn(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            pair = services.edit_qa_pair(pair.pk, request.user, **data.validated_data)
-        except services.SubmitError as exc:
-            return refused(exc)
+        pair = services.edit_qa_pair(pair.pk, request.user, **data.validated_data)
         return Response(s.QAPairOut(pair).data)
 
 

@@ -17,7 +17,7 @@ from django.db.models import F
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
 from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, Pipeline
-from annotator.drafts.templates import TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
+from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
 from annotator.media.models import Video
 from annotator.media.services import local_copy
 from annotator.projects.models import Project
@@ -128,7 +128,8 @@ def run_templates_job(job_id: int) -> str:
     specs = build_template_drafts(video.annotations, video.duration_s, distractor_pool=pool, seed=seed)
     for slug in {s.qa_type for s in specs}:
         name, policy = TEMPLATE_QA_TYPES[slug]
-        qa_services.ensure_qa_type(job.run.project, slug, name=name, clip_policy=policy)
+        qa_services.ensure_qa_type(job.run.project, slug, name=name, clip_policy=policy,
+                                   window_s=COUNT_WINDOW_S if policy == "window" else None)
     n = save_drafts(job, specs, actor=f"templates/{TEMPLATES_PROMPT_VERSION}")
     return "done" if n else "empty"
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.adapters import ffmpeg
+from annotator.errors import Conflict, Invalid
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Prediction, Trial
 from annotator.experiments.presets import PRESETS, WINDOW_S
 from annotator.media.models import Video
@@ -286,15 +287,6 @@ def score_pending(experiment_id: int) -> int:
 
 # ------------------------------------------------------------------------------ taking part
 
-class TakeError(Exception):
-    """An answer that cannot be taken; ``status`` is the HTTP status (400 bad order, 409 not the
-    current trial). Nothing was written."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
-
-
 def enroll(experiment: Experiment, user) -> Participant:
     """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
 
@@ -353,9 +345,9 @@ def current_trial(participant) -> Trial | None:
 def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, idempotency_key: str) -> Trial:
     """Record the participant's order for their current trial.
 
-    Refuses (TakeError 409) a trial that is not theirs or not the current one, unless it is the
+    Refuses (Conflict) a trial that is not theirs or not the current one, unless it is the
     same answer sent again (same idempotency key), which returns the stored trial unchanged.
-    Refuses (400) an order that is not a permutation of the item's elements or moves a hint frame,
+    Refuses (Invalid) an order that is not a permutation of the item's elements or moves a hint frame,
     and a response time that is not a positive number of ms. On success stores the answer with the
     server's time, moves the participant to the next stage when a stage is finished, applies the
     exclusion rules when the last trial is answered, and queues scoring on commit.
@@ -363,23 +355,23 @@ def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, i
     with transaction.atomic():
         trial = Trial.objects.select_for_update().select_related("item").filter(pk=trial_id, participant=participant).first()
         if trial is None:
-            raise TakeError("not one of your trials", status=409)
+            raise Conflict("not one of your trials")
         if trial.response is not None:
             if idempotency_key and trial.idempotency_key == idempotency_key:
                 return trial
-            raise TakeError("this trial is already answered", status=409)
+            raise Conflict("this trial is already answered")
         current = current_trial(participant)
         if current is None or current.pk != trial.pk:
-            raise TakeError("this is not your current trial", status=409)
+            raise Conflict("this is not your current trial")
         try:
             ordering.check_ordering(order, trial.item.truth)
         except ordering.OrderingError as exc:
-            raise TakeError(str(exc)) from None
+            raise Invalid(str(exc)) from None
         for pos in trial.item.hints:
             if order[pos - 1] != trial.item.truth[pos - 1]:
-                raise TakeError(f"the hint frame at position {pos} must stay where it is")
+                raise Invalid(f"the hint frame at position {pos} must stay where it is")
         if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
-            raise TakeError("client_rt_ms must be a positive number of milliseconds")
+            raise Invalid("client_rt_ms must be a positive number of milliseconds")
         trial.response, trial.client_rt_ms = list(order), float(client_rt_ms)
         trial.answered_at, trial.idempotency_key = timezone.now(), idempotency_key or ""
         trial.save(update_fields=["response", "client_rt_ms", "answered_at", "idempotency_key"])

@@ -44,8 +44,11 @@ class QAType(models.Model):
         ordering = ["project", "slug"]
         constraints = [
             models.UniqueConstraint(fields=["project", "slug"], name="qatype_unique_slug"),
+            # NULL must fail too: a CHECK passes when its condition is NULL, so ``window_s > 0`` alone
+            # let a window type without a length through.
             models.CheckConstraint(
-                condition=~models.Q(clip_policy="window") | models.Q(window_s__gt=0), name="qatype_window_has_length"
+                condition=~models.Q(clip_policy="window") | models.Q(window_s__isnull=False, window_s__gt=0),
+                name="qatype_window_has_length",
             ),
         ]
 
@@ -109,7 +112,10 @@ class QueueItem(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     completed_at = models.DateTimeField(null=True, blank=True)
-    time_spent_ms = models.IntegerField(null=True, blank=True, help_text="Reported by the page, in ms.")
+    claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the current holder took the item; bounds the time they may report.",
+    )
+    time_spent_ms = models.BigIntegerField(null=True, blank=True, help_text="Reported by the page, in ms.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -140,7 +146,8 @@ class QAPair(models.Model):
     the answer) and null for open-ended ones. ``version`` increases with every change and is the
     optimistic lock: a change that names an older version is refused as a conflict.
     ``flag_reason`` is a model's reason to look at the item first (VUDG review labels, seed 004
-    Sec. 3.2), with the model named in ``flag_source``.
+    Sec. 3.2), with the model named in ``flag_source`` and the person who set it in ``flag_user``.
+    A QA pair with revisions cannot be deleted (``Revision.qa_pair`` protects it).
     """
 
     class Origin(models.TextChoices):
@@ -181,6 +188,10 @@ class QAPair(models.Model):
     delete_reason = models.CharField(max_length=20, choices=DeleteReason.choices, blank=True)
     flag_reason = models.TextField(blank=True)
     flag_source = models.CharField(max_length=200, blank=True)
+    flag_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="The person who set the flag, when a person did (``flag_source`` names the model).",
+    )
     version = models.IntegerField(default=1)
     verified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -218,7 +229,8 @@ class QAPair(models.Model):
 class Revision(models.Model):
     """An append-only record of one change to a QA pair: who (person or model), what, when, how long.
 
-    Rows are never updated or deleted by the application; ``save`` refuses an update.
+    Rows are never updated or deleted: ``save`` refuses an update, and a database trigger (migration
+    ``qa.0002``) refuses UPDATE and DELETE from any client, the Django admin and a SQL shell included.
     ``version`` is the QA pair's version after the change.
     """
 
@@ -231,7 +243,7 @@ class Revision(models.Model):
         EDIT = "edit", "edited outside the queue"
         FLAG = "flag", "flagged by a model"
 
-    qa_pair = models.ForeignKey(QAPair, on_delete=models.CASCADE, related_name="revisions")
+    qa_pair = models.ForeignKey(QAPair, on_delete=models.PROTECT, related_name="revisions")
     actor_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -240,7 +252,7 @@ class Revision(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField()
     version = models.IntegerField(default=1)
-    time_spent_ms = models.IntegerField(null=True, blank=True, help_text="Time on this item, ms, from the page.")
+    time_spent_ms = models.BigIntegerField(null=True, blank=True, help_text="Time on this item, ms, from the page.")
     submission = models.ForeignKey("Submission", null=True, blank=True, on_delete=models.PROTECT, related_name="revisions")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -280,7 +292,7 @@ class Verdict(models.Model):
     action = models.CharField(max_length=10, choices=[(a, a) for a in ("keep", "modify", "delete", "add")])
     after = models.JSONField()
     reason = models.CharField(max_length=20, blank=True)
-    time_spent_ms = models.IntegerField(null=True, blank=True)
+    time_spent_ms = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -305,12 +317,19 @@ class Autosave(models.Model):
     """The in-progress state of one person's work on one queue item, saved as they type so it
     survives a reload or a crash. ``state`` is the page's own JSON; ``client_saved_at_ms`` is the
     browser's clock (ms since the epoch) when it was taken, so the newer of this and the browser's
-    offline copy wins."""
+    offline copy wins.
+
+    ``time_spent_ms`` is the time the person had spent on the item when it was saved (bounded by
+    the server), so it survives a reload and stays credited to them if their lease lapses and
+    someone else finishes the item. A row whose person did not complete the item is their kept work:
+    carried over to the next holder of a first pass or double-check, shown to admins on the unit's
+    history, never deleted by someone else's submit."""
 
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="autosaves")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     state = models.JSONField()
     client_saved_at_ms = models.BigIntegerField()
+    time_spent_ms = models.BigIntegerField(default=0, help_text="Time on the item when saved, ms (server-bounded).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

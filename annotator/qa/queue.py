@@ -26,16 +26,9 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotator.errors import Conflict, NotHeld
 from annotator.projects.models import Project
 from annotator.qa.models import QueueItem
-
-
-class LeaseError(Exception):
-    """The person does not hold the item (any more). ``status`` is the HTTP status to answer with."""
-
-    def __init__(self, message: str, status: int = 409):
-        super().__init__(message)
-        self.status = status
 
 
 def lease_duration() -> timedelta:
@@ -55,7 +48,7 @@ WITH held AS (
                 FOR UPDATE)
     RETURNING *
 ), free AS (
-    UPDATE qa_queueitem SET leased_by_id = %(user)s, lease_expires_at = %(expires)s
+    UPDATE qa_queueitem SET leased_by_id = %(user)s, lease_expires_at = %(expires)s, claimed_at = %(now)s
     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = (
         SELECT i.id FROM qa_queueitem i
         WHERE i.project_id = %(project)s AND i.status = 'open'
@@ -116,7 +109,7 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
 def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:
     """The open item of unit ``unit_id`` that ``user`` holds (lease live, or lapsed and not taken over).
 
-    Raises LeaseError (409) when someone else took it over or the person never claimed it, and
+    Raises NotHeld when someone else took it over or the person never claimed it, and
     QueueItem.DoesNotExist when the unit has no open item at all. Call inside a transaction when
     ``lock`` is true (the row is locked ``FOR UPDATE``).
     """
@@ -125,16 +118,19 @@ def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:
     if item is not None:
         return item
     if QueueItem.objects.filter(unit_id=unit_id, status=QueueItem.Status.OPEN).exists():
-        raise LeaseError("you do not hold this unit: its lease lapsed and it went to someone else, or you never claimed it")
+        raise NotHeld("you do not hold this unit: its lease lapsed and it went to someone else, or you never claimed it")
     raise QueueItem.DoesNotExist
 
 
 def renew(unit_id: int, user) -> QueueItem:
     """Extend the person's lease on their item of the unit (the page's heartbeat). Returns the item
-    with its new ``lease_expires_at``; raises LeaseError (409) if it is no longer theirs, and
-    QueueItem.DoesNotExist if the unit has no open item (it was submitted)."""
+    with its new ``lease_expires_at``; raises NotHeld if it is no longer theirs, and
+    Conflict if the unit has no open item (it was submitted)."""
     with transaction.atomic():
-        item = item_of(unit_id, user)
+        try:
+            item = item_of(unit_id, user)
+        except QueueItem.DoesNotExist:
+            raise Conflict("this unit was already submitted") from None
         item.lease_expires_at = timezone.now() + lease_duration()
         item.save(update_fields=["lease_expires_at"])
     return item

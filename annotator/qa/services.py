@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.drafts.models import Draft
+from annotator.errors import Conflict, Invalid
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
 from annotator.qa import queue
@@ -31,7 +32,10 @@ FLAGGED_PRIORITY = -10  # model-flagged units are served before everything else 
 def ensure_qa_type(project: Project, slug: str, *, name: str = "", clip_policy: str = QAType.ClipPolicy.WHOLE,
                    paired: bool = False, window_s: float | None = None, description: str = "") -> QAType:
     """Return the project's QA type ``slug``, creating it with these fields if missing (an existing
-    type is left as the admin set it)."""
+    type is left as the admin set it). Raises Invalid for a window clip policy without a positive
+    ``window_s`` (seconds)."""
+    if clip_policy == QAType.ClipPolicy.WINDOW and not (window_s and window_s > 0):
+        raise Invalid(f"QA type {slug!r}: a window clip policy needs window_s > 0 seconds", errors={"window_s": "required"})
     qa_type, _ = QAType.objects.get_or_create(
         project=project, slug=slug,
         defaults={"name": name or slug.replace("_", " ").capitalize(), "clip_policy": clip_policy,
@@ -130,21 +134,6 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
 
 
 # ----------------------------------------------------------------------------------- the submit
-
-class SubmitError(Exception):
-    """A request that cannot be applied; nothing was written.
-
-    ``status`` is the HTTP status to answer with (400 bad input, 409 lease or version conflict);
-    ``errors`` maps a field path (``decisions[2].reason``) to a message; ``conflicts`` lists QA
-    pairs changed by someone else since the person loaded them, with their current content.
-    """
-
-    def __init__(self, message: str, *, status: int = 400, errors: dict | None = None, conflicts: list | None = None):
-        super().__init__(message)
-        self.status = status
-        self.errors = errors or {}
-        self.conflicts = conflicts or []
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -291,25 +280,24 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
     append-only revision each, plus a verdict each; a first pass may queue a double-check of the
     unit (project's ``double_check_share``, never served to this person). Overlap: verdicts only,
     the QA pairs stay as the first pass leaves them. The item is marked done with the time spent.
-    Raises SubmitError; WorkUnit.DoesNotExist for an unknown unit.
+    Raises Invalid (bad input, per-field errors), Conflict (already submitted, a version conflict),
+    NotHeld (the person does not hold the unit); WorkUnit.DoesNotExist for an unknown unit.
     """
     if not idempotency_key or len(idempotency_key) > 100:
-        raise SubmitError("idempotency_key is required (at most 100 characters)")
+        raise Invalid("idempotency_key is required (at most 100 characters)")
     now = timezone.now()
     with transaction.atomic():
         previous = Submission.objects.select_related("item").filter(idempotency_key=idempotency_key).first()
         if previous is not None:
             if previous.user_id != user.pk or previous.item.unit_id != unit_id:
-                raise SubmitError("this idempotency key was used for another submit", status=409)
+                raise Conflict("this idempotency key was used for another submit")
             r = previous.response
             return SubmitResult(r["unit_id"], r["item_id"], r["kind"], r["counts"], replayed=True)
         try:
             item = queue.item_of(unit_id, user)
-        except queue.LeaseError as exc:
-            raise SubmitError(str(exc), status=409) from None
         except QueueItem.DoesNotExist:
             WorkUnit.objects.get(pk=unit_id)  # DoesNotExist for an unknown unit
-            raise SubmitError("this unit was already submitted", status=409) from None
+            raise Conflict("this unit was already submitted") from None
         unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
 
         blind = item.kind == QueueItem.Kind.OVERLAP
@@ -318,7 +306,7 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
         errors = _validate(decisions, additions, shown, types, unit)
         if errors:
-            raise SubmitError("the submit has errors; nothing was saved", errors=errors)
+            raise Invalid("the submit has errors; nothing was saved", errors=errors)
         if not blind:
             conflicts = [
                 {"qa_id": d.qa_id, "your_version": d.version, "version": pairs[d.qa_id].version,
@@ -326,8 +314,8 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 for d in decisions if d.version is not None and d.version != pairs[d.qa_id].version
             ]
             if conflicts:
-                raise SubmitError("someone else changed these QA pairs since you loaded them; nothing was saved",
-                                  status=409, conflicts=conflicts)
+                raise Conflict("someone else changed these QA pairs since you loaded them; nothing was saved",
+                               conflicts=conflicts)
 
         verb = {"keep": "kept", "modify": "modified", "delete": "deleted"}
         counts = {"kept": 0, "modified": 0, "deleted": 0, "added": len(additions)}
@@ -403,17 +391,15 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
 
 def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
     """Pass on the unit with a reason: the item goes back to the queue for others and is never
-    served to this person again. Raises SubmitError (400 no reason, 409 not theirs)."""
+    served to this person again. Raises Invalid (no reason), NotHeld (not theirs), Conflict (already submitted)."""
     reason = (reason or "").strip()
     if not reason or len(reason) > 500:
-        raise SubmitError("give a reason for skipping (at most 500 characters)", errors={"reason": "required"})
+        raise Invalid("give a reason for skipping (at most 500 characters)", errors={"reason": "required"})
     with transaction.atomic():
         try:
             item = queue.item_of(unit_id, user)
-        except queue.LeaseError as exc:
-            raise SubmitError(str(exc), status=409) from None
         except QueueItem.DoesNotExist:
-            raise SubmitError("this unit was already submitted", status=409) from None
+            raise Conflict("this unit was already submitted") from None
         Skip.objects.create(item=item, user=user, reason=reason)
         Autosave.objects.filter(item=item, user=user).delete()
         queue.release(item)
@@ -423,16 +409,14 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
 def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int) -> Autosave:
     """Keep the person's in-progress work on their item of the unit (newest write wins by the
     client's clock, so a late retry of an older save does not undo a newer one).
-    Raises SubmitError (400 too large, 409 not theirs)."""
+    Raises Invalid (too large), NotHeld (not theirs), Conflict (already submitted)."""
     if len(json.dumps(state)) > MAX_AUTOSAVE_BYTES:
-        raise SubmitError(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
+        raise Invalid(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
     with transaction.atomic():
         try:
             item = queue.item_of(unit_id, user, lock=False)
-        except queue.LeaseError as exc:
-            raise SubmitError(str(exc), status=409) from None
         except QueueItem.DoesNotExist:
-            raise SubmitError("this unit was already submitted", status=409) from None
+            raise Conflict("this unit was already submitted") from None
         saved, created = Autosave.objects.select_for_update().get_or_create(
             item=item, user=user, defaults={"state": state, "client_saved_at_ms": client_saved_at_ms})
         if not created and client_saved_at_ms >= saved.client_saved_at_ms:
@@ -445,13 +429,13 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
                  options: list[str] | None = None, answer_index: int | None = None) -> QAPair:
     """An edit outside the queue (admin or reviewer on the QA pair's page or the API).
 
-    ``version`` is the version the editor saw; if the QA pair changed since, SubmitError 409 with
-    the current content (never a silent overwrite). Bad text or options: SubmitError 400.
+    ``version`` is the version the editor saw; if the QA pair changed since, Conflict with
+    the current content (never a silent overwrite). Bad text or options: Invalid.
     """
     with transaction.atomic():
         pair = QAPair.objects.select_for_update().get(pk=qa_id)
         if version != pair.version:
-            raise SubmitError("someone else changed this QA pair since you loaded it; nothing was saved", status=409,
+            raise Conflict("someone else changed this QA pair since you loaded it; nothing was saved",
                               conflicts=[{"qa_id": pair.pk, "your_version": version, "version": pair.version,
                                           "current": pair.snapshot()}])
         new = _proposed(_content(pair, as_drafted=False),
@@ -462,7 +446,7 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
                 errors[label] = message
         check_options(new["options"], new["answer_index"], "qa", errors)
         if errors:
-            raise SubmitError("the edit has errors; nothing was saved", errors=errors)
+            raise Invalid("the edit has errors; nothing was saved", errors=errors)
         before = pair.snapshot()
         pair.question, pair.answer, pair.options, pair.answer_index = new["question"], new["answer"], new["options"], new["answer_index"]
         if pair.status == QAPair.Status.VERIFIED and pair.provenance == QAPair.Provenance.MACHINE_KEPT:

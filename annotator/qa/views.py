@@ -14,12 +14,14 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotator.errors import DomainError
 from annotator.experiments.models import Experiment
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType
 from annotator.qa.presets import PRESETS
+from api.exceptions import status_of
 from api.views import jsonl_export_response
 
 
@@ -183,10 +185,11 @@ def qa_detail(request, slug: str, pk: int):
         typed = {"question": request.POST.get("question", ""), "answer": request.POST.get("answer", ""),
                  "version": request.POST.get("version", "")}
         try:
-            services.edit_qa_pair(pair.pk, request.user, version=int(typed["version"] or 0),
+            version = int(typed["version"]) if typed["version"].isdigit() and len(typed["version"]) < 10 else -1
+            services.edit_qa_pair(pair.pk, request.user, version=version,
                                   question=typed["question"], answer=typed["answer"] if pair.options is None else None)
-        except services.SubmitError as exc:
-            errors, conflict, status = exc.errors, (exc.conflicts[0] if exc.conflicts else None), exc.status
+        except DomainError as exc:
+            errors, conflict, status = exc.errors, (exc.conflicts[0] if exc.conflicts else None), status_of(exc)
             messages.error(request, str(exc))
             pair.refresh_from_db()
         else:

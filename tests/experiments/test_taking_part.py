@@ -4,7 +4,8 @@ import pytest
 
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Trial
 from annotator.experiments.presets import EGO_FLIGHT
-from annotator.experiments.services import TakeError, answer_trial, current_trial, enroll, score_pending, start
+from annotator.errors import Conflict, DomainError
+from annotator.experiments.services import answer_trial, current_trial, enroll, score_pending, start
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member
 from annotator.scoring.ordering import shown_order
@@ -71,16 +72,16 @@ def test_practice_comes_first_and_answers_are_checked(experiment, annotator):
     assert t.practice and t.served_at is not None
     served = t.served_at
     assert current_trial(p).served_at == served  # a reload serves the same trial and keeps the first time
-    with pytest.raises(TakeError, match="expected"):
+    with pytest.raises(DomainError, match="expected"):
         answer_trial(p, t.pk, t.item.truth[:-1], 3000, "k0")
     later = Trial.objects.filter(participant=p, practice=False).first()
-    with pytest.raises(TakeError, match="not your current trial") as err:
+    with pytest.raises(DomainError, match="not your current trial") as err:
         answer_trial(p, later.pk, later.item.truth, 3000, "k1")
-    assert err.value.status == 409
+    assert isinstance(err.value, Conflict)
     answer_trial(p, t.pk, t.item.truth, 4000, "k2")
     again = answer_trial(p, t.pk, t.item.truth, 4000, "k2")  # the same answer resent: no error, no change
     assert again.client_rt_ms == 4000
-    with pytest.raises(TakeError, match="already answered"):
+    with pytest.raises(DomainError, match="already answered"):
         answer_trial(p, t.pk, t.item.truth, 4000, "other-key")
 
 
@@ -91,7 +92,7 @@ def test_hint_frames_must_stay_in_place(experiment, annotator):
     trial = Trial.objects.create(participant=p, item=hinted, position=0)
     truth = hinted.truth
     moved = [truth[1], truth[0], truth[2], truth[3]]  # the pinned first frame moved
-    with pytest.raises(TakeError, match="hint frame at position 1"):
+    with pytest.raises(DomainError, match="hint frame at position 1"):
         answer_trial(p, trial.pk, moved, 3000, "h")
 
 

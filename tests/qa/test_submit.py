@@ -3,10 +3,13 @@ version conflicts refused whole, overlap passes kept as verdicts only, autosave 
 
 import pytest
 
+from annotator.errors import DomainError, NotHeld
+from api.exceptions import status_of
+
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
 from annotator.qa.services import (
-    Addition, Decision, SubmitError, autosave, edit_qa_pair, set_queue_policy, submit_unit,
+    Addition, Decision, autosave, edit_qa_pair, set_queue_policy, submit_unit,
 )
 
 
@@ -78,14 +81,14 @@ def test_a_submit_with_errors_saves_nothing_and_says_where(make_unit, annotator)
     unit = _claim(make_unit(), annotator)
     a, b, c, mc, _ = _decisions(unit)
     before = _state(unit)
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator, idempotency_key="bad", time_spent_ms=None, decisions=[
             Decision(a.pk, "keep"),
             Decision(b.pk, "modify", answer="   "),
             Decision(c.pk, "delete", reason=""),
             Decision(mc.pk, "modify", options=["pan", "Pan", "lamp", "shoe"], answer_index=4),
         ], additions=[Addition("no_such_type", "Q?", "A")])
-    assert err.value.status == 400
+    assert status_of(err.value) == 400
     assert err.value.errors == {
         "decisions[1].answer": "answer must not be empty",
         "decisions[2].reason": "choose a reason: meaningless, vague, duplicate, inconsistent, wrong",
@@ -99,7 +102,7 @@ def test_a_submit_with_errors_saves_nothing_and_says_where(make_unit, annotator)
 def test_every_draft_needs_a_decision(make_unit, annotator):
     unit = _claim(make_unit(), annotator)
     a, b, c, mc, decisions = _decisions(unit)
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator, idempotency_key="k", decisions=decisions[:3], additions=[], time_spent_ms=None)
     assert err.value.errors == {f"qa[{mc.pk}]": f"QA pair {mc.pk} has no decision"}
 
@@ -108,9 +111,9 @@ def test_a_unit_leased_to_someone_else_is_refused_with_409(make_unit, annotator,
     unit = _claim(make_unit(), annotator)
     *_, decisions = _decisions(unit)
     before = _state(unit)
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator2, idempotency_key="k2", decisions=decisions, additions=[], time_spent_ms=None)
-    assert err.value.status == 409 and str(err.value).startswith("you do not hold this unit")
+    assert status_of(err.value) == 409 and str(err.value).startswith("you do not hold this unit")
     assert _state(unit) == before
 
 
@@ -120,9 +123,9 @@ def test_a_done_unit_cannot_be_submitted_again_with_a_new_key(make_unit, annotat
     unit = _claim(unit, annotator)
     *_, decisions = _decisions(unit)
     submit_unit(unit.pk, annotator, idempotency_key="one", decisions=decisions, additions=[], time_spent_ms=None)
-    with pytest.raises(SubmitError, match="already submitted") as err:
+    with pytest.raises(match="already submitted") as err:
         submit_unit(unit.pk, annotator, idempotency_key="two", decisions=decisions, additions=[], time_spent_ms=None)
-    assert err.value.status == 409
+    assert status_of(err.value) == 409
     assert QueueItem.objects.get(unit=unit, kind="first_pass").status == "done"
 
 
@@ -140,9 +143,9 @@ def test_a_changed_qa_pair_is_a_conflict_not_an_overwrite(make_unit, annotator, 
     before = _state(unit)
     decisions = [Decision(a.pk, "keep", version=1), Decision(b.pk, "modify", answer="the annotator's answer", version=1),
                  Decision(c.pk, "keep", version=1), Decision(mc.pk, "keep", version=1)]
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator, idempotency_key="c1", decisions=decisions, additions=[], time_spent_ms=None)
-    assert err.value.status == 409
+    assert status_of(err.value) == 409
     (conflict,) = err.value.conflicts
     assert (conflict["qa_id"], conflict["your_version"], conflict["version"]) == (b.pk, 1, 2)
     assert conflict["current"]["answer"] == "fixed by the admin"
@@ -158,9 +161,9 @@ def test_a_changed_qa_pair_is_a_conflict_not_an_overwrite(make_unit, annotator, 
 def test_an_edit_naming_an_old_version_is_refused(make_unit, admin_user):
     pair = make_unit().qa_pairs.first()
     edit_qa_pair(pair.pk, admin_user, version=1, question="Reworded?")
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         edit_qa_pair(pair.pk, admin_user, version=1, question="Another rewording?")
-    assert err.value.status == 409
+    assert status_of(err.value) == 409
     pair.refresh_from_db()
     assert (pair.question, pair.version) == ("Reworded?", 2)
 
@@ -192,7 +195,7 @@ def test_an_overlap_pass_records_verdicts_and_leaves_the_qa_pairs_alone(make_uni
 def test_inconsistent_is_a_reason_only_for_day_night_pairs(make_unit, annotator):
     unit = _claim(make_unit(n_open=0), annotator)
     (mc,) = unit.qa_pairs.all()
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator, idempotency_key="i", time_spent_ms=None, additions=[],
                     decisions=[Decision(mc.pk, "delete", reason="inconsistent")])
     assert err.value.errors == {"decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"}
@@ -203,9 +206,9 @@ def test_autosave_keeps_the_newest_state_and_goes_with_the_submit(make_unit, ann
     autosave(unit.pk, annotator, {"typed": "second"}, client_saved_at_ms=2000)
     autosave(unit.pk, annotator, {"typed": "first, arriving late"}, client_saved_at_ms=1000)
     assert Autosave.objects.get().state == {"typed": "second"}
-    with pytest.raises(SubmitError) as err:
+    with pytest.raises(DomainError) as err:
         autosave(unit.pk, annotator2, {"typed": "not mine"}, client_saved_at_ms=3000)
-    assert err.value.status == 409
+    assert status_of(err.value) == 409
     (mc,) = unit.qa_pairs.all()
     submit_unit(unit.pk, annotator, idempotency_key="s", decisions=[Decision(mc.pk, "keep")], additions=[], time_spent_ms=5)
     assert Autosave.objects.count() == 0
