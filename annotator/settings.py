@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "annotator.core",
     "annotator.projects",
     "annotator.media",
     "annotator.drafts",
@@ -142,15 +143,35 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", f"redis://127.0.0.1:{RE
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600, minimum=1)
+# Each task declares its own time limit (``annotator.jobs.job_task``); there is no global one.
 # A broker that is down makes .delay() raise after this many seconds instead of hanging.
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
+
+# --- Jobs (``annotator.jobs``): every job is a row before it is a message ---------------------------
+# The reconciler (Celery beat) runs this often; it re-sends a queued job whose message went
+# unanswered for JOBS_RESEND_AFTER_S (doubling per send, at most an hour), and treats a running
+# job as dead once it is JOBS_STALE_SLACK_S past its task's time limit.
+JOBS_RECONCILE_EVERY_S = env_float("JOBS_RECONCILE_EVERY_S", 30.0, minimum=0.5)
+JOBS_RESEND_AFTER_S = env_float("JOBS_RESEND_AFTER_S", 120.0, minimum=0.5)
+JOBS_STALE_SLACK_S = env_int("JOBS_STALE_SLACK_S", 60, minimum=0)
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
+}
 
 # --- Media processing --------------------------------------------------------------------------
 MEDIA_MAX_UPLOAD_BYTES = env_int("MEDIA_MAX_UPLOAD_BYTES", 8 * 1024**3, minimum=1)
 MEDIA_RENDITION_MAX_HEIGHT = env_int("MEDIA_RENDITION_MAX_HEIGHT", 720, minimum=16)
 MEDIA_PROBE_TIMEOUT_S = env_float("MEDIA_PROBE_TIMEOUT_S", 60.0, minimum=1.0)
+# An ffmpeg run may take this many times the video's duration (at least a minute), and never more
+# than FFMPEG_TIMEOUT_MAX_S; the task's own time limit sits above the cap.
+FFMPEG_TIMEOUT_FACTOR = env_float("FFMPEG_TIMEOUT_FACTOR", 6.0, minimum=0.1)
+FFMPEG_TIMEOUT_MAX_S = env_int("FFMPEG_TIMEOUT_MAX_S", 3600, minimum=10)
+# Temporary files of media work (one folder per task run, removed after it, and by the next
+# delivery if a worker was killed mid-task).
+MEDIA_WORK_DIR = Path(env_str("MEDIA_WORK_DIR", str(BASE_DIR / ".local" / "work")))
+# Redis redelivers a message not acknowledged within this time; it must exceed the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = 2 * FFMPEG_TIMEOUT_MAX_S + 1800
 
 # --- Model server (any OpenAI-compatible endpoint) ----------------------------------------------
 LLM_BASE_URL = env_str("LLM_BASE_URL", "http://127.0.0.1:8001/v1")

@@ -7,6 +7,9 @@ message is meant for a person: it names what is wrong with the file, not a stack
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from fractions import Fraction
@@ -112,15 +115,52 @@ def probe(path: str | Path) -> ProbeResult:
     return parse_probe(data)
 
 
-def run(args: list[str], *, timeout_s: float, what: str) -> bytes:
-    """Run an ffmpeg argv; return stdout. Raises MediaError naming ``what`` on failure or timeout."""
+# ``setpriv --pdeathsig KILL`` (util-linux) makes the kernel kill ffmpeg when the thread that started
+# it dies, so a worker killed mid-task (OOM, SIGKILL, a hard time limit) leaves no orphan ffmpeg.
+_SETPRIV = shutil.which("setpriv")
+
+
+def _guarded(args: list[str]) -> list[str]:
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *args] if _SETPRIV else list(args)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
     try:
-        done = subprocess.run(args, capture_output=True, timeout=timeout_s, check=False)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run(args: list[str], *, timeout_s: float, what: str) -> bytes:
+    """Run an ffmpeg argv; return stdout. Raises MediaError naming ``what`` on failure or timeout.
+
+    ffmpeg runs in its own process group (its own session), which is killed whole on a timeout or
+    when the caller is interrupted (a Celery soft time limit raises inside ``communicate``); and it
+    dies with the worker process if that is killed (``--pdeathsig``)."""
+    proc = subprocess.Popen(_guarded(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
         raise MediaError(f"{what}: ffmpeg took longer than {timeout_s:.0f} s") from None
-    if done.returncode != 0:
-        raise MediaError(f"{what}: {_tail(done.stderr)}")
-    return done.stdout
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise MediaError(f"{what}: {_tail(err)}")
+    return out
+
+
+def timeout_for(duration_s: float | None, *, factor: float | None = None) -> float:
+    """Seconds an ffmpeg run over a video of ``duration_s`` seconds may take: ``factor`` (default
+    ``FFMPEG_TIMEOUT_FACTOR``) times the duration, at least 60 s, at most ``FFMPEG_TIMEOUT_MAX_S``."""
+    from django.conf import settings
+
+    factor = settings.FFMPEG_TIMEOUT_FACTOR if factor is None else factor
+    return float(min(settings.FFMPEG_TIMEOUT_MAX_S, max(60.0, (duration_s or 0) * factor)))
 
 
 def check_decodable(src: str | Path, duration_s: float, *, timeout_s: float = 60.0) -> None:

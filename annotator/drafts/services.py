@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from annotator import jobs
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
 from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, Pipeline
@@ -46,8 +47,6 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
     it again adds nothing); ``llm`` drafts every ready video and needs ``qa_type``.
     Raises ValueError for an unknown pipeline or a missing qa_type.
     """
-    from workers.tasks import draft_llm, draft_templates
-
     if pipeline not in Pipeline.values:
         raise ValueError(f"unknown pipeline {pipeline!r}; choose one of {', '.join(Pipeline.values)}")
     if pipeline == Pipeline.LLM and not qa_type:
@@ -83,11 +82,21 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
                 model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
                 params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES},
             )
-        jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
-        task = draft_templates if pipeline == Pipeline.TEMPLATES else draft_llm
-        ids = [job.pk for job in jobs]
-        transaction.on_commit(lambda: [task.delay(job_id) for job_id in ids])
-    return RunLaunch(run=run, queued=len(jobs), skipped=skipped)
+        draft_jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
+        task = "drafts.templates" if pipeline == Pipeline.TEMPLATES else "drafts.llm"
+        for draft_job in draft_jobs:
+            jobs.enqueue(task, draft_job.pk)  # rows now, messages on commit
+    return RunLaunch(run=run, queued=len(draft_jobs), skipped=skipped)
+
+
+def mark_job_failed(draft_job_id: int, reason: str) -> None:
+    """Record a draft job that gave up (``reason`` in plain words); a done job is left as it is."""
+    DraftJob.objects.filter(pk=draft_job_id, status=DraftJob.Status.QUEUED).update(status=DraftJob.Status.FAILED, error=reason)
+
+
+def attempts_of(draft_job_id: int) -> int:
+    """How many model attempts the draft job has made (0 if it is gone)."""
+    return DraftJob.objects.filter(pk=draft_job_id).values_list("attempts", flat=True).first() or 0
 
 
 def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:

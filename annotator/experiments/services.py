@@ -4,7 +4,7 @@ Building (``create_experiment``) cuts clips from the project's real, ready video
 samples each condition's frames evenly over a clip with ffmpeg at exact timestamps (resized to the
 experiment's square size, stored once per video, time and size), and records each item's shuffle
 seed and shown order. Scoring fills the metric columns of trials and predictions from
-``annotator.scoring.ordering``; it runs in a Celery worker (``workers.tasks.score_ordering``).
+``annotator.scoring.ordering``; it runs in a Celery worker (``experiments.tasks.score_ordering``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.errors import Conflict, Invalid
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Prediction, Trial
@@ -384,14 +385,14 @@ def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, i
             participant.excluded, participant.exclusion_reasons = exclusion_of(participant)
         participant.save()
         experiment_id = participant.experiment_id
-        transaction.on_commit(lambda: _queue_scoring(experiment_id))
+        _queue_scoring(experiment_id)  # the job row in this transaction, its message on commit
     return trial
 
 
 def _queue_scoring(experiment_id: int) -> None:
-    from workers.tasks import score_ordering
-
-    score_ordering.delay(experiment_id)
+    """Queue scoring of the experiment: one job row per experiment, so answers arriving while a
+    scoring job waits add no message; one arriving while it runs queues it once more."""
+    jobs.enqueue("experiments.score", experiment_id)
 
 
 def exclusion_of(participant) -> tuple[bool, list[str]]:

@@ -20,6 +20,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.media.manifest import ManifestEntry
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
@@ -118,14 +119,8 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
         with path.open("rb") as fh:
             video.original.save(f"originals/{digest[:2]}/{digest}{path.suffix.lower()}", File(fh), save=False)
         video.save()
-        transaction.on_commit(lambda: _queue_transcode(video.pk))
+        jobs.enqueue("media.transcode", video.pk)  # the row now, the message on commit
     return IngestResult(shown, "queued", video.pk)
-
-
-def _queue_transcode(video_id: int) -> None:
-    from workers.tasks import transcode_video  # workers imports services; import here to avoid a cycle
-
-    transcode_video.delay(video_id)
 
 
 def _record_failure(project, path: Path, size: int, digest: str, reason: str, entry) -> IngestResult:
@@ -148,11 +143,31 @@ def local_copy(name: str) -> Iterator[Path]:
     except NotImplementedError:
         pass
     suffix = Path(name).suffix
-    with tempfile.NamedTemporaryFile(suffix=suffix) as tmp:
+    with tempfile.NamedTemporaryFile(suffix=suffix, dir=work_root()) as tmp:
         with default_storage.open(name, "rb") as src:
             shutil.copyfileobj(src, tmp)
         tmp.flush()
         yield Path(tmp.name)
+
+
+def work_root() -> Path:
+    """The folder for temporary media files (``MEDIA_WORK_DIR``), created if missing."""
+    root = Path(settings.MEDIA_WORK_DIR)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@contextmanager
+def work_dir(prefix: str) -> Iterator[Path]:
+    """A fresh temporary folder named ``prefix`` + random under ``MEDIA_WORK_DIR``, removed on exit.
+
+    Folders left by an earlier run of the same work (a worker killed mid-task, which no ``finally``
+    survives) are removed first, so a redelivered task cleans up after the one that died."""
+    root = work_root()
+    for stale in root.glob(f"{prefix}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=root) as path:
+        yield Path(path)
 
 
 def transcode(video_id: int) -> Video | None:
@@ -168,11 +183,11 @@ def transcode(video_id: int) -> Video | None:
     if video is None or video.status != Video.Status.PROCESSING:
         return video
     max_height = settings.MEDIA_RENDITION_MAX_HEIGHT
-    with local_copy(video.original.name) as src, tempfile.TemporaryDirectory() as work:
-        out = Path(work) / "rendition.mp4"
-        poster = Path(work) / "poster.jpg"
+    with local_copy(video.original.name) as src, work_dir(f"transcode-{video.pk}-") as work:
+        out = work / "rendition.mp4"
+        poster = work / "poster.jpg"
         build = ffmpeg.rendition_args if video.audio_codec else ffmpeg.rendition_args_silent
-        timeout = max(600.0, (video.duration_s or 0) * 4)
+        timeout = ffmpeg.timeout_for(video.duration_s)
         try:
             ffmpeg.run(build(src, out, max_height=max_height), timeout_s=timeout, what="transcode")
             at = min(1.0, (video.duration_s or 0) / 2)
@@ -200,7 +215,7 @@ def transcode(video_id: int) -> Video | None:
 
 
 def mark_transcode_failed(video_id: int, reason: str) -> None:
-    """Record a transcode that ran out of retries."""
+    """Record a transcode that gave up (out of deliveries or retries; ``reason`` in plain words)."""
     Video.objects.filter(pk=video_id, status=Video.Status.PROCESSING).update(
         status=Video.Status.FAILED, error=reason
     )
@@ -251,10 +266,10 @@ def derive_night(day_id: int, level: str) -> Video | None:
     existing = Video.objects.filter(derived_from=day, difficulty=level, source=Video.Source.SYNTHETIC).first()
     if existing is None:
         recipe = [[name, kwargs] for name, kwargs in ffmpeg.NIGHT_LEVELS[level]]
-        with local_copy(day.original.name) as src, tempfile.TemporaryDirectory() as work:
-            out = Path(work) / f"{Path(day.filename).stem}-night-{level}.mp4"
+        with local_copy(day.original.name) as src, work_dir(f"night-{day.pk}-{level}-") as work:
+            out = work / f"{Path(day.filename).stem}-night-{level}.mp4"
             ffmpeg.run(ffmpeg.night_args(src, out, level=level, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT),
-                       timeout_s=max(600.0, (day.duration_s or 0) * 6), what="night rendition")
+                       timeout_s=ffmpeg.timeout_for(day.duration_s), what="night rendition")
             entry = ManifestEntry(
                 file=out.name,
                 fields={"source": Video.Source.SYNTHETIC, "illumination": Video.Illumination.NIGHT, "difficulty": level,

@@ -1,7 +1,6 @@
 """python manage.py draft --project SLUG [--pipeline templates|llm] [--qa-type SLUG] [--no-wait]"""
 
 from django.core.management.base import BaseCommand, CommandError
-from kombu.exceptions import OperationalError
 
 from annotator.cli import wait_with_progress
 from annotator.drafts.models import DraftJob
@@ -28,8 +27,6 @@ class Command(BaseCommand):
             launch = start_run(project, opts["pipeline"], qa_type=opts["qa_type"], model=opts["model"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        except OperationalError as exc:
-            raise CommandError(f"cannot reach the Celery broker: {exc}") from None
         skipped = ", ".join(f"{n} {why}" for why, n in launch.skipped.items()) or "none"
         if launch.run is None:
             self.stdout.write(f"nothing to draft; skipped: {skipped}")

@@ -3,12 +3,11 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from kombu.exceptions import OperationalError
 
 from annotator.cli import wait_with_progress
 from annotator.experiments.commands import experiment_named
 from annotator.experiments.selectors import unscored
-from annotator.experiments.services import import_predictions
+from annotator.experiments.services import _queue_scoring, import_predictions
 
 
 class Command(BaseCommand):
@@ -23,8 +22,6 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=600)
 
     def handle(self, *args, **opts):
-        from workers.tasks import score_ordering
-
         experiment = experiment_named(opts["name"], opts["project"])
         path = Path(opts["file"])
         if not path.is_file():
@@ -35,10 +32,7 @@ class Command(BaseCommand):
             self.stderr.write(f"line {number}: {message}")
         self.stdout.write(f"imported {report.imported} predictions, skipped {len(report.errors)} lines")
         if report.imported:
-            try:
-                score_ordering.delay(experiment.pk)
-            except OperationalError as exc:
-                raise CommandError(f"stored, but cannot reach the Celery broker to score: {exc}") from None
+            _queue_scoring(experiment.pk)  # a job row; sent now, or by the reconciler if the broker is down
             if not opts["no_wait"]:
                 wait_with_progress(lambda: (not unscored(experiment), None), write=self.stdout.write,
                                    timeout_s=opts["timeout"], interval_s=0.3,

@@ -1,10 +1,11 @@
 """python manage.py derive_night --project SLUG [--levels easy,medium,hard] [--no-wait]"""
 
 from django.core.management.base import BaseCommand, CommandError
-from kombu.exceptions import OperationalError
 
+from annotator import jobs
 from annotator.adapters.ffmpeg import NIGHT_LEVELS
 from annotator.cli import wait_with_progress
+from annotator.core.models import Job
 from annotator.media.models import Video
 from annotator.media.services import night_candidates
 from annotator.projects.models import Project
@@ -21,8 +22,6 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600)
 
     def handle(self, *args, **opts):
-        from workers.tasks import derive_night
-
         project = Project.objects.filter(slug=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project {opts['project']!r}")
@@ -35,22 +34,27 @@ class Command(BaseCommand):
         todo = [(v, level) for v in days for level in levels if (v.pk, level) not in have]
         self.stdout.write(f"{len(days)} day videos, {len(todo)} night renditions to make "
                           f"({len(days) * len(levels) - len(todo)} already there)")
-        try:
-            results = [(v, level, derive_night.delay(v.pk, level)) for v, level in todo]
-        except OperationalError as exc:
-            raise CommandError(f"cannot reach the Celery broker: {exc}") from None
-        if opts["no_wait"] or not results:
+        # One job row per rendition (sent now, or by the reconciler if the broker is down); a rerun
+        # while one is still queued adds nothing.
+        keys = [f"media.derive_night:{v.pk}:{level}" for v, level in todo]
+        for (v, level), key in zip(todo, keys):
+            jobs.enqueue("media.derive_night", v.pk, level, key=key)
+        if opts["no_wait"] or not todo:
             return
-        wait_with_progress(lambda: (all(r.ready() for _, _, r in results),
-                                    f"  {sum(r.ready() for _, _, r in results)}/{len(results)} rendered"),
-                           write=self.stdout.write, timeout_s=opts["timeout"],
+
+        def poll():
+            states = dict(Job.objects.filter(key__in=keys).values_list("key", "status"))
+            finished = sum(1 for k in keys if states.get(k) in (Job.Status.DONE, Job.Status.FAILED))
+            return finished == len(keys), f"  {finished}/{len(keys)} rendered"
+
+        wait_with_progress(poll, write=self.stdout.write, timeout_s=opts["timeout"],
                            on_timeout="timed out waiting: is a Celery worker running?")
-        failed = [(v, level, r.result) for v, level, r in results if r.failed() or str(r.result).startswith("failed")]
-        for v, level, why in failed:
-            self.stderr.write(f"failed {v.filename} {level}: {why}")
+        failed = list(Job.objects.filter(key__in=keys, status=Job.Status.FAILED).values_list("args", "error"))
+        for (video_id, level), why in failed:
+            self.stderr.write(f"failed video {video_id} {level}: {why}")
         wait_with_progress(lambda: (not Video.objects.filter(project=project, status=Video.Status.PROCESSING).exists(), None),
                            write=self.stdout.write, timeout_s=opts["timeout"],
                            on_timeout="timed out waiting for transcodes: is a Celery worker running?")
-        self.stdout.write(f"{len(results) - len(failed)} night renditions ready and paired")
+        self.stdout.write(f"{len(todo) - len(failed)} night renditions ready and paired")
         if failed:
             raise SystemExit(1)
