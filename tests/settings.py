@@ -3,6 +3,7 @@
 import os
 
 os.environ.setdefault("MEDIA_ROOT", os.path.join(os.path.dirname(os.path.dirname(__file__)), ".local", "test-media"))
+os.environ.setdefault("MEDIA_WORK_DIR", os.path.join(os.path.dirname(os.path.dirname(__file__)), ".local", "test-work"))
 
 from annotator.settings import *  # noqa: E402,F403
 from annotator.settings import REDIS_PORT  # noqa: E402
@@ -10,7 +11,8 @@ from annotator.settings import REDIS_PORT  # noqa: E402
 # Redis DBs 2 and 3 so a running demo worker (DBs 0 and 1) never takes a test's task. Two test runs
 # at once (e.g. two checkouts) set TEST_REDIS_DB to another even number, and POSTGRES_DB apart.
 _REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "2"))
-CELERY_BROKER_URL = f"redis://127.0.0.1:{REDIS_PORT}/{_REDIS_DB}"
+# Tests that run workers in subprocesses give them (and the commands they run) a broker of their own.
+CELERY_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL") or f"redis://127.0.0.1:{REDIS_PORT}/{_REDIS_DB}"
 CELERY_RESULT_BACKEND = f"redis://127.0.0.1:{REDIS_PORT}/{_REDIS_DB + 1}"
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 LLM_MAX_ATTEMPTS = 3

@@ -1,0 +1,62 @@
+"""Jobs survive what kills workers and brokers: real Celery workers in subprocesses, a real Redis
+that is stopped and started, real ffmpeg on a real video."""
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotator.core.models import Job
+from annotator.media.models import Video
+from tests.conftest import make_video
+from tests.workers.conftest import processes_matching, run_manage, until, worker_process
+
+
+def _work_dirs(video_id: int) -> list[Path]:
+    return list(Path(settings.MEDIA_WORK_DIR).glob(f"transcode-{video_id}-*"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes_the_video_ready(own_redis, tmp_path):
+    long_video = make_video(tmp_path / "long.mp4", seconds=40, size="1280x720")
+    with worker_process(own_redis.url, tmp_path / "worker.log"):
+        done = run_manage(own_redis.url, "ingest", str(long_video), "--project", "killed")
+        assert done.returncode == 0, done.stdout + done.stderr
+        video = Video.objects.get(project__slug="killed")
+
+        # ffmpeg writes the rendition in the video's work folder; its parent is the pool process.
+        running = until(lambda: processes_matching(f"transcode-{video.pk}-"), 60, "ffmpeg starting")
+        ffmpeg_pid, pool_pid, _ = running[0]
+        assert _work_dirs(video.pk)
+        os.kill(pool_pid, signal.SIGKILL)
+
+        until(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(f"transcode-{video.pk}-")), 10,
+              "the orphaned ffmpeg dying")
+        until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 180, "the redelivered transcode")
+
+    job = Job.objects.get(key=f"media.transcode:{video.pk}")
+    assert (job.status, job.deliveries) == ("done", 2)
+    assert processes_matching(f"transcode-{video.pk}-") == []
+    assert _work_dirs(video.pk) == []  # the killed run's folder was removed by the redelivery
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_video_ingested_while_the_broker_is_down_is_made_ready_by_the_reconciler(own_redis, tmp_path, short_video):
+    fast = {"JOBS_RECONCILE_EVERY_S": "1", "JOBS_RESEND_AFTER_S": "1"}
+    with worker_process(own_redis.url, tmp_path / "worker.log", beat=True, **fast):
+        own_redis.stop()
+        done = run_manage(own_redis.url, "ingest", str(short_video), "--project", "brokerless")
+        assert done.returncode == 0, done.stdout + done.stderr
+        video = Video.objects.get(project__slug="brokerless")
+        job = Job.objects.get(key=f"media.transcode:{video.pk}")
+        # The row exists though no message could be sent.
+        assert (video.status, job.status, job.sent_at, job.sends) == ("processing", "queued", None, 0)
+
+        own_redis.start()
+        until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 120, "the reconciler's resend")
+
+    job.refresh_from_db()
+    assert (job.status, job.deliveries) == ("done", 1)
+    assert job.sends >= 1
