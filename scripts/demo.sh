@@ -25,24 +25,18 @@ trap cleanup INT TERM EXIT
 scripts/stack.sh start
 $PY manage.py migrate --noinput -v0
 $PY manage.py collectstatic --noinput -v0
-$PY manage.py createuser admin --role admin --project demo --password demo-admin --superuser
-$PY manage.py createuser annotator1 --role annotator --project demo --password demo-annotator1
-$PY manage.py createuser annotator2 --role annotator --project demo --password demo-annotator2
 
 # Its banner and warnings go to the log too, so this terminal shows only the demo's progress.
 .venv/bin/celery -A workers worker --concurrency 2 --loglevel INFO --logfile "$logs/worker.log" \
   >>"$logs/worker.out" 2>&1 &
 pids+=($!)
+# Celery beat runs the job reconciler (re-sends jobs a broker lost, fails those that kill workers).
+.venv/bin/celery -A workers beat --loglevel INFO --schedule .local/celerybeat-schedule --logfile "$logs/beat.log" \
+  >>"$logs/beat.out" 2>&1 &
+pids+=($!)
 
-$PY manage.py ingest .cache/footage --project demo --manifest demo/manifest.jsonl --wait
-# Night versions of every real day clip at EgoNight's three difficulty levels, paired with it;
-# cityCC0.mpg is real night footage and stays unpaired.
-$PY manage.py derive_night --project demo
-$PY manage.py qa_types --project demo --preset egonight
-$PY manage.py draft --project demo --pipeline templates
-# The EGO-FLIGHT frame-ordering human baseline (nine conditions) over the real clips.
-$PY manage.py ordering_create --project demo --preset ego-flight --name ego-flight --skip-existing \
-  --questions 12 --exclude-median-rt-below 1.0 --exclude-practice-below 1
+# Users, footage, night renditions, QA types, drafts and the ordering experiment; a rerun reuses them.
+$PY manage.py demo_setup --footage .cache/footage --manifest demo/manifest.jsonl --project demo
 
 .venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
   --access-logfile "$logs/access.log" --error-logfile "$logs/web.log" &

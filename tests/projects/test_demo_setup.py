@@ -1,0 +1,75 @@
+"""`make demo` can be stopped and run again: its set-up steps (``demo_setup``) run twice against one
+database, the second time reusing everything."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotator.core.models import Job
+from annotator.experiments.models import Experiment, Item
+from annotator.media.models import Video, VideoGroup
+from annotator.qa.models import QAPair, QAType, WorkUnit
+from tests.conftest import make_video
+
+MANIFEST = [
+    {"file": "walk.mp4", "source": "real", "illumination": "day", "domain": "street", "view": "ego",
+     "annotations": {"description": "A walk down a street.", "objects": ["car", "tree", "bench"],
+                     "actions": [{"label": "walks past a bench", "start_s": 2.0, "end_s": 9.0}],
+                     # A count at a time: the templates pipeline's window QA type (3 s), which broke reruns.
+                     "counts": [{"what": "cars", "count": 2, "at_s": 5.0}, {"what": "trees", "count": 4, "at_s": None}]}},
+    {"file": "kitchen.mp4", "source": "real", "illumination": "day", "domain": "kitchen", "view": "ego",
+     "annotations": {"description": "Someone cooks.", "objects": ["pan", "cup", "knife"],
+                     "actions": [{"label": "stirs the pan", "start_s": 1.0, "end_s": 6.0}],
+                     "counts": [{"what": "cups", "count": 1, "at_s": 3.0}]}},
+]
+
+
+def _snapshot():
+    return {"videos": Video.objects.count(), "groups": VideoGroup.objects.count(), "qa_types": QAType.objects.count(),
+            "qa_pairs": QAPair.objects.count(), "units": WorkUnit.objects.count(), "experiments": Experiment.objects.count(),
+            "items": Item.objects.count(), "jobs": Job.objects.count(),
+            "window_types": list(QAType.objects.filter(clip_policy="window").values_list("slug", "window_s").order_by("slug"))}
+
+
+def _setup(footage, manifest) -> str:
+    out = io.StringIO()
+    call_command("demo_setup", footage=str(footage), manifest=str(manifest), project="demo", questions=4,
+                 stdout=out, stderr=out)
+    return out.getvalue()
+
+
+def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_everything(worker, tmp_path):
+    footage = tmp_path / "footage"
+    footage.mkdir()
+    make_video(footage / "walk.mp4", seconds=35.0)
+    make_video(footage / "kitchen.mp4", seconds=20.0, audio=False)
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(e) + "\n" for e in MANIFEST))
+
+    first_out = _setup(footage, manifest)
+    first = _snapshot()
+    assert first["videos"] == 8 and first["groups"] == 6  # 2 day clips + 3 night renditions of each, paired
+    assert ("counting", 3.0) in first["window_types"]
+    assert first["qa_pairs"] > 0 and first["items"] > 0
+    assert "2 files: 2 queued" in first_out
+
+    second_out = _setup(footage, manifest)
+
+    assert _snapshot() == first
+    assert "2 files: 0 queued, 2 duplicate, 0 failed" in second_out
+    assert "0 night renditions to make (6 already there)" in second_out
+    assert "nothing to draft" in second_out
+    assert "counting" in second_out and "3 s window" in second_out  # qa_types lists it; this raised before
+
+
+@pytest.mark.django_db
+def test_a_window_qa_type_without_a_positive_length_cannot_exist(project):
+    from django.db import IntegrityError, transaction
+
+    for window_s in (None, 0.0, -3.0):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            QAType.objects.create(project=project, slug="w", name="W", clip_policy="window", window_s=window_s)
+    assert not QAType.objects.filter(slug="w").exists()
+    QAType.objects.create(project=project, slug="w", name="W", clip_policy="window", window_s=3.0)
