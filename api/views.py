@@ -129,7 +129,7 @@ class QAFlagView(APIView):
         project_for(request, pair.project.slug, access.MANAGE_ROLES)
         data = s.QAFlagIn(data=request.data)
         data.is_valid(raise_exception=True)
-        pair = services.flag_qa_pair(pair.pk, **data.validated_data)
+        pair = services.flag_qa_pair(pair.pk, **data.validated_data, user=request.user)
         return Response(s.QAPairOut(pair).data)
 
 

@@ -458,19 +458,24 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
     return pair
 
 
-def flag_qa_pair(qa_id: int, *, reason: str, source: str) -> QAPair:
-    """A model flags a QA pair for human attention (e.g. VUDG's review labels fixable / invalid,
-    seed 004 Sec. 3.2): the reason is shown with the item, and the unit's open queue items move to
-    the front of the queue. Raises ValueError for an empty reason or source."""
-    if not reason.strip() or not source.strip():
-        raise ValueError("a flag needs a reason and the model that gave it")
+def flag_qa_pair(qa_id: int, *, reason: str, source: str = "", user=None) -> QAPair:
+    """Flag a QA pair for human attention (e.g. VUDG's review labels fixable / invalid, seed 004
+    Sec. 3.2): the reason is shown with the item, and the unit's open queue items move to the front
+    of the queue. The flag records who set it: the model (``source``), the person (``user``, e.g. an
+    admin posting a model's verdict through the API), or both; the revision names them too.
+    Raises Invalid for an empty reason, or neither a model nor a person."""
+    reason, source = (reason or "").strip(), (source or "").strip()
+    if not reason or not (source or user is not None):
+        raise Invalid("a flag needs a reason and the model or person that set it",
+                      errors={"reason" if not reason else "source": "required"})
     with transaction.atomic():
         pair = QAPair.objects.select_for_update().get(pk=qa_id)
         before = pair.snapshot()
-        pair.flag_reason, pair.flag_source = reason.strip(), source.strip()
-        pair.save(update_fields=["flag_reason", "flag_source", "updated_at"])
-        Revision.objects.create(qa_pair=pair, actor_model=pair.flag_source, action=Revision.Action.FLAG, before=before,
-                                after={**pair.snapshot(), "flag_reason": pair.flag_reason}, version=pair.version)
+        pair.flag_reason, pair.flag_source, pair.flag_user = reason, source, user
+        pair.save(update_fields=["flag_reason", "flag_source", "flag_user", "updated_at"])
+        Revision.objects.create(qa_pair=pair, actor_model=source, actor_user=user, action=Revision.Action.FLAG,
+                                before=before, after={**pair.snapshot(), "flag_reason": pair.flag_reason},
+                                version=pair.version)
         QueueItem.objects.filter(unit_id=pair.unit_id, status=QueueItem.Status.OPEN).update(priority=FLAGGED_PRIORITY)
     return pair
 
