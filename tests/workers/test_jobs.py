@@ -138,3 +138,19 @@ def test_ffmpeg_timeouts_follow_the_duration_within_the_cap(settings):
 def test_setpriv_guards_every_ffmpeg_run():
     assert subprocess.run(["setpriv", "--help"], capture_output=True).returncode == 0
     assert ffmpeg._guarded(["ffmpeg", "-version"])[:4] == [ffmpeg._SETPRIV, "--pdeathsig", "KILL", "--"]
+
+
+def test_work_queued_before_job_rows_existed_is_adopted_and_then_sent_by_the_reconciler(project):
+    import importlib
+
+    from django.apps import apps
+
+    adopt = importlib.import_module("annotator.core.migrations.0002_adopt_stranded_work").adopt
+    stranded = _video(project)
+    Video.objects.create(project=project, sha256="b" * 64, filename="fine.mp4", status="ready")
+
+    adopt(apps, None)
+
+    job = Job.objects.get()
+    assert (job.key, job.args, job.status, job.sent_at) == (f"media.transcode:{stranded.pk}", [stranded.pk], "queued", None)
+    assert jobs.reconcile().resent == 1
