@@ -35,6 +35,8 @@ def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes
         until(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(f"transcode-{video.pk}-")), 10,
               "the orphaned ffmpeg dying")
         until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 180, "the redelivered transcode")
+        # The row is marked done just after the service's own update.
+        until(lambda: Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.DONE, 30, "the job finishing")
 
     job = Job.objects.get(key=f"media.transcode:{video.pk}")
     assert (job.status, job.deliveries) == ("done", 2)
@@ -56,6 +58,7 @@ def test_a_video_ingested_while_the_broker_is_down_is_made_ready_by_the_reconcil
 
         own_redis.start()
         until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 120, "the reconciler's resend")
+        until(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, 30, "the job finishing")
 
     job.refresh_from_db()
     assert (job.status, job.deliveries) == ("done", 1)
