@@ -442,7 +442,7 @@ def readable_state(state, pairs: dict[int, QAPair]) -> dict:
             details = [f"question: {_text(d.get('question', ''))}", f"answer: {_text(d.get('answer', ''))}"]
         else:
             qa_id = entry.get("qaId")
-            pair = pairs.get(qa_id) if isinstance(qa_id, int) else None
+            pair = pairs.get(qa_id) if isinstance(qa_id, int) and not isinstance(qa_id, bool) else None
             label = f"QA {qa_id}" + (f" “{_text(pair.question, 80)}”" if pair else "")
             action = d.get("action")
             if action == "keep":

@@ -25,6 +25,7 @@
   let idempotencyKey = null;
   let loadedAt = 0;
   let priorMs = 0;          // time spent on this unit before this page load (restored from a save)
+  let lost = false;         // the server said the unit is no longer ours: stop saving to it
   let selectedSince = 0;
   let submitting = false;
   let heartbeatTimer = null;
@@ -90,6 +91,7 @@
     const state = { savedAt: Date.now(), state: snapshot() };
     try { localStorage.setItem(storageKey(), JSON.stringify(state)); } catch (e) { /* full or disabled */ }
     clearTimeout(autosaveTimer);
+    if (lost) return;
     $("save-status").textContent = "Saving…";
     autosaveTimer = setTimeout(() => saveServer(state), 700);
   }
@@ -169,6 +171,7 @@
     $("lease-lost").hidden = true;
     $("carried").hidden = true;
     $("submit").disabled = false;
+    lost = false;
     showErrors([]);
     setStatus("Loading the next unit…");
     let res;
@@ -223,6 +226,7 @@
   // The server's words say what became of the work (passed on to the next holder, or kept for the
   // admins) and that the time stays credited; the page offers the next unit.
   function leaseLost(detail) {
+    lost = true;
     stopHeartbeat();
     clearTimeout(autosaveTimer);
     const box = $("lease-lost");
