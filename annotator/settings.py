@@ -187,6 +187,9 @@ LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 4, minimum=1)
 # lease; the heartbeat interval must be well under the lease.
 QUEUE_LEASE_SECONDS = env_int("QUEUE_LEASE_SECONDS", 120, minimum=5)
 QUEUE_HEARTBEAT_SECONDS = env_int("QUEUE_HEARTBEAT_SECONDS", 30, minimum=1)
+# Times a page reports (ms on a unit, on an item) may exceed the wall time since the claim by at most
+# this much (clock and network jitter); beyond it they are refused.
+QUEUE_TIME_SLACK_S = env_int("QUEUE_TIME_SLACK_S", 60, minimum=0)
 if QUEUE_HEARTBEAT_SECONDS * 2 > QUEUE_LEASE_SECONDS:
     raise ImproperlyConfigured("QUEUE_HEARTBEAT_SECONDS must be at most half of QUEUE_LEASE_SECONDS")
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
     path("projects/<slug:slug>/qa/<id:pk>/", qa_views.qa_detail, name="qa-detail"),
+    path("projects/<slug:slug>/units/<id:pk>/", qa_views.unit_detail, name="unit-detail"),
     path("projects/<slug:slug>/ordering/<slug:name>/", experiment_views.take, name="ordering-take"),
     path("projects/<slug:slug>/ordering/<slug:name>/results/", experiment_views.results, name="ordering-results"),
     path("projects/<slug:slug>/ordering/<slug:name>/trials.<str:fmt>", experiment_views.export_trials, name="ordering-trials"),

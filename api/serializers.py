@@ -94,6 +94,14 @@ class QueueOut(serializers.Serializer):
 class AutosaveOut(serializers.Serializer):
     state = serializers.JSONField()
     client_saved_at_ms = serializers.IntegerField()
+    time_spent_ms = serializers.IntegerField(help_text="Time on the unit when saved, ms (bounded by the server).")
+
+
+class CarriedOut(AutosaveOut):
+    """Work of an earlier holder whose lease lapsed, carried over on a first pass or double-check."""
+
+    username = serializers.CharField()
+    saved_at = serializers.DateTimeField()
 
 
 class UnitOut(serializers.Serializer):
@@ -110,6 +118,7 @@ class UnitOut(serializers.Serializer):
     qa_pairs = UnitQAOut(many=True)
     delete_reasons = serializers.ListField(child=serializers.DictField())
     autosave = AutosaveOut(allow_null=True)
+    carried = CarriedOut(allow_null=True)
 
 
 class HeartbeatOut(serializers.Serializer):
@@ -123,6 +132,8 @@ class SkipIn(serializers.Serializer):
 class AutosaveIn(serializers.Serializer):
     state = serializers.JSONField()
     client_saved_at_ms = serializers.IntegerField(min_value=0)
+    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0,
+                                             help_text="Time spent on the unit so far, ms (bounded by the server).")
 
 
 class QAEditIn(serializers.Serializer):

@@ -95,7 +95,8 @@ class UnitAutosaveView(APIView):
         unit = unit_for(request, pk)
         data = s.AutosaveIn(data=request.data)
         data.is_valid(raise_exception=True)
-        services.autosave(unit.pk, request.user, data.validated_data["state"], data.validated_data["client_saved_at_ms"])
+        v = data.validated_data
+        services.autosave(unit.pk, request.user, v["state"], v["client_saved_at_ms"], v["time_spent_ms"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

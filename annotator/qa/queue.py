@@ -16,6 +16,16 @@ Claim protocol (``claim_next``), one SQL statement:
 
 Leases are short and renewed by the page's heartbeat (``renew``); a closed page stops renewing and
 its item comes back by itself once the lease lapses, as step 2 sees it as free.
+
+After a lapse (a laptop asleep), the holder keeps the item until someone else claims it: their
+heartbeat, autosave and submit still work. Once someone else claimed it, they get NotHeld with a
+message saying what became of their saved work (``item_of``): their autosave row is never deleted
+by someone else; on a first pass or double-check it is carried over to the new holder
+(``selectors.unit_payload``), on a blind overlap pass it is only shown to admins on the unit's
+history; and its time stays credited to them (``selectors.progress``).
+
+``claimed_at`` (set when a person takes a free item, kept when a holder comes back) bounds every
+time the holder reports (``time_bound_ms``).
 """
 
 from __future__ import annotations
@@ -61,7 +71,7 @@ WITH held AS (
         FOR UPDATE SKIP LOCKED)
     RETURNING *
 )
-SELECT r.*, EXISTS (SELECT 1 FROM qa_autosave a WHERE a.item_id = r.id AND a.user_id = %(user)s) AS has_autosave
+SELECT r.*, EXISTS (SELECT 1 FROM qa_autosave a WHERE a.item_id = r.id) AS has_autosave
 FROM (SELECT * FROM held UNION ALL SELECT * FROM free) r"""
 
 
@@ -72,7 +82,9 @@ def _item_from_row(cursor) -> QueueItem | None:
     values = dict(zip((d.name for d in cursor.description), row))
     fields = QueueItem._meta.concrete_fields
     item = QueueItem.from_db("default", [f.attname for f in fields], [values[f.column] for f in fields])
-    item.has_autosave = values.get("has_autosave", True)  # lets the page payload skip a query
+    # Anyone's autosave: the person's own, or work carried over from an earlier holder. Lets the page
+    # payload skip a query when there is none.
+    item.has_autosave = values.get("has_autosave", True)
     return item
 
 
@@ -117,9 +129,41 @@ def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:
     item = qs.filter(unit_id=unit_id, status=QueueItem.Status.OPEN, leased_by=user).first()
     if item is not None:
         return item
-    if QueueItem.objects.filter(unit_id=unit_id, status=QueueItem.Status.OPEN).exists():
-        raise NotHeld("you do not hold this unit: its lease lapsed and it went to someone else, or you never claimed it")
+    open_items = list(QueueItem.objects.filter(unit_id=unit_id, status=QueueItem.Status.OPEN))
+    if open_items:
+        raise NotHeld(_not_held_message(open_items, user))
     raise QueueItem.DoesNotExist
+
+
+def _not_held_message(open_items: list[QueueItem], user) -> str:
+    """Plain words for someone whose item of a unit went to someone else: what became of their work."""
+    from annotator.qa.models import Autosave
+
+    saved = (Autosave.objects.filter(item__in=open_items, user=user).select_related("item")
+             .order_by("-updated_at").first())
+    if saved is None:
+        return ("You no longer hold this unit: your lease lapsed (no heartbeat for a while) and another annotator "
+                "took it, or you never claimed it. Nothing of yours was saved on it.")
+    minutes = f"{saved.time_spent_ms / 60000:.1f} min"
+    when = timezone.localtime(saved.updated_at).strftime("%H:%M %Z")
+    if saved.item.kind == QueueItem.Kind.OVERLAP:
+        fate = ("This is a blind overlap pass, so your work was not passed on: it is kept, and the project's "
+                "admins can see it on the unit's history.")
+    else:
+        fate = "Your work was passed on to them, so they continue from where you left off."
+    return (f"Your lease on this unit lapsed (no heartbeat for a while) and another annotator took it. "
+            f"Your work saved at {when} is kept. {fate} Your {minutes} on it stay credited to you.")
+
+
+def time_bound_ms(item: QueueItem, now=None) -> int:
+    """The most time (ms) the holder of ``item`` can have spent on it: the wall time since their
+    claim (``claimed_at``) plus ``QUEUE_TIME_SLACK_S``. An item claimed before ``claimed_at`` existed
+    is bounded by one day, which still refuses absurd values (a 32-bit overflow, a clock gone wrong)."""
+    now = now or timezone.now()
+    slack_ms = settings.QUEUE_TIME_SLACK_S * 1000
+    if item.claimed_at is None:
+        return 24 * 3600 * 1000 + slack_ms
+    return max(0, int((now - item.claimed_at).total_seconds() * 1000)) + slack_ms
 
 
 def renew(unit_id: int, user) -> QueueItem:

@@ -11,11 +11,11 @@ from datetime import timezone as dt_timezone
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.files.storage import default_storage
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet
 
 from annotator.media.models import Video, VideoGroupMember
 from annotator.projects.models import Project
-from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Verdict, WorkUnit
+from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
 
 VERIFYING_ACTIONS = (Revision.Action.KEEP, Revision.Action.MODIFY, Revision.Action.ADD)
 
@@ -100,10 +100,12 @@ def _json(value):
 
 def unit_payload(item: QueueItem, user) -> dict:
     """What an annotator sees of the unit they hold: its videos, range, the QA pairs of this pass,
-    and their own autosaved work (if any). The project's QA types and guidelines are not repeated
+    their own autosaved work (if any) and, on a first pass or double-check, the work of an earlier
+    holder whose lease lapsed (``carried``, labelled with their username; see ``_autosaves_for``).
+    The project's QA types and guidelines are not repeated
     here: pages and scripts read them once from ``/api/projects/{slug}/qa-types/``.
 
-    Never includes who else worked on the unit; an overlap pass shows the machine drafts as drafted,
+    Never includes who else completed a pass of the unit; an overlap pass shows the machine drafts as drafted,
     not what the first pass made of them. Times in seconds, lease times ISO 8601. This is served on
     every claim, so it costs one query, plus one for a day-night pair's videos and one when the
     claim found an autosave.
@@ -137,7 +139,7 @@ def unit_payload(item: QueueItem, user) -> dict:
             "clip": {"start_s": clip_start_s, "end_s": clip_end_s}, "version": version,
             "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
         })
-    saved = Autosave.objects.filter(item=item, user=user).first() if getattr(item, "has_autosave", True) else None
+    own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
     paired = group_id is not None
     return {
         "id": unit_id,
@@ -155,8 +157,37 @@ def unit_payload(item: QueueItem, user) -> dict:
             {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
             for v, label in QAPair.DeleteReason.choices
         ],
-        "autosave": {"state": saved.state, "client_saved_at_ms": saved.client_saved_at_ms} if saved else None,
+        "autosave": {"state": own.state, "client_saved_at_ms": own.client_saved_at_ms,
+                     "time_spent_ms": own.time_spent_ms} if own else None,
+        "carried": {"state": carried.state, "client_saved_at_ms": carried.client_saved_at_ms,
+                    "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
+                    "time_spent_ms": carried.time_spent_ms} if carried else None,
     }
+
+
+def _autosaves_for(item: QueueItem, user) -> tuple[Autosave | None, Autosave | None]:
+    """The person's own autosave on ``item`` and the work carried over to them (one query).
+
+    Carried over: the latest autosave (by server time, as clocks of two browsers do not compare) of
+    someone else on the same item, i.e. an earlier holder whose lease lapsed and who did not finish.
+    A first pass or double-check continues from it; a blind overlap pass never sees it (its point is
+    an independent judgement), so it stays for the admins' unit history only.
+    """
+    own = carried = None
+    for saved in Autosave.objects.filter(item=item).select_related("user").order_by("-updated_at", "-id"):
+        if saved.user_id == user.pk:
+            own = own or saved
+        elif item.kind != QueueItem.Kind.OVERLAP:
+            carried = carried or saved
+    return own, carried
+
+
+def kept_autosaves(qs: QuerySet[Autosave]) -> QuerySet[Autosave]:
+    """Autosaves of people who lost their item: it was completed by someone else, or someone else
+    holds it, or someone else took it and gave it back (a holder whose lease lapsed and nobody took
+    it still holds it, so their in-progress work is not listed)."""
+    return qs.filter(Q(item__status=QueueItem.Status.DONE) | Q(item__leased_by__isnull=True)
+                     | ~Q(item__leased_by=F("user")))
 
 
 def project_videos(project: Project) -> QuerySet[Video]:
@@ -251,7 +282,10 @@ def progress(project: Project) -> dict:
     pairs per provenance and ``kept_share`` = kept / (kept + modified + added), EgoNight reports
     about 0.4), ``by_annotator`` and ``by_qa_type`` (passes done, items kept / modified / deleted /
     added, time in ms), and ``by_video`` (passes done and time spent per video, in ms, for paying
-    per video as EgoNight did). Each part is one aggregate query.
+    per video as EgoNight did). Time includes ``unfinished_ms``: the time of autosaved work on items
+    the person did not complete (a lease that lapsed and went to someone else stays credited).
+    ``kept_work`` lists such work of people whose unit went to someone else, newest first (up to 200),
+    for the unit histories. Each part is one aggregate query.
     """
     from django.contrib.auth import get_user_model
     from django.db.models import Sum
@@ -277,11 +311,19 @@ def progress(project: Project) -> dict:
     for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
                 .values("completed_by").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
         people[row["completed_by"]] = {"passes": row["passes"], "time_ms": row["time_ms"] or 0}
+    # Autosaves exist only on items their person did not complete (a submit deletes the submitter's):
+    # the time of unfinished work, kept when a lease lapsed and someone else took the unit over.
+    for row in (Autosave.objects.filter(item__project=project).values("user")
+                .annotate(unfinished_ms=Sum("time_spent_ms"))):
+        person = people.setdefault(row["user"], {"passes": 0, "time_ms": 0})
+        person["unfinished_ms"] = row["unfinished_ms"] or 0
+        person["time_ms"] += person["unfinished_ms"]
     for row in Verdict.objects.filter(item__project=project).values("user").annotate(**actions):
         people.setdefault(row["user"], {"passes": 0, "time_ms": 0}).update({a: row[a] for a in actions})
     by_annotator = [
         {"user_id": uid, "username": names.get(uid, f"user {uid}"), "passes": v["passes"], "time_ms": v["time_ms"],
-         "time_min": round(v["time_ms"] / 60000, 1),
+         "time_min": round(v["time_ms"] / 60000, 1), "unfinished_ms": v.get("unfinished_ms", 0),
+         "unfinished_min": round(v.get("unfinished_ms", 0) / 60000, 1),
          "s_per_pass": round(v["time_ms"] / v["passes"] / 1000, 1) if v["passes"] else None,
          **{a: v.get(a, 0) for a in actions}}
         for uid, v in sorted(people.items(), key=lambda kv: names.get(kv[0], ""))
@@ -292,12 +334,26 @@ def progress(project: Project) -> dict:
         for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False)
         .values("qa_pair__qa_type__slug").annotate(**actions, time_ms=Sum("time_spent_ms")).order_by("qa_pair__qa_type__slug")
     ]
-    by_video = [
-        {"video_id": row["unit__video"], "filename": row["unit__video__filename"], "passes": row["passes"],
-         "time_ms": row["time_ms"] or 0, "time_min": round((row["time_ms"] or 0) / 60000, 1)}
-        for row in QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
-        .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))
-        .order_by("unit__video__filename")
+    videos: dict[int, dict] = {}
+    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
+                .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
+        videos[row["unit__video"]] = {"video_id": row["unit__video"], "filename": row["unit__video__filename"],
+                                      "passes": row["passes"], "time_ms": row["time_ms"] or 0, "unfinished_ms": 0}
+    for row in (Autosave.objects.filter(item__project=project).values("item__unit__video", "item__unit__video__filename")
+                .annotate(unfinished_ms=Sum("time_spent_ms"))):
+        video = videos.setdefault(row["item__unit__video"], {
+            "video_id": row["item__unit__video"], "filename": row["item__unit__video__filename"], "passes": 0,
+            "time_ms": 0, "unfinished_ms": 0})
+        video["unfinished_ms"] = row["unfinished_ms"] or 0
+        video["time_ms"] += video["unfinished_ms"]
+    by_video = [{**v, "time_min": round(v["time_ms"] / 60000, 1), "unfinished_min": round(v["unfinished_ms"] / 60000, 1)}
+                for v in sorted(videos.values(), key=lambda v: v["filename"])]
+    kept_work = [
+        {"unit_id": a.item.unit_id, "kind": a.item.kind, "kind_label": QueueItem.Kind(a.item.kind).label,
+         "username": a.user.username, "saved_at": a.updated_at, "time_min": round(a.time_spent_ms / 60000, 1),
+         "item_status": a.item.status}
+        for a in kept_autosaves(Autosave.objects.filter(item__project=project))
+        .select_related("item", "user").order_by("-updated_at")[:200]
     ]
     return {
         "queue": queue,
@@ -309,6 +365,7 @@ def progress(project: Project) -> dict:
         "by_annotator": by_annotator,
         "by_qa_type": by_qa_type,
         "by_video": by_video,
+        "kept_work": kept_work,
     }
 
 
@@ -355,3 +412,85 @@ def history(pair: QAPair) -> dict:
         "revisions": rows,
         "from_first": {key: word_diff(first.get(key, ""), getattr(pair, key)) for key in ("question", "answer")},
     }
+
+
+def _text(value, limit: int = 300) -> str:
+    """A client-supplied value as short display text (autosave state is the page's own JSON)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def readable_state(state, pairs: dict[int, QAPair]) -> dict:
+    """The verify page's autosave ``state`` in plain words for the unit history: one entry per
+    item with what the person had decided (``{"items": [{"what", "details": [...], "time_s"}],
+    "raw": None}``). State the page did not write (not our shape) comes back as ``raw`` JSON text,
+    so nothing saved is ever hidden."""
+    items = state.get("items") if isinstance(state, dict) else None
+    if not isinstance(items, list):
+        return {"items": [], "raw": _text(state, 20000)}
+    out = []
+    for entry in items:
+        if not isinstance(entry, dict):
+            out.append({"what": "unreadable entry", "details": [_text(entry)], "time_s": None})
+            continue
+        d = entry.get("decision") if isinstance(entry.get("decision"), dict) else {}
+        ms = entry.get("ms")
+        time_s = round(ms / 1000, 1) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None
+        details = []
+        if entry.get("kind") == "added":
+            what = f"added a QA pair ({_text(d.get('qa_type', '?'), 60)})"
+            details = [f"question: {_text(d.get('question', ''))}", f"answer: {_text(d.get('answer', ''))}"]
+        else:
+            qa_id = entry.get("qaId")
+            pair = pairs.get(qa_id) if isinstance(qa_id, int) and not isinstance(qa_id, bool) else None
+            label = f"QA {qa_id}" + (f" “{_text(pair.question, 80)}”" if pair else "")
+            action = d.get("action")
+            if action == "keep":
+                what = f"{label}: keep"
+            elif action == "delete":
+                what = f"{label}: delete"
+                details = [f"reason: {_text(d.get('reason') or 'not chosen yet')}"]
+            elif action == "modify":
+                what = f"{label}: modify"
+                details = [f"{k}: {_text(d.get(k))}" for k in ("question", "answer", "options", "answer_index")
+                           if d.get(k) is not None]
+            else:
+                what = f"{label}: not decided yet"
+        out.append({"what": what, "details": details, "time_s": time_s})
+    return {"items": out, "raw": None}
+
+
+def unit_history(unit: WorkUnit) -> dict:
+    """Everything that happened to a unit, for its admins, reviewers and researchers: its passes
+    (queue items: kind, holder, claim, lease, who completed it when, time in ms), submissions (who,
+    when, counts), skips, and all autosaved work, each marked ``kept`` (its person lost the item:
+    lapsed and taken over, the time stays credited to them) or in progress, with the state in plain
+    words (``readable_state``). Also the unit's QA pairs, linking to their histories. Five queries."""
+    items = list(unit.queue_items.select_related("leased_by", "completed_by", "exclude_user").order_by("id"))
+    passes = [{
+        "id": i.pk, "kind": i.kind, "kind_label": i.get_kind_display(), "seq": i.seq, "status": i.status,
+        "holder": i.leased_by.username if i.leased_by else None, "claimed_at": i.claimed_at,
+        "lease_expires_at": i.lease_expires_at, "completed_by": i.completed_by.username if i.completed_by else None,
+        "completed_at": i.completed_at, "time_spent_ms": i.time_spent_ms,
+        "time_s": round(i.time_spent_ms / 1000, 1) if i.time_spent_ms is not None else None,
+        "exclude_user": i.exclude_user.username if i.exclude_user else None,
+    } for i in items]
+    by_id = {i.pk: i for i in items}
+    submissions = [{"item_id": sub.item_id, "kind": by_id[sub.item_id].get_kind_display(), "username": sub.user.username,
+                    "at": sub.created_at, "counts": sub.response.get("counts", {})}
+                   for sub in Submission.objects.filter(item__unit=unit).select_related("user").order_by("id")]
+    skips = [{"item_id": sk.item_id, "kind": by_id[sk.item_id].get_kind_display(), "username": sk.user.username,
+              "at": sk.created_at, "reason": sk.reason}
+             for sk in Skip.objects.filter(item__unit=unit).select_related("user").order_by("id")]
+    pairs = {p.pk: p for p in unit.qa_pairs.select_related("qa_type").order_by("id")}
+    work = []
+    for a in Autosave.objects.filter(item__unit=unit).select_related("user").order_by("-updated_at", "-id"):
+        item = by_id[a.item_id]
+        kept = item.status == QueueItem.Status.DONE or item.leased_by_id != a.user_id
+        work.append({"item_id": a.item_id, "kind": item.get_kind_display(), "username": a.user.username,
+                     "saved_at": a.updated_at, "time_spent_ms": a.time_spent_ms,
+                     "time_min": round(a.time_spent_ms / 60000, 1), "kept": kept,
+                     "carried": kept and item.kind != QueueItem.Kind.OVERLAP,
+                     "state": readable_state(a.state, pairs)})
+    return {"passes": passes, "submissions": submissions, "skips": skips, "work": work,
+            "qa_pairs": list(pairs.values())}

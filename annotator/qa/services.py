@@ -265,6 +265,22 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit) -> dict
     return errors
 
 
+def time_errors(bound_ms: int, times: dict[str, int | None]) -> dict[str, str]:
+    """Per-field errors for client-reported times (ms, ``{field path: value}``, None = not given)
+    that are negative, not integers, or above ``bound_ms`` (``queue.time_bound_ms``: the wall
+    time since the person's claim plus slack). A page cannot have spent more than that."""
+    errors = {}
+    for path, value in times.items():
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            errors[path] = "a time must be a whole number of milliseconds, 0 or more"
+        elif value > bound_ms:
+            errors[path] = (f"{value / 1000:,.0f} s is more time than has passed since you took this unit "
+                            f"(at most {bound_ms / 1000:,.0f} s)")
+    return errors
+
+
 def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Decision],
                 additions: list[Addition], time_spent_ms: int | None) -> SubmitResult:
     """Apply one person's pass over a unit (the queue item they hold on it).
@@ -273,13 +289,15 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
     response (``replayed=True``) when it is the same person and unit, else refuse (409); lock the
     person's open item on the unit (409 if they do not hold it: their lease lapsed and someone else
     took it, or they never claimed it); validate that every QA pair of the pass has exactly one
-    decision and every text is usable (400, per-field errors); refuse decisions on QA pairs changed
+    decision, every text is usable and every time (``time_spent_ms``, per decision and addition)
+    is within ``queue.time_bound_ms`` (400, per-field errors); refuse decisions on QA pairs changed
     since the version the person saw (409, with the current content); then write.
 
     What is written depends on the pass. First pass and double-check: the QA pairs change, one
     append-only revision each, plus a verdict each; a first pass may queue a double-check of the
     unit (project's ``double_check_share``, never served to this person). Overlap: verdicts only,
     the QA pairs stay as the first pass leaves them. The item is marked done with the time spent.
+    Only the submitter's own autosave is deleted: an earlier holder's is their kept work.
     Raises Invalid (bad input, per-field errors), Conflict (already submitted, a version conflict),
     NotHeld (the person does not hold the unit); WorkUnit.DoesNotExist for an unknown unit.
     """
@@ -305,6 +323,11 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         shown = {pk: _content(p, as_drafted=blind) for pk, p in pairs.items()}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
         errors = _validate(decisions, additions, shown, types, unit)
+        errors |= time_errors(queue.time_bound_ms(item, now), {
+            "time_spent_ms": time_spent_ms,
+            **{f"decisions[{i}].time_spent_ms": d.time_spent_ms for i, d in enumerate(decisions)},
+            **{f"added[{i}].time_spent_ms": a.time_spent_ms for i, a in enumerate(additions)},
+        })
         if errors:
             raise Invalid("the submit has errors; nothing was saved", errors=errors)
         if not blind:
@@ -378,6 +401,7 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         item.status, item.completed_by, item.completed_at = QueueItem.Status.DONE, user, now
         item.leased_by, item.lease_expires_at, item.time_spent_ms = None, None, time_spent_ms
         item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
+        # Only the submitter's own: an earlier holder's autosave is their kept work and time.
         Autosave.objects.filter(item=item, user=user).delete()
         if (item.kind == QueueItem.Kind.FIRST_PASS
                 and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
@@ -406,10 +430,12 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
     return item
 
 
-def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int) -> Autosave:
-    """Keep the person's in-progress work on their item of the unit (newest write wins by the
-    client's clock, so a late retry of an older save does not undo a newer one).
-    Raises Invalid (too large), NotHeld (not theirs), Conflict (already submitted)."""
+def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spent_ms: int = 0) -> Autosave:
+    """Keep the person's in-progress work on their item of the unit, with the time (ms) they have
+    spent on it so far, so both survive a reload (newest write wins by the client's clock, so a late
+    retry of an older save does not undo a newer one). The time is bounded like a submit's
+    (``queue.time_bound_ms``). Raises Invalid (too large, time out of bounds; nothing saved),
+    NotHeld (not theirs), Conflict (already submitted)."""
     if len(json.dumps(state)) > MAX_AUTOSAVE_BYTES:
         raise Invalid(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
     with transaction.atomic():
@@ -417,11 +443,15 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int) -> Autosa
             item = queue.item_of(unit_id, user, lock=False)
         except QueueItem.DoesNotExist:
             raise Conflict("this unit was already submitted") from None
-        saved, created = Autosave.objects.select_for_update().get_or_create(
-            item=item, user=user, defaults={"state": state, "client_saved_at_ms": client_saved_at_ms})
+        errors = time_errors(queue.time_bound_ms(item), {"time_spent_ms": time_spent_ms})
+        if errors:
+            raise Invalid("the autosave has errors; nothing was saved", errors=errors)
+        fields = {"state": state, "client_saved_at_ms": client_saved_at_ms, "time_spent_ms": time_spent_ms}
+        saved, created = Autosave.objects.select_for_update().get_or_create(item=item, user=user, defaults=fields)
         if not created and client_saved_at_ms >= saved.client_saved_at_ms:
-            saved.state, saved.client_saved_at_ms = state, client_saved_at_ms
-            saved.save(update_fields=["state", "client_saved_at_ms", "updated_at"])
+            for name, value in fields.items():
+                setattr(saved, name, value)
+            saved.save(update_fields=[*fields, "updated_at"])
     return saved
 
 

@@ -1,4 +1,4 @@
-"""Browser pages for verification, progress, QA types, QA pair histories and export.
+"""Browser pages for verification, progress, QA types, QA pair and unit histories, and export.
 
 The verify page drives the same API as scripts. Every page checks the role through
 ``annotator.projects.access``: 404 for non-members, 403 for a role that may not.
@@ -19,7 +19,7 @@ from annotator.experiments.models import Experiment
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
-from annotator.qa.models import QAPair, QAType
+from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
 from api.exceptions import status_of
 from api.views import jsonl_export_response
@@ -71,10 +71,24 @@ def verify(request, slug: str):
 
 @login_required
 def progress(request, slug: str):
-    """Progress per pass kind, annotator, QA type and video, with the live kept share."""
+    """Progress per pass kind, annotator, QA type and video, with the live kept share, and the kept
+    work of people who lost their unit (linking to the unit's history; ``?unit=N`` opens unit N's)."""
     project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
+    unit = request.GET.get("unit", "")
+    if unit.isascii() and unit.isdigit() and len(unit) < 19:
+        return redirect("unit-detail", slug=slug, pk=int(unit))
     return render(request, "qa/progress.html", {"project": project, "p": selectors.progress(project),
                                                 "can_manage": role in access.MANAGE_ROLES})
+
+
+@login_required
+def unit_detail(request, slug: str, pk: int):
+    """A unit's history for admins, reviewers and researchers: its passes, submissions, skips and
+    all saved work, including the kept work of people whose lease lapsed and who did not finish
+    (on a blind overlap pass, the only place that work is shown)."""
+    project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
+    unit = get_object_or_404(WorkUnit.objects.select_related("video", "group"), pk=pk, project=project)
+    return render(request, "qa/unit_detail.html", {"project": project, "unit": unit, "h": selectors.unit_history(unit)})
 
 
 @login_required

@@ -6,6 +6,11 @@
 // server (debounced); after a reload the newer of the two comes back. The lease on the unit is
 // renewed by a heartbeat while the page is open. A QA pair changed by someone else since it was
 // loaded is shown as a conflict to resolve, never overwritten silently. Everything works by keyboard.
+//
+// The time spent is saved with the work (locally and on the server, which bounds it) and comes back
+// after a reload. If the lease lapsed and someone else took the unit, the server says in plain words
+// what became of the work; the next holder of a first pass or double-check gets it restored, labelled
+// with whose it was. A refused submit shows each error on the card it concerns.
 (function () {
   "use strict";
 
@@ -19,6 +24,8 @@
   let selected = 0;
   let idempotencyKey = null;
   let loadedAt = 0;
+  let priorMs = 0;          // time spent on this unit before this page load (restored from a save)
+  let lost = false;         // the server said the unit is no longer ours: stop saving to it
   let selectedSince = 0;
   let submitting = false;
   let heartbeatTimer = null;
@@ -59,11 +66,22 @@
   // ------------------------------------------------------- saving the work
   function storageKey() { return "verify:" + config.project + ":item:" + unit.queue.item_id; }
 
+  // Time on the unit so far (ms): before this page load, plus since.
+  function elapsedMs() { return priorMs + Math.round(performance.now() - loadedAt); }
+
+  // Time on each item (ms), including the running interval of the selected one.
+  function itemMs() {
+    const now = performance.now();
+    return items.map((it, i) => it.ms + (i === selected && !document.hidden ? Math.round(now - selectedSince) : 0));
+  }
+
   function snapshot() {
+    const ms = itemMs();
     return {
       key: idempotencyKey,
-      items: items.map((it) => ({ kind: it.kind, qaId: it.qa ? it.qa.id : null, version: it.qa ? it.qa.version : null,
-                                  decision: it.decision, ms: it.ms })),
+      timeMs: elapsedMs(),
+      items: items.map((it, i) => ({ kind: it.kind, qaId: it.qa ? it.qa.id : null, version: it.qa ? it.qa.version : null,
+                                     decision: it.decision, ms: ms[i] })),
     };
   }
 
@@ -73,6 +91,7 @@
     const state = { savedAt: Date.now(), state: snapshot() };
     try { localStorage.setItem(storageKey(), JSON.stringify(state)); } catch (e) { /* full or disabled */ }
     clearTimeout(autosaveTimer);
+    if (lost) return;
     $("save-status").textContent = "Saving…";
     autosaveTimer = setTimeout(() => saveServer(state), 700);
   }
@@ -80,7 +99,8 @@
   async function saveServer(saved) {
     if (!unit) return;
     try {
-      const res = await api(unitUrl(config.autosaveUrl), { state: saved.state, client_saved_at_ms: saved.savedAt }, "PUT");
+      const res = await api(unitUrl(config.autosaveUrl),
+        { state: saved.state, client_saved_at_ms: saved.savedAt, time_spent_ms: saved.state.timeMs || 0 }, "PUT");
       if (res.ok) $("save-status").textContent = "All changes saved";
       else if (res.status === 409) leaseLost((await res.json()).detail);
       else $("save-status").textContent = "Saved in this browser (server said " + res.status + ")";
@@ -90,23 +110,47 @@
     }
   }
 
-  // The newer of the browser's copy and the server's copy wins.
+  // The person's own work comes back first: the newer of the browser's copy and the server's copy
+  // (whose time the server bounded). Failing that, the work of an earlier holder whose lease lapsed
+  // (``carried``): their decisions, but neither their idempotency key nor their time, which stays
+  // theirs. Returns "own", "carried" or null.
   function restore() {
     let local = null;
     try { local = JSON.parse(localStorage.getItem(storageKey()) || "null"); } catch (e) { local = null; }
-    const server = unit.autosave ? { savedAt: unit.autosave.client_saved_at_ms, state: unit.autosave.state } : null;
-    const best = [local, server].filter((x) => x && x.state).sort((a, b) => b.savedAt - a.savedAt)[0];
-    if (!best) return false;
-    idempotencyKey = best.state.key || idempotencyKey;
-    for (const saved of best.state.items || []) {
+    const a = unit.autosave;
+    const server = a ? { savedAt: a.client_saved_at_ms, state: a.state, timeMs: a.time_spent_ms } : null;
+    const best = [local, server].filter((x) => x && x.state).sort((x, y) => y.savedAt - x.savedAt)[0];
+    const carried = unit.carried && unit.carried.state;
+    if (!best && !carried) return null;
+    const state = best ? best.state : carried;
+    if (best) {
+      idempotencyKey = best.state.key || idempotencyKey;
+      priorMs = Math.max(0, best === server ? best.timeMs || 0 : best.state.timeMs || 0);
+    }
+    for (const saved of (state && state.items) || []) {
+      if (!saved || !saved.decision) continue;
+      const ms = best ? saved.ms || 0 : 0;
       if (saved.kind === "draft") {
         const it = items.find((x) => x.kind === "draft" && x.qa.id === saved.qaId);
-        if (it) { it.decision = saved.decision; it.ms = saved.ms || 0; }
+        if (it) { it.decision = saved.decision; it.ms = ms; }
       } else {
-        items.push({ kind: "added", decision: saved.decision, ms: saved.ms || 0 });
+        items.push({ kind: "added", decision: saved.decision, ms, errors: [] });
       }
     }
-    return true;
+    return best ? "own" : "carried";
+  }
+
+  function showCarried(restored) {
+    const box = $("carried");
+    const c = unit.carried;
+    box.hidden = !c;
+    if (!c) return;
+    const when = new Date(c.saved_at).toLocaleString();
+    box.replaceChildren(el("strong", {}, "Continued from " + c.username + "'s work. "),
+      c.username + " held this unit before you; their lease lapsed after they saved at " + when + ". " +
+      (restored === "carried" ? "Their decisions are restored below: check them before you submit. "
+                              : "Their decisions were restored when you took the unit. ") +
+      "Their time stays credited to them; yours starts now.");
   }
 
   // ------------------------------------------------------------------ queue
@@ -125,6 +169,10 @@
     $("empty").hidden = true;
     $("workspace").hidden = true;
     $("lease-lost").hidden = true;
+    $("carried").hidden = true;
+    $("submit").disabled = false;
+    lost = false;
+    showErrors([]);
     setStatus("Loading the next unit…");
     let res;
     try {
@@ -146,8 +194,10 @@
     }
     unit = await res.json();
     idempotencyKey = newKey();
-    items = unit.qa_pairs.map((qa) => ({ kind: "draft", qa, decision: null, ms: 0 }));
+    priorMs = 0;
+    items = unit.qa_pairs.map((qa) => ({ kind: "draft", qa, decision: null, ms: 0, errors: [] }));
     const restored = restore();
+    showCarried(restored);
     selected = 0;
     loadedAt = performance.now();
     selectedSince = loadedAt;
@@ -156,7 +206,7 @@
     $("workspace").hidden = false;
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
     setStatus("Unit " + unit.id + ": " + unit.qa_pairs.length + " QA pairs" + (unit.paired ? ", day-night pair" : "") +
-      (restored ? " (your unsaved work was restored)" : ""));
+      (restored === "own" ? " (your unsaved work was restored)" : restored === "carried" ? " (" + unit.carried.username + "'s work was restored)" : ""));
     startHeartbeat();
     focusCard();
   }
@@ -173,12 +223,19 @@
   }
   function stopHeartbeat() { clearInterval(heartbeatTimer); heartbeatTimer = null; }
 
+  // The server's words say what became of the work (passed on to the next holder, or kept for the
+  // admins) and that the time stays credited; the page offers the next unit.
   function leaseLost(detail) {
+    lost = true;
     stopHeartbeat();
+    clearTimeout(autosaveTimer);
     const box = $("lease-lost");
-    box.replaceChildren(el("strong", {}, "This unit is no longer yours. "), detail || "",
-      " Your work stays saved in this browser. ", el("button", { type: "button", onclick: loadNext }, "Take the next unit"));
+    const next = el("button", { type: "button", id: "take-next", onclick: loadNext }, "Take the next unit");
+    box.replaceChildren(el("strong", {}, "This unit is no longer yours. "),
+      detail || "Someone else holds it now.", " ", next);
     box.hidden = false;
+    $("submit").disabled = true;
+    next.focus();
   }
 
   // --------------------------------------------------------------- players
@@ -327,7 +384,7 @@
 
   function addItem() {
     const first = qaTypes[0] ? qaTypes[0].slug : "";
-    items.push({ kind: "added", decision: { qa_type: first, question: "", answer: "" }, ms: 0 });
+    items.push({ kind: "added", decision: { qa_type: first, question: "", answer: "" }, ms: 0, errors: [] });
     select(items.length - 1);
     focusEnd(cardsEl.children[selected].querySelector("textarea[data-field=question]"));
   }
@@ -361,6 +418,13 @@
           oninput: (e) => { d.options[i] = e.target.value; saveLocal(); } }))));
   }
 
+  // The server's refusal of this item, in plain words ("Answer: answer must not be empty").
+  function errorBox(it) {
+    if (!it.errors || !it.errors.length) return null;
+    return el("div", { class: "card-errors field-error", role: "alert" },
+      el("strong", {}, "Not saved: "), it.errors.map((m) => el("div", {}, m)));
+  }
+
   function conflictBox(it) {
     if (!it.conflict) return null;
     const cur = it.conflict.current;
@@ -389,7 +453,7 @@
     const qa = it.qa;
     const d = it.decision;
     const state = d ? d.action : "undecided";
-    const body = [conflictBox(it)];
+    const body = [conflictBox(it), errorBox(it)];
     if (qa.flag) body.push(el("div", { class: "flag" }, "⚑ Flagged by " + qa.flag.source + ": " + qa.flag.reason));
     if (d && d.action === "modify") {
       body.push(field("Question", d.question, "question", (v) => { d.question = v; }));
@@ -432,6 +496,7 @@
         el("label", {}, "QA type ",
           el("select", { "data-field": "qa_type", onchange: (e) => { d.qa_type = e.target.value; saveLocal(); } },
             qaTypes.map((t) => el("option", { value: t.slug, selected: t.slug === d.qa_type }, t.name))))),
+      errorBox(it),
       field("Question", d.question, "question", (v) => { d.question = v; }),
       field("Answer", d.answer, "answer", (v) => { d.answer = v; }),
       el("div", { class: "card-actions" },
@@ -453,11 +518,10 @@
 
   // ----------------------------------------------------------------- submit
   function payload() {
-    const now = performance.now();
-    const ms = items.map((it, i) => it.ms + (i === selected ? Math.round(now - selectedSince) : 0));
+    const ms = itemMs();
     return {
       idempotency_key: idempotencyKey,
-      time_spent_ms: Math.round(now - loadedAt),
+      time_spent_ms: elapsedMs(),
       decisions: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft").map(([it, i]) => {
         const d = Object.assign({ qa_id: it.qa.id, version: it.qa.version, time_spent_ms: ms[i] }, it.decision);
         if (d.action !== "modify") { delete d.question; delete d.answer; delete d.options; delete d.answer_index; }
@@ -489,6 +553,8 @@
       return;
     }
     showErrors([]);
+    for (const it of items) it.errors = [];
+    render();
     submitting = true;
     $("submit").disabled = true;
     const body = payload();
@@ -521,20 +587,65 @@
         const it = items.find((x) => x.kind === "draft" && x.qa.id === c.qa_id);
         if (it) it.conflict = c;
       }
-      if ((detail.conflicts || []).length) { render(); saveLocal(); }
-      const errs = Object.entries(detail.errors || {}).map(([k, v]) => describeField(k) + ": " + v);
-      showErrors([detail.detail || ("The server refused the submit (" + res.status + ").")].concat(errs));
+      if ((detail.conflicts || []).length) { render(); saveLocal(); return showErrors([detail.detail]); }
+      if (res.status === 409) return leaseLost(detail.detail);  // not yours any more, or already submitted
+      showRefusal(detail, res.status);
       return;
     }
   }
 
-  function describeField(path) {
-    const m = path.match(/^(decisions|added)\[(\d+)\](.*)$/);
-    if (!m) return path;
-    const kind = m[1] === "decisions" ? "draft" : "added";
-    const nth = parseInt(m[2], 10);
-    const idx = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind)[nth];
-    return "Item " + (idx ? idx[1] + 1 : "?") + (m[3] || "");
+  // ----------------------------------------------------------- refusals
+  const FIELD_LABEL = {
+    question: "Question", answer: "Answer", reason: "Reason for deleting", options: "Options",
+    answer_index: "Correct option", time_spent_ms: "Time spent", qa_type: "QA type", clip: "Clip",
+    qa_id: "Item", action: "Decision", version: "Version",
+  };
+
+  // Field paths to messages, from our domain errors ({detail, errors: {"decisions[2].answer": "..."}})
+  // or from a serializer's nested shape ({decisions: [{}, {answer: ["..."]}]}).
+  function fieldErrors(body) {
+    if (body && body.errors && typeof body.errors === "object") return Object.entries(body.errors).map(([k, v]) => [k, String(v)]);
+    const out = [];
+    (function walk(value, path) {
+      if (Array.isArray(value) && value.every((x) => typeof x === "string")) out.push([path, value.join(" ")]);
+      else if (Array.isArray(value)) value.forEach((v, i) => walk(v, path + "[" + i + "]"));
+      else if (value && typeof value === "object") Object.entries(value).forEach(([k, v]) => walk(v, path ? path + "." + k : k));
+      else if (value !== undefined && value !== null) out.push([path, String(value)]);
+    })(body && !body.detail ? body : {}, "");
+    return out;
+  }
+
+  // The card a field path concerns (decisions[n]: the n-th draft, added[n]: the n-th added item,
+  // qa[ID]: the draft of QA pair ID) and the field within it; index -1 for the unit as a whole.
+  function locate(path) {
+    let m = path.match(/^(decisions|added)\[(\d+)\](?:\.(\w+))?/);
+    if (m) {
+      const kind = m[1] === "decisions" ? "draft" : "added";
+      const hit = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind)[parseInt(m[2], 10)];
+      return { index: hit ? hit[1] : -1, field: m[3] || null };
+    }
+    m = path.match(/^qa\[(\d+)\]/);
+    if (m) return { index: items.findIndex((it) => it.kind === "draft" && it.qa.id === parseInt(m[1], 10)), field: null };
+    return { index: -1, field: path };
+  }
+
+  function plain(field, message) {
+    const label = field ? FIELD_LABEL[field] || field.replace(/_/g, " ") : null;
+    return label ? label + ": " + message : message.charAt(0).toUpperCase() + message.slice(1);
+  }
+
+  function showRefusal(body, status) {
+    for (const it of items) it.errors = [];
+    const general = [];
+    for (const [path, message] of fieldErrors(body)) {
+      const where = locate(path);
+      if (where.index >= 0) items[where.index].errors.push(plain(where.field, message));
+      else general.push(plain(where.field, message));
+    }
+    const first = items.findIndex((it) => it.errors.length);
+    const head = (body && body.detail) || "The server refused the submit (" + status + "); nothing was saved.";
+    showErrors([head + (first >= 0 ? " The items concerned are marked." : "")].concat(general));
+    if (first >= 0) select(first); else render();
   }
 
   // ------------------------------------------------------------------- skip

@@ -147,8 +147,11 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     assert body["queue"]["kind"] == "first_pass" and body["autosave"] is None
 
     assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 200
-    assert client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5}, format="json").status_code == 204
-    assert client.post(f"/api/projects/{project.slug}/queue/next/").json()["autosave"] == {"state": {"x": 1}, "client_saved_at_ms": 5}
+    assert client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000},
+                      format="json").status_code == 204
+    again = client.post(f"/api/projects/{project.slug}/queue/next/").json()
+    assert again["autosave"] == {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000}
+    assert again["carried"] is None
 
     qa = body["qa_pairs"][0]
     res = admin.patch(f"/api/qa/{qa['id']}/", {"version": qa["version"], "answer": "edited"}, format="json")

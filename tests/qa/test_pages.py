@@ -35,11 +35,12 @@ def test_progress_counts_every_decision_per_person_type_and_video(worked, projec
                                "kept_percent": 50, "changed_percent": 50}
     (person,) = p["by_annotator"]
     assert person == {"user_id": annotator.pk, "username": "ann", "passes": 1, "time_ms": 12000, "time_min": 0.2,
-                      "s_per_pass": 12.0, "keep": 2, "modify": 1, "delete": 1, "add": 1}
+                      "unfinished_ms": 0, "unfinished_min": 0.0, "s_per_pass": 12.0, "keep": 2, "modify": 1,
+                      "delete": 1, "add": 1}
     assert {r["qa_type"]: (r["keep"], r["modify"], r["delete"], r["add"], r["time_ms"]) for r in p["by_qa_type"]} == {
         "object_recognition": (1, 0, 0, 0, 1500), "scene_description": (1, 1, 1, 1, 8500)}
     assert p["by_video"] == [{"video_id": worked["unit"].video_id, "filename": "clip1.mp4", "passes": 1, "time_ms": 12000,
-                              "time_min": 0.2}]
+                              "unfinished_ms": 0, "time_min": 0.2, "unfinished_min": 0.0}]
 
 
 def test_the_progress_page_shows_the_kept_share(worked, project, admin_user):

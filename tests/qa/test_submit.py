@@ -113,7 +113,9 @@ def test_a_unit_leased_to_someone_else_is_refused_with_409(make_unit, annotator,
     before = _state(unit)
     with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator2, idempotency_key="k2", decisions=decisions, additions=[], time_spent_ms=None)
-    assert status_of(err.value) == 409 and str(err.value).startswith("you do not hold this unit")
+    assert status_of(err.value) == 409 and str(err.value) == (
+        "You no longer hold this unit: your lease lapsed (no heartbeat for a while) and another annotator took it, "
+        "or you never claimed it. Nothing of yours was saved on it.")
     assert _state(unit) == before
 
 
