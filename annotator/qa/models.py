@@ -330,6 +330,11 @@ class Autosave(models.Model):
     state = models.JSONField()
     client_saved_at_ms = models.BigIntegerField()
     time_spent_ms = models.BigIntegerField(default=0, help_text="Time on the item when saved, ms (server-bounded).")
+    claimed_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Start of the claim under which this was first saved: a person who loses the item and claims it "
+                  "again later may report time since then.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -157,13 +157,21 @@ def _not_held_message(open_items: list[QueueItem], user) -> str:
 
 def time_bound_ms(item: QueueItem, now=None) -> int:
     """The most time (ms) the holder of ``item`` can have spent on it: the wall time since their
-    claim (``claimed_at``) plus ``QUEUE_TIME_SLACK_S``. An item claimed before ``claimed_at`` existed
-    is bounded by one day, which still refuses absurd values (a 32-bit overflow, a clock gone wrong)."""
+    claim (``claimed_at``) plus ``QUEUE_TIME_SLACK_S``. If they held the item before, lost it and
+    claimed it again, their time counts from the claim under which they first saved work on it
+    (``Autosave.claimed_at``), since the page restores that time. An item claimed before
+    ``claimed_at`` existed is bounded by one day, which still refuses absurd values (a 32-bit
+    overflow, a clock gone wrong)."""
+    from annotator.qa.models import Autosave
+
     now = now or timezone.now()
     slack_ms = settings.QUEUE_TIME_SLACK_S * 1000
-    if item.claimed_at is None:
+    earlier = (Autosave.objects.filter(item_id=item.pk, user_id=item.leased_by_id)
+               .values_list("claimed_at", flat=True).first()) if item.leased_by_id else None
+    starts = [t for t in (item.claimed_at, earlier) if t is not None]
+    if not starts:
         return 24 * 3600 * 1000 + slack_ms
-    return max(0, int((now - item.claimed_at).total_seconds() * 1000)) + slack_ms
+    return max(0, int((now - min(starts)).total_seconds() * 1000)) + slack_ms
 
 
 def renew(unit_id: int, user) -> QueueItem:

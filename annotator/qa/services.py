@@ -447,7 +447,8 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spen
         if errors:
             raise Invalid("the autosave has errors; nothing was saved", errors=errors)
         fields = {"state": state, "client_saved_at_ms": client_saved_at_ms, "time_spent_ms": time_spent_ms}
-        saved, created = Autosave.objects.select_for_update().get_or_create(item=item, user=user, defaults=fields)
+        saved, created = Autosave.objects.select_for_update().get_or_create(
+            item=item, user=user, defaults={**fields, "claimed_at": item.claimed_at})
         if not created and client_saved_at_ms >= saved.client_saved_at_ms:
             for name, value in fields.items():
                 setattr(saved, name, value)

@@ -103,3 +103,17 @@ def test_the_api_answers_400_with_the_field_and_saves_nothing(held, annotator):
                                {"state": {}, "client_saved_at_ms": 1, "time_spent_ms": 3_000_000_000})):
         assert getattr(client, method)(url, body, format="json").status_code == 400
     assert _state(held.unit) == before
+
+
+def test_a_person_who_lost_the_unit_and_claims_it_again_may_report_their_earlier_time(held, annotator, annotator2):
+    from annotator.qa.services import skip_unit
+
+    autosave(held.unit_id, annotator, {"v": 1}, client_saved_at_ms=1, time_spent_ms=90000)
+    QueueItem.objects.filter(pk=held.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert claim_next(held.project, annotator2).pk == held.pk  # the lease lapsed: ann2 takes it
+    skip_unit(held.unit_id, annotator2, "cannot see the video")
+    assert claim_next(held.project, annotator).pk == held.pk  # ann takes it back; claimed_at starts again
+
+    _submit(held, annotator, total=95000)  # the page restored 90 s and ann worked 5 s more
+
+    assert QueueItem.objects.get(pk=held.pk).time_spent_ms == 95000
