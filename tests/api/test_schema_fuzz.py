@@ -31,8 +31,8 @@ from annotator.qa.models import QAPair
 from annotator.qa.queue import claim_next
 from annotator.qa.services import ensure_qa_type
 
-# Examples per operation and generation mode: 18 operations x 2 modes x 2 tokens x 15 = 1,080 cases at most.
-MAX_EXAMPLES = 15
+# Examples per operation and generation mode: 18 operations x 2 modes x 2 tokens x 10 = 720 cases (about 2 minutes on a busy 2-core machine).
+MAX_EXAMPLES = 10
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
