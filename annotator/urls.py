@@ -8,6 +8,8 @@ from annotator.media import views as media_views
 from annotator.qa import views as qa_views
 
 register_converter(IdConverter, "id")
+handler400 = "api.exceptions.bad_request"
+handler403 = "api.exceptions.permission_denied"
 handler404 = "api.exceptions.not_found"
 handler500 = "api.exceptions.server_error"
 

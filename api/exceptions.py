@@ -1,15 +1,20 @@
 """One place where errors become HTTP answers under ``/api/``.
 
 ``handler`` is DRF's ``EXCEPTION_HANDLER``: the domain errors of ``annotator.errors`` map to 400,
-403, 404 and 409 with a JSON body (``detail``, ``errors``, ``conflicts``); Django's Http404 and
-PermissionDenied and DRF's own errors keep DRF's mapping. ``not_found`` and ``server_error`` answer
-JSON for ``/api/`` paths that no view handled (a bad path integer, say) and HTML elsewhere.
+403, 404 and 409; Django's Http404 and PermissionDenied and DRF's own errors keep DRF's status
+codes. Every error body has one shape, the ``Error`` component of the OpenAPI schema
+(``api.schema``): ``{"detail": str, "errors": {path: message}, "conflicts": [...]}`` (conflicts only
+when there are any). A serializer's nested errors are flattened to the paths the services use
+(``decisions[1].reason``), so pages show both kinds the same way. ``not_found`` and
+``server_error`` answer JSON for ``/api/`` paths that no view handled (a bad path integer, say) and
+HTML elsewhere.
 """
 
 from __future__ import annotations
 
 from django.http import JsonResponse
 from django.views import defaults
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -27,11 +32,50 @@ def status_of(exc: errors.DomainError) -> int:
     return 400
 
 
+INVALID_DETAIL = "the request has errors; nothing was saved"
+
+
+def flatten(detail, path: str = "") -> dict[str, str]:
+    """DRF's nested validation errors as ``{path: message}``: ``{"decisions": [{}, {"reason": ["x"]}]}``
+    becomes ``{"decisions[1].reason": "x"}``; a ListField's ``{index: errors}`` likewise; several
+    messages on one path are joined with a space; errors not about a field go under
+    ``non_field_errors`` (or their parent's path)."""
+    out: dict[str, str] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                sub = path or "non_field_errors"
+            elif isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+                sub = f"{path}[{key}]"
+            else:
+                sub = f"{path}.{key}" if path else str(key)
+            out.update(flatten(value, sub))
+    elif isinstance(detail, list):
+        messages = [str(d) for d in detail if not isinstance(d, (dict, list))]
+        if messages:
+            out[path or "non_field_errors"] = " ".join(messages)
+        for i, d in enumerate(detail):
+            if isinstance(d, (dict, list)) and d:
+                out.update(flatten(d, f"{path}[{i}]"))
+    else:
+        out[path or "non_field_errors"] = str(detail)
+    return out
+
+
 def handler(exc, context):
-    """DRF exception handler: domain errors by ``STATUS``, everything else as DRF does."""
+    """DRF exception handler: domain errors by ``STATUS``; DRF's and Django's errors with DRF's
+    status codes and headers; every body in the ``Error`` shape. None (a 500) for anything else."""
     if isinstance(exc, errors.DomainError):
         return Response(exc.as_body(), status=status_of(exc))
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, ValidationError):
+        response.data = {"detail": INVALID_DETAIL, "errors": flatten(response.data)}
+    else:
+        detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
+        response.data = {"detail": str(detail), "errors": {}}
+    return response
 
 
 def _is_api(request) -> bool:
@@ -41,12 +85,27 @@ def _is_api(request) -> bool:
 def not_found(request, exception=None):
     """``handler404``: JSON under /api/, Django's page elsewhere."""
     if _is_api(request):
-        return JsonResponse({"detail": "not found"}, status=404)
+        return JsonResponse({"detail": "not found", "errors": {}}, status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
     """``handler500``: JSON under /api/ (no detail leaks), Django's page elsewhere."""
     if _is_api(request):
-        return JsonResponse({"detail": "server error; it was logged"}, status=500)
+        return JsonResponse({"detail": "server error; it was logged", "errors": {}}, status=500)
     return defaults.server_error(request)
+
+
+def bad_request(request, exception=None):
+    """``handler400`` (a SuspiciousOperation such as a body over DATA_UPLOAD_MAX_MEMORY_SIZE): JSON
+    under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse({"detail": "bad request", "errors": {}}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    """``handler403``: JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse({"detail": str(exception or "") or "forbidden", "errors": {}}, status=403)
+    return defaults.permission_denied(request, exception)

@@ -7,15 +7,19 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.errors import NotFound
 from annotator.experiments import selectors, services
 from annotator.experiments.models import Experiment, Participant, Trial
 from annotator.projects import access
+from api.validators import BIGINT_MAX, TIME_SPENT_MS_MAX
 from api.views import project_for
 
 
 class AnswerIn(serializers.Serializer):
-    order = serializers.ListField(child=serializers.IntegerField(), help_text="Element ids in the order given.")
-    client_rt_ms = serializers.FloatField(help_text="Page time (ms) from all elements visible to the answer.")
+    order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=BIGINT_MAX), max_length=64,
+                                  help_text="Element ids in the order given.")
+    client_rt_ms = serializers.FloatField(min_value=0, max_value=TIME_SPENT_MS_MAX,
+                                          help_text="Page time (ms) from all elements visible to the answer.")
     idempotency_key = serializers.CharField(max_length=100)
 
 
@@ -59,7 +63,7 @@ class OrderingAnswerView(APIView):
         trial = get_object_or_404(Trial.objects.select_related("participant__experiment__project", "item"), pk=pk)
         project_for(request, trial.participant.experiment.project.slug, access.ANNOTATE_ROLES)
         if trial.participant.user_id != request.user.pk:
-            return Response({"detail": "not one of your trials"}, status=404)
+            raise NotFound("not one of your trials")
         data = AnswerIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

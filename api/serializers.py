@@ -1,39 +1,76 @@
-"""Input and output serializers. Inputs validate shape; services validate meaning."""
+"""Input and output serializers. Inputs validate shape and bounds (every string has a length limit
+and no NUL, every number a minimum and a maximum that fits its column, every list a length limit),
+so bad input is a 400 and never reaches the database; services validate meaning."""
 
 from rest_framework import serializers
 
 from annotator.media.models import Video
 from annotator.qa.models import QAType
+from api.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX, FILTER_MAX, INT_MAX, LABEL_MAX,
+                            MARKDOWN_MAX, OPTIONS_MAX, TEXT_MAX, TIME_SPENT_MS_MAX, StorableJSONField)
+
+
+def _id(**kwargs) -> serializers.IntegerField:
+    """A row id: a positive bigint."""
+    return serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, **kwargs)
+
+
+def _version(**kwargs) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=INT_MAX, help_text="The QA pair version you saw.", **kwargs)
+
+
+def _text(**kwargs) -> serializers.CharField:
+    """Question or answer text as typed (DRF's CharField also refuses NUL and lone surrogates)."""
+    return serializers.CharField(max_length=TEXT_MAX, trim_whitespace=False, **kwargs)
+
+
+def _options() -> serializers.ListField:
+    return serializers.ListField(child=serializers.CharField(max_length=TEXT_MAX, allow_blank=True),
+                                 max_length=OPTIONS_MAX, required=False, allow_null=True)
+
+
+def _answer_index() -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=OPTIONS_MAX - 1, required=False, allow_null=True)
+
+
+def _time_spent() -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=TIME_SPENT_MS_MAX, required=False, allow_null=True,
+                                    help_text="Time spent, ms, as the page measured it (at most one day).")
 
 
 class DecisionIn(serializers.Serializer):
-    qa_id = serializers.IntegerField()
+    qa_id = _id()
     action = serializers.ChoiceField(choices=["keep", "modify", "delete"])
-    question = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    answer = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
-    answer_index = serializers.IntegerField(required=False, allow_null=True)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
-    version = serializers.IntegerField(required=False, allow_null=True, help_text="The QA pair version you saw.")
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    question = _text(required=False, allow_blank=True)
+    answer = _text(required=False, allow_blank=True)
+    options = _options()
+    answer_index = _answer_index()
+    reason = serializers.CharField(max_length=20, required=False, allow_blank=True, default="",
+                                   help_text="For a delete: meaningless, vague, duplicate, inconsistent or wrong.")
+    version = _version(required=False, allow_null=True)
+    time_spent_ms = _time_spent()
+
+
+# Clip bounds in seconds: finite (DRF's FloatField refuses NaN and infinities) and at most a day.
+CLIP_S_MAX = 24 * 3600.0
 
 
 class AdditionIn(serializers.Serializer):
-    qa_type = serializers.CharField()
-    question = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    answer = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    clip_start_s = serializers.FloatField(required=False, allow_null=True)
-    clip_end_s = serializers.FloatField(required=False, allow_null=True)
-    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
-    answer_index = serializers.IntegerField(required=False, allow_null=True)
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    qa_type = serializers.CharField(max_length=64)
+    question = _text(allow_blank=True)
+    answer = _text(allow_blank=True)
+    clip_start_s = serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True)
+    clip_end_s = serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True)
+    options = _options()
+    answer_index = _answer_index()
+    time_spent_ms = _time_spent()
 
 
 class SubmitIn(serializers.Serializer):
     idempotency_key = serializers.CharField(max_length=100)
-    decisions = DecisionIn(many=True)
-    added = AdditionIn(many=True, required=False, default=list)
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    decisions = serializers.ListField(child=DecisionIn(), max_length=DECISIONS_MAX)
+    added = serializers.ListField(child=AdditionIn(), max_length=ADDED_MAX, required=False, default=list)
+    time_spent_ms = _time_spent()
 
 
 class SubmitOut(serializers.Serializer):
@@ -130,23 +167,38 @@ class SkipIn(serializers.Serializer):
 
 
 class AutosaveIn(serializers.Serializer):
-    state = serializers.JSONField()
-    client_saved_at_ms = serializers.IntegerField(min_value=0)
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0,
+    state = StorableJSONField(help_text="The page's in-progress work: a JSON object, kept as given.")
+    client_saved_at_ms = serializers.IntegerField(min_value=0, max_value=CLIENT_MS_MAX,
+                                                  help_text="The page's clock when it saved (ms since the epoch).")
+    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0, max_value=TIME_SPENT_MS_MAX,
                                              help_text="Time spent on the unit so far, ms (bounded by the server).")
+
+    def validate_state(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("state must be a JSON object")
+        return value
 
 
 class QAEditIn(serializers.Serializer):
-    version = serializers.IntegerField()
-    question = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    answer = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False, allow_null=True)
-    answer_index = serializers.IntegerField(required=False, allow_null=True)
+    version = _version()
+    question = _text(required=False, allow_blank=True)
+    answer = _text(required=False, allow_blank=True)
+    options = _options()
+    answer_index = _answer_index()
 
 
 class QAFlagIn(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
-    source = serializers.CharField(max_length=200, help_text="The model that raised the flag.")
+    source = serializers.CharField(max_length=LABEL_MAX, help_text="The model that raised the flag.")
+
+
+class ExportFilterIn(serializers.Serializer):
+    """Filters of the JSONL export (query parameters); an empty value means no filter."""
+
+    qa_type = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
+    provenance = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
+    source = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
+    illumination = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
 
 
 class QAPairOut(serializers.Serializer):
@@ -163,16 +215,40 @@ class QAPairOut(serializers.Serializer):
     flag_source = serializers.CharField()
 
 
+# A QA type's window: positive, at most an hour (EgoNight's windows are 3 s).
+WINDOW_S_MAX = 3600.0
+OVERLAP_K_MAX = 20
+
+
 class QATypeIO(serializers.ModelSerializer):
+    """A QA type. On input: a slug new to the project (``context["project"]``), and a window length
+    when the clip policy is ``window``."""
+
     class Meta:
         model = QAType
         fields = ["slug", "name", "description", "paired", "clip_policy", "window_s", "guidelines"]
+        extra_kwargs = {
+            "description": {"max_length": TEXT_MAX},
+            "guidelines": {"max_length": MARKDOWN_MAX},
+            "window_s": {"min_value": 0.001, "max_value": WINDOW_S_MAX},
+        }
+
+    def validate_slug(self, value):
+        project = self.context.get("project")
+        if project is not None and QAType.objects.filter(project=project, slug=value).exists():
+            raise serializers.ValidationError("this project already has a QA type with this slug")
+        return value
+
+    def validate(self, attrs):
+        if attrs.get("clip_policy") == QAType.ClipPolicy.WINDOW and not attrs.get("window_s"):
+            raise serializers.ValidationError({"window_s": "a window clip policy needs window_s > 0"})
+        return attrs
 
 
 class PolicyIO(serializers.Serializer):
     double_check_share = serializers.FloatField(min_value=0, max_value=1, required=False)
     overlap_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    overlap_k = serializers.IntegerField(min_value=2, required=False)
+    overlap_k = serializers.IntegerField(min_value=2, max_value=OVERLAP_K_MAX, required=False)
 
 
 class VideoOut(serializers.ModelSerializer):

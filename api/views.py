@@ -1,27 +1,31 @@
 """REST endpoints: the verification flow, QA pairs, QA types, progress, videos and the export, over
 token or session auth.
 
-Views parse input, check the role (``annotator.projects.access``) and call one service or selector.
-Non-members get 404 (a project's existence is not disclosed), members without the role 403.
+Views parse input through a serializer, check the role (``annotator.projects.access``) and call
+one service or selector. Non-members get 404 (a project's existence is not disclosed), members
+without the role 403. Views catch no errors: ``api.exceptions.handler`` maps them, and
+``api.schema`` documents the error answers of every operation.
 """
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.errors import Invalid
 from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
-from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
+from annotator.qa.models import QAPair, QAType, WorkUnit
 from api import serializers as s
+from api.exceptions import flatten
 
-REFUSED = {400: OpenApiResponse(description="Per-field errors; nothing saved."),
-           409: OpenApiResponse(description="Not yours any more, already submitted, or a version conflict.")}
+# 400, 401, 403 and 404 are added to every operation by ``api.schema``; 409 only where it applies.
+REFUSED = {409: OpenApiResponse(description="Not yours any more, already submitted, or a version conflict.")}
 
 
 def project_for(request, slug: str, roles: frozenset) -> Project:
@@ -69,7 +73,7 @@ class UnitSubmitView(APIView):
 
 
 class UnitHeartbeatView(APIView):
-    @extend_schema(request=None, responses={200: s.HeartbeatOut, 409: OpenApiResponse(description="No longer yours.")},
+    @extend_schema(request=None, responses={200: s.HeartbeatOut, **REFUSED},
                    summary="Renew your lease on the unit while you work on it")
     def post(self, request, pk):
         unit = unit_for(request, pk)
@@ -143,12 +147,8 @@ class QATypeListView(APIView):
     @extend_schema(request=s.QATypeIO, responses={201: s.QATypeIO}, summary="Define a QA type (admins)")
     def post(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
-        data = s.QATypeIO(data=request.data)
+        data = s.QATypeIO(data=request.data, context={"project": project})
         data.is_valid(raise_exception=True)
-        if QAType.objects.filter(project=project, slug=data.validated_data["slug"]).exists():
-            return Response({"slug": ["this project already has a QA type with this slug"]}, status=400)
-        if data.validated_data.get("clip_policy") == QAType.ClipPolicy.WINDOW and not data.validated_data.get("window_s"):
-            return Response({"window_s": ["a window clip policy needs window_s > 0"]}, status=400)
         qa_type = data.save(project=project)
         return Response(s.QATypeIO(qa_type).data, status=201)
 
@@ -188,18 +188,27 @@ class VideoListView(ListAPIView):
 
 class ExportView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter(name, str, required=False) for name in ("qa_type", "provenance", "source", "illumination")],
+        parameters=[s.ExportFilterIn],
         responses={(200, "application/jsonl"): OpenApiTypes.STR},
         summary="Stream the project's verified QA pairs as JSONL (admins only)",
     )
     def get(self, request, slug):
         project = project_for(request, slug, access.EXPORT_ROLES)
-        return jsonl_export_response(project, request.query_params)
+        return jsonl_export_response(project, export_filters(request.query_params))
 
 
-def jsonl_export_response(project: Project, params) -> StreamingHttpResponse:
-    """A streamed JSONL download of ``verified_qa`` filtered by the query ``params``."""
-    rows = selectors.verified_qa(project, **{k: params.get(k) or None for k in ("qa_type", "provenance", "source", "illumination")})
+def export_filters(params) -> dict[str, str | None]:
+    """The export's filters from query ``params`` (``ExportFilterIn``; an empty value is no filter),
+    for ``selectors.verified_qa``. Raises Invalid (too long, a NUL character)."""
+    data = s.ExportFilterIn(data={k: params.get(k, "") for k in s.ExportFilterIn().fields})
+    if not data.is_valid():
+        raise Invalid("the export filters have errors", errors=flatten(data.errors))
+    return {k: v or None for k, v in data.validated_data.items()}
+
+
+def jsonl_export_response(project: Project, filters: dict[str, str | None]) -> StreamingHttpResponse:
+    """A streamed JSONL download of ``verified_qa`` filtered by ``filters`` (from ``export_filters``)."""
+    rows = selectors.verified_qa(project, **filters)
     response = StreamingHttpResponse(selectors.export_lines(rows), content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-verified-qa.jsonl"'
     return response

@@ -17,7 +17,10 @@ from django.shortcuts import render
 from annotator.media.models import Video
 from annotator.projects import access
 
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+# At most 18 digits per bound (any stored file is smaller than 10**18 bytes): a longer number is not
+# a range we could serve, and int() of a 5,000-digit string raises ValueError (a 500). A Range header
+# that does not match is ignored and the whole file is sent, as RFC 9110 (14.2) allows.
+_RANGE = re.compile(r"^bytes=(\d{0,18})-(\d{0,18})$")
 CHUNK = 256 * 1024
 
 

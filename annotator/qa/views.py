@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -22,7 +23,7 @@ from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
 from api.exceptions import status_of
-from api.views import jsonl_export_response
+from api.views import export_filters, jsonl_export_response
 
 
 def _md(text: str) -> str:
@@ -219,4 +220,9 @@ def qa_detail(request, slug: str, pk: int):
 def export_download(request, slug: str):
     """Stream the verified QA of the project as a JSONL download (admins only)."""
     project, _ = access.require(request.user, access.EXPORT_ROLES, slug=slug)
-    return jsonl_export_response(project, request.GET)
+    try:
+        filters = export_filters(request.GET)
+    except DomainError as exc:  # a filter too long, or with a NUL character
+        return HttpResponseBadRequest(f"{exc}: " + "; ".join(f"{k}: {v}" for k, v in exc.errors.items()),
+                                      content_type="text/plain; charset=utf-8")
+    return jsonl_export_response(project, filters)
