@@ -108,12 +108,12 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
                      overlap_k: int | None = None) -> int:
     """Change the project's queue policy; the overlap policy also applies to units whose first pass
     is still open and that have no overlap items yet. Returns how many overlap items were added.
-    Raises ValueError for a share outside 0..1 or k below 2."""
+    Raises Invalid for a share outside 0..1 or k below 2."""
     for name, value in (("double_check_share", double_check_share), ("overlap_share", overlap_share)):
         if value is not None and not 0 <= value <= 1:
-            raise ValueError(f"{name} must be between 0 and 1")
+            raise Invalid(f"{name} must be between 0 and 1", errors={name: "between 0 and 1"})
     if overlap_k is not None and overlap_k < 2:
-        raise ValueError("overlap_k must be at least 2")
+        raise Invalid("overlap_k must be at least 2", errors={"overlap_k": "at least 2"})
     project = Project.objects.select_for_update().get(pk=project.pk)
     if double_check_share is not None:
         project.double_check_share = double_check_share

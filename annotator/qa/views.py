@@ -126,7 +126,7 @@ def qa_types(request, slug: str):
                 services.set_queue_policy(project, double_check_share=float(request.POST["double_check_share"]),
                                           overlap_share=float(request.POST["overlap_share"]),
                                           overlap_k=int(request.POST["overlap_k"]))
-            except (KeyError, ValueError) as exc:
+            except (KeyError, ValueError, DomainError) as exc:
                 messages.error(request, f"queue policy not changed: {exc}")
             else:
                 messages.success(request, "queue policy saved")
