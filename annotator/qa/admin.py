@@ -34,7 +34,8 @@ class SkipAdmin(admin.ModelAdmin):
 
 class RevisionInline(ReadOnlyInline):
     model = Revision
-    fields = ["action", "actor_user", "actor_model", "version", "before", "after", "time_spent_ms", "created_at"]
+    fields = readonly_fields = ["action", "actor_user", "actor_model", "version", "before", "after",
+                                "time_spent_ms", "created_at"]
 
 
 @admin.register(QAPair)
