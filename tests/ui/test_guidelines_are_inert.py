@@ -12,7 +12,7 @@ from tests.ui.conftest import log_in
 
 ATTACK = ("**Be precise.**\n\n<img src=x onerror=\"document.title='owned-{who}';window.__owned='{who}'\">\n\n"
           "<script>document.title='scripted-{who}';window.__owned='{who}-script'</script>\n\n"
-          "<a href=\"javascript:window.__owned='{who}-link'\">help</a>")
+          "<a href=\"javascript:void(window.__owned='{who}-link')\">help</a>")
 
 
 def _csp_messages(page) -> list[str]:
@@ -46,11 +46,11 @@ def test_html_in_guidelines_is_inert_on_the_verify_page(live_server, browser, ma
     links = dialog.locator("a", has_text="help")
     links.first.click()
 
+    assert page.evaluate("window.__owned === undefined") is True
+    assert page.title() == f"Verify · {project.slug} · Video QA"
     assert [images.nth(i).get_attribute("onerror") for i in range(2)] == [None, None]
     assert dialog.locator("script").count() == 0
     assert [links.nth(i).get_attribute("href") for i in range(2)] == [None, None]
-    assert page.evaluate("window.__owned === undefined") is True
-    assert page.title() == f"Verify · {project.slug} · Video QA"
     # Nothing on the page needed the policy to step in: no blocked handler, script or style.
     assert violations == []
     context.close()
