@@ -42,7 +42,7 @@ def test_html_in_guidelines_is_inert_on_the_verify_page(live_server, browser, ma
     expect(dialog.locator("strong", has_text="Be precise.")).to_have_count(2)  # both guidelines, formatted
     images = dialog.locator("img")
     expect(images).to_have_count(2)
-    page.wait_for_function("Array.from(document.querySelectorAll('#guidelines img')).every((i) => i.complete)")
+    page.wait_for_function("() => Array.from(document.querySelectorAll('#guidelines img')).every((i) => i.complete)")
     links = dialog.locator("a", has_text="help")
     links.first.click()
 
