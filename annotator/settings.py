@@ -6,16 +6,53 @@ under ``.local/media``). Set ``STORAGE_BACKEND=s3`` and the ``AWS_*`` variables 
 S3-compatible bucket.
 """
 
+import os
+from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from annotator.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production")
 DEBUG = env_bool("DJANGO_DEBUG", False)
+
+
+# --- Keys: from the environment, else from a file (made once by scripts/keys.sh) -------------------
+# A public key would let anyone forge sessions and password-reset tokens, so with DEBUG off an empty
+# or published key stops the process at start-up instead of running with it.
+_PUBLIC_KEYS = {"local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production", "local-only-insecure-pseudonym-key"}
+
+
+def _key(name: str, file_setting: str, default_file: Path, debug_fallback: str) -> str:
+    """The key in ``$name``, else the stripped contents of the file named by ``$file_setting``
+    (default ``default_file``). With DEBUG off, raise ImproperlyConfigured if that is empty or a
+    published value; with DEBUG on, fall back to ``debug_fallback``."""
+    value = os.environ.get(name, "").strip()
+    path = Path(env_str(file_setting, str(default_file)))
+    if not value and path.is_file():
+        try:
+            value = path.read_text().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{file_setting}: cannot read {path}: {exc}") from None
+    if value and value not in _PUBLIC_KEYS and not value.startswith("django-insecure-"):
+        return value
+    if DEBUG:
+        return value or debug_fallback
+    problem = "is a published placeholder" if value else "is not set"
+    raise ImproperlyConfigured(
+        f"{name} {problem}, and DJANGO_DEBUG is off. Set {name} to a long random string, or put one in "
+        f"the file named by {file_setting} (now {path}); scripts/keys.sh creates that file once.")
+
+
+SECRET_KEY = _key("DJANGO_SECRET_KEY", "DJANGO_SECRET_KEY_FILE", BASE_DIR / ".local" / "secret_key",
+                  "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production")
+# Export pseudonyms (annotator.qa.selectors.pseudonym) come from their own key, so rotating
+# SECRET_KEY (sessions, tokens) never renames the annotators of past exports.
+PSEUDONYM_KEY = _key("PSEUDONYM_KEY", "PSEUDONYM_KEY_FILE", BASE_DIR / ".local" / "pseudonym_key",
+                     "local-only-insecure-pseudonym-key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -29,6 +66,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "annotator.core",
     "annotator.projects",
     "annotator.media",
@@ -40,6 +78,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -48,6 +87,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
@@ -90,7 +131,10 @@ DATABASES = {
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -100,6 +144,44 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+
+# --- Security headers and cookies -----------------------------------------------------------------
+# Cookies are Secure (sent over HTTPS only) whenever DEBUG is off. `make demo` serves plain http on
+# 127.0.0.1 and so sets DJANGO_SECURE_COOKIES=0; a real deployment never should.
+SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+# Scripts read the CSRF token from the page (<meta name="csrf-token"> in base.html), never the cookie.
+CSRF_COOKIE_HTTPONLY = True
+# Sent only on HTTPS responses (SecurityMiddleware), so harmless behind plain http.
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients).
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_TRUST_X_FORWARDED_PROTO", False) else None
+)
+X_FRAME_OPTIONS = "DENY"
+
+# --- Login throttling (django-axes) ----------------------------------------------------------------
+# After AXES_FAILURE_LIMIT wrong passwords for one username from one address, that pair is locked
+# out for AXES_COOLOFF_MINUTES (each further try restarts the wait). The client address is
+# REMOTE_ADDR only: trusting X-Forwarded-For would let a guesser pick a new address per try. Behind
+# a proxy every client shares the proxy's address, so the lock is then in effect per username.
+# API tokens are not passwords and are not throttled here.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "annotator.lockout.locked_out"
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+AXES_VERBOSE = False  # its start-up banner would clutter every command's output
 
 # --- Storage: local disk by default, any S3-compatible bucket through django-storages ---------
 STORAGE_BACKEND = env_str("STORAGE_BACKEND", "local")
@@ -131,6 +213,32 @@ elif STORAGE_BACKEND == "s3":
         raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs AWS_STORAGE_BUCKET_NAME")
 else:
     raise ImproperlyConfigured(f"STORAGE_BACKEND must be 'local' or 's3', got {STORAGE_BACKEND!r}")
+
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------------
+# No inline script or style anywhere: configuration reaches scripts through json_script, styling
+# lives in static/css. Media come from this origin (the access-checked /files/ view) or, with S3,
+# from the bucket's origin (CSP_MEDIA_ORIGINS overrides the one derived here).
+if STORAGE_BACKEND == "s3":
+    _endpoint = _default_storage["OPTIONS"]["endpoint_url"]
+    _media_origins = [_endpoint.rstrip("/")] if _endpoint else ["https://*.amazonaws.com"]
+else:
+    _media_origins = []
+CSP_MEDIA_ORIGINS = env_list("CSP_MEDIA_ORIGINS", _media_origins)
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:", *CSP_MEDIA_ORIGINS],  # data: for the empty favicon
+        "media-src": [SELF, *CSP_MEDIA_ORIGINS],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
 
 STORAGES = {
     "default": _default_storage,

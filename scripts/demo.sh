@@ -8,6 +8,9 @@ PY=.venv/bin/python
 PORT="${PORT:-8000}"
 logs=.local/logs
 mkdir -p "$logs"
+# The demo serves plain http on 127.0.0.1, where a browser would drop Secure cookies (the default
+# with DJANGO_DEBUG off) and nobody could log in. Only for this local demo; see README "Security".
+export DJANGO_SECURE_COOKIES="${DJANGO_SECURE_COOKIES:-0}"
 
 stack_was_running=0
 scripts/stack.sh status | grep -q "postgres: running" && stack_was_running=1
@@ -22,7 +25,7 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-scripts/stack.sh start
+scripts/stack.sh start   # also creates .local/secret_key and .local/pseudonym_key once (scripts/keys.sh)
 $PY manage.py migrate --noinput -v0
 $PY manage.py collectstatic --noinput -v0
 
@@ -54,9 +57,9 @@ PYEOF
 cat <<MSG
 
   The platform is running: http://127.0.0.1:$PORT/
-    admin       demo-admin       (project admin + Django admin at /admin/, export link on the home page)
-    annotator1  demo-annotator1
-    annotator2  demo-annotator2
+    admin       harbor-lantern-42   (project admin + Django admin at /admin/, export link on the home page)
+    annotator1  maple-river-81
+    annotator2  granite-sparrow-64
   Frame ordering: http://127.0.0.1:$PORT/projects/demo/ordering/ego-flight/  (results: .../results/)
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.

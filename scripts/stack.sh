@@ -78,7 +78,9 @@ EOF
 }
 
 case "${1:-}" in
-  start) start_pg; start_redis ;;
+  # The key files ride along with "start" because every way in (make demo, make test, make stack,
+  # make bench) starts the stack before Django reads its settings.
+  start) start_pg; start_redis; "$repo/scripts/keys.sh" ;;
   stop)
     if pg_running; then as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null; fi
     if redis_running; then redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true; fi

@@ -2,6 +2,10 @@
 
 import os
 
+# Keys of their own, so the suite never depends on .local/ key files (tests that need other keys
+# start a subprocess with its own environment).
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key-not-used-outside-the-test-suite-0123456789")
+os.environ.setdefault("PSEUDONYM_KEY", "test-pseudonym-key-not-used-outside-the-test-suite-0123456789")
 os.environ.setdefault("MEDIA_ROOT", os.path.join(os.path.dirname(os.path.dirname(__file__)), ".local", "test-media"))
 os.environ.setdefault("MEDIA_WORK_DIR", os.path.join(os.path.dirname(os.path.dirname(__file__)), ".local", "test-work"))
 

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from annotator.experiments.models import Condition, Experiment, Item, Participant, Prediction, Trial
+from annotator.readonly_admin import ReadOnlyAdmin
 
 
 class ConditionInline(admin.TabularInline):
@@ -28,7 +29,9 @@ class ParticipantAdmin(admin.ModelAdmin):
 
 
 @admin.register(Trial)
-class TrialAdmin(admin.ModelAdmin):
+class TrialAdmin(ReadOnlyAdmin):
+    """Answers and their times are what a study reports: shown, never edited here."""
+
     list_display = ["participant", "item", "position", "practice", "client_rt_ms", "kendall_tau_b", "answered_at"]
     raw_id_fields = ["participant", "item"]
 

@@ -4,11 +4,11 @@ import csv
 import io
 import json
 
-import markdown
 from django.contrib.auth.decorators import login_required
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from annotator import markdown
 from annotator.experiments import selectors
 from annotator.experiments.models import Experiment, Participant
 from annotator.projects import access
@@ -29,7 +29,7 @@ def take(request, slug: str, name: str):
               "answerUrl": "/api/ordering/trials/{id}/answer/"}
     return render(request, "experiments/take.html", {
         "experiment": experiment, "config_json": json.dumps(config),
-        "instructions_html": markdown.markdown(experiment.instructions or DEFAULT_INSTRUCTIONS, extensions=["extra"]),
+        "instructions_html": markdown.render(experiment.instructions or DEFAULT_INSTRUCTIONS),
     })
 
 

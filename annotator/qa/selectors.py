@@ -21,12 +21,16 @@ VERIFYING_ACTIONS = (Revision.Action.KEEP, Revision.Action.MODIFY, Revision.Acti
 
 
 def pseudonym(user_id: int) -> str:
-    """A stable pseudonymous annotator id: ``ann-`` + 12 hex of HMAC-SHA256(SECRET_KEY, user id).
+    """A stable pseudonymous annotator id: ``ann-`` + 12 hex of HMAC-SHA256(k, user id), where
+    k = SHA-256("annotator-pseudonym:" + PSEUDONYM_KEY).
 
     Exports carry these instead of usernames; the same person gets the same id in every export
-    of a deployment, and nobody without the secret key can map it back.
+    of a deployment, and nobody without the key can map it back. The key is PSEUDONYM_KEY, never
+    SECRET_KEY, so rotating the secret key renames nobody. (Before it had its own key, k was
+    derived the same way from SECRET_KEY: setting PSEUDONYM_KEY to that old SECRET_KEY keeps the
+    ids of earlier exports.)
     """
-    key = hashlib.sha256(("annotator-pseudonym:" + settings.SECRET_KEY).encode()).digest()
+    key = hashlib.sha256(("annotator-pseudonym:" + settings.PSEUDONYM_KEY).encode()).digest()
     return "ann-" + hmac.new(key, str(user_id).encode(), hashlib.sha256).hexdigest()[:12]
 
 

@@ -4,9 +4,6 @@ The verify page drives the same API as scripts. Every page checks the role throu
 ``annotator.projects.access``: 404 for non-members, 403 for a role that may not.
 """
 
-import json
-
-import markdown
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,6 +12,7 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotator import markdown
 from annotator.errors import DomainError
 from annotator.experiments.models import Experiment
 from annotator.projects import access
@@ -24,10 +22,6 @@ from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
 from api.exceptions import status_of
 from api.views import export_filters, jsonl_export_response
-
-
-def _md(text: str) -> str:
-    return markdown.markdown(text, extensions=["extra"])
 
 
 @login_required
@@ -60,12 +54,12 @@ def verify(request, slug: str):
     config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
               "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
               "autosaveUrl": api + "autosave/", "typesUrl": f"/api/projects/{project.slug}/qa-types/"}
-    types = [{"name": t.name, "description": t.description, "html": _md(t.guidelines)}
+    types = [{"name": t.name, "description": t.description, "html": markdown.render(t.guidelines)}
              for t in QAType.objects.filter(project=project).exclude(guidelines="")]
     return render(request, "qa/verify.html", {
         "project": project,
-        "config_json": json.dumps(config),
-        "guidelines_html": _md(project.guidelines or "No project guidelines yet."),
+        "config": config,
+        "guidelines_html": markdown.render(project.guidelines or "No project guidelines yet."),
         "type_guidelines": types,
     })
 

@@ -3,9 +3,11 @@
 window.Http = (function () {
   "use strict";
 
+  // From the page (base.html's <meta name="csrf-token">), not the cookie: the CSRF cookie is
+  // HttpOnly, so scripts cannot read it.
   function csrfToken() {
-    const m = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return m ? decodeURIComponent(m[1]) : "";
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
   }
 
   // fetch() with a JSON body (if any), the session cookie and the CSRF header; POST by default.

@@ -14,8 +14,9 @@
 (function () {
   "use strict";
 
-  const root = document.getElementById("verify");
-  const config = JSON.parse(root.dataset.config);
+  // Server configuration arrives as JSON in a non-executable <script type="application/json">
+  // (Django's json_script): the CSP allows no inline script.
+  const config = JSON.parse(document.getElementById("verify-config").textContent);
   const $ = (id) => document.getElementById(id);
   const cardsEl = $("cards");
 

@@ -34,14 +34,14 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
 
     frames = page.locator("#frames > li")
     expect(page.locator("#trial-title")).to_have_text("Practice 1 of 1")
-    page.wait_for_function("[...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 224)")
+    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 224)")
     page.wait_for_timeout(300)
     page.keyboard.press("Enter")                                         # answer the practice item as shown
     expect(page.locator("#feedback")).to_contain_text("order")
     page.locator("#continue").click()
 
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 3")
-    page.wait_for_function("[...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
     before = [frames.nth(i).get_attribute("data-id") for i in range(frames.count())]
     movable = page.locator("#frames > li:not(.pinned)").first
     movable.focus()
@@ -52,7 +52,7 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
     page.keyboard.press("Enter")
 
     expect(page.locator("#trial-title")).to_have_text("Question 2 of 3")
-    page.wait_for_function("[...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
     free = page.locator("#frames > li:not(.pinned)")
     first_id = free.first.get_attribute("data-id")
     free.first.drag_to(free.last)                                         # by drag and drop
@@ -61,7 +61,7 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
     page.locator("#answer").click()
 
     expect(page.locator("#trial-title")).to_have_text("Question 3 of 3")
-    page.wait_for_function("[...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
     page.locator("#frames > li:not(.pinned)").first.focus()
     page.keyboard.press("ArrowRight")
     left_as = [frames.nth(i).get_attribute("data-id") for i in range(frames.count())]
@@ -69,7 +69,7 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
     page.reload()                                                         # mid-trial
     expect(page.locator("#trial-title")).to_have_text("Question 3 of 3")  # the same trial ...
     assert [frames.nth(i).get_attribute("data-id") for i in range(frames.count())] == left_as  # ... as it was left
-    page.wait_for_function("[...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
     page.wait_for_timeout(200)
     page.keyboard.press("Enter")
     expect(page.locator("#done")).to_be_visible()

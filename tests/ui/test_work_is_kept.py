@@ -107,17 +107,17 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(worker, live_se
     context, page = _open_verify(browser, live_server, 1)
     videos = page.locator("#players video")
     expect(videos).to_have_count(2)
-    page.wait_for_function("[...document.querySelectorAll('#players video')].every(v => v.readyState >= 2)")
+    page.wait_for_function("() => [...document.querySelectorAll('#players video')].every(v => v.readyState >= 2)")
     frame = 1 / 25
     times = "[...document.querySelectorAll('#players video')].map(v => v.currentTime)"
 
     page.evaluate("document.querySelector('#players video').currentTime = 3.0")  # seek the day video
-    page.wait_for_function(f"(() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }})()")
+    page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }}")
     page.keyboard.press("Space")
     page.wait_for_timeout(1200)
     playing = [page.evaluate(times) for _ in range(5)]
     assert all(day_t > 3.5 for day_t, _ in playing)
     assert max(abs(a - b) for a, b in playing) <= frame, playing
     page.keyboard.press("Space")
-    page.wait_for_function(f"(() => {{ const t = {times}; return Math.abs(t[0] - t[1]) <= {frame}; }})()")
+    page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - t[1]) <= {frame}; }}")
     context.close()

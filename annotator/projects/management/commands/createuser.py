@@ -1,5 +1,8 @@
 """python manage.py createuser NAME --role annotator|admin --project SLUG [--token] [--password P]"""
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.projects.models import Role
@@ -18,6 +21,15 @@ class Command(BaseCommand):
         parser.add_argument("--token", action="store_true", help="Print the user's API token.")
 
     def handle(self, *args, **opts):
+        if opts["password"] is not None:
+            # The same validators as every other way to set a password (AUTH_PASSWORD_VALIDATORS),
+            # checked before anything is written.
+            User = get_user_model()
+            user = User.objects.filter(username=opts["name"]).first() or User(username=opts["name"])
+            try:
+                validate_password(opts["password"], user=user)
+            except ValidationError as exc:
+                raise CommandError(f"password for {opts['name']} refused: " + " ".join(exc.messages)) from None
         project = ensure_project(opts["project"])
         try:
             user, created = ensure_member(opts["name"], role=opts["role"], project=project,

@@ -5,9 +5,9 @@ from django.core.management.base import BaseCommand
 
 # The demo's logins (README "Set up"): a project admin who is also the Django superuser, and two annotators.
 DEMO_USERS = [
-    ("admin", "admin", "demo-admin", True),
-    ("annotator1", "annotator", "demo-annotator1", False),
-    ("annotator2", "annotator", "demo-annotator2", False),
+    ("admin", "admin", "harbor-lantern-42", True),
+    ("annotator1", "annotator", "maple-river-81", False),
+    ("annotator2", "annotator", "granite-sparrow-64", False),
 ]
 
 
