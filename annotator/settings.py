@@ -9,8 +9,10 @@ S3-compatible bucket.
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from django_guid.integrations import CeleryIntegration
 
 from annotator.env import env_bool, env_float, env_int, env_list, env_str
+from annotator.logging import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -29,6 +31,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "django_guid",
+    "health_check",
     "annotator.core",
     "annotator.projects",
     "annotator.media",
@@ -39,6 +43,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every later middleware's and view's log lines carry the request id.
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -209,9 +215,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+# --- Logging and request ids (``annotator.logging``) ---------------------------------------------
+# LOG_FORMAT json (one JSON object a line, for log shippers) or text (for a terminal).
+LOGGING = logging_config(env_str("LOG_LEVEL", "INFO"), env_str("LOG_FORMAT", "json"))
+DJANGO_GUID = {
+    "GUID_HEADER_NAME": "X-Request-ID",  # read from the request, returned on the response
+    "VALIDATE_GUID": True,  # only a UUID (32 hex digits, dashes allowed) is taken from a client
+    "INTEGRATIONS": [CeleryIntegration()],  # the id travels with the tasks a request queues
 }
