@@ -223,3 +223,7 @@ DJANGO_GUID = {
     "VALIDATE_GUID": True,  # only a UUID (32 hex digits, dashes allowed) is taken from a client
     "INTEGRATIONS": [CeleryIntegration()],  # the id travels with the tasks a request queues
 }
+
+# --- Health (``annotator/health.py``, served at /health/ and /health/web/) --------------------------
+# Container healthchecks call the server over plain HTTP from inside; never redirect them to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
