@@ -85,8 +85,9 @@ def logging_config(level: str, fmt: str) -> dict:
         "handlers": {"console": {"class": "logging.StreamHandler", "formatter": fmt, "filters": ["context"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
-            # django-guid logs every id it makes or rejects at INFO; one line per request is noise.
-            "django_guid": {"level": "WARNING"},
+            # django-guid logs every id it makes at INFO, and a rejected one at WARNING before the
+            # request has its id (a line without it); the response header shows what was used.
+            "django_guid": {"level": "ERROR"},
         },
     }
 
