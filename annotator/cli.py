@@ -56,13 +56,19 @@ class Progress:
                 self.out.write(line)
                 self._last = line
             return
+        changed = False
         if total is not None and total != self.bar.total:
             self.bar.total = total
-        if n is not None and n != self.bar.n:
-            self.bar.update(n - self.bar.n)  # tqdm's ETA comes from these increments over time
-        if note:
+            changed = True
+        if note and note != self.bar.postfix:
             self.bar.set_postfix_str(note, refresh=False)
-        self.bar.refresh()
+            changed = True
+        if n is not None and n != self.bar.n:
+            # tqdm's ETA comes from these increments over time; it redraws at most every mininterval
+            # (an export of a million lines must not write a million frames), and close() draws the last.
+            self.bar.update(n - self.bar.n)
+        elif changed:
+            self.bar.refresh()
 
     def write(self, text: str) -> None:
         """A line of output (a per-file result, a warning) that stays above the bar."""

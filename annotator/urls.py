@@ -4,7 +4,6 @@ from django.urls import include, path, register_converter
 from health_check.views import HealthCheckView
 
 from annotator import health
-
 from annotator.converters import IdConverter
 from annotator.experiments import views as experiment_views
 from annotator.media import views as media_views
