@@ -13,6 +13,8 @@ RUN apt-get update \
 
 WORKDIR /app
 
+# Production packages only: pytest, Playwright and the other test-only pins are in
+# requirements-test.txt, which is not even copied in (.dockerignore).
 COPY requirements.txt .
 RUN pip install -r requirements.txt
 
@@ -31,5 +33,6 @@ ENV DJANGO_SETTINGS_MODULE=annotator.settings \
 USER app
 EXPOSE 8000
 
+# Logs: JSON lines on stderr (LOG_FORMAT=text for a terminal), each with its request and task ids.
 CMD ["gunicorn", "annotator.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", \
      "--access-logfile", "-", "--error-logfile", "-"]

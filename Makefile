@@ -23,9 +23,10 @@ system-test:
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# requirements-test.txt includes requirements.txt: the local venv gets both (the Docker image only the first).
+$(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt -r requirements-test.txt
 	touch $@
 
 stack:

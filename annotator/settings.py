@@ -12,8 +12,10 @@ from pathlib import Path
 
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from django_guid.integrations import CeleryIntegration
 
 from annotator.env import env_bool, env_float, env_int, env_list, env_str
+from annotator.logging import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -67,6 +69,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
+    "django_guid",
+    "health_check",
     "annotator.core",
     "annotator.projects",
     "annotator.media",
@@ -77,6 +81,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every later middleware's and view's log lines carry the request id.
+    "django_guid.middleware.guid_middleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -329,9 +335,15 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+# --- Logging and request ids (``annotator.logging``) ---------------------------------------------
+# LOG_FORMAT json (one JSON object a line, for log shippers) or text (for a terminal).
+LOGGING = logging_config(env_str("LOG_LEVEL", "INFO"), env_str("LOG_FORMAT", "json"))
+DJANGO_GUID = {
+    "GUID_HEADER_NAME": "X-Request-ID",  # read from the request, returned on the response
+    "VALIDATE_GUID": True,  # only a UUID (32 hex digits, dashes allowed) is taken from a client
+    "INTEGRATIONS": [CeleryIntegration()],  # the id travels with the tasks a request queues
 }
+
+# --- Health (``annotator/health.py``, served at /health/ and /health/web/) --------------------------
+# Container healthchecks call the server over plain HTTP from inside; never redirect them to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]

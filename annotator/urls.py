@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
+from health_check.views import HealthCheckView
 
+from annotator import health
 from annotator.converters import IdConverter
 from annotator.experiments import views as experiment_views
 from annotator.media import views as media_views
@@ -18,6 +20,9 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # Health (annotator/health.py): JSON with ?format=json or Accept: application/json; 500 on any failure.
+    path("health/", HealthCheckView.as_view(checks=health.ALL), name="health"),
+    path("health/web/", HealthCheckView.as_view(checks=health.WEB), name="health-web"),
     path("api/", include("api.urls")),
     path("projects/<slug:slug>/verify/", qa_views.verify, name="verify"),
     path("projects/<slug:slug>/videos/", media_views.video_list, name="video-list"),

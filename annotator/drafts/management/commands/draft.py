@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.cli import wait_with_progress
+from annotator.cli import Tick, wait_with_progress
 from annotator.drafts.models import DraftJob
 from annotator.drafts.services import start_run
 from annotator.projects.models import Project
@@ -39,9 +39,10 @@ class Command(BaseCommand):
             done = sum(1 for s, _ in jobs if s == DraftJob.Status.DONE)
             failed = sum(1 for s, _ in jobs if s == DraftJob.Status.FAILED)
             drafts = sum(n for _, n in jobs)
-            return done + failed == len(jobs), f"  {done + failed}/{len(jobs)} videos done ({failed} failed), {drafts} drafts"
+            return Tick(done + failed == len(jobs), f"  {done + failed}/{len(jobs)} videos done ({failed} failed), {drafts} drafts",
+                        n=done + failed, total=len(jobs), note=f"{failed} failed, {drafts} drafts")
 
-        wait_with_progress(poll, write=self.stdout.write, timeout_s=opts["timeout"],
+        wait_with_progress(poll, out=self.stdout, desc="drafting", unit="video", timeout_s=opts["timeout"],
                            on_timeout="timed out waiting: is a Celery worker running?")
         failures = DraftJob.objects.filter(run=launch.run, status=DraftJob.Status.FAILED).values_list("video__filename", "error")
         for video, error in failures:

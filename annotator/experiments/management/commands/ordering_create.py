@@ -1,11 +1,17 @@
 """python manage.py ordering_create --project SLUG --preset ego-flight --name NAME"""
 
+import re
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.adapters.ffmpeg import MediaError
+from annotator.cli import Progress
 from annotator.experiments.presets import PRESETS
 from annotator.experiments.services import create_experiment
 from annotator.projects.models import Project
+
+
+_FRAMES = re.compile(r"frames: (\d+)/(\d+)")
 
 
 class Command(BaseCommand):
@@ -37,11 +43,25 @@ class Command(BaseCommand):
         if opts["skip_existing"] and Experiment.objects.filter(project=project, name=opts["name"]).exists():
             self.stdout.write(f"experiment {opts['name']} already exists; nothing done")
             return
+        bar: list[Progress] = []  # made at the first frame count: with every frame already cut there is none
+
+        def progress(line: str) -> None:
+            # The service reports "  frames: i/n" while cutting frames and one line per condition.
+            if counted := _FRAMES.search(line):
+                if not bar:
+                    bar.append(Progress(self.stdout, desc="frames", unit="frame"))
+                bar[0].show(line, int(counted[1]), int(counted[2]))
+            else:
+                (bar[0].write if bar else self.stdout.write)(line)
+
         try:
             report = create_experiment(project, opts["name"], opts["preset"], frame_size=opts["frame_size"],
-                                       seed=opts["seed"], practice_items=opts["practice_items"], progress=self.stdout.write)
+                                       seed=opts["seed"], practice_items=opts["practice_items"], progress=progress)
         except (ValueError, MediaError) as exc:
             raise CommandError(str(exc)) from None
+        finally:
+            for b in bar:
+                b.close()
         exclusion = {k: v for k, v in (("min_median_rt_s", opts["exclude_median_rt_below"]),
                                         ("min_practice_correct", opts["exclude_practice_below"])) if v is not None}
         Experiment.objects.filter(pk=report.experiment.pk).update(

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator import jobs
 from annotator.adapters.ffmpeg import NIGHT_LEVELS
-from annotator.cli import wait_with_progress
+from annotator.cli import Tick, wait_with_progress
 from annotator.core.models import Job
 from annotator.media.models import Video
 from annotator.media.services import night_candidates
@@ -45,15 +45,22 @@ class Command(BaseCommand):
         def poll():
             states = dict(Job.objects.filter(key__in=keys).values_list("key", "status"))
             finished = sum(1 for k in keys if states.get(k) in (Job.Status.DONE, Job.Status.FAILED))
-            return finished == len(keys), f"  {finished}/{len(keys)} rendered"
+            return Tick(finished == len(keys), f"  {finished}/{len(keys)} rendered", n=finished, total=len(keys))
 
-        wait_with_progress(poll, write=self.stdout.write, timeout_s=opts["timeout"],
+        wait_with_progress(poll, out=self.stdout, desc="rendering", unit="video", timeout_s=opts["timeout"],
                            on_timeout="timed out waiting: is a Celery worker running?")
         failed = list(Job.objects.filter(key__in=keys, status=Job.Status.FAILED).values_list("args", "error"))
         for (video_id, level), why in failed:
             self.stderr.write(f"failed video {video_id} {level}: {why}")
-        wait_with_progress(lambda: (not Video.objects.filter(project=project, status=Video.Status.PROCESSING).exists(), None),
-                           write=self.stdout.write, timeout_s=opts["timeout"],
+
+        def transcoded():
+            # Until no video of the project is processing (the new renditions are transcoded like any
+            # ingested video); no plain line, as before.
+            videos = Video.objects.filter(project=project)
+            total, processing = videos.count(), videos.filter(status=Video.Status.PROCESSING).count()
+            return Tick(processing == 0, None, n=total - processing, total=total)
+
+        wait_with_progress(transcoded, out=self.stdout, desc="transcoding", unit="video", timeout_s=opts["timeout"],
                            on_timeout="timed out waiting for transcodes: is a Celery worker running?")
         self.stdout.write(f"{len(todo) - len(failed)} night renditions ready and paired")
         if failed:

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from annotator.cli import wait_with_progress
+from annotator.cli import Progress, Tick, wait_with_progress
 from annotator.media.manifest import ManifestError, load_manifest
 from annotator.media.models import Video
 from annotator.media.services import expand_paths, ingest_file
@@ -31,15 +31,17 @@ class Command(BaseCommand):
         if not files:
             raise CommandError("no video files found in the given paths")
         tally = {"queued": 0, "duplicate": 0, "failed": 0}
-        for path in files:
-            result = ingest_file(project, path, manifest.get(path.name))
-            tally[result.outcome] += 1
-            line = f"{result.outcome:<9} {path}"
-            if result.video_id:
-                line += f"  (video {result.video_id})"
-            if result.reason:
-                line += f"  {result.reason}"
-            self.stdout.write(self.style.ERROR(line) if result.outcome == "failed" else line)
+        # Hashing and decoding every file takes a while: a bar in a terminal, the result lines above it.
+        with Progress(self.stdout, desc="ingest", unit="file", total=len(files)) as progress:
+            for path in progress.iterate(files):
+                result = ingest_file(project, path, manifest.get(path.name))
+                tally[result.outcome] += 1
+                line = f"{result.outcome:<9} {path}"
+                if result.video_id:
+                    line += f"  (video {result.video_id})"
+                if result.reason:
+                    line += f"  {result.reason}"
+                progress.write(self.style.ERROR(line) if result.outcome == "failed" else line)
         listed = set(manifest) - {p.name for p in files}
         if listed:
             self.stderr.write(f"manifest entries with no matching file: {', '.join(sorted(listed))}")
@@ -56,7 +58,8 @@ class Command(BaseCommand):
             counts.update(Video.objects.filter(project=project).values_list("status").annotate(n=Count("id")))
             line = (f"transcoding: {counts['ready']} ready, {counts['processing']} processing, "
                     f"{counts['failed']} failed")
-            return counts["processing"] == 0, line
+            return Tick(counts["processing"] == 0, line, n=counts["ready"] + counts["failed"],
+                        total=sum(counts.values()), note=f"{counts['failed']} failed")
 
-        wait_with_progress(poll, write=self.stdout.write, timeout_s=timeout,
+        wait_with_progress(poll, out=self.stdout, desc="transcoding", unit="video", timeout_s=timeout,
                            on_timeout=f"still processing after {timeout:.0f} s: is a Celery worker running?")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.cli import write_lines_atomically
+from annotator.cli import Progress, is_terminal, write_lines_atomically
 from annotator.projects.models import Project
 from annotator.qa.selectors import export_lines, verified_qa
 
@@ -26,9 +26,15 @@ class Command(BaseCommand):
             raise CommandError(f"no project {opts['project']!r}")
         rows = verified_qa(project, qa_type=opts["qa_type"], provenance=opts["provenance"],
                            source=opts["source"], illumination=opts["illumination"])
-        if opts["out"] == "-":
-            n = sum(self.stdout.write(line, ending="") or 1 for line in export_lines(rows))
-        else:
-            out = Path(opts["out"])
-            n = write_lines_atomically(out, export_lines(rows))  # a reader never sees a half-written export
+        # A bar on stderr (stdout may be the export itself) when it is a terminal; else nothing until
+        # the summary, as before. Counting first costs one query, so only for the bar.
+        total = rows.count() if is_terminal(self.stderr) else None
+        with Progress(self.stderr, desc="export", unit="pair", total=total) as progress:
+            lines = progress.iterate(export_lines(rows))
+            if opts["out"] == "-":
+                n = sum(self.stdout.write(line, ending="") or 1 for line in lines)
+            else:
+                out = Path(opts["out"])
+                n = write_lines_atomically(out, lines)  # a reader never sees a half-written export
+        if opts["out"] != "-":
             self.stderr.write(f"wrote {n} verified QA pairs to {out}")

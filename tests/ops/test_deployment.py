@@ -1,0 +1,65 @@
+"""What docker-compose.yml, the Dockerfile and the requirements promise (Docker itself is not run here)."""
+
+import re
+
+import yaml
+
+from tests.conftest import REPO
+
+TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "pygments", "greenlet"}
+
+
+def _pins(name: str) -> dict[str, str]:
+    pins = {}
+    for line in (REPO / name).read_text().splitlines():
+        if line and not line.startswith(("#", "-r ")):
+            package, version = line.split("==")
+            pins[package.lower().replace("_", "-")] = version
+    return pins
+
+
+def _compose() -> dict:
+    return yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+
+
+def test_production_requirements_hold_no_test_only_package_and_every_pin_is_exact():
+    lines = [line for line in (REPO / "requirements.txt").read_text().splitlines() if line]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][A-Za-z0-9.+-]*", line) for line in lines)
+    assert set(_pins("requirements.txt")) & TEST_ONLY == set()
+
+
+def test_test_requirements_include_production_and_hold_the_test_only_packages():
+    text = (REPO / "requirements-test.txt").read_text()
+    assert "-r requirements.txt" in text.splitlines()
+    assert set(_pins("requirements-test.txt")) == TEST_ONLY
+    assert "-r requirements-test.txt" in (REPO / "Makefile").read_text()
+
+
+def test_the_image_installs_only_production_requirements():
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert re.findall(r"pip install .*", dockerfile) == ["pip install -r requirements.txt"]
+    assert "requirements-test.txt" in (REPO / ".dockerignore").read_text().splitlines()
+
+
+def test_redis_keeps_an_append_only_file_on_a_named_volume():
+    redis = _compose()["redis"]
+    command = redis["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert "redis-data:/data" in redis["volumes"]
+    assert "redis-data" in yaml.safe_load((REPO / "docker-compose.yml").read_text())["volumes"]
+
+
+def test_migrations_run_once_before_web_worker_and_beat():
+    services = _compose()
+    assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
+    assert services["migrate"]["restart"] == "no"
+    for name in ("web", "worker", "beat"):
+        assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
+        assert "migrate" not in str(services[name]["command"]), name
+
+
+def test_beat_runs_the_scheduler_and_the_healthchecks_use_health_and_a_celery_ping():
+    services = _compose()
+    assert services["beat"]["command"][:4] == ["celery", "-A", "workers", "beat"]
+    assert "http://127.0.0.1:8000/health/web/" in " ".join(services["web"]["healthcheck"]["test"])
+    assert "celery -A workers inspect ping" in " ".join(services["worker"]["healthcheck"]["test"])
