@@ -308,6 +308,12 @@ QUEUE_TIME_SLACK_S = env_int("QUEUE_TIME_SLACK_S", 60, minimum=0)
 if QUEUE_HEARTBEAT_SECONDS * 2 > QUEUE_LEASE_SECONDS:
     raise ImproperlyConfigured("QUEUE_HEARTBEAT_SECONDS must be at most half of QUEUE_LEASE_SECONDS")
 
+# --- Human-baseline studies ----------------------------------------------------------------------
+# A trial's reported response time may exceed the server's time since the page reported the trial
+# visible by at most this much: the "shown" report travels one way before the server's clock starts,
+# the answer one way after the page's clock stops, and the two trips need not take equally long.
+ORDERING_RT_SLACK_MS = env_int("ORDERING_RT_SLACK_MS", 2000, minimum=0)
+
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -19,5 +19,6 @@ urlpatterns = [
     path("qa/<id:pk>/flag/", views.QAFlagView.as_view(), name="api-qa-flag"),
     path("ordering/<id:pk>/start/", ordering.OrderingStartView.as_view(), name="api-ordering-start"),
     path("ordering/<id:pk>/current/", ordering.OrderingCurrentView.as_view(), name="api-ordering-current"),
+    path("ordering/trials/<id:pk>/shown/", ordering.OrderingShownView.as_view(), name="api-ordering-shown"),
     path("ordering/trials/<id:pk>/answer/", ordering.OrderingAnswerView.as_view(), name="api-ordering-answer"),
 ]

@@ -180,8 +180,12 @@ class Participant(models.Model):
 class Trial(ScoreFields):
     """One item assigned to one participant, at ``position`` in their sequence, and their answer.
 
-    Times: ``served_at`` and ``answered_at`` are the server's; ``client_rt_ms`` is the page's
-    high-resolution time from the moment every element was decoded and visible to the answer.
+    Times: ``served_at`` (first sent to the page), ``shown_at`` (first reported visible by the page:
+    every element decoded and painted) and ``answered_at`` are the server's; the server's response
+    time is ``answered_at - shown_at``, so time spent before the trial was on screen (reading the
+    previous practice item's feedback, loading images) never counts. ``client_rt_ms`` is the page's
+    high-resolution time from the moment every element was visible to the answer; the server refuses
+    one longer than its own elapsed time since ``shown_at`` plus ``ORDERING_RT_SLACK_MS``.
     """
 
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="trials")
@@ -191,6 +195,7 @@ class Trial(ScoreFields):
     response = models.JSONField(null=True, blank=True)
     client_rt_ms = models.FloatField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True)
+    shown_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=100, blank=True)
 

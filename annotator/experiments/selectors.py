@@ -40,14 +40,21 @@ def unscored(experiment: Experiment) -> int:
 
 
 def trial_payload(trial: Trial) -> dict:
-    """What the page shows for a trial: the elements in the recorded shown order (image URL or
-    text), which of them are pinned hints, the annotation text of the condition, and where the
-    person is. Never the true order of the free elements (it is sent back only as practice feedback)."""
+    """What the page shows for a trial: the elements in the recorded shown order, each as its
+    per-trial ``handle`` (``annotator.experiments.handles``), ``kind``, image ``url`` (named by the
+    image's content hash) or ``text``, and ``pinned_position`` (1-based) for pinned hints; the
+    condition's annotation text; where the person is; the server's ``served_at`` and ``shown_at``.
+
+    Nothing here reveals the truth (issue 7): no element ids (they ascend with time), no times,
+    video ids, file names or hashes; handles are random per trial; the free elements' true order is
+    sent back only as practice feedback (``feedback_truth``), after the answer."""
+    from annotator.experiments.handles import handles_of
     from annotator.experiments.models import Element
     from annotator.qa.selectors import media_url
 
     item = trial.item
     elements = {e.pk: e for e in Element.objects.filter(pk__in=item.shown)}
+    handles = handles_of(trial.pk, item.shown)
     pinned = {item.truth[p - 1]: p for p in item.hints}
     same_kind = Trial.objects.filter(participant_id=trial.participant_id, practice=trial.practice)
     return {
@@ -56,16 +63,35 @@ def trial_payload(trial: Trial) -> dict:
         "number": trial.position + 1,
         "of": same_kind.count(),
         "annotation": item.annotation,
-        "elements": [{"id": eid, "kind": elements[eid].kind, "url": media_url(elements[eid].image.name),
+        "elements": [{"handle": handles[eid], "kind": elements[eid].kind, "url": media_url(elements[eid].image.name),
                       "text": elements[eid].text, "pinned_position": pinned.get(eid)} for eid in item.shown],
         "served_at": trial.served_at.isoformat() if trial.served_at else None,
+        "shown_at": trial.shown_at.isoformat() if trial.shown_at else None,
     }
+
+
+def feedback_truth(trial: Trial) -> list[str]:
+    """A practice trial's true order as its handles (shown as feedback after the answer)."""
+    from annotator.experiments.handles import handles_of
+
+    handles = handles_of(trial.pk, trial.item.truth)
+    return [handles[eid] for eid in trial.item.truth]
+
+
+def server_rt_ms(trial: Trial) -> float | None:
+    """The server's response time of an answered trial in ms: from the page's "shown" report
+    (``shown_at``) to the answer (``answered_at``); None if either is missing (trials answered
+    before issue 7 have no ``shown_at``)."""
+    if trial.shown_at is None or trial.answered_at is None:
+        return None
+    return round((trial.answered_at - trial.shown_at).total_seconds() * 1000, 1)
 
 
 def trials_export(experiment: Experiment):
     """Per-trial rows for the JSONL and CSV exports: participant (pseudonymous id), excluded flag and
     reasons, condition variables, item, shown, response, truth, hints, practice, client response time
-    (ms), server times (ISO 8601 UTC), and the six metrics (null until scored)."""
+    (ms), server times (ISO 8601 UTC: served, shown, answered) and the server's response time
+    (``server_rt_ms``, shown to answered), and the six metrics (null until scored)."""
     from annotator.qa.selectors import pseudonym
 
     rows = (Trial.objects.filter(participant__experiment=experiment, response__isnull=False)
@@ -77,7 +103,9 @@ def trials_export(experiment: Experiment):
             "item_id": t.item_id, "practice": t.practice, "position": t.position + 1, "shown": t.item.shown,
             "response": t.response, "truth": t.item.truth, "hints": t.item.hints, "client_rt_ms": t.client_rt_ms,
             "served_at": t.served_at.isoformat() if t.served_at else None,
+            "shown_at": t.shown_at.isoformat() if t.shown_at else None,
             "answered_at": t.answered_at.isoformat() if t.answered_at else None,
+            "server_rt_ms": server_rt_ms(t),
             **{m: getattr(t, m) for m in METRICS},
         }
 
@@ -100,17 +128,27 @@ def rt_histogram(experiment: Experiment, bins: int = 20) -> dict:
 
 
 def participant_scores(experiment: Experiment) -> dict[int, dict]:
-    """Per participant id: Kendall's tau-b over their scored, non-practice trials (mean, 95% CI, n)
-    and their median client response time in seconds."""
+    """Per participant id: Kendall's tau-b over their scored, non-practice trials (mean, 95% CI, n),
+    their median client response time and median server response time (``shown_at`` to
+    ``answered_at``) in seconds, and when their latest trial was shown (``last_shown_at``)."""
     import statistics
 
     taus: dict[int, list] = defaultdict(list)
     rts: dict[int, list] = defaultdict(list)
-    for pid, tau, rt in Trial.objects.filter(participant__experiment=experiment, practice=False, response__isnull=False).values_list(
-            "participant_id", "kendall_tau_b", "client_rt_ms"):
+    server_rts: dict[int, list] = defaultdict(list)
+    last_shown: dict[int, object] = {}
+    for pid, tau, rt, shown_at, answered_at in Trial.objects.filter(
+            participant__experiment=experiment, practice=False, response__isnull=False).values_list(
+            "participant_id", "kendall_tau_b", "client_rt_ms", "shown_at", "answered_at"):
         if tau is not None:
             taus[pid].append(tau)
         if rt is not None:
             rts[pid].append(rt / 1000)
-    return {pid: {"tau": mean_ci(taus.get(pid, [])), "median_rt_s": statistics.median(rts[pid]) if rts.get(pid) else None}
+        if shown_at is not None and answered_at is not None:
+            server_rts[pid].append((answered_at - shown_at).total_seconds())
+        if shown_at is not None and (pid not in last_shown or shown_at > last_shown[pid]):
+            last_shown[pid] = shown_at
+    return {pid: {"tau": mean_ci(taus.get(pid, [])), "median_rt_s": statistics.median(rts[pid]) if rts.get(pid) else None,
+                  "median_server_rt_s": statistics.median(server_rts[pid]) if server_rts.get(pid) else None,
+                  "last_shown_at": last_shown.get(pid)}
             for pid in set(taus) | set(rts)}

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotator import jobs
 from annotator.adapters import ffmpeg
-from annotator.errors import Conflict, Invalid
+from annotator.errors import Conflict, Forbidden, Invalid
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Prediction, Trial
 from annotator.experiments.presets import PRESETS, WINDOW_S
 from annotator.media.models import Video
@@ -199,12 +199,30 @@ def _extract_frames(experiment, wanted: set, written: list, progress) -> dict[tu
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             for i, ((video, t), data) in enumerate(zip(todo, pool.map(cut, todo)), start=1):
-                name = default_storage.save(f"frames/{video.sha256[:16]}/{size}/{t:09.3f}.jpg", ContentFile(data))
-                written.append(name)
+                name = store_frame(data, written)
                 out[(video.pk, t)] = Element.objects.create(kind=Element.Kind.FRAME, video=video, t_s=t, size=size, image=name)
                 if i % 50 == 0 or i == len(todo):
                     progress(f"  frames: {i}/{len(todo)}")
     return out
+
+
+def frame_name(data: bytes) -> str:
+    """The storage name of a frame image: ``frames/<SHA-256 of the JPEG bytes>.jpg``. Participants
+    see this name in the image URL, so it carries no time, no order, no video: a name made of the
+    video's hash and the frame's timestamp (as before issue 7) let a script sort the frames."""
+    return f"frames/{hashlib.sha256(data).hexdigest()}.jpg"
+
+
+def store_frame(data: bytes, written: list[str]) -> str:
+    """Store a frame's JPEG under its content name (``frame_name``) and return the name. Identical
+    bytes are stored once: a name already present is reused (and not added to ``written``, the files
+    a failed build removes, since an earlier build may own it)."""
+    name = frame_name(data)
+    if default_storage.exists(name):
+        return name
+    saved = default_storage.save(name, ContentFile(data))
+    written.append(saved)
+    return saved
 
 
 # ------------------------------------------------------------------------------ items and models
@@ -268,25 +286,61 @@ def import_predictions(experiment: Experiment, lines: Iterable[str]) -> ImportRe
     return report
 
 
-def score_pending(experiment_id: int) -> int:
+SCORE_BATCH = 500
+
+
+def score_pending(experiment_id: int, *, batch_size: int = SCORE_BATCH) -> int:
     """Score every answered trial and every prediction of the experiment not scored yet; returns
-    how many were scored. Idempotent: scored rows are skipped."""
-    now = timezone.now()
+    how many rows this call scored. Safe to run many at once (a worker per answer, a command):
+
+    1. In a transaction, claim up to ``batch_size`` unscored rows with ``SELECT ... FOR UPDATE OF
+       <row> SKIP LOCKED``: rows another scorer holds are skipped, not waited for, and a row that
+       another scorer scored and committed since this statement's snapshot is re-checked by
+       PostgreSQL and no longer matches ``scored_at IS NULL``.
+    2. Score the claimed rows (``annotator.scoring.ordering``) and write them in the same
+       transaction, which releases the claim on commit.
+    3. Repeat until no unclaimed, unscored row is left.
+
+    So no row is scored twice and the counts of concurrent calls add up to the rows there were.
+    """
     n = 0
     for model, answer_field, filters in ((Trial, "response", {"participant__experiment_id": experiment_id, "response__isnull": False}),
                                          (Prediction, "predicted", {"experiment_id": experiment_id})):
-        rows = list(model.objects.filter(scored_at__isnull=True, **filters).select_related("item"))
-        for row in rows:
-            scores = ordering.score(getattr(row, answer_field), row.item.truth, row.item.hints)
-            for metric, value in scores.as_dict().items():
-                setattr(row, metric, value)
-            row.scored_at = now
-        model.objects.bulk_update(rows, [*ordering.METRICS, "scored_at"], batch_size=2000)
-        n += len(rows)
+        while True:
+            with transaction.atomic():
+                rows = list(model.objects.select_for_update(skip_locked=True, of=("self",))
+                            .filter(scored_at__isnull=True, **filters).select_related("item").order_by("pk")[:batch_size])
+                if not rows:
+                    break
+                now = timezone.now()
+                for row in rows:
+                    scores = ordering.score(getattr(row, answer_field), row.item.truth, row.item.hints)
+                    for metric, value in scores.as_dict().items():
+                        setattr(row, metric, value)
+                    row.scored_at = now
+                model.objects.bulk_update(rows, [*ordering.METRICS, "scored_at"], batch_size=2000)
+                n += len(rows)
     return n
 
 
 # ------------------------------------------------------------------------------ taking part
+
+NOT_A_PARTICIPANT = ("You cannot take part in this study: your role ({role}) lets you see or export its true orders, "
+                     "so your answers would not be a fair human baseline. Take part with an annotator account.")
+
+
+def require_participant_role(user, project: Project) -> None:
+    """Only annotators take part (issue 7, B): anyone who can export a study's truth (superusers,
+    and the project's admins, reviewers and researchers) is refused with Forbidden, in plain words.
+    Non-members are the caller's concern (they get 404 before this)."""
+    from annotator.projects.access import role_in
+    from annotator.projects.models import Role
+
+    role = role_in(user, project)
+    if user.is_superuser:
+        raise Forbidden(NOT_A_PARTICIPANT.format(role="superuser"))
+    if role != Role.ANNOTATOR:
+        raise Forbidden(NOT_A_PARTICIPANT.format(role=role or "none"))
 
 def enroll(experiment: Experiment, user) -> Participant:
     """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
@@ -296,11 +350,15 @@ def enroll(experiment: Experiment, user) -> Participant:
     scored items split evenly across them, never two items of the same clip (e.g. the 4-frame and
     4-frame-with-hints versions), least-used items first; plus the practice items. The order of the
     scored trials is shuffled with a seed derived from the experiment and the participant.
+
+    Raises Forbidden (nothing written) for anyone but the project's annotators
+    (``require_participant_role``).
     """
     import random
 
     from django.db.models import Count
 
+    require_participant_role(user, experiment.project)
     with transaction.atomic():
         Experiment.objects.select_for_update().get(pk=experiment.pk)  # one enrolment at a time per experiment
         existing = Participant.objects.filter(experiment=experiment, user=user).first()
@@ -343,16 +401,36 @@ def current_trial(participant) -> Trial | None:
     return trial
 
 
+def mark_shown(participant, trial_id: int) -> Trial:
+    """The page reports that trial ``trial_id`` is on screen (every element decoded and painted):
+    stamp the server's ``shown_at`` the first time, so the trial's server time starts here and not
+    when it was served (a practice item's feedback is read between the two). Later reports (a
+    reload) keep the first time; returns the trial. Raises Conflict for a trial that is not the
+    participant's current one (nothing written)."""
+    current = current_trial(participant)
+    if current is None or current.pk != trial_id:
+        raise Conflict("this is not your current trial")
+    if current.shown_at is None:
+        # Conditional: two reports racing stamp one time, the first.
+        Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(shown_at=timezone.now())
+        current.refresh_from_db(fields=["shown_at"])
+    return current
+
+
 def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, idempotency_key: str) -> Trial:
-    """Record the participant's order for their current trial.
+    """Record the participant's order (element ids) for their current trial.
 
     Refuses (Conflict) a trial that is not theirs or not the current one, unless it is the
     same answer sent again (same idempotency key), which returns the stored trial unchanged.
-    Refuses (Invalid) an order that is not a permutation of the item's elements or moves a hint frame,
-    and a response time that is not a positive number of ms. On success stores the answer with the
-    server's time, moves the participant to the next stage when a stage is finished, applies the
-    exclusion rules when the last trial is answered, and queues scoring on commit.
+    Refuses (Invalid) an order that is not a permutation of the item's elements or moves a hint frame;
+    a trial the page never reported shown (``mark_shown``); and a response time (ms) that is not
+    positive or is longer than the server's time since ``shown_at`` plus ``ORDERING_RT_SLACK_MS``.
+    Whatever it refuses, it writes nothing. On success stores the answer with the server's time,
+    moves the participant to the next stage when a stage is finished, applies the exclusion rules
+    when the last trial is answered, and queues scoring on commit.
     """
+    from django.conf import settings
+
     with transaction.atomic():
         trial = Trial.objects.select_for_update().select_related("item").filter(pk=trial_id, participant=participant).first()
         if trial is None:
@@ -372,9 +450,16 @@ def answer_trial(participant, trial_id: int, order: list, client_rt_ms: float, i
             if order[pos - 1] != trial.item.truth[pos - 1]:
                 raise Invalid(f"the hint frame at position {pos} must stay where it is")
         if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
-            raise Invalid("client_rt_ms must be a positive number of milliseconds")
+            raise Invalid("client_rt_ms must be a positive number of milliseconds", errors={"client_rt_ms": "must be positive"})
+        if trial.shown_at is None:
+            raise Invalid("the page has not reported this trial as shown yet", errors={"client_rt_ms": "trial not shown yet"})
+        now = timezone.now()
+        elapsed_ms = (now - trial.shown_at).total_seconds() * 1000
+        if client_rt_ms > elapsed_ms + settings.ORDERING_RT_SLACK_MS:
+            raise Invalid(f"client_rt_ms {client_rt_ms:.0f} is longer than the {elapsed_ms:.0f} ms the server has seen "
+                          "since the trial was shown", errors={"client_rt_ms": "longer than the server's time"})
         trial.response, trial.client_rt_ms = list(order), float(client_rt_ms)
-        trial.answered_at, trial.idempotency_key = timezone.now(), idempotency_key or ""
+        trial.answered_at, trial.idempotency_key = now, idempotency_key or ""
         trial.save(update_fields=["response", "client_rt_ms", "answered_at", "idempotency_key"])
         participant = Participant.objects.select_for_update().get(pk=participant.pk)
         remaining = Trial.objects.filter(participant=participant, response__isnull=True)

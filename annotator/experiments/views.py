@@ -23,12 +23,24 @@ def _experiment(request, slug, name, roles):
 @login_required
 def take(request, slug: str, name: str):
     """Instructions, then practice items with feedback, then the assigned trials, one at a time; by
-    drag and drop or by keyboard. A reload resumes the same trial in the same order."""
-    experiment = _experiment(request, slug, name, access.ANNOTATE_ROLES)
+    drag and drop or by keyboard. A reload resumes the same trial in the same order.
+
+    Only the project's annotators take part: anyone else who is a member (who can see or export the
+    truth) gets this page with status 403 and the reason in plain words, and no trial script. The
+    page's configuration reaches its script through ``json_script`` (the CSP forbids inline script).
+    """
+    from annotator.errors import Forbidden
+    from annotator.experiments.services import require_participant_role
+
+    experiment = _experiment(request, slug, name, access.ALL_ROLES)
+    try:
+        require_participant_role(request.user, experiment.project)
+    except Forbidden as exc:
+        return render(request, "experiments/take.html", {"experiment": experiment, "refusal": str(exc)}, status=403)
     config = {"startUrl": f"/api/ordering/{experiment.pk}/start/", "currentUrl": f"/api/ordering/{experiment.pk}/current/",
-              "answerUrl": "/api/ordering/trials/{id}/answer/"}
+              "shownUrl": "/api/ordering/trials/{id}/shown/", "answerUrl": "/api/ordering/trials/{id}/answer/"}
     return render(request, "experiments/take.html", {
-        "experiment": experiment, "config_json": json.dumps(config),
+        "experiment": experiment, "config": config,
         "instructions_html": markdown.render(experiment.instructions or DEFAULT_INSTRUCTIONS),
     })
 
@@ -54,7 +66,8 @@ def results(request, slug: str, name: str):
     participants = list(Participant.objects.filter(experiment=experiment).select_related("user").prefetch_related("conditions"))
     per_person = selectors.participant_scores(experiment)
     for p in participants:
-        p.scores = per_person.get(p.pk, {"tau": {"mean": None, "n": 0}, "median_rt_s": None})
+        p.scores = per_person.get(p.pk, {"tau": {"mean": None, "n": 0}, "median_rt_s": None, "median_server_rt_s": None,
+                                         "last_shown_at": None})
     return render(request, "experiments/results.html", {
         "experiment": experiment, "table": table, "bars": _bars(table),
         "humans_all": [r for r in table_all if r["respondent"] == "human"],
@@ -110,7 +123,7 @@ def export_trials(request, slug: str, name: str, fmt: str):
 
 def _csv_lines(rows):
     header = ["participant", "excluded", "exclusion_reasons", "condition", "item_id", "practice", "position", "shown",
-              "response", "truth", "hints", "client_rt_ms", "served_at", "answered_at", *METRICS]
+              "response", "truth", "hints", "client_rt_ms", "served_at", "shown_at", "answered_at", "server_rt_ms", *METRICS]
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(header)

@@ -5,7 +5,9 @@ a clip's start. For S3 storage the page links to the bucket's signed URLs instea
 is not used.
 """
 
+import functools
 import mimetypes
+import operator
 import re
 
 from django.contrib.auth.decorators import login_required
@@ -38,16 +40,57 @@ def _stream(fh, start: int, length: int):
         fh.close()
 
 
+def may_see_video(user, video: Video) -> bool:
+    """Whether ``user`` may fetch ``video``'s rendition or poster (originals are never served).
+
+    The project's admins, reviewers and researchers (and superusers) may. An annotator may only for
+    a video of a work unit they hold or held in a queue (a ``QueueItem`` of the unit, or of its
+    day-night pair, whose ``leased_by`` or ``completed_by`` is them): that is what the verify page
+    plays. Nobody else, and so no participant of a human-baseline study, which shows frames and never
+    its source video (issue 7: the rendition let a participant read every frame's time). One query
+    for overseers, two for annotators.
+    """
+    from annotator.qa.models import QueueItem
+
+    role = access.role_in(user, video.project)
+    if role is None:
+        return False
+    if role in access.OVERSEE_ROLES:
+        return True
+    mine = Q(leased_by=user) | Q(completed_by=user)
+    return QueueItem.objects.filter(mine).filter(Q(unit__video=video) | Q(unit__group__members__video=video)).exists()
+
+
+def may_see_frame(user, name: str) -> bool:
+    """Whether ``user`` may fetch the ordering frame stored as ``name``: the project's admins,
+    reviewers and researchers may, and a participant whose trials include an element with that image.
+    Nobody else (an annotator of the video's units is not shown its frames)."""
+    from annotator.experiments.models import Element, Trial
+
+    elements = list(Element.objects.filter(image=name).select_related("video__project"))
+    if not elements or elements[0].video is None:
+        return False
+    if access.role_in(user, elements[0].video.project) in access.OVERSEE_ROLES:
+        return True
+    # An image stored once may back several elements (identical bytes share a content name).
+    shown = functools.reduce(operator.or_, (Q(item__shown__contains=[e.pk]) for e in elements))
+    return Trial.objects.filter(participant__user=user).filter(shown).exists()
+
+
+def _may_fetch(user, name: str) -> bool:
+    """The access rule of ``serve_media``: frames by ``may_see_frame``; a video's rendition or
+    poster by ``may_see_video``; anything else (originals included) by nobody."""
+    if name.startswith("frames/"):
+        return may_see_frame(user, name)
+    video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
+    return video is not None and may_see_video(user, video)
+
+
 @login_required
 def serve_media(request, name: str):
-    """Serve a stored rendition or poster to members of the video's project; honours one byte range."""
-    video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
-    if video is None and name.startswith("frames/"):  # an ordering experiment's frame
-        from annotator.experiments.models import Element
-
-        element = Element.objects.filter(image=name).select_related("video__project").first()
-        video = element.video if element else None
-    if video is None or access.role_in(request.user, video.project) is None or not default_storage.exists(name):
+    """Serve a stored rendition, poster or ordering frame to whoever ``_may_fetch`` it (404 to
+    anyone else: whether it exists is not disclosed); honours one byte range."""
+    if not _may_fetch(request.user, name) or not default_storage.exists(name):
         raise Http404("no such media")
     size = default_storage.size(name)
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"

@@ -1,17 +1,21 @@
 // Taking part in a frame-ordering experiment (EGO-FLIGHT human baseline). The server decides the
 // stage and the current trial; this page shows it, lets the person reorder the frames by drag and
 // drop (SortableJS) or by keyboard (arrow keys move the focused frame), and answers with the page's
-// high-resolution time from the moment every frame had decoded and was on screen. A reload shows
-// the same trial again, in the order the person had left it, with the time already spent kept.
+// high-resolution time from the moment every frame had decoded and was on screen. At that moment it
+// reports the trial "shown", which starts the server's clock for the trial (the server refuses a
+// reported time longer than its own). Elements are named by the per-trial handles the server gives
+// (never element ids), and images by content hashes, so nothing here carries the true order.
+// A reload shows the same trial again, in the order the person had left it, with the time already
+// spent kept. Configuration comes from the page's json_script block (the CSP forbids inline script).
 (function () {
   "use strict";
 
-  const root = document.getElementById("take");
-  const config = JSON.parse(root.dataset.config);
+  const config = JSON.parse(document.getElementById("take-config").textContent);
   const $ = (id) => document.getElementById(id);
   const list = $("frames");
   let trial = null;
   let shownAt = null;        // performance.now() when every frame was visible, or null
+  let shownReport = null;    // the promise of the server's acknowledgement of "shown"
   let spentBefore = 0;       // ms spent on this trial before a reload
   let sortable = null;
   let sending = false;
@@ -32,7 +36,7 @@
     showTrial(state.trial);
   }
 
-  function currentOrder() { return Array.from(list.children, (li) => parseInt(li.dataset.id, 10)); }
+  function currentOrder() { return Array.from(list.children, (li) => li.dataset.handle); }
 
   function showTrial(t) {
     trial = t;
@@ -44,17 +48,23 @@
     $("annotation").textContent = t.annotation || "";
     $("annotation").hidden = !t.annotation;
     const saved = load("order");
-    const byId = new Map(t.elements.map((e) => [e.id, e]));
-    const ids = saved && saved.length === t.elements.length && saved.every((id) => byId.has(id)) ? saved : t.elements.map((e) => e.id);
-    list.replaceChildren(...ids.map((id, i) => frameItem(byId.get(id), i)));
+    const byHandle = new Map(t.elements.map((e) => [e.handle, e]));
+    const handles = saved && saved.length === t.elements.length && saved.every((h) => byHandle.has(h))
+      ? saved : t.elements.map((e) => e.handle);
+    list.replaceChildren(...handles.map((h, i) => frameItem(byHandle.get(h), i)));
     relabel();
     spentBefore = load("spent") || 0;
     shownAt = null;
+    shownReport = null;
     const images = Array.from(list.querySelectorAll("img"));
     // The clock starts when every frame has decoded and the next frames are painted (EGO-FLIGHT: timed
-    // from when all frames are visible).
+    // from when all frames are visible); the server's clock starts when it hears so.
     Promise.all(images.map((img) => (img.decode ? img.decode().catch(() => {}) : Promise.resolve())))
-      .then(() => requestAnimationFrame(() => requestAnimationFrame(() => { shownAt = performance.now(); })));
+      .then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
+        if (trial !== t) return;
+        shownAt = performance.now();
+        shownReport = reportShown(t);
+      })));
     if (sortable) sortable.destroy();
     sortable = Sortable.create(list, {
       animation: 120, filter: ".pinned", preventOnFilter: true, draggable: ".frame",
@@ -65,10 +75,22 @@
     if (first) first.focus();
   }
 
+  // Tell the server the trial is on screen; retried on a network error (the server keeps the first time).
+  async function reportShown(t) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await call(config.shownUrl.replace("{id}", t.trial_id));
+        return res.ok;
+      } catch (e) {
+        await new Promise((r) => setTimeout(r, Math.min(5000, 500 * attempt)));
+      }
+    }
+  }
+
   function frameItem(e, i) {
     const li = document.createElement("li");
     li.className = "frame" + (e.pinned_position ? " pinned" : "");
-    li.dataset.id = e.id;
+    li.dataset.handle = e.handle;
     if (e.pinned_position) li.dataset.pinned = e.pinned_position;
     li.tabIndex = e.pinned_position ? -1 : 0;
     if (e.kind === "text") {
@@ -135,6 +157,7 @@
     $("status").textContent = "";
     sending = true;
     $("answer").disabled = true;
+    await shownReport;  // the server must have started its clock before it hears the answer
     const body = { order: currentOrder(), client_rt_ms: Math.max(1, spentMs()), idempotency_key: load("key") || Http.newKey() };
     store("key", body.idempotency_key);
     let res;
@@ -166,10 +189,10 @@
     const p = document.createElement("p");
     p.textContent = fb.correct ? "Right: that is the order they happened." : "Not quite. The right order is shown below (earliest first).";
     box.append(p);
-    const byId = new Map(trial.elements.map((e) => [e.id, e]));
+    const byHandle = new Map(trial.elements.map((e) => [e.handle, e]));
     const ol = document.createElement("ol");
     ol.className = "frames";
-    fb.truth.forEach((id, i) => ol.append(frameItem(byId.get(id), i)));
+    fb.truth.forEach((h, i) => ol.append(frameItem(byHandle.get(h), i)));
     Array.from(ol.children).forEach((li, i) => { li.querySelector(".tag").textContent = String(i + 1); li.tabIndex = -1; });
     box.append(ol);
     const go = document.createElement("button");

@@ -16,6 +16,8 @@ ANNOTATE = {"admin", "reviewer", "annotator"}
 OVERSEE = {"admin", "reviewer", "researcher"}
 EDIT = {"admin", "reviewer"}
 ADMIN = {"admin"}
+# Only annotators take part in a study: the others can export its truth (issue 7, B).
+TAKE_PART = {"annotator"}
 
 # (method, path template, allowed roles, JSON body)
 API = [
@@ -34,8 +36,8 @@ API = [
     ("get", "/api/qa/{qa}/", OVERSEE, None),
     ("patch", "/api/qa/{qa}/", EDIT, {}),
     ("post", "/api/qa/{qa}/flag/", ADMIN, {}),
-    ("post", "/api/ordering/{exp}/start/", ANNOTATE, None),
-    ("get", "/api/ordering/{exp}/current/", ANNOTATE, None),
+    ("post", "/api/ordering/{exp}/start/", TAKE_PART, None),
+    ("get", "/api/ordering/{exp}/current/", TAKE_PART, None),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -47,7 +49,7 @@ PAGES = [
     ("get", "/projects/{slug}/qa/{qa}/", OVERSEE),
     ("post", "/projects/{slug}/qa/{qa}/", EDIT),
     ("get", "/projects/{slug}/export.jsonl", ADMIN),
-    ("get", "/projects/{slug}/ordering/pilot/", ANNOTATE),
+    ("get", "/projects/{slug}/ordering/pilot/", TAKE_PART),
     ("get", "/projects/{slug}/ordering/pilot/results/", OVERSEE),
     ("get", "/projects/{slug}/ordering/pilot/trials.jsonl", OVERSEE),
     ("get", "/projects/{slug}/ordering/pilot/trials.csv", OVERSEE),

@@ -1,11 +1,14 @@
 """Assignment, answers and exclusion for the ordering human baseline (EGO-FLIGHT Sec. 3.5)."""
 
-import pytest
+from datetime import timedelta
 
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Trial
+import pytest
+from django.db.models import F
+
+from annotator.errors import Conflict, DomainError, Forbidden, Invalid
+from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
 from annotator.experiments.presets import EGO_FLIGHT
-from annotator.errors import Conflict, DomainError
-from annotator.experiments.services import answer_trial, current_trial, enroll, score_pending, start
+from annotator.experiments.services import answer_trial, current_trial, enroll, mark_shown, score_pending, start
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member
 from annotator.scoring.ordering import shown_order
@@ -39,6 +42,13 @@ def _item(cond, clip, index, practice):
     order = shown_order(len(elements), index * 31 + cond.number, cond.hints)
     return Item.objects.create(condition=cond, clip=clip, index=index, practice=practice, seed=index,
                                truth=[e.pk for e in elements], shown=[elements[i].pk for i in order], hints=list(cond.hints))
+
+
+def _shown(p, trial, ms_ago: float):
+    """The page reports ``trial`` shown, and the report is dated ``ms_ago`` ms back (as if the person
+    had been looking at it that long)."""
+    mark_shown(p, trial.pk)
+    Trial.objects.filter(pk=trial.pk).update(shown_at=F("shown_at") - timedelta(milliseconds=ms_ago))
 
 
 def _people(project, n):
@@ -78,6 +88,7 @@ def test_practice_comes_first_and_answers_are_checked(experiment, annotator):
     with pytest.raises(DomainError, match="not your current trial") as err:
         answer_trial(p, later.pk, later.item.truth, 3000, "k1")
     assert isinstance(err.value, Conflict)
+    _shown(p, t, 4500)
     answer_trial(p, t.pk, t.item.truth, 4000, "k2")
     again = answer_trial(p, t.pk, t.item.truth, 4000, "k2")  # the same answer resent: no error, no change
     assert again.client_rt_ms == 4000
@@ -92,6 +103,9 @@ def test_hint_frames_must_stay_in_place(experiment, annotator):
     trial = Trial.objects.create(participant=p, item=hinted, position=0)
     truth = hinted.truth
     moved = [truth[1], truth[0], truth[2], truth[3]]  # the pinned first frame moved
+    p.stage = "trials"
+    p.save()
+    _shown(p, trial, 5000)
     with pytest.raises(DomainError, match="hint frame at position 1"):
         answer_trial(p, trial.pk, moved, 3000, "h")
 
@@ -100,6 +114,7 @@ def _finish(p, rt_ms, practice_right=True):
     start(p)
     while (t := current_trial(p)) is not None:
         order = t.item.truth if (practice_right or not t.practice) else t.item.truth[::-1]
+        _shown(p, t, rt_ms)
         answer_trial(p, t.pk, order, rt_ms, f"k{t.pk}")
     p.refresh_from_db()
     return p
@@ -142,3 +157,48 @@ def test_text_items_order_a_videos_annotated_actions(project):
     call_command("ordering_create", "--project", project.slug, "--preset", "action-texts", "--name", "texts",
                  "--skip-existing", stdout=again)
     assert again.getvalue() == "experiment texts already exists; nothing done\n"
+
+
+@pytest.mark.parametrize("role", ["admin", "reviewer", "researcher"])
+def test_people_who_can_export_the_truth_cannot_enrol(experiment, project, role):
+    from annotator.projects.services import ensure_member
+
+    person = ensure_member(f"who-{role}", role=role, project=project)[0]
+    with pytest.raises(Forbidden, match=f"your role \\({role}\\) lets you see or export its true orders"):
+        enroll(experiment, person)
+    assert not Participant.objects.exists() and not Trial.objects.exists()
+
+
+def test_a_superuser_cannot_enrol_even_as_an_annotator_member(experiment, annotator):
+    annotator.is_superuser = True
+    annotator.save()
+    with pytest.raises(Forbidden, match="superuser"):
+        enroll(experiment, annotator)
+    assert not Participant.objects.exists()
+
+
+def test_the_trial_clock_starts_when_the_page_reports_it_shown(experiment, annotator, settings):
+    settings.ORDERING_RT_SLACK_MS = 500
+    p = enroll(experiment, annotator)
+    start(p)
+    t = current_trial(p)
+    assert t.served_at is not None and t.shown_at is None
+    with pytest.raises(Invalid, match="not reported this trial as shown"):
+        answer_trial(p, t.pk, t.item.truth, 1500, "k")
+    first = mark_shown(p, t.pk).shown_at
+    assert mark_shown(p, t.pk).shown_at == first  # a reload reports it again: the first time is kept
+    later = Trial.objects.filter(participant=p, practice=False).first()
+    with pytest.raises(Conflict, match="not your current trial"):
+        mark_shown(p, later.pk)
+    assert Trial.objects.get(pk=later.pk).shown_at is None
+
+    # Shown 1.5 s ago: 3 s is more than the server saw (plus 0.5 s of slack), so it is refused, nothing saved.
+    Trial.objects.filter(pk=t.pk).update(shown_at=F("shown_at") - timedelta(milliseconds=1500))
+    with pytest.raises(Invalid, match=r"^client_rt_ms 3000 is longer than the \d+ ms the server has seen") as err:
+        answer_trial(p, t.pk, t.item.truth, 3000, "k")
+    assert 1500 <= int(str(err.value).split()[6]) < 3000 - 500
+    with pytest.raises(Invalid, match="positive"):
+        answer_trial(p, t.pk, t.item.truth, 0, "k")
+    kept = Trial.objects.get(pk=t.pk)
+    assert (kept.response, kept.client_rt_ms, kept.answered_at, kept.idempotency_key) == (None, None, None, "")
+    assert answer_trial(p, t.pk, t.item.truth, 1900, "k").client_rt_ms == 1900  # within the slack

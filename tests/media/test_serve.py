@@ -1,28 +1,55 @@
-"""Serving renditions to project members, with byte ranges so the player can seek."""
+"""Serving stored media with byte ranges so the player can seek, and only to who may see it:
+overseers (admins, reviewers, researchers); an annotator the videos of units they hold or held;
+a study's participant the frames of their own trials and never a source video (issue 7, B)."""
+
+import hashlib
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.test import Client
+from django.utils import timezone
 
-from annotator.media.models import Video
+from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
+from annotator.experiments.services import store_frame
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.services import ensure_member, ensure_project
+from annotator.qa.models import QueueItem, WorkUnit
 
 BODY = bytes(range(256)) * 40  # 10240 bytes
 
 
+def _video(project, tag: str) -> Video:
+    rendition = default_storage.save(f"renditions/test/{tag}.mp4", ContentFile(BODY))
+    poster = default_storage.save(f"posters/test/{tag}.jpg", ContentFile(b"poster " + tag.encode()))
+    return Video.objects.create(project=project, sha256=hashlib.sha256(tag.encode()).hexdigest(), filename=f"{tag}.mp4", status="ready",
+                                duration_s=60.0, rendition=rendition, poster=poster)
+
+
+def _held(project, video, user, *, done: bool = False, group=None) -> QueueItem:
+    """A first-pass queue item over a unit of ``video``, leased by ``user`` (or completed by them)."""
+    unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=0, end_s=10)
+    if done:
+        return QueueItem.objects.create(project=project, unit=unit, status="done", completed_by=user, completed_at=timezone.now())
+    return QueueItem.objects.create(project=project, unit=unit, leased_by=user, claimed_at=timezone.now(),
+                                    lease_expires_at=timezone.now() + timezone.timedelta(seconds=120))
+
+
 @pytest.fixture
-def stored(project):
-    name = default_storage.save("renditions/test/serve.mp4", ContentFile(BODY))
-    Video.objects.create(project=project, sha256="c" * 64, filename="serve.mp4", status="ready", rendition=name)
-    yield "/files/" + name
-    default_storage.delete(name)
+def stored(project, annotator):
+    video = _video(project, "clip")
+    _held(project, video, annotator)
+    return "/files/" + video.rendition.name
 
 
 def _client(user):
     client = Client()
     client.force_login(user)
     return client
+
+
+def _get(user, url) -> int:
+    return _client(user).get(url).status_code
 
 
 def test_a_member_gets_the_whole_file_or_a_range(stored, annotator):
@@ -43,3 +70,57 @@ def test_others_get_nothing(stored, project):
     assert _client(outsider).get(stored).status_code == 404
     anonymous = Client().get(stored)
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+
+
+def test_an_annotator_gets_the_videos_of_units_they_hold_or_held_and_no_others(project, annotator, annotator2):
+    holding, done, other = _video(project, "holding"), _video(project, "done"), _video(project, "other")
+    _held(project, holding, annotator)
+    _held(project, done, annotator, done=True)
+    _held(project, other, annotator2)
+    for video in (holding, done):
+        assert (_get(annotator, "/files/" + video.rendition.name), _get(annotator, "/files/" + video.poster.name)) == (200, 200)
+    assert (_get(annotator, "/files/" + other.rendition.name), _get(annotator, "/files/" + other.poster.name)) == (404, 404)
+    # A day-night unit shows both videos: holding it gives the night one too.
+    day, night = _video(project, "day"), _video(project, "night")
+    group = VideoGroup.objects.create(project=project, kind="day_night", name="route")
+    VideoGroupMember.objects.create(group=group, video=day, role="day")
+    VideoGroupMember.objects.create(group=group, video=night, role="night", offset_s=1.0)
+    assert _get(annotator2, "/files/" + night.rendition.name) == 404
+    _held(project, day, annotator2, done=True, group=group)
+    assert _get(annotator2, "/files/" + night.rendition.name) == 200
+
+
+@pytest.fixture
+def study(project):
+    """A video shown in a study as two items of two frames each (stored by content, as built)."""
+    video = _video(project, "study")
+    exp = Experiment.objects.create(project=project, name="pilot")
+    cond = Condition.objects.create(experiment=exp, number=1, label="c", n_frames=2, clip_length="medium", annotation="none")
+    items = []
+    for i in range(2):
+        clip = Clip.objects.create(experiment=exp, video=video, start_s=i * 20, end_s=i * 20 + 15, length_class="medium")
+        frames = [Element.objects.create(kind="frame", video=video, t_s=clip.start_s + k, size=32,
+                                         image=store_frame(f"frame {i} {k}".encode(), [])) for k in range(2)]
+        ids = [f.pk for f in frames]
+        items.append(Item.objects.create(condition=cond, clip=clip, index=i, truth=ids, shown=ids[::-1], seed=i))
+    return exp, video, items
+
+
+def test_a_participant_gets_the_frames_of_their_trials_and_never_the_source_video(study, project, annotator, annotator2):
+    exp, video, (mine, theirs) = study
+    Trial.objects.create(participant=Participant.objects.create(experiment=exp, user=annotator), item=mine, position=0)
+    Trial.objects.create(participant=Participant.objects.create(experiment=exp, user=annotator2), item=theirs, position=0)
+    url = {item: ["/files/" + Element.objects.get(pk=pk).image.name for pk in item.truth] for item in (mine, theirs)}
+    assert [_get(annotator, u) for u in url[mine] + url[theirs]] == [200, 200, 404, 404]
+    assert [_get(annotator2, u) for u in url[mine] + url[theirs]] == [404, 404, 200, 200]
+    for part in (video.rendition.name, video.poster.name):
+        assert (_get(annotator, "/files/" + part), _get(annotator2, "/files/" + part)) == (404, 404)
+
+
+@pytest.mark.parametrize("role", ["admin", "reviewer", "researcher"])
+def test_overseers_get_every_frame_and_video(study, project, role):
+    exp, video, items = study
+    person = ensure_member(f"o-{role}", role=role, project=project)[0]
+    urls = ["/files/" + video.rendition.name, "/files/" + video.poster.name,
+            *["/files/" + Element.objects.get(pk=pk).image.name for item in items for pk in item.truth]]
+    assert [_get(person, u) for u in urls] == [200] * 6

@@ -1,0 +1,54 @@
+"""Experiments built as ``ordering_create`` builds them, from a real video stored as a ready
+rendition (made by ffmpeg here, so no transcode worker is needed), and participants who answer
+through the API as the page does: report the trial shown, then answer with handles."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import default_storage
+from rest_framework.test import APIClient
+
+from annotator.experiments.services import create_experiment
+from annotator.media.models import Video
+from annotator.projects.services import ensure_member, token_for
+
+
+def stored_video(project, path: Path, *, seconds: float, name: str) -> Video:
+    """A ready, real video of ``seconds`` (ffmpeg's counting test pattern, 160x120 at 10 fps),
+    stored as its own rendition."""
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    with path.open("rb") as fh:
+        rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", fh)
+    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY, duration_s=seconds,
+                                fps=10.0, width=160, height=120, rendition=rendition)
+
+
+@pytest.fixture
+def build(project, tmp_path):
+    """Factory: an EGO-FLIGHT experiment over one stored video of ``seconds``; returns it."""
+    def make(seconds: float = 100.0, *, name: str = "pilot", frame_size: int = 32, **settings):
+        video = stored_video(project, tmp_path / f"{name}.mp4", seconds=seconds, name=f"{name}-source.mp4")
+        experiment = create_experiment(project, name, "ego-flight", frame_size=frame_size, seed=7, practice_items=1).experiment
+        for key, value in settings.items():
+            setattr(experiment, key, value)
+        experiment.save()
+        experiment.video = video
+        return experiment
+    return make
+
+
+def api_as(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    return client
+
+
+def people(project, n: int, role: str = "annotator", prefix: str = "p"):
+    return [ensure_member(f"{prefix}{i}", role=role, project=project, password=f"pw-{prefix}{i}-123")[0] for i in range(n)]
