@@ -6,7 +6,11 @@ import yaml
 
 from tests.conftest import REPO
 
-TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "pygments", "greenlet"}
+TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "pygments", "greenlet",
+             # schemathesis (API fuzzing in the suite) and what it needs
+             "schemathesis", "hypothesis", "hypothesis-graphql", "graphql-core", "harfile", "jsonschema-rs",
+             "pyrate-limiter", "requests", "certifi", "charset-normalizer", "rich", "markdown-it-py", "mdurl",
+             "markupsafe", "sortedcontainers", "werkzeug"}
 
 
 def _pins(name: str) -> dict[str, str]:
