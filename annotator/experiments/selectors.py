@@ -152,3 +152,25 @@ def participant_scores(experiment: Experiment) -> dict[int, dict]:
                   "median_server_rt_s": statistics.median(server_rts[pid]) if server_rts.get(pid) else None,
                   "last_shown_at": last_shown.get(pid)}
             for pid in set(taus) | set(rts)}
+
+
+def footage_seen_in_queues(user, project_id: int) -> set[int]:
+    """Ids of the source footage ``user`` could play in a verification queue of the project: the videos
+    of units whose queue item they hold or held (and the other videos of those units' day-night pairs),
+    each mapped to the video it was derived from, if any (a night rendition shows the same route).
+    A participant must never be asked to order frames of footage they could download (issue 7)."""
+    from django.db.models import Q
+
+    from annotator.media.models import Video
+    from annotator.qa.models import QueueItem
+
+    units = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), project_id=project_id).values("unit_id")
+    videos = Video.objects.filter(Q(units__in=units) | Q(memberships__group__units__in=units)).values_list("id", "derived_from_id")
+    return {root or vid for vid, root in videos}
+
+
+def footage_in_open_trials(user) -> set[int]:
+    """Ids of the videos whose frames ``user`` still has to order (unanswered trials, any experiment):
+    while a trial is open, its source video and the videos derived from it are not served to them."""
+    return set(Trial.objects.filter(participant__user=user, response__isnull=True)
+               .values_list("item__clip__video_id", flat=True).distinct())

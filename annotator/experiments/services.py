@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.errors import Conflict, Forbidden, Invalid
+from annotator.experiments import selectors
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Prediction, Trial
 from annotator.experiments.presets import PRESETS, WINDOW_S
 from annotator.media.models import Video
@@ -348,7 +349,8 @@ def enroll(experiment: Experiment, user) -> Participant:
     Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
     fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
     scored items split evenly across them, never two items of the same clip (e.g. the 4-frame and
-    4-frame-with-hints versions), least-used items first; plus the practice items. The order of the
+    4-frame-with-hints versions), never a clip of footage they held or completed a verification
+    unit of (``selectors.footage_seen_in_queues``), least-used items first; plus the practice items. The order of the
     scored trials is shuffled with a seed derived from the experiment and the participant.
 
     Raises Forbidden (nothing written) for anyone but the project's annotators
@@ -375,10 +377,14 @@ def enroll(experiment: Experiment, user) -> Participant:
         for i in range(experiment.questions_per_participant - sum(per) if chosen else 0):
             per[i] += 1
         used_clips: set[int] = set()
+        # Footage the person could download from a verification queue would give its frames' order away.
+        seen = selectors.footage_seen_in_queues(user, experiment.project_id)
         picked: list[Item] = []
         for cond, quota in zip(chosen, per):
-            candidates = Item.objects.filter(condition=cond, practice=False).annotate(n=Count("trials")).order_by("n", "index")
-            fresh = [item for item in candidates if item.clip_id not in used_clips][:quota]
+            candidates = (Item.objects.filter(condition=cond, practice=False).select_related("clip")
+                          .annotate(n=Count("trials")).order_by("n", "index"))
+            fresh = [item for item in candidates
+                     if item.clip_id not in used_clips and item.clip.video_id not in seen][:quota]
             picked += fresh
             used_clips.update(item.clip_id for item in fresh)
         rng.shuffle(picked)

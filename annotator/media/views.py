@@ -47,8 +47,9 @@ def may_see_video(user, video: Video) -> bool:
     a video of a work unit they hold or held in a queue (a ``QueueItem`` of the unit, or of its
     day-night pair, whose ``leased_by`` or ``completed_by`` is them): that is what the verify page
     plays. Nobody else, and so no participant of a human-baseline study, which shows frames and never
-    its source video (issue 7: the rendition let a participant read every frame's time). One query
-    for overseers, two for annotators.
+    its source video (issue 7: the rendition let a participant read every frame's time); and never
+    footage (or a rendition derived from it) whose frames the annotator still has to order in a study.
+    One query for overseers, three for annotators.
     """
     from annotator.qa.models import QueueItem
 
@@ -57,6 +58,10 @@ def may_see_video(user, video: Video) -> bool:
         return False
     if role in access.OVERSEE_ROLES:
         return True
+    from annotator.experiments.selectors import footage_in_open_trials
+
+    if (video.derived_from_id or video.pk) in footage_in_open_trials(user):
+        return False  # its frames are to be ordered by this person: the footage would give the order away
     mine = Q(leased_by=user) | Q(completed_by=user)
     return QueueItem.objects.filter(mine).filter(Q(unit__video=video) | Q(unit__group__members__video=video)).exists()
 

@@ -202,3 +202,56 @@ def test_the_trial_clock_starts_when_the_page_reports_it_shown(experiment, annot
     kept = Trial.objects.get(pk=t.pk)
     assert (kept.response, kept.client_rt_ms, kept.answered_at, kept.idempotency_key) == (None, None, None, "")
     assert answer_trial(p, t.pk, t.item.truth, 1900, "k").client_rt_ms == 1900  # within the slack
+
+
+def _second_video_clips(experiment, project):
+    """A second source video with 12 clips in every condition, served before the first video's
+    (lower item indexes, least-used first); returns it."""
+    other = Video.objects.create(project=project, sha256="9" * 64, filename="w.mp4", status="ready", duration_s=999)
+    Item.objects.filter(condition__experiment=experiment, practice=False).update(index=F("index") + 1000)
+    for cond in Condition.objects.filter(experiment=experiment):
+        for i in range(12):
+            clip = Clip.objects.create(experiment=experiment, video=other, start_s=5000 + i * 40 + cond.number,
+                                       end_s=5010 + i * 40 + cond.number, length_class=cond.clip_length)
+            _item(cond, clip, i, practice=False)
+    return other
+
+
+def test_a_participant_never_orders_frames_of_footage_they_could_play_in_a_queue(experiment, project, make_unit):
+    from annotator.qa.queue import claim_next
+
+    other = _second_video_clips(experiment, project)
+    person = _people(project, 1)[0]
+    unit = make_unit(1)
+    unit.video = other  # the person verifies a unit of the second video (its night rendition would count too)
+    unit.save(update_fields=["video"])
+    claim_next(project, person)
+
+    p = enroll(experiment, person)
+
+    videos = set(Trial.objects.filter(participant=p, practice=False).values_list("item__clip__video_id", flat=True))
+    assert videos == {Video.objects.get(filename="v.mp4").pk}  # never the footage of their queue unit
+
+
+def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_from_their_queue(experiment, project, make_unit, client):
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from annotator.qa.queue import claim_next
+
+    person = _people(project, 1)[0]
+    enroll(experiment, person)
+    source = Video.objects.get(filename="v.mp4")
+    name = default_storage.save("renditions/leak/v.mp4", ContentFile(b"\0" * 64))
+    Video.objects.filter(pk=source.pk).update(rendition=name)
+    unit = make_unit(1)
+    unit.video = source  # after enrolling, the person claims a verification unit of the study's footage
+    unit.save(update_fields=["video"])
+    claim_next(project, person)
+    client.force_login(person)
+    try:
+        assert client.get(f"/files/{name}").status_code == 404
+        Trial.objects.filter(participant__user=person).update(response=[1])  # all answered: the study is over
+        assert client.get(f"/files/{name}").status_code == 200
+    finally:
+        default_storage.delete(name)
