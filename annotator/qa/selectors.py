@@ -439,7 +439,8 @@ def readable_state(state, pairs: dict[int, QAPair]) -> dict:
             continue
         d = entry.get("decision") if isinstance(entry.get("decision"), dict) else {}
         ms = entry.get("ms")
-        time_s = round(ms / 1000, 1) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None
+        time_s = (round(ms / 1000, 1) if isinstance(ms, (int, float)) and not isinstance(ms, bool)
+                  and abs(ms) < 2**53 else None)  # rows saved before the API bounded numbers may hold anything
         details = []
         if entry.get("kind") == "added":
             what = f"added a QA pair ({_text(d.get('qa_type', '?'), 60)})"

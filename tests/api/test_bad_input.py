@@ -113,6 +113,18 @@ def test_a_lone_surrogate_in_the_autosave_state_is_a_400(held):
     assert res.json()["errors"] == {"state": "t must be valid Unicode (no lone surrogate)"}
 
 
+@pytest.mark.parametrize("number, message", [
+    ("1e400", "items[0].ms is not a finite number"),
+    ("1" + "0" * 400, "items[0].ms is larger than 9007199254740991 in magnitude"),
+])
+def test_an_autosave_number_the_database_or_the_history_page_cannot_hold_is_a_400(held, number, message):
+    client, unit, _ = held
+    body = '{"state": {"items": [{"kind": "draft", "ms": %s}]}, "client_saved_at_ms": 5}' % number
+    res = client.put(f"/api/units/{unit.pk}/autosave/", body, content_type="application/json")
+    assert (res.status_code, res.json()["errors"]) == (400, {"state": message})
+    assert Autosave.objects.count() == 0
+
+
 def test_a_nul_in_the_skip_reason_is_a_400_and_the_unit_stays_held(held):
     client, unit, body = held
     res = client.post(f"/api/units/{unit.pk}/skip/", {"reason": "blurry" + NUL})
