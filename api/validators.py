@@ -9,8 +9,6 @@ parameters read without a ``CharField``.
 
 from __future__ import annotations
 
-import math
-
 from rest_framework import serializers
 
 # Integer bounds of the database columns (PostgreSQL integer and bigint).
@@ -47,8 +45,8 @@ def unstorable(text: str) -> str | None:
 
 def storable_json(value, path: str = "", depth: int = 0) -> None:
     """Walk a parsed JSON value (dicts, lists, strings, numbers) and raise ``ValidationError`` at the
-    first key, string or number PostgreSQL or a reader cannot store (NUL, lone surrogates, infinite
-    floats, integers beyond 2^53 - 1), or past ``JSON_DEPTH_MAX`` levels of nesting. The
+    first key, string or number PostgreSQL or a reader cannot store (NUL, lone surrogates, integers
+    beyond 2^53 - 1; DRF's JSONField already refuses infinite floats), or past ``JSON_DEPTH_MAX`` levels of nesting. The
     message names the path (``state.items[2].text``)."""
     if depth > JSON_DEPTH_MAX:
         raise serializers.ValidationError(f"{path or 'value'} nests deeper than {JSON_DEPTH_MAX} levels")
@@ -63,9 +61,6 @@ def storable_json(value, path: str = "", depth: int = 0) -> None:
     elif isinstance(value, list):
         for i, item in enumerate(value):
             storable_json(item, f"{path}[{i}]", depth + 1)
-    elif isinstance(value, float) and not math.isfinite(value):
-        # 1e400 parses as infinity, which PostgreSQL's jsonb cannot store.
-        raise serializers.ValidationError(f"{path or 'value'} is not a finite number")
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > CLIENT_MS_MAX:
         raise serializers.ValidationError(f"{path or 'value'} is larger than {CLIENT_MS_MAX} in magnitude")
 
