@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from annotator.media.models import Video
 from annotator.qa.models import QAType
+from annotator.qa.services import MAX_OVERLAP_K
 from api.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX, FILTER_MAX, INT_MAX, LABEL_MAX,
                             MARKDOWN_MAX, OPTIONS_MAX, TEXT_MAX, TIME_SPENT_MS_MAX, StorableJSONField)
 
@@ -217,7 +218,7 @@ class QAPairOut(serializers.Serializer):
 
 # A QA type's window: positive, at most an hour (EgoNight's windows are 3 s).
 WINDOW_S_MAX = 3600.0
-OVERLAP_K_MAX = 20
+OVERLAP_K_MAX = MAX_OVERLAP_K
 
 
 class QATypeIO(serializers.ModelSerializer):

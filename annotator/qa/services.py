@@ -26,6 +26,7 @@ from annotator.qa.selectors import pairs_for_pass
 
 MAX_TEXT = 4000
 MAX_AUTOSAVE_BYTES = 256 * 1024
+MAX_OVERLAP_K = 20  # distinct annotators per overlap unit, at most
 FLAGGED_PRIORITY = -10  # model-flagged units are served before everything else (SPEC part 3)
 
 
@@ -108,12 +109,13 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
                      overlap_k: int | None = None) -> int:
     """Change the project's queue policy; the overlap policy also applies to units whose first pass
     is still open and that have no overlap items yet. Returns how many overlap items were added.
-    Raises Invalid for a share outside 0..1 or k below 2."""
+    Raises Invalid for a share outside 0..1 or k outside 2..``MAX_OVERLAP_K``."""
     for name, value in (("double_check_share", double_check_share), ("overlap_share", overlap_share)):
         if value is not None and not 0 <= value <= 1:
             raise Invalid(f"{name} must be between 0 and 1", errors={name: "between 0 and 1"})
-    if overlap_k is not None and overlap_k < 2:
-        raise Invalid("overlap_k must be at least 2", errors={"overlap_k": "at least 2"})
+    if overlap_k is not None and not 2 <= overlap_k <= MAX_OVERLAP_K:
+        # Each unit gets k - 1 overlap items: an unbounded k is an unbounded write.
+        raise Invalid(f"overlap_k must be from 2 to {MAX_OVERLAP_K}", errors={"overlap_k": f"from 2 to {MAX_OVERLAP_K}"})
     project = Project.objects.select_for_update().get(pk=project.pk)
     if double_check_share is not None:
         project.double_check_share = double_check_share

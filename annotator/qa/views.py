@@ -21,6 +21,8 @@ from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
 from api.exceptions import status_of
+from api.serializers import PolicyIO, QATypeIO
+from api.validators import MARKDOWN_MAX
 from api.views import export_filters, jsonl_export_response
 
 
@@ -102,6 +104,9 @@ def qa_types(request, slug: str):
             n = services.apply_preset(project, request.POST.get("preset", ""))
             messages.success(request, f"added {n} QA types from the preset")
             return redirect("qa-types", slug=slug)
+        if action in ("guidelines", "type-guidelines") and len(request.POST.get("guidelines", "")) > MARKDOWN_MAX:
+            messages.error(request, f"guidelines not saved: longer than {MARKDOWN_MAX:,} characters")
+            return redirect("qa-types", slug=slug)
         if action == "guidelines":
             project.guidelines = request.POST.get("guidelines", "")
             project.save(update_fields=["guidelines"])
@@ -116,18 +121,22 @@ def qa_types(request, slug: str):
                 messages.error(request, "no such QA type")
             return redirect("qa-types", slug=slug)
         if action == "policy":
-            try:
-                services.set_queue_policy(project, double_check_share=float(request.POST["double_check_share"]),
-                                          overlap_share=float(request.POST["overlap_share"]),
-                                          overlap_k=int(request.POST["overlap_k"]))
-            except (KeyError, ValueError, DomainError) as exc:
-                messages.error(request, f"queue policy not changed: {exc}")
+            # The API's serializer, so the page has the same bounds (overlap_k at most 20).
+            data = PolicyIO(data={k: request.POST.get(k) for k in ("double_check_share", "overlap_share", "overlap_k")})
+            if not data.is_valid():
+                problems = "; ".join(f"{k}: {v[0]}" for k, v in data.errors.items())
+                messages.error(request, f"queue policy not changed: {problems}")
             else:
+                services.set_queue_policy(project, **data.validated_data)
                 messages.success(request, "queue policy saved")
             return redirect("qa-types", slug=slug)
         form = {k: request.POST.get(k, "") for k in ("slug", "name", "description", "clip_policy", "window_s", "guidelines")}
         form["paired"] = bool(request.POST.get("paired"))
         errors = _qa_type_errors(project, form)
+        checked = QATypeIO(data={**form, "window_s": form["window_s"] or None}, context={"project": project})
+        if not checked.is_valid():  # the API's bounds: lengths, a finite window of at most an hour
+            for field, problems in checked.errors.items():
+                errors.setdefault(field, str(problems[0]))
         if not errors:
             QAType.objects.create(project=project, slug=form["slug"], name=form["name"], description=form["description"],
                                   paired=form["paired"], clip_policy=form["clip_policy"],

@@ -119,3 +119,26 @@ def test_the_home_page_costs_the_same_queries_for_one_or_many_projects(admin_use
     with django_assert_max_num_queries(6):
         html = client.get("/").content.decode()
     assert all(f"extra{i}" in html for i in range(5))
+
+
+def test_the_qa_types_page_holds_the_apis_bounds_and_changes_nothing_beyond_them(project, admin_user, make_unit):
+    from annotator.projects.models import Project
+    from annotator.qa.models import QueueItem
+
+    make_unit(1)
+    client = _client(admin_user)
+    url = f"/projects/{project.slug}/qa-types/"
+    before = (list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")), QueueItem.objects.count())
+
+    res = client.post(url, {"action": "policy", "double_check_share": "0", "overlap_share": "1", "overlap_k": "32767"},
+                      follow=True)
+    assert "queue policy not changed: overlap_k: Ensure this value is less than or equal to 20." in res.content.decode()
+    res = client.post(url, {"action": "create", "slug": "glare", "name": "G" * 201, "clip_policy": "window",
+                            "window_s": "1e999"})
+    assert res.status_code == 400
+    assert set(res.context["form"]["errors"]) == {"name", "window_s"}
+    res = client.post(url, {"action": "guidelines", "guidelines": "x" * 50_001}, follow=True)
+    assert "guidelines not saved: longer than 50,000 characters" in res.content.decode()
+
+    assert (list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")), QueueItem.objects.count()) == before
+    assert not QAType.objects.filter(slug="glare").exists() and Project.objects.get().guidelines == ""
