@@ -1,6 +1,7 @@
 """View-only Django admin for the records that make up the audit trail.
 
-QA pairs, revisions, verdicts, submissions, autosaves and trials change only through the services
+QA pairs, revisions, verdicts, submissions, autosaves, queue items and skips, and an experiment's
+items, participants, trials and model predictions change only through the services
 the pages and the API use (they write revisions, bump versions, check leases). An admin form would
 bypass all of that, so for these models the Django admin may look but not add, change or delete,
 whoever is logged in (superusers included).

@@ -16,14 +16,14 @@ class ExperimentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ReadOnlyAdmin):
     list_display = ["id", "condition", "index", "practice", "seed"]
     list_filter = ["condition__experiment", "practice"]
     raw_id_fields = ["clip"]
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(ReadOnlyAdmin):
     list_display = ["user", "experiment", "stage", "excluded", "started_at", "finished_at"]
     list_filter = ["experiment", "stage", "excluded"]
 
@@ -37,7 +37,7 @@ class TrialAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Prediction)
-class PredictionAdmin(admin.ModelAdmin):
+class PredictionAdmin(ReadOnlyAdmin):
     list_display = ["model", "item", "kendall_tau_b", "exact_match", "created_at"]
     list_filter = ["experiment", "model"]
     raw_id_fields = ["item"]

@@ -20,14 +20,14 @@ class WorkUnitAdmin(admin.ModelAdmin):
 
 
 @admin.register(QueueItem)
-class QueueItemAdmin(admin.ModelAdmin):
+class QueueItemAdmin(ReadOnlyAdmin):
     list_display = ["id", "project", "unit", "kind", "status", "priority", "leased_by", "lease_expires_at", "completed_by"]
     list_filter = ["project", "kind", "status"]
     raw_id_fields = ["unit", "leased_by", "completed_by", "exclude_user"]
 
 
 @admin.register(Skip)
-class SkipAdmin(admin.ModelAdmin):
+class SkipAdmin(ReadOnlyAdmin):
     list_display = ["item", "user", "reason", "created_at"]
     raw_id_fields = ["item", "user"]
 

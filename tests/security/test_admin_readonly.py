@@ -7,7 +7,7 @@ from django.forms.models import model_to_dict
 
 from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
 from annotator.projects.services import ensure_member
-from annotator.qa.models import Autosave, QAPair, Revision, Submission, Verdict
+from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, autosave, submit_unit
 
@@ -40,7 +40,7 @@ def trail(make_unit, annotator, annotator2, project):
     return pairs[0]
 
 
-MODELS = [QAPair, Revision, Verdict, Submission, Autosave, Trial]
+MODELS = [QAPair, Revision, Verdict, Submission, Autosave, QueueItem, Item, Participant, Trial]
 
 
 def _snapshot():
