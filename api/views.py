@@ -114,6 +114,7 @@ class QAPairView(APIView):
                    summary="A QA pair with its history: every revision, who, when, and word diffs")
     def get(self, request, pk):
         pair = self._pair(request, pk, access.OVERSEE_ROLES)
+        selectors.refuse_during_blind_pass(request.user, pair.unit_id)
         return Response({"qa_pair": s.QAPairOut(pair).data, "history": selectors.history(pair)})
 
     @extend_schema(request=s.QAEditIn, responses={200: s.QAPairOut, **REFUSED},

@@ -499,3 +499,14 @@ def unit_history(unit: WorkUnit) -> dict:
                      "state": readable_state(a.state, pairs)})
     return {"passes": passes, "submissions": submissions, "skips": skips, "work": work,
             "qa_pairs": list(pairs.values())}
+
+
+def refuse_during_blind_pass(user, unit_id: int) -> None:
+    """Raise PermissionDenied if ``user`` holds an open overlap pass on unit ``unit_id``: a blind
+    pass must not see the first pass or other people's work (SPEC part 5), and admins and reviewers
+    can both oversee and annotate. The unit's and its QA pairs' histories open once they submit."""
+    from django.core.exceptions import PermissionDenied
+
+    if QueueItem.objects.filter(unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
+                                leased_by=user).exists():
+        raise PermissionDenied("you are verifying this unit blind (an overlap pass); its history opens once you submit")

@@ -85,6 +85,7 @@ def unit_detail(request, slug: str, pk: int):
     (on a blind overlap pass, the only place that work is shown)."""
     project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     unit = get_object_or_404(WorkUnit.objects.select_related("video", "group"), pk=pk, project=project)
+    selectors.refuse_during_blind_pass(request.user, unit.pk)
     return render(request, "qa/unit_detail.html", {"project": project, "unit": unit, "h": selectors.unit_history(unit)})
 
 
@@ -195,6 +196,7 @@ def qa_detail(request, slug: str, pk: int):
     text is shown, and what the editor typed is kept in the form."""
     project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     pair = get_object_or_404(QAPair.objects.select_related("qa_type", "video"), pk=pk, project=project)
+    selectors.refuse_during_blind_pass(request.user, pair.unit_id)
     can_edit = role in access.EDIT_QA_ROLES
     typed, conflict, errors, status = None, None, {}, 200
     if request.method == "POST":

@@ -66,3 +66,30 @@ def test_the_api_flag_records_the_token_holder(make_unit, admin_user, client):
     assert response.status_code == 200
     pair.refresh_from_db()
     assert (pair.flag_source, pair.flag_user) == ("vudg-review", admin_user)
+
+
+def test_a_reviewer_on_a_blind_overlap_pass_cannot_open_the_units_or_its_qa_pairs_history(make_unit, project, annotator, client):
+    from annotator.projects.services import ensure_member
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import Decision, set_queue_policy, submit_unit
+
+    set_queue_policy(project, double_check_share=0, overlap_share=1.0, overlap_k=2)
+    unit = make_unit(1)
+    first = claim_next(project, annotator)
+    pairs = list(unit.qa_pairs.order_by("id"))
+    submit_unit(unit.pk, annotator, idempotency_key="first", time_spent_ms=1000,
+                decisions=[Decision(p.pk, "modify", answer="first pass answer") if i == 0 else Decision(p.pk, "keep")
+                           for i, p in enumerate(pairs)], additions=[])
+    reviewer, _ = ensure_member("rev", role="reviewer", project=project)
+    item = claim_next(project, reviewer)
+    assert (first.kind, item.kind, item.unit_id) == ("first_pass", "overlap", unit.pk)
+    client.force_login(reviewer)
+
+    for url in (f"/projects/{project.slug}/units/{unit.pk}/", f"/projects/{project.slug}/qa/{pairs[0].pk}/",
+                f"/api/qa/{pairs[0].pk}/"):
+        res = client.get(url)
+        assert res.status_code == 403 and b"first pass answer" not in res.content, url
+
+    submit_unit(unit.pk, reviewer, idempotency_key="overlap", time_spent_ms=1000,
+                decisions=[Decision(p.pk, "keep") for p in pairs], additions=[])
+    assert client.get(f"/projects/{project.slug}/units/{unit.pk}/").status_code == 200  # open once submitted
