@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -186,6 +187,9 @@ def _extract_frames(experiment, wanted: set, written: list, progress) -> dict[tu
     for e in Element.objects.filter(kind=Element.Kind.FRAME, size=size, video__in={v for v, _ in wanted}):
         out[(e.video_id, e.t_s)] = e
     todo = sorted(((v, t) for v, t in wanted if (v.pk, t) not in out), key=lambda vt: (vt[0].pk, vt[1]))
+    # Stored in random order: a bucket's Last-Modified (S3 sends it with signed URLs) and element ids
+    # must not follow the frames' times.
+    random.SystemRandom().shuffle(todo)
     if not todo:
         return out
     with ExitStack() as stack:

@@ -65,5 +65,5 @@ def test_migrations_run_once_before_web_worker_and_beat():
 def test_beat_runs_the_scheduler_and_the_healthchecks_use_health_and_a_celery_ping():
     services = _compose()
     assert services["beat"]["command"][:4] == ["celery", "-A", "workers", "beat"]
-    assert "http://127.0.0.1:8000/health/web/" in " ".join(services["web"]["healthcheck"]["test"])
+    assert "http://127.0.0.1:8000/health/?format=json" in " ".join(services["web"]["healthcheck"]["test"])
     assert "celery -A workers inspect ping" in " ".join(services["worker"]["healthcheck"]["test"])
