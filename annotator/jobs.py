@@ -111,22 +111,20 @@ def enqueue(task: str, *args: int | str, key: str | None = None, countdown_s: fl
     if row is None:
         return None
     job_id = row[0]
-    transaction.on_commit(lambda: send(job_id, countdown_s=countdown_s))
+    transaction.on_commit(lambda: send(job_id, task=task, countdown_s=countdown_s))
     return job_id
 
 
-def send(job_id: int, *, countdown_s: float = 0) -> bool:
-    """Publish the message of job ``job_id`` and record it. Returns False (and logs why) when the
-    broker cannot be reached: the row stays queued and the reconciler sends it later."""
+def send(job_id: int, *, task: str, countdown_s: float = 0) -> bool:
+    """Publish the message of job ``job_id`` (of Celery task ``task``) and record it. Returns False
+    (and logs why) when the broker cannot be reached: the row stays queued and the reconciler sends
+    it later."""
     from workers.celery import app
 
-    job = Job.objects.filter(pk=job_id).only("task").first()
-    if job is None:
-        return False
     try:
-        app.send_task(job.task, args=[job_id], countdown=countdown_s or None)
+        app.send_task(task, args=[job_id], countdown=countdown_s or None)
     except Exception as exc:  # kombu/redis raise several kinds; none of them may lose the job
-        log.warning("job %s (%s) not sent, the broker is unreachable; the reconciler will send it: %s", job_id, job.task, exc)
+        log.warning("job %s (%s) not sent, the broker is unreachable; the reconciler will send it: %s", job_id, task, exc)
         return False
     Job.objects.filter(pk=job_id).update(sent_at=timezone.now(), sends=F("sends") + 1)
     return True
@@ -183,7 +181,7 @@ def _run(job_id: int, body: Callable[..., str]) -> str:
         requeued = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, deliveries=delivery).update(
             status=Job.Status.QUEUED, due_at=due, error=str(exc)[:4000])
         if requeued:
-            send(job_id, countdown_s=exc.countdown_s)
+            send(job_id, task=task, countdown_s=exc.countdown_s)
         return "retry"
     except SoftTimeLimitExceeded:
         limit = REGISTRY[task].time_limit_s if task in REGISTRY else "its"
@@ -246,7 +244,7 @@ def reconcile() -> ReconcileReport:
     report = ReconcileReport()
     now = timezone.now()
     base = settings.JOBS_RESEND_AFTER_S
-    to_send: list[int] = []
+    to_send: list[tuple[int, str]] = []
     with transaction.atomic():
         rows = list(Job.objects.select_for_update(skip_locked=True)
                     .filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("id")[:1000])
@@ -256,7 +254,7 @@ def reconcile() -> ReconcileReport:
                     continue
                 wait = min(base * 2 ** max(job.sends - 1, 0), 3600)
                 if job.sent_at is None or (now - max(job.sent_at, job.due_at)).total_seconds() > wait:
-                    to_send.append(job.pk)
+                    to_send.append((job.pk, job.task))
                 continue
             spec = REGISTRY.get(job.task)
             limit = (spec.time_limit_s if spec else 3600) + settings.JOBS_STALE_SLACK_S
@@ -269,9 +267,9 @@ def reconcile() -> ReconcileReport:
                     report.failed += 1
                 else:
                     Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, due_at=now)
-                    to_send.append(job.pk)
-    for job_id in to_send:
-        if send(job_id):
+                    to_send.append((job.pk, job.task))
+    for job_id, task in to_send:
+        if send(job_id, task=task):
             report.resent += 1
         else:
             report.unsent += 1

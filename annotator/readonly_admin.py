@@ -10,8 +10,8 @@ whoever is logged in (superusers included).
 from django.contrib import admin
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """A ModelAdmin that only shows: no add, change or delete (a POST to those forms is a 403)."""
+class _NoWrites:
+    """No add, change or delete permission, for anyone (a POST to those forms is a 403)."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -23,17 +23,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyAdmin(_NoWrites, admin.ModelAdmin):
+    """A ModelAdmin that only shows."""
+
+
+class ReadOnlyInline(_NoWrites, admin.TabularInline):
     """An inline that only shows its rows."""
 
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -259,7 +259,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Each task declares its own time limit (``annotator.jobs.job_task``); there is no global one.
-# A broker that is down makes .delay() raise after this many seconds instead of hanging.
+# A broker that is down makes a send (``annotator.jobs.send``) fail after this many seconds instead of
+# hanging; the job's row stays queued for the reconciler.
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5}
 

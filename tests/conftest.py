@@ -119,8 +119,9 @@ def worker(celery_worker_thread, transactional_db):
     return celery_worker_thread
 
 
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
-    """Poll ``predicate`` until it returns a truthy value; fail the test after ``timeout`` seconds."""
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, *, what: str = "condition"):
+    """Poll ``predicate`` until it returns a truthy value (returned); fail the test after ``timeout``
+    seconds, naming ``what`` was awaited."""
     import time
 
     deadline = time.monotonic() + timeout
@@ -129,7 +130,7 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
         if value:
             return value
         time.sleep(interval)
-    pytest.fail(f"condition not met within {timeout} s")
+    pytest.fail(f"{what} not met within {timeout} s")
 
 
 class FakeModelServer:

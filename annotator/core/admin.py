@@ -1,21 +1,13 @@
 from django.contrib import admin
 
 from annotator.core.models import Job
+from annotator.readonly_admin import ReadOnlyAdmin
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ReadOnlyAdmin):
     """Jobs are written by services and workers only: read-only here."""
 
     list_display = ["key", "status", "deliveries", "sends", "sent_at", "started_at", "finished_at", "error"]
     list_filter = ["status", "task"]
     search_fields = ["key"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -12,8 +12,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from annotator.logging import logging_config
-from tests.conftest import REPO, make_video
-from tests.workers.conftest import own_redis, run_manage, until, worker_process  # noqa: F401 (fixture)
+from tests.conftest import REPO, make_video, wait_for
+from tests.workers.conftest import own_redis, run_manage, worker_process  # noqa: F401 (fixture)
 
 RID = "6f1c2b9e4d7a4c0e9b3a5d8f1e2c3b4a"
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -110,7 +110,7 @@ def test_a_worker_logs_json_lines_with_the_task_id_and_the_request_id_that_queue
         queued = run_manage(own_redis.url, "shell", "-c", queue_in_a_request)
         assert queued.returncode == 0, queued.stderr
         video_id = int(queued.stdout.split()[-1])
-        until(lambda: f"video {video_id} ready" in log.read_text(), 60, "the transcode's log line")
+        wait_for(lambda: f"video {video_id} ready" in log.read_text(), timeout=60, what="the transcode's log line")
 
     records = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     # Every line the worker wrote through logging is JSON (the banner is printed, not logged).

@@ -6,11 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from annotator.errors import DomainError, NotHeld
-from api.exceptions import status_of
 from django.db import connection
 from django.utils import timezone
 
+from annotator.errors import NotHeld
 from annotator.projects.services import ensure_member
 from annotator.qa import queue
 from annotator.qa.models import QueueItem

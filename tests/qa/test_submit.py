@@ -3,14 +3,13 @@ version conflicts refused whole, overlap passes kept as verdicts only, autosave 
 
 import pytest
 
-from annotator.errors import DomainError, NotHeld
-from api.exceptions import status_of
-
+from annotator.errors import DomainError
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
 from annotator.qa.services import (
     Addition, Decision, autosave, edit_qa_pair, set_queue_policy, submit_unit,
 )
+from api.exceptions import status_of
 
 
 def _claim(unit, user):

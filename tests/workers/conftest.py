@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,12 +111,3 @@ def run_manage(broker_url: str, *args: str, timeout: float = 120) -> subprocess.
     return subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", *args], cwd=REPO, env=process_env(broker_url),
                           capture_output=True, text=True, timeout=timeout)
 
-
-def until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"{what} did not happen within {timeout} s")

@@ -10,8 +10,8 @@ from django.conf import settings
 
 from annotator.core.models import Job
 from annotator.media.models import Video
-from tests.conftest import make_video
-from tests.workers.conftest import processes_matching, run_manage, until, worker_process
+from tests.conftest import make_video, wait_for
+from tests.workers.conftest import processes_matching, run_manage, worker_process
 
 
 def _work_dirs(video_id: int) -> list[Path]:
@@ -27,16 +27,16 @@ def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes
         video = Video.objects.get(project__slug="killed")
 
         # ffmpeg writes the rendition in the video's work folder; its parent is the pool process.
-        running = until(lambda: processes_matching(f"transcode-{video.pk}-"), 60, "ffmpeg starting")
+        running = wait_for(lambda: processes_matching(f"transcode-{video.pk}-"), timeout=60, what="ffmpeg starting")
         ffmpeg_pid, pool_pid, _ = running[0]
         assert _work_dirs(video.pk)
         os.kill(pool_pid, signal.SIGKILL)
 
-        until(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(f"transcode-{video.pk}-")), 10,
-              "the orphaned ffmpeg dying")
-        until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 180, "the redelivered transcode")
+        wait_for(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(f"transcode-{video.pk}-")),
+                 timeout=10, what="the orphaned ffmpeg dying")
+        wait_for(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, timeout=180, what="the redelivered transcode")
         # The row is marked done just after the service's own update.
-        until(lambda: Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.DONE, 30, "the job finishing")
+        wait_for(lambda: Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.DONE, timeout=30, what="the job finishing")
 
     job = Job.objects.get(key=f"media.transcode:{video.pk}")
     assert (job.status, job.deliveries) == ("done", 2)
@@ -57,8 +57,8 @@ def test_a_video_ingested_while_the_broker_is_down_is_made_ready_by_the_reconcil
         assert (video.status, job.status, job.sent_at, job.sends) == ("processing", "queued", None, 0)
 
         own_redis.start()
-        until(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, 120, "the reconciler's resend")
-        until(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, 30, "the job finishing")
+        wait_for(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, timeout=120, what="the reconciler's resend")
+        wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, timeout=30, what="the job finishing")
 
     job.refresh_from_db()
     assert (job.status, job.deliveries) == ("done", 1)
