@@ -76,7 +76,7 @@ INSTALLED_APPS = [
     "annotator.media",
     "annotator.drafts",
     "annotator.qa",
-    "annotator.experiments",
+    "annotator.studies",
     "api",
 ]
 
@@ -313,7 +313,10 @@ if QUEUE_HEARTBEAT_SECONDS * 2 > QUEUE_LEASE_SECONDS:
 # A trial's reported response time may exceed the server's time since the page reported the trial
 # visible by at most this much: the "shown" report travels one way before the server's clock starts,
 # the answer one way after the page's clock stops, and the two trips need not take equally long.
-ORDERING_RT_SLACK_MS = env_int("ORDERING_RT_SLACK_MS", 2000, minimum=0)
+STUDY_RT_SLACK_MS = env_int("STUDY_RT_SLACK_MS", 2000, minimum=0)
+# An answer this much past a trial's time limit (server time since shown) still counts as in time:
+# the answer's request needs a moment to arrive after the page's countdown ends.
+STUDY_TIME_GRACE_MS = env_int("STUDY_TIME_GRACE_MS", 1500, minimum=0)
 
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

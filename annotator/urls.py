@@ -5,7 +5,8 @@ from health_check.views import HealthCheckView
 
 from annotator import health
 from annotator.converters import IdConverter
-from annotator.experiments import views as experiment_views
+from annotator.studies import dashboard as study_dashboard
+from annotator.studies import views as study_views
 from annotator.media import views as media_views
 from annotator.qa import views as qa_views
 
@@ -32,10 +33,12 @@ urlpatterns = [
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),
     path("projects/<slug:slug>/qa/<id:pk>/", qa_views.qa_detail, name="qa-detail"),
     path("projects/<slug:slug>/units/<id:pk>/", qa_views.unit_detail, name="unit-detail"),
-    path("projects/<slug:slug>/ordering/<slug:name>/", experiment_views.take, name="ordering-take"),
-    path("projects/<slug:slug>/ordering/<slug:name>/results/", experiment_views.results, name="ordering-results"),
-    path("projects/<slug:slug>/ordering/<slug:name>/trials.<str:fmt>", experiment_views.export_trials, name="ordering-trials"),
-    path("projects/<slug:slug>/ordering/<slug:name>/scores.csv", experiment_views.export_scores, name="ordering-scores"),
+    path("projects/<slug:slug>/studies/<slug:name>/", study_views.take, name="study-take"),
+    path("projects/<slug:slug>/studies/<slug:name>/results/", study_dashboard.results, name="study-results"),
+    path("projects/<slug:slug>/studies/<slug:name>/trials.<str:fmt>", study_dashboard.export_trials, name="study-trials"),
+    path("projects/<slug:slug>/studies/<slug:name>/scores.csv", study_dashboard.export_scores, name="study-scores"),
+    path("projects/<slug:slug>/ordering/<slug:name>/", study_views.ordering_alias),
+    path("projects/<slug:slug>/ordering/<slug:name>/<path:rest>", study_views.ordering_alias),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
     path("files/<path:name>", media_views.serve_media, name="media"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import ordering, views
+from api import studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -17,8 +17,10 @@ urlpatterns = [
     path("units/<id:pk>/autosave/", views.UnitAutosaveView.as_view(), name="api-unit-autosave"),
     path("qa/<id:pk>/", views.QAPairView.as_view(), name="api-qa"),
     path("qa/<id:pk>/flag/", views.QAFlagView.as_view(), name="api-qa-flag"),
-    path("ordering/<id:pk>/start/", ordering.OrderingStartView.as_view(), name="api-ordering-start"),
-    path("ordering/<id:pk>/current/", ordering.OrderingCurrentView.as_view(), name="api-ordering-current"),
-    path("ordering/trials/<id:pk>/shown/", ordering.OrderingShownView.as_view(), name="api-ordering-shown"),
-    path("ordering/trials/<id:pk>/answer/", ordering.OrderingAnswerView.as_view(), name="api-ordering-answer"),
+    path("projects/<slug:slug>/studies/", studies.StudyListView.as_view(), name="api-studies"),
+    path("studies/<id:pk>/items/", studies.StudyItemsView.as_view(), name="api-study-items"),
+    path("studies/<id:pk>/enroll/", studies.EnrollView.as_view(), name="api-study-enroll"),
+    path("studies/<id:pk>/current/", studies.CurrentView.as_view(), name="api-study-current"),
+    path("trials/<id:pk>/shown/", studies.ShownView.as_view(), name="api-trial-shown"),
+    path("trials/<id:pk>/answer/", studies.AnswerView.as_view(), name="api-trial-answer"),
 ]

@@ -265,6 +265,20 @@ def square_frame_args(src: str | Path, at_s: float, *, size: int, dst: str = "pi
     )
 
 
+def clip_args(src: str | Path, dst: str | Path, *, start_s: float, end_s: float, max_height: int) -> list[str]:
+    """argv for a study clip: [start_s, end_s) seconds of ``src`` re-encoded (frame-exact cuts) as
+    H.264 MP4 with ``+faststart``, height <= max_height, no audio (a model gets frames only, and a
+    person the same input: EgoExoBench App. A.5), and no metadata (no creation time or file name)."""
+    stream = ffmpeg.input(str(src), ss=max(start_s, 0.0), t=max(end_s - start_s, 0.04))
+    video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
+    return (
+        ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
+                      movflags="+faststart", format="mp4", an=None, map_metadata=-1)
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
 def sample_times(start_s: float, end_s: float, n: int) -> list[float]:
     """``n`` timestamps spread evenly over [start_s, end_s): the centres of n equal segments.
 

@@ -58,7 +58,7 @@ def may_see_video(user, video: Video) -> bool:
         return False
     if role in access.OVERSEE_ROLES:
         return True
-    from annotator.experiments.selectors import footage_in_open_trials
+    from annotator.studies.selectors import footage_in_open_trials
 
     if (video.derived_from_id or video.pk) in footage_in_open_trials(user):
         return False  # its frames are to be ordered by this person: the footage would give the order away
@@ -70,7 +70,7 @@ def may_see_frame(user, name: str) -> bool:
     """Whether ``user`` may fetch the ordering frame stored as ``name``: the project's admins,
     reviewers and researchers may, and a participant whose trials include an element with that image.
     Nobody else (an annotator of the video's units is not shown its frames)."""
-    from annotator.experiments.models import Element, Trial
+    from annotator.studies.models import Element, Trial
 
     elements = list(Element.objects.filter(image=name).select_related("video__project"))
     if not elements or elements[0].video is None:
@@ -78,15 +78,33 @@ def may_see_frame(user, name: str) -> bool:
     if access.role_in(user, elements[0].video.project) in access.OVERSEE_ROLES:
         return True
     # An image stored once may back several elements (identical bytes share a content name).
-    shown = functools.reduce(operator.or_, (Q(item__shown__contains=[e.pk]) for e in elements))
+    shown = functools.reduce(operator.or_, (Q(item__payload__shown__contains=[e.pk]) for e in elements))
     return Trial.objects.filter(participant__user=user).filter(shown).exists()
 
 
+def may_see_study_clip(user, name: str) -> bool:
+    """Whether ``user`` may fetch ``name``, a clip cut for study items (``studyclips/``): the
+    project's admins, reviewers and researchers may, and a participant with an unanswered trial of
+    an item that plays it (``Item.payload["media"]``). Nobody else."""
+    from annotator.studies.models import Item
+    from annotator.studies.selectors import open_trial_shows
+
+    item = Item.objects.filter(payload__contains={"media": [{"name": name}]}).select_related("condition__study__project").first()
+    if item is None:
+        return False
+    if access.role_in(user, item.condition.study.project) in access.OVERSEE_ROLES:
+        return True
+    return open_trial_shows(user, name)
+
+
 def _may_fetch(user, name: str) -> bool:
-    """The access rule of ``serve_media``: frames by ``may_see_frame``; a video's rendition or
-    poster by ``may_see_video``; anything else (originals included) by nobody."""
+    """The access rule of ``serve_media``: frames by ``may_see_frame``; study clips by
+    ``may_see_study_clip``; a video's rendition or poster by ``may_see_video``; anything else
+    (originals included) by nobody."""
     if name.startswith("frames/"):
         return may_see_frame(user, name)
+    if name.startswith("studyclips/"):
+        return may_see_study_clip(user, name)
     video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
     return video is not None and may_see_video(user, video)
 

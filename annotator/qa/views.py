@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotator import markdown
 from annotator.errors import DomainError
-from annotator.experiments.models import Experiment
+from annotator.studies.models import Study
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
@@ -28,21 +28,21 @@ from api.views import export_filters, jsonl_export_response
 
 @login_required
 def home(request):
-    """The projects the user belongs to, with their role, queue counts and experiments (three
+    """The projects the user belongs to, with their role, queue counts and studies (three
     queries whatever the number of projects)."""
     if request.user.is_superuser:
         projects = [(p, "admin") for p in Project.objects.all()]
     else:
         projects = [(m.project, m.role) for m in Membership.objects.filter(user=request.user).select_related("project")]
     counts = selectors.queue_counts([p for p, _ in projects])
-    experiments: dict[int, list[str]] = {}
-    for project_id, name in Experiment.objects.filter(project__in=[p for p, _ in projects]).values_list("project", "name"):
-        experiments.setdefault(project_id, []).append(name)
+    studies: dict[int, list[str]] = {}
+    for project_id, name in Study.objects.filter(project__in=[p for p, _ in projects]).values_list("project", "name"):
+        studies.setdefault(project_id, []).append(name)
     rows = [
         {"project": p, "role": role, "counts": counts[p.pk],
          "can_export": role in access.EXPORT_ROLES, "can_annotate": role in access.ANNOTATE_ROLES,
          "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES,
-         "experiments": experiments.get(p.pk, [])}
+         "studies": studies.get(p.pk, [])}
         for p, role in projects
     ]
     return render(request, "qa/home.html", {"rows": rows})

@@ -18,6 +18,8 @@ Metrics (each for one response):
 - ``edit_distance``: Levenshtein distance between the two sequences, in insertions, deletions
   and substitutions of elements (RapidFuzz ``Levenshtein``; lower is better).
 - ``exact_match``: 1.0 if the sequences are equal, else 0.0.
+- ``position_accuracy``: share of elements at their true position (X-LeBench summary ordering,
+  seed 002 App. C.4, scores per-position accuracy).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from itertools import combinations
 from rapidfuzz.distance import LCSseq, Levenshtein
 from scipy import stats
 
-METRICS = ("kendall_tau_b", "pairwise_accuracy", "mean_abs_distance", "lcs_ratio", "edit_distance", "exact_match")
+METRICS = ("kendall_tau_b", "pairwise_accuracy", "mean_abs_distance", "lcs_ratio", "edit_distance", "exact_match",
+           "position_accuracy")
 
 
 class OrderingError(ValueError):
@@ -46,6 +49,7 @@ class OrderingScores:
     lcs_ratio: float
     edit_distance: float
     exact_match: float
+    position_accuracy: float
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -92,7 +96,29 @@ def score(predicted: Sequence, truth: Sequence, hint_positions: Sequence[int] = 
         lcs_ratio=LCSseq.similarity(list(predicted), list(truth)) / n if n else 1.0,
         edit_distance=float(Levenshtein.distance(list(predicted), list(truth))),
         exact_match=1.0 if list(predicted) == list(truth) else 0.0,
+        position_accuracy=sum(1 for i, r in enumerate(ranks) if i == r) / n if n else 1.0,
     )
+
+
+def score_many(rows) -> list[dict]:
+    """Scores of many responses: ``rows`` of (predicted, truth, hint_positions, timed_out); returns
+    one dict of ``METRICS`` per row. A row with no response (None) or answered after the time limit
+    is scored wrong: as the reversed true order, with no element at its true position and no exact
+    match. Raises OrderingError for a response that is not a permutation of its truth."""
+    out = []
+    for predicted, truth, hints, timed_out in rows:
+        if predicted is None or timed_out:
+            free = [x for x in truth if x not in {truth[p - 1] for p in hints}] if hints else list(truth)
+            worst = list(truth)
+            slots = [i for i, x in enumerate(truth) if x in set(free)]
+            for slot, x in zip(slots, reversed(free)):
+                worst[slot] = x
+            scores = score(worst, truth, hints).as_dict()
+            scores.update(exact_match=0.0, position_accuracy=0.0)
+        else:
+            scores = score(predicted, truth, hints).as_dict()
+        out.append(scores)
+    return out
 
 
 def shown_order(n: int, seed: int, hint_positions: Sequence[int] = ()) -> list[int]:

@@ -15,7 +15,7 @@ from django.utils.crypto import salted_hmac
 
 from annotator.errors import Invalid
 
-_SALT = "annotator.experiments.handles"
+_SALT = "annotator.studies.handles"
 
 
 def handle_of(trial_id: int, element_id: int) -> str:

@@ -1,6 +1,0 @@
-from django.apps import AppConfig
-
-
-class ExperimentsConfig(AppConfig):
-    name = "annotator.experiments"
-    label = "experiments"

@@ -1,0 +1,79 @@
+"""Study kinds: one module per kind of human study, each giving the same few things.
+
+A kind module (``ordering``, ``mcq``, ``open_answer``, ``likert``) defines:
+
+- ``METRICS``: tuple of metric names, the keys of a scored trial's or prediction's ``scores``.
+- ``PRIMARY``: the metric that says whether an answer is right (1.0) for practice feedback,
+  practice scores and attention checks (None for a kind with no right answer, e.g. open answers
+  are never practice or attention items).
+- ``PRESETS``: preset name -> dict of build options (the command's and API's defaults).
+- ``DEFAULTS`` (optional): options applied before the preset's (multiple choice: independent
+  evaluators).
+- ``build(study, options, progress) -> BuildReport``: make the study's conditions and items from
+  the project's data, in the caller's transaction (``services.create_study`` owns it). ``options``
+  are the study's ``settings`` (``per_type``, ``time_limits``, kind-specific keys). Raises
+  ``Invalid`` for options it cannot honour and ``MediaError`` when ffmpeg cannot read a frame.
+- ``payload(trial) -> dict``: the kind's part of what the participant's page receives. Never the
+  truth: no correctness, no order-bearing ids, no file names or times, no video the item does not
+  show, no group of a control item.
+- ``validate(trial, response) -> stored``: check a participant's ``response`` (the API's shape,
+  documented in the module) against the trial's item and return the form stored in
+  ``Trial.response``. Raises ``Invalid`` with the reason in plain words.
+- ``validate_prediction(item, predicted) -> stored``: the same for an imported model prediction
+  (researcher-side shape: element ids, an option index, a score, a text). Raises ValueError.
+- ``score(rows) -> list[dict]``: the scores of many answers at once, vectorised (issue 8: 100,000
+  trials in under 10 s). ``rows`` is a list of ``ScoreRow``; a timed-out or unanswered row (its
+  ``response`` None or ``timed_out`` true) scores wrong.
+- ``feedback(trial) -> dict``: what a practice trial shows after the answer (may hold the truth:
+  practice items are never scored).
+- ``export(item) -> dict``: the kind's fields of an item for researchers (``study_items``), truth
+  included.
+
+Adding a fifth kind is one module here (registered in ``KINDS``) and one page widget
+(``static/js/studies/<kind>.js``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One answer to score: the item's ``truth`` and ``payload`` (server-side JSON), the stored
+    ``response`` (None if none was given) and whether it came after the time limit."""
+
+    truth: Any
+    payload: dict
+    response: Any
+    timed_out: bool = False
+
+
+@dataclass
+class BuildReport:
+    """What a kind's ``build`` made: items per condition number (scored ones), practice and attention
+    items, skipped sources with reasons (``{"reason": count}``), frames written (ordering) and the
+    storage names of the files written (removed by the caller if the build fails)."""
+
+    items: dict[int, int] = field(default_factory=dict)
+    practice: int = 0
+    attention: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    frames_written: int = 0
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.items.values())
+
+
+def kind_module(kind: str) -> ModuleType:
+    """The module of study kind ``kind``. Raises KeyError for an unknown kind."""
+    from annotator.studies.kinds import likert, mcq, open_answer, ordering
+
+    return {"ordering": ordering, "mcq": mcq, "open_answer": open_answer, "likert": likert}[kind]
+
+
+KINDS = ("ordering", "mcq", "open_answer", "likert")

@@ -1,0 +1,119 @@
+"""Open-ended answers without drafts (EgoNight, seed 000 App. A.2.1): extra annotators answer the
+same questions as the benchmark without seeing the model's draft or anyone else's answer, so that
+their agreement with the verified answer and with each other can be measured (the agreement
+itself, e.g. semantic similarity, is the agreement issue's; this kind stores every answer and
+scores it against the verified answer by string overlap).
+
+Items come from any verified QA pair, ``per_type`` per QA type, drawn with the study's seed; one
+condition per time limit (none by default). Item ``payload``: ``question`` and ``media`` (the
+pair's clips). ``truth``: the verified answer. Response (API and predictions): the answer's text,
+1 to ``TEXT_MAX`` characters after trimming.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable
+
+from annotator.errors import Invalid
+from annotator.studies.kinds import BuildReport, ScoreRow, _qa
+
+METRICS = ("exact_match", "token_f1")
+PRIMARY = None
+PRESETS = {
+    "egonight-open": {"per_type": 20, "raters_per_item": 3, "questions_per_participant": 30},
+}
+TEXT_MAX = 4000
+
+
+def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
+    """Conditions (one per ``time_limits`` entry; one without a limit by default) and items from the
+    project's verified QA pairs, ``per_type`` per QA type. No practice or attention items (an open
+    answer has no instructed form that is not also a giveaway)."""
+    from annotator.qa.models import QAPair
+    from annotator.studies.models import Item
+
+    conditions = _qa.time_limit_conditions(study, options.get("time_limits"))
+    pool = QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED)
+    sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
+    report = BuildReport()
+    pairs = [p for ps in sampled.values() for p in ps]
+    clips = _qa.cut_clips({r for p in pairs for r in _qa.pair_ranges(p)}, report, progress)
+    for cond in conditions:
+        for index, pair in enumerate(pairs):
+            Item.objects.create(condition=cond, index=index, subtask=pair.qa_type.slug, key=f"qa:{pair.pk}", qa_pair=pair,
+                                footage_id=pair.video.derived_from_id or pair.video_id,
+                                payload={"question": pair.question, "media": _qa.media_of(pair, clips)}, truth=pair.answer)
+        report.items[cond.number] = len(pairs)
+        progress(f"  condition {cond.number} ({cond.label}): {len(pairs)} items")
+    return report
+
+
+def payload(trial) -> dict:
+    """``question`` and ``videos`` (``[{"label", "url"}]``). No draft, no answer, no one else's answer."""
+    return {"question": trial.item.payload["question"], "videos": _qa.media_payload(trial.item)}
+
+
+def _text(value, exc) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > TEXT_MAX:
+        message = f"the answer must be a text of 1 to {TEXT_MAX} characters"
+        raise exc(message, errors={"response": message}) if exc is Invalid else exc(message)
+    return value.strip()
+
+
+def validate(trial, response) -> str:
+    """``response``: the answer's text. Returns it trimmed. Raises Invalid if empty or too long."""
+    return _text(response, Invalid)
+
+
+def validate_prediction(item, predicted) -> str:
+    """A model's answer text. Raises ValueError if empty or too long."""
+    return _text(predicted, ValueError)
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalise(text: str) -> list[str]:
+    """Tokens of an answer as SQuAD scores them (Rajpurkar et al. 2016, the official evaluation
+    script): lower case, punctuation and the articles a/an/the removed, split on white space."""
+    return _ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split()
+
+
+def token_f1(answer: str, truth: str) -> float:
+    """SQuAD token F1 of ``answer`` against ``truth``: harmonic mean of token precision and recall
+    over the multiset of normalised tokens; 1.0 when both are empty, 0.0 when one is."""
+    a, t = normalise(answer), normalise(truth)
+    if not a or not t:
+        return float(a == t)
+    common = sum((Counter(a) & Counter(t)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(a), common / len(t)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score(rows: list[ScoreRow]) -> list[dict]:
+    """``exact_match`` (normalised tokens equal) and ``token_f1`` against the verified answer; a
+    timed-out or missing answer scores 0 on both."""
+    out = []
+    for r in rows:
+        if r.response is None or r.timed_out:
+            out.append({"exact_match": 0.0, "token_f1": 0.0})
+        else:
+            out.append({"exact_match": float(normalise(r.response) == normalise(r.truth)), "token_f1": token_f1(r.response, r.truth)})
+    return out
+
+
+def feedback(trial) -> dict:
+    """Open answers have no practice items; nothing to show."""
+    return {}
+
+
+def export(item) -> dict:
+    """Researcher fields: ``question``, ``answer`` (verified), ``qa_pair_id``, ``media``."""
+    return {"question": item.payload["question"], "answer": item.truth, "qa_pair_id": item.qa_pair_id,
+            "media": [m["name"] for m in item.payload.get("media", [])]}

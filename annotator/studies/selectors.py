@@ -1,0 +1,142 @@
+"""Reads of the study engine that pages, the API and commands share: the participant's trial
+payload, timing, footage rules, and the score table (humans beside models)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.utils import timezone
+
+from annotator.scoring.ordering import mean_ci
+from annotator.studies.kinds import kind_module
+from annotator.studies.models import Condition, Item, Prediction, Study, Trial
+
+
+def trial_payload(trial: Trial) -> dict:
+    """What the participant's page gets for a trial, in every kind:
+
+    ``trial_id``; ``kind``; ``practice``; ``number`` and ``of`` (where the person is in the
+    practice or main sequence); ``time_limit_ms`` (null: none); ``elapsed_ms`` (server time since
+    the page first reported it visible, null before: a reload resumes the countdown from here);
+    ``shown``: whether it was reported visible; and ``content``, the kind's payload
+    (``kinds.<kind>.payload``). Never the truth, the item's id, its group or subtask, or any time
+    stamp (issue 8, Integrity).
+    """
+    from annotator.studies.services import elapsed_ms, limit_ms
+
+    kind = trial.item.condition.study.kind
+    same = Trial.objects.filter(participant_id=trial.participant_id, practice=trial.practice)
+    spent = elapsed_ms(trial, timezone.now())
+    return {
+        "trial_id": trial.pk,
+        "kind": kind,
+        "practice": trial.practice,
+        "number": trial.position + 1,
+        "of": same.count(),
+        "time_limit_ms": limit_ms(trial),
+        "elapsed_ms": None if spent is None else round(spent, 1),
+        "shown": trial.shown_at is not None,
+        "content": kind_module(kind).payload(trial),
+    }
+
+
+def server_rt_ms(trial: Trial) -> float | None:
+    """The server's response time of an answered trial in ms: from the page's "shown" report
+    (``shown_at``) to the answer (``answered_at``); None if either is missing."""
+    if trial.shown_at is None or trial.answered_at is None:
+        return None
+    return round((trial.answered_at - trial.shown_at).total_seconds() * 1000, 1)
+
+
+def unscored(study: Study) -> int:
+    """Answered trials and predictions still waiting for the scoring worker."""
+    return (Trial.objects.filter(participant__study=study, answered_at__isnull=False, scored_at__isnull=True).count()
+            + Prediction.objects.filter(study=study, scored_at__isnull=True).count())
+
+
+def score_table(study: Study, *, include_excluded: bool = False) -> list[dict]:
+    """For each condition, subtask (QA type; "" for none), Likert group and respondent (``human`` or
+    a model name), the mean of every metric of the kind with its 95% confidence interval (Student's
+    t, ``scoring.ordering.mean_ci``) and n. Humans are the scored trials (not practice, not
+    attention) of participants not flagged for exclusion (all with ``include_excluded``). Rows
+    ordered by condition, subtask, group, then humans first, then models by name."""
+    metrics = kind_module(study.kind).METRICS
+    values: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
+                                  scored_at__isnull=False)
+    if not include_excluded:
+        trials = trials.filter(participant__excluded=False)
+    fields = ("item__condition_id", "item__subtask", "item__group", "scores")
+    for cond, subtask, group, scores in trials.values_list(*fields).iterator(chunk_size=5000):
+        for m in metrics:
+            values[(cond, subtask, group, "human")][m].append(scores.get(m))
+    for cond, subtask, group, scores, model in (Prediction.objects.filter(study=study, scored_at__isnull=False)
+                                                .values_list(*fields, "model").iterator(chunk_size=5000)):
+        for m in metrics:
+            values[(cond, subtask, group, model)][m].append(scores.get(m))
+    conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
+    out = []
+    for key in sorted(values, key=lambda k: (conditions[k[0]].number, k[1], k[2], k[3] != "human", k[3])):
+        cond, subtask, group, respondent = key
+        out.append({"condition": conditions[cond].described(), "subtask": subtask, "group": group,
+                    "respondent": respondent, "metrics": {m: mean_ci(values[key][m]) for m in metrics}})
+    return out
+
+
+def footage_seen_in_queues(user, project_id: int) -> set[int]:
+    """Ids of the source footage ``user`` could play in a verification queue of the project: the videos
+    of units whose queue item they hold or held (and the other videos of those units' day-night pairs),
+    each mapped to the video it was derived from, if any (a night rendition shows the same route).
+    A participant is never assigned an item about footage they could download (issue 7)."""
+    from django.db.models import Q
+
+    from annotator.media.models import Video
+    from annotator.qa.models import QueueItem
+
+    units = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), project_id=project_id).values("unit_id")
+    videos = Video.objects.filter(Q(units__in=units) | Q(memberships__group__units__in=units)).values_list("id", "derived_from_id")
+    return {root or vid for vid, root in videos}
+
+
+def footage_in_open_trials(user) -> set[int]:
+    """Ids of the videos whose frames or texts ``user`` still has to order (unanswered trials of
+    ordering studies): while such a trial is open, its source video and the videos derived from it
+    are not served to them (the video would give the order away)."""
+    return set(Trial.objects.filter(participant__user=user, answered_at__isnull=True,
+                                    participant__study__kind=Study.Kind.ORDERING)
+               .values_list("item__footage_id", flat=True).distinct())
+
+
+def open_trial_shows(user, name: str) -> bool:
+    """Whether one of ``user``'s unanswered trials has an item whose page plays the stored clip
+    ``name`` (``Item.payload["media"]``)."""
+    return Trial.objects.filter(participant__user=user, answered_at__isnull=True,
+                                item__payload__contains={"media": [{"name": name}]}).exists()
+
+
+
+TRIAL_COLUMNS = ("trial_id", "item_id", "participant", "excluded", "exclusion_reasons", "condition", "subtask", "group",
+                 "role", "practice", "position", "response", "scores", "timed_out", "client_rt_ms", "server_rt_ms",
+                 "served_at", "shown_at", "answered_at")
+
+
+def trials_export(study: Study):
+    """Per-trial rows for the JSONL and CSV exports (``TRIAL_COLUMNS``), one per answered trial:
+    ``participant`` is a pseudonym (``qa.selectors.pseudonym``), ``condition`` the condition's
+    number, ``response`` the stored form (element ids, an option index, ``{score, justification}``,
+    a text), ``scores`` the kind's metrics (null until scored), times ISO 8601 UTC and ms."""
+    from annotator.qa.selectors import pseudonym
+
+    rows = (Trial.objects.filter(participant__study=study, answered_at__isnull=False)
+            .select_related("participant", "item__condition").order_by("participant_id", "-practice", "position"))
+    for t in rows.iterator(chunk_size=2000):
+        yield {
+            "trial_id": t.pk, "item_id": t.item_id, "participant": pseudonym(t.participant.user_id),
+            "excluded": t.participant.excluded, "exclusion_reasons": t.participant.exclusion_reasons,
+            "condition": t.item.condition.number, "subtask": t.item.subtask, "group": t.item.group, "role": t.item.role,
+            "practice": t.practice, "position": t.position + 1, "response": t.response, "scores": t.scores,
+            "timed_out": t.timed_out, "client_rt_ms": t.client_rt_ms, "server_rt_ms": server_rt_ms(t),
+            "served_at": t.served_at.isoformat() if t.served_at else None,
+            "shown_at": t.shown_at.isoformat() if t.shown_at else None,
+            "answered_at": t.answered_at.isoformat() if t.answered_at else None,
+        }

@@ -1,0 +1,478 @@
+"""Writes of the study engine, the same for every kind: create a study, enrol, serve, time and
+answer trials, score, import model predictions, apply exclusion rules.
+
+The kind-specific parts (building items, the participant's payload, validating and scoring a
+response) are in ``annotator.studies.kinds.<kind>``; this module calls them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotator import jobs
+from annotator.errors import Conflict, Forbidden, Invalid
+from annotator.projects.models import Project
+from annotator.studies import selectors
+from annotator.studies.kinds import KINDS, BuildReport, ScoreRow, kind_module
+from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
+
+# Options every kind accepts (the rest go to the kind's ``build`` through ``Study.settings``).
+STUDY_FIELDS = ("questions_per_participant", "conditions_per_participant", "practice_items", "raters_per_item",
+                "independent", "instructions", "exclusion")
+EXCLUSION_RULES = ("min_median_rt_s", "min_practice_score", "max_attention_failures")
+
+
+def presets() -> dict[str, tuple[str, dict]]:
+    """Every preset name -> (kind, its options), over all kinds."""
+    return {name: (kind, opts) for kind in KINDS for name, opts in kind_module(kind).PRESETS.items()}
+
+
+def create_study(project: Project, name: str, kind: str, *, preset: str = "", seed: int = 0,
+                 options: dict | None = None, progress: Callable[[str], None] = lambda _: None) -> tuple[Study, BuildReport]:
+    """Create study ``name`` of ``kind`` and build its conditions and items from the project's data.
+
+    ``options`` override the preset's (``kinds.<kind>.PRESETS[preset]``): the engine's fields
+    (``STUDY_FIELDS``) go on the study, everything else (``per_type``, ``time_limits``...) is passed
+    to the kind's ``build`` and kept in ``Study.settings``. Everything happens in one transaction;
+    if the build fails, nothing is kept, files written included. Raises Invalid for an unknown kind
+    or preset, an existing name, a bad option or a build that finds no items; MediaError if ffmpeg
+    cannot read a frame.
+    """
+    if kind not in KINDS:
+        raise Invalid(f"unknown study kind {kind!r}; choose one of {', '.join(KINDS)}", errors={"kind": "unknown"})
+    module = kind_module(kind)
+    if preset and preset not in module.PRESETS:
+        known = ", ".join(module.PRESETS) or "none"
+        raise Invalid(f"unknown preset {preset!r} for {kind} studies; choose one of {known}", errors={"preset": "unknown"})
+    merged = {**getattr(module, "DEFAULTS", {}), **(module.PRESETS.get(preset) or {}),
+              **{k: v for k, v in (options or {}).items() if v is not None}}
+    fields = {k: merged.pop(k) for k in STUDY_FIELDS if k in merged}
+    exclusion = fields.get("exclusion") or {}
+    if not isinstance(exclusion, dict) or set(exclusion) - set(EXCLUSION_RULES):
+        raise Invalid(f"exclusion rules are {', '.join(EXCLUSION_RULES)}", errors={"exclusion": "unknown rule"})
+    report = BuildReport()
+    try:
+        with transaction.atomic():
+            if Study.objects.filter(project=project, name=name).exists():
+                raise Invalid(f"a study named {name!r} already exists in {project.slug}", errors={"name": "taken"})
+            study = Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed,
+                                         settings=_jsonable(merged), **fields)
+            built = module.build(study, merged, progress)
+            report = built
+            if built.total == 0:
+                reasons = "; ".join(f"{n} {r}" for r, n in built.skipped.items()) or "the project has no data of this kind"
+                raise Invalid(f"no items could be built for this {kind} study ({reasons})")
+            study.save()  # the kind may record what it sampled (study.sampling)
+    except BaseException:
+        for stored in report.files:  # the transaction rolled back: drop the files it wrote
+            default_storage.delete(stored)
+        raise
+    return study, report
+
+
+def _jsonable(options: dict) -> dict:
+    return json.loads(json.dumps(options, default=str))
+
+
+# ------------------------------------------------------------------------------ who takes part
+
+NOT_A_PARTICIPANT = ("You cannot take part in this study: your role ({role}) lets you see or export its answers, "
+                     "so your answers would not be a fair human baseline. Take part with an annotator account.")
+NOT_INDEPENDENT = ("You cannot take part in this study: it asks for independent evaluators (EgoExoBench App. A.5), "
+                   "and you {what} {n} of its QA pairs.")
+
+
+def require_participant_role(user, project: Project) -> None:
+    """Only annotators take part (issue 7, B): anyone who can export a study's truth (superusers,
+    and the project's admins, reviewers and researchers) is refused with Forbidden, in plain words.
+    Non-members are the caller's concern (they get 404 before this)."""
+    from annotator.projects.access import role_in
+    from annotator.projects.models import Role
+
+    role = role_in(user, project)
+    if user.is_superuser:
+        raise Forbidden(NOT_A_PARTICIPANT.format(role="superuser"))
+    if role != Role.ANNOTATOR:
+        raise Forbidden(NOT_A_PARTICIPANT.format(role=role or "none"))
+
+
+def require_independent(study: Study, user) -> None:
+    """An independent study (``Study.independent``) refuses, with Forbidden, anyone who took part in
+    building any of its QA pairs (EgoExoBench App. A.5: "evaluators who did not participate in the
+    construction of the dataset"): who wrote a revision of one (added, kept, modified or deleted it
+    in a first pass or a double-check), gave a verdict on one in an overlap pass, or held or
+    completed a queue item of a unit that has one (and so saw its draft)."""
+    from annotator.qa.models import QueueItem, Revision, Verdict
+
+    if not study.independent:
+        return
+    pairs = Item.objects.filter(condition__study=study, qa_pair__isnull=False).values("qa_pair_id")
+    revised = Revision.objects.filter(qa_pair__in=pairs, actor_user=user).values("qa_pair_id").distinct().count()
+    if revised:
+        raise Forbidden(NOT_INDEPENDENT.format(what="drafted, verified or double-checked", n=revised))
+    judged = Verdict.objects.filter(qa_pair__in=pairs, user=user).values("qa_pair_id").distinct().count()
+    if judged:
+        raise Forbidden(NOT_INDEPENDENT.format(what="verified", n=judged))
+    units = Item.objects.filter(condition__study=study, qa_pair__isnull=False).values("qa_pair__unit_id")
+    held = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), unit_id__in=units).values("unit_id").distinct().count()
+    if held:
+        raise Forbidden(NOT_INDEPENDENT.format(what="held the work units of", n=held))
+
+
+def enroll(study: Study, user) -> Participant:
+    """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
+
+    Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
+    fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
+    scored items split evenly across them, the least-answered first; never two items with the same
+    ``key`` (two versions of one clip or QA pair); never an item already given to
+    ``raters_per_item`` people; never an item about footage the person could play in a verification
+    queue (issue 7). Then the study's attention items at seeded random places among the scored
+    ones, and ``practice_items`` practice items first. Trial ids follow positions, so they carry
+    nothing about the items. Raises Forbidden for an independent study the person helped build
+    (``require_independent``). Serialised per study (a row lock), so concurrent enrolments respect
+    the rater cap.
+    """
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        existing = Participant.objects.filter(study=study, user=user).first()
+        if existing is not None:
+            return existing
+        require_independent(study, user)
+        participant = Participant.objects.create(study=study, user=user)
+        rng = random.Random(f"{study.seed}:{user.pk}")
+        conditions = list(Condition.objects.filter(study=study, items__role=Item.Role.SCORED).distinct()
+                          .annotate(n=Count("participants", distinct=True)).order_by("number"))
+        rng.shuffle(conditions)
+        conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
+        chosen = conditions[: study.conditions_per_participant]
+        participant.conditions.set(chosen)
+        per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
+        for i in range(study.questions_per_participant - sum(per) if chosen else 0):
+            per[i] += 1
+        used_keys: set[str] = set()
+        seen = selectors.footage_seen_in_queues(user, study.project_id)
+        picked: list[Item] = []
+        for cond, quota in zip(chosen, per):
+            candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
+                          .annotate(n=Count("trials")).order_by("n", "index"))
+            if study.raters_per_item:
+                candidates = candidates.filter(n__lt=study.raters_per_item)
+            fresh = []
+            for item in candidates:
+                if len(fresh) == quota:
+                    break
+                if (item.key and item.key in used_keys) or (item.footage_id and item.footage_id in seen):
+                    continue
+                fresh.append(item)
+                if item.key:
+                    used_keys.add(item.key)
+            picked += fresh
+        rng.shuffle(picked)
+        for item in Item.objects.filter(condition__study=study, role=Item.Role.ATTENTION).order_by("condition__number", "index"):
+            picked.insert(rng.randint(0, len(picked)), item)
+        practice = list(Item.objects.filter(condition__study=study, role=Item.Role.PRACTICE)
+                        .order_by("condition__number", "index")[: study.practice_items])
+        Trial.objects.bulk_create(
+            [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(practice)]
+            + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
+    return participant
+
+
+def start(participant: Participant) -> None:
+    """Leave the instructions: on to the practice items, or straight to the trials if there are none."""
+    if participant.stage == Participant.Stage.INSTRUCTIONS:
+        has_practice = Trial.objects.filter(participant=participant, practice=True).exists()
+        participant.stage = Participant.Stage.PRACTICE if has_practice else Participant.Stage.TRIALS
+        participant.save(update_fields=["stage"])
+
+
+# ------------------------------------------------------------------------------ timing
+
+def limit_ms(trial: Trial) -> float | None:
+    """The trial's time limit in ms (its condition's ``time_limit_s``), or None for no limit."""
+    limit = trial.item.condition.time_limit_s
+    return None if limit is None else limit * 1000.0
+
+
+def elapsed_ms(trial: Trial, now=None) -> float | None:
+    """Server time (ms) since the trial was reported shown, or None if it has not been."""
+    if trial.shown_at is None:
+        return None
+    return ((now or timezone.now()) - trial.shown_at).total_seconds() * 1000.0
+
+
+def _expired(trial: Trial, now) -> bool:
+    """Past its limit plus ``STUDY_TIME_GRACE_MS`` (server time since shown)."""
+    limit, spent = limit_ms(trial), elapsed_ms(trial, now)
+    return limit is not None and spent is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
+
+
+def current_trial(participant: Participant) -> Trial | None:
+    """The trial the participant is on: the first unanswered practice trial, then the first
+    unanswered scored one; None when all are answered.
+
+    Steps: (1) a trial whose time limit (plus grace) has run out since it was shown is closed as
+    timed out, unanswered, and the next one is considered (a person who closed the page and came
+    back later moves on, with the trial scored wrong); (2) the server's ``served_at`` is stamped the
+    first time a trial is served (a reload serves the same trial again and keeps the first time).
+    Both are conditional updates, so two requests racing write one value.
+    """
+    while True:
+        trial = (Trial.objects.filter(participant=participant, answered_at__isnull=True)
+                 .select_related("item__condition").order_by("-practice", "position").first())
+        if trial is None:
+            with transaction.atomic():
+                _finish_stage(participant)
+            return None
+        now = timezone.now()
+        if _expired(trial, now):
+            with transaction.atomic():
+                closed = Trial.objects.filter(pk=trial.pk, answered_at__isnull=True).update(
+                    answered_at=now, timed_out=True, response=None, client_rt_ms=None)
+                if closed:
+                    _after_answer(participant)
+            continue
+        if trial.served_at is None:
+            trial.served_at = now
+            Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now)
+        return trial
+
+
+def mark_shown(participant: Participant, trial_id: int) -> Trial:
+    """The page reports that trial ``trial_id`` is visible (every image decoded and in the viewport,
+    or the first video playable): stamp the server's ``shown_at`` the first time, so the trial's
+    server time and time limit start here. Later reports (a reload) keep the first time; returns
+    the trial. Raises Conflict for a trial that is not the participant's current one."""
+    current = current_trial(participant)
+    if current is None or current.pk != trial_id:
+        raise Conflict("this is not your current trial")
+    if current.shown_at is None:
+        # Conditional: two reports racing stamp one time, the first.
+        Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(shown_at=timezone.now())
+        current.refresh_from_db(fields=["shown_at"])
+    return current
+
+
+def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms: float, idempotency_key: str) -> Trial:
+    """Record the participant's ``response`` (the kind's API shape; None: no answer, the time ran out)
+    to their current trial.
+
+    Refuses, writing nothing:
+    - Conflict: a trial that is not theirs, is answered (unless the same idempotency key is sent
+      again, which returns the stored trial unchanged), or is not the current one;
+    - Invalid: a trial the page never reported shown; a ``client_rt_ms`` that is not positive or
+      is longer than the server's time since ``shown_at`` plus ``STUDY_RT_SLACK_MS``; a response the
+      kind's ``validate`` refuses; a None response before the trial's time limit (less the slack).
+    An answer later than the limit plus ``STUDY_TIME_GRACE_MS`` is stored as timed out (scored
+    wrong). On success: the answer with the server's time, the participant's next stage, their
+    exclusion flags when the last trial is answered, and a scoring job queued on commit.
+    """
+    with transaction.atomic():
+        trial = (Trial.objects.select_for_update(of=("self",)).select_related("item__condition__study")
+                 .filter(pk=trial_id, participant=participant).first())
+        if trial is None:
+            raise Conflict("not one of your trials")
+        if trial.answered_at is not None:
+            if idempotency_key and trial.idempotency_key == idempotency_key:
+                return trial
+            raise Conflict("this trial is already answered" + (" (its time ran out)" if trial.timed_out else ""))
+        current = current_trial(participant)
+        if current is None or current.pk != trial.pk:
+            raise Conflict("this is not your current trial")
+        if trial.shown_at is None:
+            raise Invalid("the page has not reported this trial as shown yet", errors={"client_rt_ms": "trial not shown yet"})
+        if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
+            raise Invalid("client_rt_ms must be a positive number of milliseconds", errors={"client_rt_ms": "must be positive"})
+        now = timezone.now()
+        spent = elapsed_ms(trial, now)
+        if client_rt_ms > spent + settings.STUDY_RT_SLACK_MS:
+            raise Invalid(f"client_rt_ms {client_rt_ms:.0f} is longer than the {spent:.0f} ms the server has seen "
+                          "since the trial was shown", errors={"client_rt_ms": "longer than the server's time"})
+        limit = limit_ms(trial)
+        if response is None:
+            if limit is None or spent + settings.STUDY_RT_SLACK_MS < limit:
+                raise Invalid("give an answer: only a trial whose time has run out may be left unanswered",
+                              errors={"response": "required"})
+            stored, timed_out = None, True
+        else:
+            stored = kind_module(trial.item.condition.study.kind).validate(trial, response)
+            timed_out = limit is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
+        trial.response, trial.timed_out, trial.client_rt_ms = stored, timed_out, float(client_rt_ms)
+        trial.answered_at, trial.idempotency_key = now, idempotency_key or ""
+        trial.save(update_fields=["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"])
+        _after_answer(participant)
+    return trial
+
+
+def _after_answer(participant: Participant) -> None:
+    """After a trial closes (answered or timed out), in its transaction: the next stage, exclusion
+    flags when all are done, and the scoring job (its row now, its message on commit)."""
+    _finish_stage(participant)
+    jobs.enqueue("studies.score", participant.study_id)
+
+
+def _finish_stage(participant: Participant) -> None:
+    locked = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+    if locked.stage == Participant.Stage.INSTRUCTIONS:
+        return
+    remaining = Trial.objects.filter(participant=locked, answered_at__isnull=True)
+    stage = locked.stage
+    if not remaining.filter(practice=True).exists():
+        stage = Participant.Stage.TRIALS if remaining.exists() else Participant.Stage.DONE
+    if stage != locked.stage or (stage == Participant.Stage.DONE and locked.finished_at is None):
+        locked.stage = stage
+        if stage == Participant.Stage.DONE and locked.finished_at is None:
+            locked.finished_at = timezone.now()
+            locked.excluded, locked.exclusion_reasons = exclusion_of(locked)
+        locked.save()
+    participant.stage, participant.finished_at = locked.stage, locked.finished_at
+    participant.excluded, participant.exclusion_reasons = locked.excluded, locked.exclusion_reasons
+
+
+def exclusion_of(participant: Participant) -> tuple[bool, list[str]]:
+    """Apply the study's exclusion rules (EGO-FLIGHT Sec. 3.5: "unreasonably little time or ...
+    clear misunderstanding of the task") to a participant: ``min_median_rt_s`` (the median client
+    response time of scored and attention trials, s), ``min_practice_score`` (practice trials whose
+    kind's ``PRIMARY`` metric is 1), ``max_attention_failures`` (attention trials not right).
+    Practice and attention trials are scored here, synchronously (a handful). Returns (excluded,
+    reasons); the data are kept either way."""
+    study = participant.study
+    rules = study.exclusion or {}
+    module = kind_module(study.kind)
+    reasons = []
+    trials = list(Trial.objects.filter(participant=participant).select_related("item"))
+    rts = [t.client_rt_ms for t in trials if not t.practice and t.client_rt_ms is not None]
+    limit = rules.get("min_median_rt_s")
+    if limit is not None and rts and statistics.median(rts) / 1000 < float(limit):
+        reasons.append(f"median response time {statistics.median(rts) / 1000:.2f} s is under {float(limit):g} s")
+
+    def right(ts: list[Trial]) -> int:
+        if not ts or module.PRIMARY is None:
+            return 0
+        scores = module.score([ScoreRow(t.item.truth, t.item.payload, t.response, t.timed_out) for t in ts])
+        return sum(1 for s in scores if s.get(module.PRIMARY) == 1.0)
+
+    need = rules.get("min_practice_score")
+    if need is not None:
+        practice = [t for t in trials if t.practice]
+        got = right(practice)
+        if got < int(need):
+            reasons.append(f"{got} practice items right, fewer than {int(need)}")
+    most = rules.get("max_attention_failures")
+    if most is not None:
+        checks = [t for t in trials if t.item.role == Item.Role.ATTENTION]
+        failed = len(checks) - right(checks)
+        if failed > int(most):
+            reasons.append(f"{failed} attention checks failed, more than {int(most)}")
+    return bool(reasons), reasons
+
+
+# ------------------------------------------------------------------------------ scoring
+
+SCORE_BATCH = 2000
+
+
+def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
+    """Score every answered trial and every prediction of the study not scored yet; returns how
+    many rows this call scored. Safe to run many at once (a worker per answer, a command):
+
+    1. In a transaction, claim up to ``batch_size`` unscored rows with ``SELECT ... FOR UPDATE OF
+       <row> SKIP LOCKED``: rows another scorer holds are skipped, not waited for, and a row that
+       another scorer scored and committed since this statement's snapshot is re-checked by
+       PostgreSQL and no longer matches ``scored_at IS NULL``.
+    2. Score the claimed rows with the kind's vectorised ``score`` and write them in the same
+       transaction, which releases the claim on commit.
+    3. Repeat until no unclaimed, unscored row is left.
+
+    So no row is scored twice and the counts of concurrent calls add up to the rows there were.
+    """
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        return 0
+    module = kind_module(study.kind)
+    n = 0
+    for model, answer_field, filters in (
+            (Trial, "response", {"participant__study_id": study_id, "answered_at__isnull": False}),
+            (Prediction, "predicted", {"study_id": study_id})):
+        while True:
+            with transaction.atomic():
+                rows = list(model.objects.select_for_update(skip_locked=True, of=("self",))
+                            .filter(scored_at__isnull=True, **filters).select_related("item").order_by("pk")[:batch_size])
+                if not rows:
+                    break
+                scores = module.score([ScoreRow(r.item.truth, r.item.payload, getattr(r, answer_field),
+                                                getattr(r, "timed_out", False)) for r in rows])
+                now = timezone.now()
+                for row, s in zip(rows, scores):
+                    row.scores, row.scored_at = s, now
+                model.objects.bulk_update(rows, ["scores", "scored_at"], batch_size=2000)
+                n += len(rows)
+    return n
+
+
+# ------------------------------------------------------------------------------ model predictions
+
+@dataclass
+class ImportReport:
+    """``imported`` lines stored (new or replacing the model's earlier prediction for the item);
+    ``errors`` as (line number, message) for lines skipped."""
+
+    imported: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
+    """Store model predictions from JSONL lines of ``model``, ``item_id``, ``predicted`` (the kind's
+    prediction shape: an option index, element ids in order, a score 1-5, a text). A bad line (not
+    JSON, missing keys, an item of another study or a practice/attention item, a prediction the
+    kind refuses) is reported with its 1-based number and skipped; the others are stored, unscored,
+    in one transaction, and a scoring job is queued on commit."""
+    module = kind_module(study.kind)
+    report = ImportReport()
+    items = {i.pk: i for i in Item.objects.filter(condition__study=study, role=Item.Role.SCORED)}
+    rows: dict[tuple[str, int], object] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not JSON: {exc}") from None
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            model, item_id = data.get("model"), data.get("item_id")
+            if not isinstance(model, str) or not model.strip() or len(model) > 200:
+                raise ValueError('"model" must be a non-empty string of at most 200 characters')
+            if isinstance(item_id, bool) or not isinstance(item_id, int) or item_id not in items:
+                raise ValueError(f"item_id {item_id!r} is not a scored item of {study.name}")
+            if "predicted" not in data:
+                raise ValueError('"predicted" is missing')
+            stored = module.validate_prediction(items[item_id], data["predicted"])
+        except (ValueError, TypeError) as exc:
+            report.errors.append((number, str(exc)))
+            continue
+        rows[(model.strip(), item_id)] = stored
+    # INSERT ... ON CONFLICT in batches, in one transaction: a model's new prediction for an item
+    # replaces its old one, unscored again.
+    with transaction.atomic():
+        Prediction.objects.bulk_create(
+            [Prediction(study=study, model=model, item_id=item_id, predicted=predicted)
+             for (model, item_id), predicted in rows.items()],
+            update_conflicts=True, unique_fields=["model", "item"],
+            update_fields=["study", "predicted", "scores", "scored_at"], batch_size=2000)
+        if rows:
+            jobs.enqueue("studies.score", study.pk)
+    report.imported = len(rows)
+    return report

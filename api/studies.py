@@ -1,0 +1,193 @@
+"""REST endpoints of human-baseline studies: create, list items, enrol, the current trial, "shown",
+answers.
+
+Only the project's annotators take part (``services.require_participant_role``): admins, reviewers,
+researchers and superusers, who can export the truth, get 403 with the reason in plain words.
+Admins and researchers create studies; admins, reviewers and researchers read items and results.
+Participants' pages name things by per-trial handles and trial ids, never by item or element id.
+"""
+
+from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator.errors import NotFound
+from annotator.projects import access
+from annotator.projects.models import Role
+from annotator.studies import selectors, services
+from annotator.studies.kinds import KINDS, kind_module
+from annotator.studies.models import Item, Participant, Study, Trial
+from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX
+from api.views import project_for
+
+CREATE_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
+FORBIDDEN = OpenApiResponse(description="Your role does not allow this (only annotators take part; "
+                                        "people who can export the truth cannot).")
+NOT_FOUND = OpenApiResponse(description="No such study or trial, or not yours.")
+
+
+class ExclusionIn(serializers.Serializer):
+    min_median_rt_s = serializers.FloatField(min_value=0, max_value=3600, required=False, allow_null=True)
+    min_practice_score = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True)
+    max_attention_failures = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True)
+
+
+class StudyIn(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    kind = serializers.ChoiceField(choices=KINDS)
+    preset = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+    seed = serializers.IntegerField(min_value=0, max_value=INT_MAX, required=False, default=0)
+    per_type = serializers.IntegerField(min_value=1, max_value=10_000, required=False,
+                                        help_text="Items sampled per QA type (subtask).")
+    time_limits = serializers.ListField(child=serializers.FloatField(min_value=1, max_value=3600), min_length=1,
+                                        max_length=20, required=False,
+                                        help_text="Seconds per trial, one condition each (e.g. [60, 180]).")
+    raters_per_item = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True)
+    independent = serializers.BooleanField(required=False, allow_null=True, default=None)
+    questions_per_participant = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    conditions_per_participant = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    practice_items = serializers.IntegerField(min_value=0, max_value=100, required=False)
+    instructions = serializers.CharField(max_length=MARKDOWN_MAX, required=False, allow_blank=True)
+    exclusion = ExclusionIn(required=False)
+    source = serializers.ChoiceField(choices=["qa", "records"], required=False,
+                                     help_text="Likert: rate verified QA pairs (with control groups) or records (videos and groups).")
+
+
+class StudyOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    items = serializers.IntegerField()
+
+
+class AnswerIn(serializers.Serializer):
+    response = serializers.JSONField(
+        allow_null=True,
+        help_text="Multiple choice: the option index. Ordering: the trial's element handles in order, earliest first. "
+                  "Likert: {\"score\": 1-5, \"justification\": str} (a justification is required below 3 where the study "
+                  "asks). Open answer: the text. null only once the trial's time limit has run out.")
+    client_rt_ms = serializers.FloatField(
+        min_value=0, max_value=TIME_SPENT_MS_MAX,
+        help_text="Page time (ms) from the trial visible to the answer; at most the server's time since the trial was "
+                  "reported shown plus STUDY_RT_SLACK_MS.")
+    idempotency_key = serializers.CharField(max_length=LABEL_MAX)
+
+
+def _study(request, pk: int, roles=access.ALL_ROLES) -> Study:
+    study = get_object_or_404(Study.objects.select_related("project"), pk=pk)
+    project_for(request, study.project.slug, roles)
+    return study
+
+
+def _participating(request, pk: int) -> Study:
+    study = _study(request, pk)
+    services.require_participant_role(request.user, study.project)
+    return study
+
+
+def _own_trial(request, pk: int) -> Trial:
+    """The requesting participant's trial ``pk`` (NotFound if it is someone else's)."""
+    trial = get_object_or_404(Trial.objects.select_related("participant__study__project", "item__condition__study"), pk=pk)
+    project = trial.participant.study.project
+    project_for(request, project.slug, access.ALL_ROLES)
+    if trial.participant.user_id != request.user.pk:
+        raise NotFound("not one of your trials")
+    services.require_participant_role(request.user, project)
+    return trial
+
+
+def state(participant: Participant | None) -> dict:
+    """The participant's ``stage`` and current ``trial`` (``selectors.trial_payload``), or
+    ``not_started``."""
+    if participant is None:
+        return {"stage": "not_started", "trial": None}
+    taking = participant.stage in (Participant.Stage.PRACTICE, Participant.Stage.TRIALS)
+    trial = services.current_trial(participant) if taking else None
+    return {"stage": participant.stage, "trial": selectors.trial_payload(trial) if trial else None}
+
+
+class StudyListView(APIView):
+    @extend_schema(responses={200: StudyOut(many=True), 403: FORBIDDEN, 404: NOT_FOUND}, summary="The project's studies")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.ALL_ROLES)
+        studies = Study.objects.filter(project=project).order_by("name")
+        counts = dict(Item.objects.filter(condition__study__project=project, role=Item.Role.SCORED)
+                      .values_list("condition__study").annotate(n=Count("id")))
+        return Response([{"id": s.pk, "name": s.name, "kind": s.kind, "items": counts.get(s.pk, 0)} for s in studies])
+
+    @extend_schema(request=StudyIn, responses={201: StudyOut, 400: OpenApiResponse(description="A bad option, a taken name, "
+                                                                                                "or no items to build."),
+                                               403: FORBIDDEN, 404: NOT_FOUND},
+                   summary="Create a study and build its items from the project's data (admins and researchers)")
+    def post(self, request, slug):
+        project = project_for(request, slug, CREATE_ROLES)
+        data = StudyIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        name, kind, preset, seed = v.pop("name"), v.pop("kind"), v.pop("preset"), v.pop("seed")
+        study, report = services.create_study(project, name, kind, preset=preset, seed=seed, options=v)
+        return Response({"id": study.pk, "name": study.name, "kind": study.kind, "items": report.total}, status=201)
+
+
+class StudyItemsView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+                   summary="The study's items with their truth (admins, reviewers, researchers)")
+    def get(self, request, pk):
+        study = _study(request, pk, access.OVERSEE_ROLES)
+        module = kind_module(study.kind)
+        items = Item.objects.filter(condition__study=study).select_related("condition").order_by("condition__number", "index")
+        return Response([{"item_id": i.pk, "condition": i.condition.number, "role": i.role, "group": i.group,
+                          "subtask": i.subtask, **module.export(i)} for i in items])
+
+
+class EnrollView(APIView):
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+                   summary="Join the study (assigns your items once) and leave the instructions")
+    def post(self, request, pk):
+        study = _participating(request, pk)
+        participant = services.enroll(study, request.user)
+        services.start(participant)
+        return Response(state(participant))
+
+
+class CurrentView(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+                   summary="Your stage and current trial (the same one after a reload, with the time already spent)")
+    def get(self, request, pk):
+        study = _participating(request, pk)
+        return Response(state(Participant.objects.filter(study=study, user=request.user).first()))
+
+
+class ShownView(APIView):
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND,
+                                            409: OpenApiResponse(description="Not your current trial.")},
+                   summary="Report the trial visible: its server time and time limit start now, once")
+    def post(self, request, pk):
+        trial = _own_trial(request, pk)
+        shown = services.mark_shown(trial.participant, trial.pk)
+        return Response({"trial_id": shown.pk, "elapsed_ms": round(services.elapsed_ms(shown), 1)})
+
+
+class AnswerView(APIView):
+    @extend_schema(request=AnswerIn, responses={200: OpenApiTypes.OBJECT,
+                                                400: OpenApiResponse(description="A response the kind refuses, or a "
+                                                                                 "response time the server cannot have seen."),
+                                                403: FORBIDDEN, 404: NOT_FOUND,
+                                                409: OpenApiResponse(description="Not your current trial, or answered.")},
+                   summary="Answer your current trial; practice answers get feedback")
+    def post(self, request, pk):
+        trial = _own_trial(request, pk)
+        data = AnswerIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        answered = services.answer_trial(trial.participant, trial.pk, v["response"], v["client_rt_ms"], v["idempotency_key"])
+        participant = Participant.objects.get(pk=trial.participant_id)
+        body = state(participant)
+        body["answered"] = {"trial_id": answered.pk, "timed_out": answered.timed_out}
+        if answered.practice:
+            body["feedback"] = kind_module(trial.participant.study.kind).feedback(answered)
+        return Response(body)
