@@ -139,10 +139,12 @@ def enroll(study: Study, user) -> Participant:
     ``raters_per_item`` people; never an item about footage the person could play in a verification
     queue (issue 7). Then the study's attention items at seeded random places among the scored
     ones, and ``practice_items`` practice items first. Trial ids follow positions, so they carry
-    nothing about the items. Raises Forbidden for an independent study the person helped build
+    nothing about the items. Raises Forbidden for anyone but an annotator
+    (``require_participant_role``) and for an independent study the person helped build
     (``require_independent``). Serialised per study (a row lock), so concurrent enrolments respect
     the rater cap.
     """
+    require_participant_role(user, study.project)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
         existing = Participant.objects.filter(study=study, user=user).first()

@@ -1,6 +1,6 @@
-"""Experiments built as ``ordering_create`` builds them, from a real video stored as a ready
-rendition (made by ffmpeg here, so no transcode worker is needed), and participants who answer
-through the API as the page does: report the trial shown, then answer with handles."""
+"""Studies built as ``study_create`` builds them, from a real video stored as a ready rendition
+(made by ffmpeg here, so no transcode worker is needed), and participants who answer through the
+API as the page does: report the trial shown, then answer."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
-from annotator.experiments.services import create_experiment
+from annotator.studies.services import create_study
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member, token_for
 
@@ -32,15 +32,16 @@ def stored_video(project, path: Path, *, seconds: float, name: str) -> Video:
 
 @pytest.fixture
 def build(project, tmp_path):
-    """Factory: an EGO-FLIGHT experiment over one stored video of ``seconds``; returns it."""
+    """Factory: an EGO-FLIGHT ordering study over one stored video of ``seconds``; returns it."""
     def make(seconds: float = 100.0, *, name: str = "pilot", frame_size: int = 32, **settings):
         video = stored_video(project, tmp_path / f"{name}.mp4", seconds=seconds, name=f"{name}-source.mp4")
-        experiment = create_experiment(project, name, "ego-flight", frame_size=frame_size, seed=7, practice_items=1).experiment
+        study, _ = create_study(project, name, "ordering", preset="ego-flight", seed=7,
+                                options={"frame_size": frame_size, "practice_items": 1})
         for key, value in settings.items():
-            setattr(experiment, key, value)
-        experiment.save()
-        experiment.video = video
-        return experiment
+            setattr(study, key, value)
+        study.save()
+        study.video = video
+        return study
     return make
 
 

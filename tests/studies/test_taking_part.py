@@ -1,14 +1,17 @@
-"""Assignment, answers and exclusion for the ordering human baseline (EGO-FLIGHT Sec. 3.5)."""
+"""Assignment, answers and exclusion in the study engine, on ordering items (EGO-FLIGHT Sec. 3.5)."""
 
 from datetime import timedelta
 
 import pytest
 from django.db.models import F
+from django.utils import timezone
 
 from annotator.errors import Conflict, DomainError, Forbidden, Invalid
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
-from annotator.experiments.presets import EGO_FLIGHT
-from annotator.experiments.services import answer_trial, current_trial, enroll, mark_shown, score_pending, start
+from annotator.studies.handles import handles_of
+from annotator.studies.kinds.ordering import EGO_FLIGHT
+from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
+from annotator.studies.services import answer_trial as _answer
+from annotator.studies.services import current_trial, enroll, mark_shown, score_pending, start
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member
 from annotator.scoring.ordering import shown_order
@@ -18,30 +21,40 @@ from annotator.scoring.ordering import shown_order
 def experiment(project):
     """The nine preset conditions over 12 medium, 12 short and 12 long clips (fake video rows,
     text-less frame elements), one item per condition and clip of its class, and 2 practice items."""
-    exp = Experiment.objects.create(project=project, name="pilot", preset="ego-flight", questions_per_participant=10,
-                                    conditions_per_participant=2, practice_items=2,
-                                    exclusion={"min_median_rt_s": 2.0, "min_practice_correct": 1})
+    exp = Study.objects.create(project=project, name="pilot", kind="ordering", preset="ego-flight", questions_per_participant=10,
+                               conditions_per_participant=2, practice_items=2,
+                               exclusion={"min_median_rt_s": 2.0, "min_practice_score": 1})
     video = Video.objects.create(project=project, sha256="e" * 64, filename="v.mp4", status="ready", duration_s=999)
-    clips = {k: [Clip.objects.create(experiment=exp, video=video, start_s=b + i * 40, end_s=b + i * 40 + 10, length_class=k)
-                 for i in range(12)] for b, k in ((0, "short"), (1000, "medium"), (2000, "long"))}
+    clips = {k: [(video, b + i * 40, b + i * 40 + 10) for i in range(12)] for b, k in ((0, "short"), (1000, "medium"), (2000, "long"))}
     for spec in EGO_FLIGHT:
-        cond = Condition.objects.create(experiment=exp, number=spec.number, label=spec.label, n_frames=spec.n_frames,
-                                        clip_length=spec.clip_length, annotation=spec.annotation, hints=list(spec.hints),
-                                        baseline=spec.baseline)
-        for index, clip in enumerate(clips[spec.clip_length]):
+        variables = {"n_frames": spec["n_frames"], "clip_length": spec["clip_length"], "annotation": spec["annotation"],
+                     "hints": spec.get("hints", []), "item_kind": "frames"}
+        cond = Condition.objects.create(study=exp, number=spec["number"], label=spec["label"], variables=variables,
+                                        baseline=spec["number"] == 2)
+        for index, clip in enumerate(clips[spec["clip_length"]]):
             _item(cond, clip, index, practice=False)
-        if spec.baseline:
+        if cond.baseline:
             for j in range(2):
-                _item(cond, Clip.objects.create(experiment=exp, video=video, start_s=3000 + j * 20, end_s=3010 + j * 20,
-                                                length_class="medium"), 100 + j, practice=True)
+                _item(cond, (video, 3000 + j * 20, 3010 + j * 20), 100 + j, practice=True)
     return exp
 
 
 def _item(cond, clip, index, practice):
-    elements = [Element.objects.create(kind="text", text=f"{clip.pk}-{i}") for i in range(cond.n_frames)]
-    order = shown_order(len(elements), index * 31 + cond.number, cond.hints)
-    return Item.objects.create(condition=cond, clip=clip, index=index, practice=practice, seed=index,
-                               truth=[e.pk for e in elements], shown=[elements[i].pk for i in order], hints=list(cond.hints))
+    video, a, b = clip
+    n, hints = cond.variables["n_frames"], cond.variables["hints"]
+    elements = [Element.objects.create(kind="text", text=f"{a}-{i}") for i in range(n)]
+    order = shown_order(len(elements), index * 31 + cond.number, hints)
+    return Item.objects.create(condition=cond, index=index, role="practice" if practice else "scored", seed=index,
+                               key=f"clip:{video.pk}:{a}:{b}", footage=video, truth=[e.pk for e in elements],
+                               payload={"shown": [elements[i].pk for i in order], "hints": hints, "annotation": "",
+                                        "clip": {"video_id": video.pk, "start_s": a, "end_s": b}})
+
+
+def answer_trial(p, trial_id, order, rt_ms, key):
+    """Answer as the page does: the order as this trial's handles (element ids the page never sees)."""
+    trial = Trial.objects.get(pk=trial_id)
+    handles = handles_of(trial.pk, trial.item.truth)
+    return _answer(p, trial_id, [handles.get(e, "0" * 16) for e in order], rt_ms, key)
 
 
 def _shown(p, trial, ms_ago: float):
@@ -62,7 +75,7 @@ def test_assignment_gives_two_conditions_and_never_the_same_clip_twice(experimen
         assert p.conditions.count() == 2
         assert len(trials) == 10
         assert {t.item.condition_id for t in trials} == set(p.conditions.values_list("pk", flat=True))
-        assert len({t.item.clip_id for t in trials}) == 10  # e.g. never the 4-frame and the hinted 4-frame of one clip
+        assert len({t.item.key for t in trials}) == 10  # e.g. never the 4-frame and the hinted 4-frame of one clip
         assert Trial.objects.filter(participant=p, practice=True).count() == 2
     # Conditions are handed out evenly: 12 people x 2 = 24 slots over 9 conditions -> 2 or 3 each.
     loads = [c.participants.count() for c in Condition.objects.all()]
@@ -82,13 +95,13 @@ def test_practice_comes_first_and_answers_are_checked(experiment, annotator):
     assert t.practice and t.served_at is not None
     served = t.served_at
     assert current_trial(p).served_at == served  # a reload serves the same trial and keeps the first time
+    _shown(p, t, 4500)
     with pytest.raises(DomainError, match="expected"):
         answer_trial(p, t.pk, t.item.truth[:-1], 3000, "k0")
     later = Trial.objects.filter(participant=p, practice=False).first()
     with pytest.raises(DomainError, match="not your current trial") as err:
         answer_trial(p, later.pk, later.item.truth, 3000, "k1")
     assert isinstance(err.value, Conflict)
-    _shown(p, t, 4500)
     answer_trial(p, t.pk, t.item.truth, 4000, "k2")
     again = answer_trial(p, t.pk, t.item.truth, 4000, "k2")  # the same answer resent: no error, no change
     assert again.client_rt_ms == 4000
@@ -106,7 +119,7 @@ def test_hint_frames_must_stay_in_place(experiment, annotator):
     p.stage = "trials"
     p.save()
     _shown(p, trial, 5000)
-    with pytest.raises(DomainError, match="hint frame at position 1"):
+    with pytest.raises(DomainError, match="hint at position 1"):
         answer_trial(p, trial.pk, moved, 3000, "h")
 
 
@@ -128,35 +141,35 @@ def test_fast_or_confused_participants_are_flagged_and_kept(experiment, project)
     assert (careful.stage, careful.excluded, careful.exclusion_reasons) == ("done", False, [])
     assert hasty.excluded and hasty.exclusion_reasons == ["median response time 0.80 s is under 2 s"]
     assert confused.excluded and confused.exclusion_reasons == ["0 practice items right, fewer than 1"]
-    assert Trial.objects.filter(participant=hasty, response__isnull=False).count() == 12  # data kept
+    assert Trial.objects.filter(participant=hasty, answered_at__isnull=False).count() == 12  # data kept
     assert score_pending(experiment.pk) == 36
-    taus = set(Trial.objects.filter(participant=careful, practice=False).values_list("kendall_tau_b", flat=True))
+    taus = {t.scores["kendall_tau_b"] for t in Trial.objects.filter(participant=careful, practice=False)}
     assert taus == {1.0}, taus
 
 
 def test_text_items_order_a_videos_annotated_actions(project):
-    from io import StringIO
-
-    from django.core.management import call_command
+    from annotator.studies.services import create_study
 
     actions = [{"label": f"step {i}", "start_s": float(i), "end_s": i + 0.5} for i in (4, 0, 2, 3, 1)]
     Video.objects.create(project=project, sha256="f" * 64, filename="steps.mp4", status="ready", duration_s=20.0,
                          annotations={"actions": actions})
     Video.objects.create(project=project, sha256="0" * 64, filename="few.mp4", status="ready", duration_s=20.0,
                          annotations={"actions": actions[:2]})
-    out = StringIO()
-    call_command("ordering_create", "--project", project.slug, "--preset", "action-texts", "--name", "texts",
-                 "--exclude-median-rt-below", "1.5", stdout=out)
-    assert "condition 1 (3 action descriptions): 1 items, 1 videos with too few actions" in out.getvalue()
+    lines = []
+    conditions = [{"number": 1, "label": "3 texts", "n_frames": 3, "item_kind": "texts"},
+                  {"number": 2, "label": "5 texts", "n_frames": 5, "item_kind": "texts"}]
+    study, report = create_study(project, "texts", "ordering", options={"conditions": conditions,
+                                                                        "exclusion": {"min_median_rt_s": 1.5}},
+                                 progress=lines.append)
+    assert "  condition 1 (3 texts): 1 items, 1 videos with too few actions" in lines
+    assert report.items == {1: 1, 2: 1} and report.skipped == {"videos with fewer than 3 annotated actions": 1,
+                                                                "videos with fewer than 5 annotated actions": 1}
     five = Item.objects.get(condition__number=2)
     assert [Element.objects.get(pk=pk).text for pk in five.truth] == ["step 0", "step 1", "step 2", "step 3", "step 4"]
     three = Item.objects.get(condition__number=1)
     assert [Element.objects.get(pk=pk).text for pk in three.truth] == ["step 0", "step 1", "step 3"]
-    assert Experiment.objects.get(name="texts").exclusion == {"min_median_rt_s": 1.5}
-    again = StringIO()
-    call_command("ordering_create", "--project", project.slug, "--preset", "action-texts", "--name", "texts",
-                 "--skip-existing", stdout=again)
-    assert again.getvalue() == "experiment texts already exists; nothing done\n"
+    assert sorted(three.payload["shown"]) == sorted(three.truth)
+    assert Study.objects.get(name="texts").exclusion == {"min_median_rt_s": 1.5}
 
 
 @pytest.mark.parametrize("role", ["admin", "reviewer", "researcher"])
@@ -164,7 +177,7 @@ def test_people_who_can_export_the_truth_cannot_enrol(experiment, project, role)
     from annotator.projects.services import ensure_member
 
     person = ensure_member(f"who-{role}", role=role, project=project)[0]
-    with pytest.raises(Forbidden, match=f"your role \\({role}\\) lets you see or export its true orders"):
+    with pytest.raises(Forbidden, match=f"your role \\({role}\\) lets you see or export its answers"):
         enroll(experiment, person)
     assert not Participant.objects.exists() and not Trial.objects.exists()
 
@@ -178,7 +191,7 @@ def test_a_superuser_cannot_enrol_even_as_an_annotator_member(experiment, annota
 
 
 def test_the_trial_clock_starts_when_the_page_reports_it_shown(experiment, annotator, settings):
-    settings.ORDERING_RT_SLACK_MS = 500
+    settings.STUDY_RT_SLACK_MS = 500
     p = enroll(experiment, annotator)
     start(p)
     t = current_trial(p)
@@ -208,12 +221,10 @@ def _second_video_clips(experiment, project):
     """A second source video with 12 clips in every condition, served before the first video's
     (lower item indexes, least-used first); returns it."""
     other = Video.objects.create(project=project, sha256="9" * 64, filename="w.mp4", status="ready", duration_s=999)
-    Item.objects.filter(condition__experiment=experiment, practice=False).update(index=F("index") + 1000)
-    for cond in Condition.objects.filter(experiment=experiment):
+    Item.objects.filter(condition__study=experiment, role="scored").update(index=F("index") + 1000)
+    for cond in Condition.objects.filter(study=experiment):
         for i in range(12):
-            clip = Clip.objects.create(experiment=experiment, video=other, start_s=5000 + i * 40 + cond.number,
-                                       end_s=5010 + i * 40 + cond.number, length_class=cond.clip_length)
-            _item(cond, clip, i, practice=False)
+            _item(cond, (other, 5000 + i * 40 + cond.number, 5010 + i * 40 + cond.number), i, practice=False)
     return other
 
 
@@ -229,7 +240,7 @@ def test_a_participant_never_orders_frames_of_footage_they_could_play_in_a_queue
 
     p = enroll(experiment, person)
 
-    videos = set(Trial.objects.filter(participant=p, practice=False).values_list("item__clip__video_id", flat=True))
+    videos = set(Trial.objects.filter(participant=p, practice=False).values_list("item__footage_id", flat=True))
     assert videos == {Video.objects.get(filename="v.mp4").pk}  # never the footage of their queue unit
 
 
@@ -251,7 +262,7 @@ def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_fro
     client.force_login(person)
     try:
         assert client.get(f"/files/{name}").status_code == 404
-        Trial.objects.filter(participant__user=person).update(response=[1])  # all answered: the study is over
+        Trial.objects.filter(participant__user=person).update(answered_at=timezone.now())  # all answered: the study is over
         assert client.get(f"/files/{name}").status_code == 200
     finally:
         default_storage.delete(name)
