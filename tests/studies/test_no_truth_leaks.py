@@ -1,9 +1,9 @@
-"""Nothing a participant's browser receives reveals the truth (issue 7, B).
+"""Nothing a participant's browser receives reveals the truth (issue 7, B; issue 8, Integrity): ordering.
 
 Before the fix, frame URLs carried the time (``/files/frames/<sha16>/224/00129.375.jpg``) and
 element ids ascended with time, and scripted participants who sorted by either scored tau-b 1.000
-on every trial. Here scripted participants take a real experiment (frames cut by ffmpeg as
-``ordering_create`` cuts them) through the API, sort every trial by every id-like field the payload
+on every trial. Here scripted participants take a real study (frames cut by ffmpeg as
+``study_create`` cuts them) through the API, sort every trial by every id-like field the payload
 gives its elements (the handle, the URL, and an ``id`` if there were one), and do no better than
 chance.
 """
@@ -11,13 +11,14 @@ chance.
 import re
 import statistics
 
-from annotator.experiments.models import Element, Trial
-from annotator.experiments.services import score_pending
 from annotator.scoring.ordering import score
-from tests.experiments.conftest import api_as, people
+from annotator.studies.models import Element, Trial
+from annotator.studies.services import score_pending
+from tests.studies.conftest import api_as, people
 
 ELEMENT_KEYS = {"handle", "kind", "url", "text", "pinned_position"}
-TRIAL_KEYS = {"trial_id", "practice", "number", "of", "annotation", "elements", "served_at", "shown_at"}
+TRIAL_KEYS = {"trial_id", "kind", "practice", "number", "of", "time_limit_ms", "elapsed_ms", "shown", "content"}
+CONTENT_KEYS = {"annotation", "elements"}
 CONTENT_URL = re.compile(r"^/files/frames/[0-9a-f]{64}\.jpg$")
 NOT_IDS = {"kind", "text", "pinned_position"}
 
@@ -49,14 +50,15 @@ def _sorted_by(elements: list[dict], field: str) -> list[int]:
 def _take_part_sorting_by_handle(client, experiment_id: int, seen: list) -> None:
     """Take the whole experiment as the page does (report shown, then answer), answering every
     trial sorted by handle; keep every payload in ``seen``."""
-    state = client.post(f"/api/ordering/{experiment_id}/start/").json()
+    state = client.post(f"/api/studies/{experiment_id}/enroll/").json()
     while state["trial"] is not None:
         trial = state["trial"]
         seen.append(trial)
-        assert client.post(f"/api/ordering/trials/{trial['trial_id']}/shown/").status_code == 200
-        order = [trial["elements"][i]["handle"] for i in _sorted_by(trial["elements"], "handle")]
-        res = client.post(f"/api/ordering/trials/{trial['trial_id']}/answer/",
-                          {"order": order, "client_rt_ms": 1.0, "idempotency_key": f"k{trial['trial_id']}"}, format="json")
+        assert client.post(f"/api/trials/{trial['trial_id']}/shown/").status_code == 200
+        elements = trial["content"]["elements"]
+        order = [elements[i]["handle"] for i in _sorted_by(elements, "handle")]
+        res = client.post(f"/api/trials/{trial['trial_id']}/answer/",
+                          {"response": order, "client_rt_ms": 1.0, "idempotency_key": f"k{trial['trial_id']}"}, format="json")
         assert res.status_code == 200, res.content
         state = res.json()
 
@@ -68,7 +70,7 @@ def test_participants_sorting_by_any_id_in_the_payload_do_no_better_than_chance(
     for person in people(project, 6):
         _take_part_sorting_by_handle(api_as(person), experiment.pk, payloads)
 
-    trials = {t.pk: t for t in Trial.objects.filter(participant__experiment=experiment).select_related("item")}
+    trials = {t.pk: t for t in Trial.objects.filter(participant__study=experiment).select_related("item")}
     scored = [p for p in payloads if not p["practice"]]
     # Six people, three conditions each, never one clip twice: 98 scored trials over at least 60 items.
     assert len(scored) >= 60 and len({trials[p["trial_id"]].item_id for p in scored}) >= 60, len(scored)
@@ -76,27 +78,29 @@ def test_participants_sorting_by_any_id_in_the_payload_do_no_better_than_chance(
     # What the browser got: only these keys; images named by content; no file name, hash or time of the video.
     frames = {e.pk: e for e in Element.objects.filter(kind="frame")}
     for p in payloads:
-        assert set(p) == TRIAL_KEYS
-        assert all(set(e) == ELEMENT_KEYS and CONTENT_URL.match(e["url"]) for e in p["elements"]), p["elements"]
+        assert set(p) == TRIAL_KEYS and set(p["content"]) == CONTENT_KEYS
+        elements = p["content"]["elements"]
+        assert all(set(e) == ELEMENT_KEYS and CONTENT_URL.match(e["url"]) for e in elements), elements
         text = str(p)
         assert video.filename not in text and video.sha256[:16] not in text and "source" not in text
         item = trials[p["trial_id"]].item
-        assert all(e["handle"] not in (str(eid), f"{frames[eid].t_s:09.3f}") for e, eid in zip(p["elements"], item.shown))
+        assert all(e["handle"] not in (str(eid), f"{frames[eid].t_s:09.3f}") for e, eid in zip(elements, item.payload["shown"]))
 
     # Every id-like field, sorted by: no better than chance.
-    fields = sorted({k for p in scored for e in p["elements"] for k, v in e.items()
+    fields = sorted({k for p in scored for e in p["content"]["elements"] for k, v in e.items()
                      if k not in NOT_IDS and isinstance(v, (str, int)) and not isinstance(v, bool)})
     assert fields == ["handle", "url"]
     for field in fields:
         taus = []
         for p in scored:
             item = trials[p["trial_id"]].item
-            answer = [item.shown[i] for i in _sorted_by(p["elements"], field)]  # payload order is the shown order
-            taus.append(score(answer, item.truth, item.hints).kendall_tau_b)
+            shown = item.payload["shown"]
+            answer = [shown[i] for i in _sorted_by(p["content"]["elements"], field)]  # payload order is the shown order
+            taus.append(score(answer, item.truth, item.payload["hints"]).kendall_tau_b)
         mean = statistics.fmean(taus)
         assert abs(mean) < CHANCE_BOUND, (field, mean, len(taus))
 
     # The server scored the handle-sorted answers the same way.
     assert score_pending(experiment.pk) == len(payloads)
-    served = Trial.objects.filter(participant__experiment=experiment, practice=False).values_list("kendall_tau_b", flat=True)
+    served = [t.scores["kendall_tau_b"] for t in Trial.objects.filter(participant__study=experiment, practice=False)]
     assert len(served) == len(scored) and abs(statistics.fmean(served)) < CHANCE_BOUND
