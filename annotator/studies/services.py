@@ -231,8 +231,7 @@ def current_trial(participant: Participant) -> Trial | None:
     Both are conditional updates, so two requests racing write one value.
     """
     while True:
-        trial = (Trial.objects.filter(participant=participant, answered_at__isnull=True)
-                 .select_related("item__condition").order_by("-practice", "position").first())
+        trial = _first_open(participant)
         if trial is None:
             with transaction.atomic():
                 _finish_stage(participant)
@@ -249,6 +248,12 @@ def current_trial(participant: Participant) -> Trial | None:
             trial.served_at = now
             Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now)
         return trial
+
+
+def _first_open(participant: Participant) -> Trial | None:
+    """The first unanswered trial (practice first, then by position), without side effects."""
+    return (Trial.objects.filter(participant=participant, answered_at__isnull=True)
+            .select_related("item__condition").order_by("-practice", "position").first())
 
 
 def mark_shown(participant: Participant, trial_id: int) -> Trial:
@@ -289,7 +294,9 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
             if idempotency_key and trial.idempotency_key == idempotency_key:
                 return trial
             raise Conflict("this trial is already answered" + (" (its time ran out)" if trial.timed_out else ""))
-        current = current_trial(participant)
+        # Not ``current_trial``: that would close this trial as timed out if its time ran out, and a
+        # late answer is to be stored (flagged, scored wrong), not refused.
+        current = _first_open(participant)
         if current is None or current.pk != trial.pk:
             raise Conflict("this is not your current trial")
         if trial.shown_at is None:
