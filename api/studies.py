@@ -15,7 +15,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.errors import NotFound
+from annotator.adapters.ffmpeg import MediaError
+from annotator.errors import Conflict, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.studies import selectors, services
@@ -121,7 +122,8 @@ class StudyListView(APIView):
 
     @extend_schema(request=StudyIn, responses={201: StudyOut, 400: OpenApiResponse(description="A bad option, a taken name, "
                                                                                                 "or no items to build."),
-                                               403: FORBIDDEN, 404: NOT_FOUND},
+                                               403: FORBIDDEN, 404: NOT_FOUND,
+                                               409: OpenApiResponse(description="A video of the project cannot be read.")},
                    summary="Create a study and build its items from the project's data (admins and researchers)")
     def post(self, request, slug):
         project = project_for(request, slug, CREATE_ROLES)
@@ -129,7 +131,10 @@ class StudyListView(APIView):
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
         name, kind, preset, seed = v.pop("name"), v.pop("kind"), v.pop("preset"), v.pop("seed")
-        study, report = services.create_study(project, name, kind, preset=preset, seed=seed, options=v)
+        try:
+            study, report = services.create_study(project, name, kind, preset=preset, seed=seed, options=v)
+        except MediaError as exc:  # a stored video that ffmpeg cannot read: the project's data, not the request
+            raise Conflict(f"a video of the project could not be read, so nothing was built: {exc}") from None
         return Response({"id": study.pk, "name": study.name, "kind": study.kind, "items": report.total}, status=201)
 
 

@@ -18,6 +18,7 @@ EDIT = {"admin", "reviewer"}
 ADMIN = {"admin"}
 # Only annotators take part in a study: the others can export its truth (issue 7, B).
 TAKE_PART = {"annotator"}
+STUDY_MAKERS = {"admin", "researcher"}
 
 # (method, path template, allowed roles, JSON body)
 API = [
@@ -36,8 +37,11 @@ API = [
     ("get", "/api/qa/{qa}/", OVERSEE, None),
     ("patch", "/api/qa/{qa}/", EDIT, {}),
     ("post", "/api/qa/{qa}/flag/", ADMIN, {}),
-    ("post", "/api/ordering/{exp}/start/", TAKE_PART, None),
-    ("get", "/api/ordering/{exp}/current/", TAKE_PART, None),
+    ("get", "/api/projects/{slug}/studies/", ALL, None),
+    ("post", "/api/projects/{slug}/studies/", STUDY_MAKERS, {}),
+    ("get", "/api/studies/{exp}/items/", OVERSEE, None),
+    ("post", "/api/studies/{exp}/enroll/", TAKE_PART, None),
+    ("get", "/api/studies/{exp}/current/", TAKE_PART, None),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -49,11 +53,11 @@ PAGES = [
     ("get", "/projects/{slug}/qa/{qa}/", OVERSEE),
     ("post", "/projects/{slug}/qa/{qa}/", EDIT),
     ("get", "/projects/{slug}/export.jsonl", ADMIN),
-    ("get", "/projects/{slug}/ordering/pilot/", TAKE_PART),
-    ("get", "/projects/{slug}/ordering/pilot/results/", OVERSEE),
-    ("get", "/projects/{slug}/ordering/pilot/trials.jsonl", OVERSEE),
-    ("get", "/projects/{slug}/ordering/pilot/trials.csv", OVERSEE),
-    ("get", "/projects/{slug}/ordering/pilot/scores.csv", OVERSEE),
+    ("get", "/projects/{slug}/studies/pilot/", TAKE_PART),
+    ("get", "/projects/{slug}/studies/pilot/results/", OVERSEE),
+    ("get", "/projects/{slug}/studies/pilot/trials.jsonl", OVERSEE),
+    ("get", "/projects/{slug}/studies/pilot/trials.csv", OVERSEE),
+    ("get", "/projects/{slug}/studies/pilot/scores.csv", OVERSEE),
 ]
 
 
@@ -62,9 +66,9 @@ def world(make_unit, project):
     unit = make_unit(n_open=1)
     users = {role: ensure_member(f"m-{role}", role=role, project=project, password="pw-matrix-1")[0] for role in ROLES}
     users["outsider"] = ensure_member("m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1")[0]
-    from annotator.experiments.models import Experiment
+    from annotator.studies.models import Study
 
-    experiment = Experiment.objects.create(project=project, name="pilot")
+    experiment = Study.objects.create(project=project, name="pilot", kind="ordering")
     ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk}
     return users, ids
 
@@ -123,19 +127,19 @@ def test_the_unit_an_annotator_sees_names_nobody(world, project):
 
 
 def test_nobody_answers_someone_elses_trial(world, project):
-    from annotator.experiments.models import Experiment, Participant, Trial
-    from tests.experiments.test_taking_part import _item
-    from annotator.experiments.models import Clip, Condition
     from annotator.media.models import Video
+    from annotator.studies.models import Condition, Participant, Study, Trial
+    from tests.studies.test_taking_part import _item
 
     users, ids = world
-    experiment = Experiment.objects.get(pk=ids["exp"])
+    experiment = Study.objects.get(pk=ids["exp"])
     video = Video.objects.create(project=project, sha256="9" * 64, filename="x.mp4", status="ready", duration_s=30)
-    cond = Condition.objects.create(experiment=experiment, number=1, label="c", n_frames=2, clip_length="medium", annotation="none")
-    item = _item(cond, Clip.objects.create(experiment=experiment, video=video, start_s=0, end_s=15, length_class="medium"), 0, False)
-    theirs = Participant.objects.create(experiment=experiment, user=users["annotator"], stage="trials")
+    cond = Condition.objects.create(study=experiment, number=1, label="c",
+                                    variables={"n_frames": 2, "clip_length": "medium", "annotation": "none", "hints": []})
+    item = _item(cond, (video, 0, 15), 0, False)
+    theirs = Participant.objects.create(study=experiment, user=users["annotator"], stage="trials")
     trial = Trial.objects.create(participant=theirs, item=item, position=0)
-    res = _api_client(users["reviewer"]).post(f"/api/ordering/trials/{trial.pk}/answer/",
-                                              {"order": item.truth, "client_rt_ms": 1000, "idempotency_key": "x"}, format="json")
+    res = _api_client(users["reviewer"]).post(f"/api/trials/{trial.pk}/answer/",
+                                              {"response": item.truth, "client_rt_ms": 1000, "idempotency_key": "x"}, format="json")
     assert res.status_code == 404
     assert Trial.objects.get(pk=trial.pk).response is None

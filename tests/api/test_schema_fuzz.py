@@ -3,7 +3,7 @@
 The app serves /api/schema/; schemathesis (Python API, Hypothesis underneath) generates requests for
 every operation, data that fits the schema (positive) and data that does not (negative), sent with
 an admin's token and with an annotator's token. Half of the generated requests name real rows (the
-project's slug, its units, QA pairs, experiment and trials), so the views get past the 404 of an
+project's slug, its units, QA pairs, studies and trials), so the views get past the 404 of an
 unknown id and into validation and the services. Every response must pass schemathesis' checks: no
 5xx, a documented status code, a documented content type, and a body matching the documented schema.
 
@@ -25,8 +25,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
                                                status_code_conformance)
 
-from annotator.experiments import services as experiment_services
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Trial
+from annotator.studies import services as study_services
+from annotator.studies.models import Condition, Element, Item, Study, Trial
 from annotator.qa.models import QAPair
 from annotator.qa.queue import claim_next
 from annotator.qa.services import ensure_qa_type
@@ -42,29 +42,35 @@ def _token(name: str, role: str, project) -> str:
     return out.getvalue().strip()
 
 
-def _experiment(project, video, participant_user) -> Experiment:
-    """A small ordering experiment (one 4-frame baseline condition, 4 items, 1 practice item) with
-    ``participant_user`` enrolled and past the instructions, so trials exist."""
-    exp = Experiment.objects.create(project=project, name="fuzz", preset="ego-flight", questions_per_participant=3,
-                                    conditions_per_participant=1, practice_items=1)
-    cond = Condition.objects.create(experiment=exp, number=1, label="baseline", n_frames=4, clip_length="medium",
-                                    annotation="none", hints=[], baseline=True)
+def _studies(project, video, participant_user) -> list[Study]:
+    """A small ordering study (one 4-frame condition, 4 items, 1 practice item) and a timed
+    multiple-choice study (2 items), with ``participant_user`` enrolled in both and past the
+    instructions, so trials exist."""
+    order = Study.objects.create(project=project, name="fuzz", kind="ordering", questions_per_participant=3,
+                                 conditions_per_participant=1, practice_items=1)
+    cond = Condition.objects.create(study=order, number=1, label="baseline", baseline=True,
+                                    variables={"n_frames": 4, "clip_length": "medium", "annotation": "none", "hints": [],
+                                               "item_kind": "texts"})
     for index in range(5):
-        clip = Clip.objects.create(experiment=exp, video=video, start_s=index * 12.0, end_s=index * 12.0 + 10,
-                                   length_class="medium")
         elements = [Element.objects.create(kind="text", text=f"{index}-{i}") for i in range(4)]
         ids = [e.pk for e in elements]
-        Item.objects.create(condition=cond, clip=clip, index=index, practice=index == 4, seed=index, truth=ids,
-                            shown=[ids[i] for i in (2, 0, 3, 1)], hints=[])
-    participant = experiment_services.enroll(exp, participant_user)
-    experiment_services.start(participant)
-    return exp
+        Item.objects.create(condition=cond, index=index, role="practice" if index == 4 else "scored", seed=index,
+                            key=f"clip:{index}", footage=video, truth=ids,
+                            payload={"shown": [ids[i] for i in (2, 0, 3, 1)], "hints": [], "annotation": ""})
+    mcq = Study.objects.create(project=project, name="fuzz-mcq", kind="mcq", questions_per_participant=2)
+    quick = Condition.objects.create(study=mcq, number=1, label="quick (60 s)", time_limit_s=60)
+    for index in range(2):
+        Item.objects.create(condition=quick, index=index, key=f"qa:{index}", truth=0,
+                            payload={"question": "Which?", "options": ["a", "b", "c"], "media": []})
+    for study in (order, mcq):
+        study_services.start(study_services.enroll(study, participant_user))
+    return [order, mcq]
 
 
 @pytest.fixture
 def fuzz_data(transactional_db, make_unit, project):
     """A project with real data: three units of QA pairs (one claimed by the annotator), a window QA
-    type, videos, and an ordering experiment the annotator takes part in."""
+    type, videos, and an ordering and a multiple-choice study the annotator takes part in."""
     from django.contrib.auth import get_user_model
 
     admin_token = _token("fuzz-admin", "admin", project)
@@ -73,12 +79,12 @@ def fuzz_data(transactional_db, make_unit, project):
     units = [make_unit(n_open=2) for _ in range(3)]
     ensure_qa_type(project, "counting", name="Counting", clip_policy="window", window_s=3.0)
     claim_next(project, annotator)
-    experiment = _experiment(project, units[0].video, annotator)
+    studies = _studies(project, units[0].video, annotator)
     return {
         "tokens": {"admin": admin_token, "annotator": annotator_token},
         "slug": project.slug,
         "ids": sorted({*[u.pk for u in units], *QAPair.objects.filter(project=project).values_list("pk", flat=True),
-                       experiment.pk, *Trial.objects.filter(participant__experiment=experiment).values_list("pk", flat=True)}),
+                       *[s.pk for s in studies], *Trial.objects.filter(participant__study__in=studies).values_list("pk", flat=True)}),
     }
 
 

@@ -10,8 +10,8 @@ from django.core.files.storage import default_storage
 from django.test import Client
 from django.utils import timezone
 
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
-from annotator.experiments.services import store_frame
+from annotator.studies.kinds.ordering import store_frame
+from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.services import ensure_member, ensure_project
 from annotator.qa.models import QueueItem, WorkUnit
@@ -94,22 +94,22 @@ def test_an_annotator_gets_the_videos_of_units_they_hold_or_held_and_no_others(p
 def study(project):
     """A video shown in a study as two items of two frames each (stored by content, as built)."""
     video = _video(project, "study")
-    exp = Experiment.objects.create(project=project, name="pilot")
-    cond = Condition.objects.create(experiment=exp, number=1, label="c", n_frames=2, clip_length="medium", annotation="none")
+    exp = Study.objects.create(project=project, name="pilot", kind="ordering")
+    cond = Condition.objects.create(study=exp, number=1, label="c", variables={"n_frames": 2, "hints": []})
     items = []
     for i in range(2):
-        clip = Clip.objects.create(experiment=exp, video=video, start_s=i * 20, end_s=i * 20 + 15, length_class="medium")
-        frames = [Element.objects.create(kind="frame", video=video, t_s=clip.start_s + k, size=32,
+        frames = [Element.objects.create(kind="frame", video=video, t_s=i * 20 + k, size=32,
                                          image=store_frame(f"frame {i} {k}".encode(), [])) for k in range(2)]
         ids = [f.pk for f in frames]
-        items.append(Item.objects.create(condition=cond, clip=clip, index=i, truth=ids, shown=ids[::-1], seed=i))
+        items.append(Item.objects.create(condition=cond, index=i, truth=ids, seed=i, footage=video,
+                                         payload={"shown": ids[::-1], "hints": []}))
     return exp, video, items
 
 
 def test_a_participant_gets_the_frames_of_their_trials_and_never_the_source_video(study, project, annotator, annotator2):
     exp, video, (mine, theirs) = study
-    Trial.objects.create(participant=Participant.objects.create(experiment=exp, user=annotator), item=mine, position=0)
-    Trial.objects.create(participant=Participant.objects.create(experiment=exp, user=annotator2), item=theirs, position=0)
+    Trial.objects.create(participant=Participant.objects.create(study=exp, user=annotator), item=mine, position=0)
+    Trial.objects.create(participant=Participant.objects.create(study=exp, user=annotator2), item=theirs, position=0)
     url = {item: ["/files/" + Element.objects.get(pk=pk).image.name for pk in item.truth] for item in (mine, theirs)}
     assert [_get(annotator, u) for u in url[mine] + url[theirs]] == [200, 200, 404, 404]
     assert [_get(annotator2, u) for u in url[mine] + url[theirs]] == [404, 404, 200, 200]

@@ -3,9 +3,10 @@ delete and add forms (and the bulk delete action) of QA pairs, revisions, verdic
 autosaves and trials changes nothing. QA pairs are edited on their own page, through the service."""
 
 import pytest
+from django.utils import timezone
 from django.forms.models import model_to_dict
 
-from annotator.experiments.models import Clip, Condition, Element, Experiment, Item, Participant, Trial
+from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 from annotator.projects.services import ensure_member
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
@@ -29,14 +30,14 @@ def trail(make_unit, annotator, annotator2, project):
     other = claim_next(project, annotator2).unit
     autosave(other.pk, annotator2, {"note": "half done"}, 1_700_000_000_000)
 
-    exp = Experiment.objects.create(project=project, name="pilot")
-    cond = Condition.objects.create(experiment=exp, number=1, label="baseline", n_frames=2, clip_length="medium",
-                                    annotation="none")
-    clip = Clip.objects.create(experiment=exp, video=pairs[0].video, start_s=0, end_s=10, length_class="medium")
+    exp = Study.objects.create(project=project, name="pilot", kind="ordering")
+    cond = Condition.objects.create(study=exp, number=1, label="baseline", variables={"n_frames": 2, "hints": []})
     a, b = (Element.objects.create(kind="text", text=t) for t in "ab")
-    item = Item.objects.create(condition=cond, clip=clip, index=0, seed=0, truth=[a.pk, b.pk], shown=[b.pk, a.pk])
-    participant = Participant.objects.create(experiment=exp, user=annotator)
-    Trial.objects.create(participant=participant, item=item, position=0, response=[a.pk, b.pk], client_rt_ms=2500.0)
+    item = Item.objects.create(condition=cond, index=0, seed=0, truth=[a.pk, b.pk], footage=pairs[0].video,
+                               payload={"shown": [b.pk, a.pk], "hints": []})
+    participant = Participant.objects.create(study=exp, user=annotator)
+    Trial.objects.create(participant=participant, item=item, position=0, response=[a.pk, b.pk], client_rt_ms=2500.0,
+                         answered_at=timezone.now())
     return pairs[0]
 
 

@@ -29,10 +29,10 @@ def test_a_job_row_is_written_in_the_callers_transaction_and_dropped_with_it(pro
 
 
 def test_queueing_work_already_queued_adds_nothing_and_finished_work_is_queued_again(project):
-    first = jobs.enqueue("experiments.score", 7)
-    assert jobs.enqueue("experiments.score", 7) is None  # five answers while it waits: still one job
+    first = jobs.enqueue("studies.score", 7)
+    assert jobs.enqueue("studies.score", 7) is None  # five answers while it waits: still one job
     Job.objects.filter(pk=first).update(status="done", deliveries=1)
-    again = jobs.enqueue("experiments.score", 7)
+    again = jobs.enqueue("studies.score", 7)
     job = Job.objects.get()
     assert (again, job.status, job.deliveries) == (first, "queued", 0)
 
@@ -60,8 +60,8 @@ def test_a_redelivered_message_of_a_finished_job_does_nothing(project):
 
 def test_the_reconciler_sends_rows_never_sent_and_leaves_fresh_ones(project, settings):
     settings.JOBS_RESEND_AFTER_S = 60
-    never = jobs.enqueue("experiments.score", 1)
-    fresh = jobs.enqueue("experiments.score", 2)
+    never = jobs.enqueue("studies.score", 1)
+    fresh = jobs.enqueue("studies.score", 2)
     Job.objects.filter(pk=never).update(sent_at=None, sends=0)
     Job.objects.filter(pk=fresh).update(sent_at=timezone.now(), sends=1)
 
@@ -73,7 +73,7 @@ def test_the_reconciler_sends_rows_never_sent_and_leaves_fresh_ones(project, set
 
 def test_the_reconciler_backs_off_between_sends(project, settings):
     settings.JOBS_RESEND_AFTER_S = 60
-    job_id = jobs.enqueue("experiments.score", 1)
+    job_id = jobs.enqueue("studies.score", 1)
     # Sent 3 times already, last 3 minutes ago: the next send waits 60 x 2^2 = 240 s.
     Job.objects.filter(pk=job_id).update(sends=3, sent_at=timezone.now() - timedelta(seconds=180),
                                          due_at=timezone.now() - timedelta(hours=1))
@@ -116,7 +116,7 @@ def test_every_task_has_its_own_time_limit_and_there_is_no_global_one():
     jobs._load_tasks()
     assert app.conf.task_time_limit is None
     limits = {name: (app.tasks[name].time_limit, app.tasks[name].soft_time_limit) for name in jobs.REGISTRY}
-    assert set(limits) == {"media.transcode", "media.derive_night", "drafts.templates", "drafts.llm", "experiments.score"}
+    assert set(limits) == {"media.transcode", "media.derive_night", "drafts.templates", "drafts.llm", "studies.score"}
     assert all(hard and soft and soft < hard for hard, soft in limits.values())
     assert app.tasks["core.reconcile_jobs"].time_limit == 300
 
