@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotator.core.models import Job
-from annotator.experiments.models import Experiment, Item
+from annotator.studies.models import Item, Study, Trial
 from annotator.media.models import Video, VideoGroup
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from tests.conftest import make_video
@@ -28,7 +28,7 @@ MANIFEST = [
 
 def _snapshot():
     return {"videos": Video.objects.count(), "groups": VideoGroup.objects.count(), "qa_types": QAType.objects.count(),
-            "qa_pairs": QAPair.objects.count(), "units": WorkUnit.objects.count(), "experiments": Experiment.objects.count(),
+            "qa_pairs": QAPair.objects.count(), "units": WorkUnit.objects.count(), "studies": sorted(Study.objects.values_list("kind", "name")),
             "items": Item.objects.count(), "jobs": Job.objects.count(),
             "window_types": list(QAType.objects.filter(clip_policy="window").values_list("slug", "window_s").order_by("slug"))}
 
@@ -53,6 +53,13 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert first["videos"] == 8 and first["groups"] == 6  # 2 day clips + 3 night renditions of each, paired
     assert ("counting", 3.0) in first["window_types"]
     assert first["qa_pairs"] > 0 and first["items"] > 0
+    # A scripted first pass verified (and deleted) some pairs, so every kind of study has items.
+    assert QAPair.objects.filter(status="verified").exists() and QAPair.objects.filter(status="deleted").exists()
+    assert first["studies"] == [("likert", "vudg-quality"), ("mcq", "egoexobench-human"), ("open_answer", "open-answers"),
+                                ("ordering", "ego-flight")]
+    assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
+        "likert", "mcq", "open_answer", "ordering"}
+    assert not Trial.objects.exists()
     assert "2 files: 2 queued" in first_out
 
     second_out = _setup(footage, manifest)
