@@ -38,7 +38,8 @@ pids+=($!)
   >>"$logs/beat.out" 2>&1 &
 pids+=($!)
 
-# Users, footage, night renditions, QA types, drafts and the ordering experiment; a rerun reuses them.
+# Users, footage, night renditions, QA types, drafts, a scripted first pass and one study of each kind;
+# a rerun reuses them.
 $PY manage.py demo_setup --footage .cache/footage --manifest demo/manifest.jsonl --project demo
 
 .venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
@@ -60,7 +61,11 @@ cat <<MSG
     admin       harbor-lantern-42   (project admin + Django admin at /admin/, export link on the home page)
     annotator1  maple-river-81
     annotator2  granite-sparrow-64
-  Frame ordering: http://127.0.0.1:$PORT/projects/demo/ordering/ego-flight/  (results: .../results/)
+  Human-baseline studies (take part as an annotator; results at .../results/ as admin):
+    frame ordering     http://127.0.0.1:$PORT/projects/demo/studies/ego-flight/
+    multiple choice    http://127.0.0.1:$PORT/projects/demo/studies/egoexobench-human/
+    open answers       http://127.0.0.1:$PORT/projects/demo/studies/open-answers/
+    Likert ratings     http://127.0.0.1:$PORT/projects/demo/studies/vudg-quality/
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.
 
