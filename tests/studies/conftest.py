@@ -53,3 +53,29 @@ def api_as(user) -> APIClient:
 
 def people(project, n: int, role: str = "annotator", prefix: str = "p"):
     return [ensure_member(f"{prefix}{i}", role=role, project=project, password=f"pw-{prefix}{i}-123")[0] for i in range(n)]
+
+
+@pytest.fixture
+def verified(project, make_unit, tmp_path):
+    """Factory: ``n`` work units whose videos are real stored renditions (ffmpeg test pattern of
+    ``seconds``), each with two open-ended drafts and one 4-way multiple-choice draft, verified in a
+    real first pass (claim, then submit keeping every pair) by the annotator ``builder``, who is
+    returned with the units."""
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import Decision, submit_unit
+
+    def make(n: int = 2, *, seconds: float = 6.0):
+        builder = ensure_member("builder", role="annotator", project=project, password="pw-builder-123")[0]
+        units = []
+        for i in range(n):
+            unit = make_unit(2, duration_s=seconds)
+            real = stored_video(project, tmp_path / f"u{i}.mp4", seconds=seconds, name=f"unit{i}.mp4")
+            Video.objects.filter(pk=unit.video_id).update(rendition=real.rendition.name)
+            real.delete()
+            units.append(unit)
+        while (item := claim_next(project, builder)) is not None:
+            pairs = list(item.unit.qa_pairs.order_by("id"))
+            submit_unit(item.unit_id, builder, idempotency_key=f"b{item.pk}", time_spent_ms=None, additions=[],
+                        decisions=[Decision(p.pk, "keep", version=p.version) for p in pairs])
+        return builder, units
+    return make

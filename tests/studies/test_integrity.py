@@ -1,0 +1,119 @@
+"""Nothing a participant's browser receives reveals the truth, in any kind (issue 8, Integrity).
+
+Real studies are built from verified QA pairs over real clips (cut by ffmpeg), and two annotators
+take part through the API as the page does, while every body they receive (the take page's HTML,
+enrol, current, shown and answer responses) is kept. Then: no right option, no verified answer, no
+draft, no item id, no source file name or video hash, and the only media are the content-named
+clips of the current trial, fetchable only while it is open.
+"""
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from annotator.qa.models import QAPair
+from annotator.studies.models import Item, Trial
+from annotator.studies.services import create_study
+from tests.studies.conftest import api_as, people
+
+CLIP_URL = re.compile(r"^/files/studyclips/[0-9a-f]{64}\.mp4$")
+TRIAL_KEYS = {"trial_id", "kind", "practice", "number", "of", "time_limit_ms", "elapsed_ms", "shown", "content"}
+
+
+def _take_part(user, study, answer) -> list[str]:
+    """Take the whole study as ``user`` through the API, answering with ``answer(content)``; returns
+    every body received (the take page's HTML first), and checks each trial's clips on the way."""
+    page = Client()
+    page.force_login(user)
+    html = page.get(f"/projects/{study.project.slug}/studies/{study.name}/")
+    assert html.status_code == 200
+    client = api_as(user)
+    bodies = [html.content.decode()]
+    res = client.post(f"/api/studies/{study.pk}/enroll/")
+    while True:
+        assert res.status_code == 200, res.content
+        bodies.append(res.content.decode())
+        trial = res.json()["trial"]
+        if trial is None:
+            return bodies
+        assert set(trial) == TRIAL_KEYS
+        for video in trial["content"].get("videos", []):
+            assert CLIP_URL.match(video["url"]) and re.fullmatch(r"Video \d+", video["label"])
+            assert page.get(video["url"]).status_code == 200          # the open trial's clip plays
+        shown = client.post(f"/api/trials/{trial['trial_id']}/shown/")
+        bodies.append(shown.content.decode())
+        res = client.post(f"/api/trials/{trial['trial_id']}/answer/",
+                          {"response": answer(trial["content"]), "client_rt_ms": 5.0,
+                           "idempotency_key": f"k{trial['trial_id']}"}, format="json")
+
+
+def _keys(value) -> set[str]:
+    """Every key of every object in a JSON value, at any depth."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def _assert_nothing_given_away(bodies: list[str], study, forbidden: list[str], forbidden_keys=frozenset()):
+    text = "\n".join(bodies)
+    keys = {k for b in bodies[1:] for k in _keys(json.loads(b))}
+    bad = keys & {"item_id", "qa_pair_id", "truth", "answer", "answer_index", "group", "subtask", "seed", "key", *forbidden_keys}
+    assert not bad, bad
+    for item in Item.objects.filter(condition__study=study).select_related("footage"):
+        video = item.footage
+        assert video.sha256[:16] not in text and video.filename not in text
+        assert "renditions/" not in text and "original" not in text
+    for value in forbidden:
+        assert value not in text, value
+
+
+@pytest.fixture
+def taken(verified, project):
+    builder, units = verified(3)
+    return builder, people(project, 2)
+
+
+def test_multiple_choice_sends_no_correctness_and_shuffles_the_right_option(taken, project):
+    builder, takers = taken
+    study, report = create_study(project, "mc", "mcq", seed=3, options={"time_limits": [60], "questions_per_participant": 3})
+    assert report.items == {1: 3}
+    pairs = list(QAPair.objects.filter(options__isnull=False))
+    places = {Item.objects.get(qa_pair=p).payload["options"].index(p.options[p.answer_index]) for p in pairs}
+    for person in takers:
+        bodies = _take_part(person, study, lambda content: 0)
+        _assert_nothing_given_away(bodies, study, [], {"correct", "feedback"})
+        # The content names the options only by letter and text.
+        assert all('"letter"' in b for b in bodies if '"options"' in b)
+    assert Trial.objects.filter(participant__study=study, answered_at__isnull=False).count() == 6
+    # Drafted options put "cup" second every time; the recorded shuffles move it (seed 3: not all in one place).
+    assert len(places) > 1, places
+    # Every clip the participants fetched is closed to them once their trials are answered.
+    person = takers[0]
+    page = Client()
+    page.force_login(person)
+    for item in Item.objects.filter(condition__study=study):
+        for media in item.payload["media"]:
+            assert page.get(f"/files/{media['name']}").status_code == 404
+
+
+def test_open_answers_send_neither_the_draft_nor_the_verified_answer_nor_anyone_elses(taken, project):
+    builder, (first, second) = taken
+    study, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 9})
+    answers = list(QAPair.objects.filter(status="verified").values_list("answer", flat=True))
+    _take_part(first, study, lambda content: "a secret sentence from the first person")
+    bodies = _take_part(second, study, lambda content: "my own words")
+    _assert_nothing_given_away(bodies, study, [*answers, "a secret sentence from the first person", "draft"])
+    assert set(Trial.objects.filter(participant__user=second).values_list("response", flat=True)) == {"my own words"}
+
+
+def test_the_people_who_built_the_pairs_cannot_take_the_multiple_choice_study(taken, project):
+    builder, _ = taken
+    study, _ = create_study(project, "mc", "mcq", options={"time_limits": [60]})
+    res = api_as(builder).post(f"/api/studies/{study.pk}/enroll/")
+    assert res.status_code == 403
+    assert "independent evaluators" in res.json()["detail"]
+    assert not Trial.objects.filter(participant__user=builder).exists()
