@@ -15,8 +15,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.adapters.ffmpeg import MediaError
-from annotator.errors import Conflict, NotFound
+from annotator.errors import NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.studies import selectors, services
@@ -62,7 +61,9 @@ class StudyOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     kind = serializers.CharField()
-    items = serializers.IntegerField()
+    items = serializers.IntegerField(help_text="Scored items (0 while building).")
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+    build_error = serializers.CharField(help_text="Why the build failed, in plain words ('' otherwise).")
 
 
 class AnswerIn(serializers.Serializer):
@@ -118,24 +119,23 @@ class StudyListView(APIView):
         studies = Study.objects.filter(project=project).order_by("name")
         counts = dict(Item.objects.filter(condition__study__project=project, role=Item.Role.SCORED)
                       .values_list("condition__study").annotate(n=Count("id")))
-        return Response([{"id": s.pk, "name": s.name, "kind": s.kind, "items": counts.get(s.pk, 0)} for s in studies])
+        return Response([{"id": s.pk, "name": s.name, "kind": s.kind, "items": counts.get(s.pk, 0), "status": s.status,
+                          "build_error": s.build_error} for s in studies])
 
-    @extend_schema(request=StudyIn, responses={201: StudyOut, 400: OpenApiResponse(description="A bad option, a taken name, "
-                                                                                                "or no items to build."),
-                                               403: FORBIDDEN, 404: NOT_FOUND,
-                                               409: OpenApiResponse(description="A video of the project cannot be read.")},
-                   summary="Create a study and build its items from the project's data (admins and researchers)")
+    @extend_schema(request=StudyIn, responses={202: StudyOut, 400: OpenApiResponse(description="A bad option, a taken name "
+                                                                                                "or an unknown preset."),
+                                               403: FORBIDDEN, 404: NOT_FOUND},
+                   summary="Create a study (admins and researchers); a worker builds its items from the project's data: "
+                           "list the studies to see it ready, or failed with the reason")
     def post(self, request, slug):
         project = project_for(request, slug, CREATE_ROLES)
         data = StudyIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
         name, kind, preset, seed = v.pop("name"), v.pop("kind"), v.pop("preset"), v.pop("seed")
-        try:
-            study, report = services.create_study(project, name, kind, preset=preset, seed=seed, options=v)
-        except MediaError as exc:  # a stored video that ffmpeg cannot read: the project's data, not the request
-            raise Conflict(f"a video of the project could not be read, so nothing was built: {exc}") from None
-        return Response({"id": study.pk, "name": study.name, "kind": study.kind, "items": report.total}, status=201)
+        study, _ = services.create_study(project, name, kind, preset=preset, seed=seed, options=v, background=True)
+        return Response({"id": study.pk, "name": study.name, "kind": study.kind, "items": 0, "status": study.status,
+                         "build_error": ""}, status=202)
 
 
 class StudyItemsView(APIView):

@@ -33,8 +33,14 @@ class Study(models.Model):
     than this). Flagged participants are kept, with their reasons.
     ``raters_per_item``: at most this many participants get each item (null: no cap).
     ``independent``: refuse participants who drafted, verified or double-checked any of the study's
-    QA pairs (EgoExoBench App. A.5).
+    QA pairs (EgoExoBench App. A.5). ``status``: ``building`` while a worker builds the items of a
+    study created through the API (``build_error`` says why one ``failed``), else ``ready``.
     """
+
+    class Status(models.TextChoices):
+        BUILDING = "building", "building"
+        READY = "ready", "ready"
+        FAILED = "failed", "failed"
 
     class Kind(models.TextChoices):
         ORDERING = "ordering", "frame or text ordering"
@@ -45,6 +51,8 @@ class Study(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="studies")
     name = models.SlugField(max_length=100)
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.READY)
+    build_error = models.TextField(blank=True)
     preset = models.CharField(max_length=50, blank=True)
     seed = models.BigIntegerField(default=0, help_text="Seed of every draw: item sampling, option and element shuffles.")
     settings = models.JSONField(default=dict, blank=True)

@@ -23,7 +23,7 @@ from annotator import jobs
 from annotator.errors import Conflict, Forbidden, Invalid
 from annotator.projects.models import Project
 from annotator.studies import selectors
-from annotator.studies.kinds import KINDS, BuildReport, ScoreRow, kind_module
+from annotator.studies.kinds import KINDS, BuildReport, ScoreRow, collecting_files, kind_module
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
 # Options every kind accepts (the rest go to the kind's ``build`` through ``Study.settings``).
@@ -38,15 +38,21 @@ def presets() -> dict[str, tuple[str, dict]]:
 
 
 def create_study(project: Project, name: str, kind: str, *, preset: str = "", seed: int = 0,
-                 options: dict | None = None, progress: Callable[[str], None] = lambda _: None) -> tuple[Study, BuildReport]:
+                 options: dict | None = None, background: bool = False,
+                 progress: Callable[[str], None] = lambda _: None) -> tuple[Study, BuildReport | None]:
     """Create study ``name`` of ``kind`` and build its conditions and items from the project's data.
 
-    ``options`` override the preset's (``kinds.<kind>.PRESETS[preset]``): the engine's fields
-    (``STUDY_FIELDS``) go on the study, everything else (``per_type``, ``time_limits``...) is passed
-    to the kind's ``build`` and kept in ``Study.settings``. Everything happens in one transaction;
-    if the build fails, nothing is kept, files written included. Raises Invalid for an unknown kind
-    or preset, an existing name, a bad option or a build that finds no items; MediaError if ffmpeg
-    cannot read a frame.
+    ``options`` override the preset's (``kinds.<kind>.PRESETS[preset]``), which override the kind's
+    ``DEFAULTS``: the engine's fields (``STUDY_FIELDS``) go on the study, everything else
+    (``per_type``, ``time_limits``...) is passed to the kind's ``build`` and kept in
+    ``Study.settings``. Raises Invalid for an unknown kind or preset, an existing name or a bad
+    exclusion rule, before anything is written.
+
+    In the foreground (the command) the build runs here, in one transaction with the study's row:
+    if it fails nothing is kept, files included; it raises Invalid for a bad option or a build with
+    no items, MediaError if ffmpeg cannot read a video. With ``background`` (the API: a build may
+    take minutes of ffmpeg) the study is saved as ``building`` and a ``studies.build`` job builds it
+    (``build_study``); the report is None then.
     """
     if kind not in KINDS:
         raise Invalid(f"unknown study kind {kind!r}; choose one of {', '.join(KINDS)}", errors={"kind": "unknown"})
@@ -60,24 +66,69 @@ def create_study(project: Project, name: str, kind: str, *, preset: str = "", se
     exclusion = fields.get("exclusion") or {}
     if not isinstance(exclusion, dict) or set(exclusion) - set(EXCLUSION_RULES):
         raise Invalid(f"exclusion rules are {', '.join(EXCLUSION_RULES)}", errors={"exclusion": "unknown rule"})
-    report = BuildReport()
-    try:
+    fields["exclusion"] = {k: v for k, v in exclusion.items() if v is not None}
+    if background:
         with transaction.atomic():
-            if Study.objects.filter(project=project, name=name).exists():
-                raise Invalid(f"a study named {name!r} already exists in {project.slug}", errors={"name": "taken"})
-            study = Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed,
-                                         settings=_jsonable(merged), **fields)
-            built = module.build(study, merged, progress)
-            report = built
-            if built.total == 0:
-                reasons = "; ".join(f"{n} {r}" for r, n in built.skipped.items()) or "the project has no data of this kind"
-                raise Invalid(f"no items could be built for this {kind} study ({reasons})")
-            study.save()  # the kind may record what it sampled (study.sampling)
-    except BaseException:
-        for stored in report.files:  # the transaction rolled back: drop the files it wrote
-            default_storage.delete(stored)
-        raise
+            study = _new_study(project, name, kind, preset, seed, merged, fields, Study.Status.BUILDING)
+            jobs.enqueue("studies.build", study.pk)
+        return study, None
+    with transaction.atomic():
+        study = _new_study(project, name, kind, preset, seed, merged, fields, Study.Status.READY)
+        report = _build(study, progress)
     return study, report
+
+
+def _new_study(project, name, kind, preset, seed, options, fields, status) -> Study:
+    if Study.objects.filter(project=project, name=name).exists():
+        raise Invalid(f"a study named {name!r} already exists in {project.slug}", errors={"name": "taken"})
+    return Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed, status=status,
+                                settings=_jsonable(options), **fields)
+
+
+def _build(study: Study, progress: Callable[[str], None]) -> BuildReport:
+    """Run the kind's build on ``study`` in the caller's transaction; Invalid if it made no items.
+    If it raises, the files it stored (frames, clips) are removed: the caller's transaction is
+    about to roll back the rows that name them. Files stored before, and reused, are kept."""
+    with collecting_files() as written:
+        try:
+            report = kind_module(study.kind).build(study, dict(study.settings), progress)
+            if report.total == 0:
+                reasons = "; ".join(f"{n} {r}" for r, n in report.skipped.items()) or "the project has no data of this kind"
+                raise Invalid(f"no items could be built for this {study.kind} study ({reasons})")
+        except BaseException:
+            for stored in written:
+                default_storage.delete(stored)
+            raise
+    study.status = Study.Status.READY
+    study.save()  # the kind records what it sampled in study.sampling
+    return report
+
+
+def build_study(study_id: int) -> str:
+    """Build a study saved as ``building`` (the ``studies.build`` job): its items in one transaction,
+    then ``ready``. A build that cannot succeed (Invalid: no items, a bad option; MediaError: a video
+    ffmpeg cannot read) marks the study ``failed`` with the reason in ``build_error`` and keeps
+    nothing else; other errors propagate so the job is retried. Idempotent: a study that is not
+    ``building`` (built, failed, or deleted) is left alone."""
+    from annotator.adapters.ffmpeg import MediaError
+
+    with transaction.atomic():
+        study = Study.objects.select_for_update().filter(pk=study_id, status=Study.Status.BUILDING).first()
+        if study is None:
+            return "nothing to build"
+        try:
+            with transaction.atomic():
+                report = _build(study, lambda _: None)
+        except (Invalid, MediaError) as exc:
+            Study.objects.filter(pk=study.pk).update(status=Study.Status.FAILED, build_error=str(exc))
+            return f"failed: {exc}"
+    return f"built {report.total} items"
+
+
+def mark_build_failed(study_id: int, *, reason: str) -> None:
+    """The ``studies.build`` job gave up (its worker died on every delivery): the study is ``failed``
+    with the reason, not left ``building`` for ever."""
+    Study.objects.filter(pk=study_id, status=Study.Status.BUILDING).update(status=Study.Status.FAILED, build_error=reason)
 
 
 def _jsonable(options: dict) -> dict:
@@ -147,6 +198,10 @@ def enroll(study: Study, user) -> Participant:
     require_participant_role(user, study.project)
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
+        study.refresh_from_db(fields=["status"])
+        if study.status != Study.Status.READY:
+            raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
+                                                                           else "not built (the build failed)"))
         existing = Participant.objects.filter(study=study, user=user).first()
         if existing is not None:
             return existing

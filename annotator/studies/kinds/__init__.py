@@ -35,9 +35,33 @@ Adding a fifth kind is one module here (registered in ``KINDS``) and one page wi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
+
+_written: ContextVar[list[str] | None] = ContextVar("study_files_written", default=None)
+
+
+def wrote(name: str) -> None:
+    """Record that a build stored the file ``name`` (a frame, a clip): ``collecting_files`` lists it,
+    so the engine can remove it if the build fails and its transaction rolls back."""
+    written = _written.get()
+    if written is not None:
+        written.append(name)
+
+
+@contextmanager
+def collecting_files() -> Iterator[list[str]]:
+    """The storage names of every file a build stores (``wrote``) inside the block, as a list."""
+    written: list[str] = []
+    token = _written.set(written)
+    try:
+        yield written
+    finally:
+        _written.reset(token)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from django.core.files.storage import default_storage
 
 from annotator.adapters import ffmpeg
 from annotator.errors import Invalid
-from annotator.studies.kinds import BuildReport
+from annotator.studies.kinds import BuildReport, wrote
 
 CLIP_HEIGHT = 480
 CLIP_MAX_S = 600.0
@@ -109,6 +109,7 @@ def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str],
                 if not default_storage.exists(name):
                     name = default_storage.save(name, ContentFile(data))
                     report.files.append(name)
+                    wrote(name)
                 out[(rng[0].pk, rng[1], rng[2])] = name
                 if i % 20 == 0 or i == len(todo):
                     progress(f"  clips: {i}/{len(todo)}")

@@ -32,7 +32,7 @@ from annotator.adapters import ffmpeg
 from annotator.errors import Invalid
 from annotator.media.models import Video
 from annotator.scoring import ordering as scoring
-from annotator.studies.kinds import BuildReport, ScoreRow
+from annotator.studies.kinds import BuildReport, ScoreRow, wrote
 
 METRICS = scoring.METRICS
 PRIMARY = "exact_match"
@@ -292,6 +292,7 @@ def store_frame(data: bytes, written: list[str]) -> str:
         return name
     saved = default_storage.save(name, ContentFile(data))
     written.append(saved)
+    wrote(saved)
     return saved
 
 
