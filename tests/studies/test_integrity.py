@@ -117,3 +117,22 @@ def test_the_people_who_built_the_pairs_cannot_take_the_multiple_choice_study(ta
     assert res.status_code == 403
     assert "independent evaluators" in res.json()["detail"]
     assert not Trial.objects.filter(participant__user=builder).exists()
+
+
+def test_the_queue_does_not_serve_a_unit_whose_pair_the_person_still_has_to_answer(verified, project):
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import set_queue_policy
+    from annotator.studies.services import answer_trial, current_trial, enroll, mark_shown, start
+
+    set_queue_policy(project, double_check_share=1.0)  # every first pass queues a double-check, showing the answers
+    verified(2)
+    study, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 6})
+    person = people(project, 1)[0]
+    participant = enroll(study, person)
+    start(participant)
+    assert Trial.objects.filter(participant=participant).count() == 6
+    assert claim_next(project, person) is None      # both double-checks would show pairs of open trials
+    while (trial := current_trial(participant)) is not None:
+        mark_shown(participant, trial.pk)
+        answer_trial(participant, trial.pk, "an answer", 1.0, f"k{trial.pk}")
+    assert claim_next(project, person).kind == "double_check"  # answered: the units come back
