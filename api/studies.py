@@ -143,10 +143,7 @@ class StudyItemsView(APIView):
                    summary="The study's items with their truth (admins, reviewers, researchers)")
     def get(self, request, pk):
         study = _study(request, pk, access.OVERSEE_ROLES)
-        module = kind_module(study.kind)
-        items = Item.objects.filter(condition__study=study).select_related("condition").order_by("condition__number", "index")
-        return Response([{"item_id": i.pk, "condition": i.condition.number, "role": i.role, "group": i.group,
-                          "subtask": i.subtask, **module.export(i)} for i in items])
+        return Response(list(selectors.items_export(study)))
 
 
 class EnrollView(APIView):

@@ -140,3 +140,16 @@ def trials_export(study: Study):
             "shown_at": t.shown_at.isoformat() if t.shown_at else None,
             "answered_at": t.answered_at.isoformat() if t.answered_at else None,
         }
+
+
+def items_export(study: Study):
+    """Every item of ``study`` for researchers (``study_items``, ``GET /api/studies/{id}/items/``), in
+    condition and index order: ``item_id``, ``condition`` (number), ``condition_label``, ``role``
+    (scored, practice, attention), ``subtask`` (QA type slug), ``group`` (Likert: real,
+    random_matched, filtered; else "") and the kind's fields (``kinds.<kind>.export``), truth
+    included."""
+    module = kind_module(study.kind)
+    items = Item.objects.filter(condition__study=study).select_related("condition").order_by("condition__number", "index")
+    for i in items.iterator(chunk_size=2000):
+        yield {"item_id": i.pk, "condition": i.condition.number, "condition_label": i.condition.label, "role": i.role,
+               "subtask": i.subtask, "group": i.group, **module.export(i)}

@@ -1,42 +1,7 @@
-"""python manage.py ordering_import_predictions NAME FILE.jsonl [--project SLUG] [--no-wait]"""
+"""python manage.py ordering_import_predictions: the name kept from before studies had kinds; the same as study_import_predictions."""
 
-from pathlib import Path
-
-from django.core.management.base import BaseCommand, CommandError
-
-from annotator.cli import wait_with_progress
-from annotator.experiments.commands import experiment_named
-from annotator.experiments.selectors import unscored
-from annotator.experiments.services import _queue_scoring, import_predictions
+from annotator.studies.management.commands.study_import_predictions import Command as StudyCommand
 
 
-class Command(BaseCommand):
-    help = ("Import model predictions (JSONL lines of model, item_id, predicted) for an experiment's items; "
-            "bad lines are reported with their number and skipped. Then score them with a Celery worker.")
-
-    def add_arguments(self, parser):
-        parser.add_argument("name")
-        parser.add_argument("file")
-        parser.add_argument("--project")
-        parser.add_argument("--no-wait", action="store_true", help="Queue the scoring and return.")
-        parser.add_argument("--timeout", type=float, default=600)
-
-    def handle(self, *args, **opts):
-        experiment = experiment_named(opts["name"], opts["project"])
-        path = Path(opts["file"])
-        if not path.is_file():
-            raise CommandError(f"no such file: {path}")
-        with path.open(encoding="utf-8") as fh:
-            report = import_predictions(experiment, fh)
-        for number, message in report.errors:
-            self.stderr.write(f"line {number}: {message}")
-        self.stdout.write(f"imported {report.imported} predictions, skipped {len(report.errors)} lines")
-        if report.imported:
-            _queue_scoring(experiment.pk)  # a job row; sent now, or by the reconciler if the broker is down
-            if not opts["no_wait"]:
-                wait_with_progress(lambda: (not unscored(experiment), None), write=self.stdout.write,
-                                   timeout_s=opts["timeout"], interval_s=0.3,
-                                   on_timeout="timed out waiting for scores: is a Celery worker running?")
-                self.stdout.write("scored")
-        if report.errors:
-            raise SystemExit(1)
+class Command(StudyCommand):
+    help = "Alias of study_import_predictions (kept from the frame-ordering experiments). " + StudyCommand.help
