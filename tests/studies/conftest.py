@@ -59,12 +59,13 @@ def people(project, n: int, role: str = "annotator", prefix: str = "p"):
 def verified(project, make_unit, tmp_path):
     """Factory: ``n`` work units whose videos are real stored renditions (ffmpeg test pattern of
     ``seconds``), each with two open-ended drafts and one 4-way multiple-choice draft, verified in a
-    real first pass (claim, then submit keeping every pair) by the annotator ``builder``, who is
-    returned with the units."""
+    real first pass (claim, then submit keeping every pair, but the first ``delete_open`` open-ended
+    pairs of each unit, deleted as vague) by the annotator ``builder``, who is returned with the
+    units."""
     from annotator.qa.queue import claim_next
     from annotator.qa.services import Decision, submit_unit
 
-    def make(n: int = 2, *, seconds: float = 6.0):
+    def make(n: int = 2, *, seconds: float = 6.0, delete_open: int = 0):
         builder = ensure_member("builder", role="annotator", project=project, password="pw-builder-123")[0]
         units = []
         for i in range(n):
@@ -75,7 +76,10 @@ def verified(project, make_unit, tmp_path):
             units.append(unit)
         while (item := claim_next(project, builder)) is not None:
             pairs = list(item.unit.qa_pairs.order_by("id"))
+            gone = {p.pk for p in pairs if p.options is None}
+            gone = set(sorted(gone)[:delete_open])
             submit_unit(item.unit_id, builder, idempotency_key=f"b{item.pk}", time_spent_ms=None, additions=[],
-                        decisions=[Decision(p.pk, "keep", version=p.version) for p in pairs])
+                        decisions=[Decision(p.pk, "delete", reason="vague", version=p.version) if p.pk in gone
+                                   else Decision(p.pk, "keep", version=p.version) for p in pairs])
         return builder, units
     return make

@@ -136,3 +136,19 @@ def test_the_queue_does_not_serve_a_unit_whose_pair_the_person_still_has_to_answ
         mark_shown(participant, trial.pk)
         answer_trial(participant, trial.pk, "an answer", 1.0, f"k{trial.pk}")
     assert claim_next(project, person).kind == "double_check"  # answered: the units come back
+
+
+def test_likert_items_never_say_which_group_they_are_in(verified, project):
+    verified(3, delete_open=1)
+    study, _ = create_study(project, "vudg", "likert", preset="vudg-quality", seed=2,
+                            options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0})
+    assert set(Item.objects.filter(condition__study=study).values_list("group", flat=True)) == {"real", "random_matched", "filtered"}
+    person = people(project, 1)[0]
+    bodies = _take_part(person, study, lambda content: {"score": 3})
+    keys = {k for b in bodies[1:] for k in _keys(json.loads(b))}
+    assert not keys & {"item_id", "qa_pair_id", "truth", "group", "subtask", "seed", "key", "status", "deleted"}
+    text = "\n".join(bodies)
+    for word in ("random_matched", "random-matched", "filtered", "deleted", "vague"):
+        assert word not in text, word
+    # The person rated every item of the three groups, each shown with a clip of its question's pair.
+    assert Trial.objects.filter(participant__user=person, answered_at__isnull=False).count() == 15
