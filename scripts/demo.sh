@@ -13,7 +13,10 @@ mkdir -p "$logs"
 export DJANGO_SECURE_COOKIES="${DJANGO_SECURE_COOKIES:-0}"
 
 stack_was_running=0
-scripts/stack.sh status | grep -q "postgres: running" && stack_was_running=1
+# The status is read whole first: with pipefail, `status | grep -q` fails when grep exits at its match
+# and the status script gets SIGPIPE, and a running stack would be taken as stopped (and stopped at exit).
+status="$(scripts/stack.sh status)"
+[[ "$status" == *"postgres: running"* ]] && stack_was_running=1
 pids=()
 cleanup() {
   trap - INT TERM EXIT

@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 started=0
-if ! scripts/stack.sh status | grep -q "postgres: running" || ! scripts/stack.sh status | grep -q "redis: running"; then
+# Read whole first (see demo.sh: `status | grep -q` can fail on SIGPIPE under pipefail).
+status="$(scripts/stack.sh status)"
+if [[ "$status" != *"postgres: running"* || "$status" != *"redis: running"* ]]; then
   started=1
 fi
 scripts/stack.sh start
