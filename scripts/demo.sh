@@ -69,6 +69,7 @@ cat <<MSG
     multiple choice    http://127.0.0.1:$PORT/projects/demo/studies/egoexobench-human/
     open answers       http://127.0.0.1:$PORT/projects/demo/studies/open-answers/
     Likert ratings     http://127.0.0.1:$PORT/projects/demo/studies/vudg-quality/
+    Likert (records)   http://127.0.0.1:$PORT/projects/demo/studies/xlebench-realism/
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.
 

@@ -55,8 +55,8 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert first["qa_pairs"] > 0 and first["items"] > 0
     # A scripted first pass verified (and deleted) some pairs, so every kind of study has items.
     assert QAPair.objects.filter(status="verified").exists() and QAPair.objects.filter(status="deleted").exists()
-    assert first["studies"] == [("likert", "vudg-quality"), ("mcq", "egoexobench-human"), ("open_answer", "open-answers"),
-                                ("ordering", "ego-flight")]
+    assert first["studies"] == [("likert", "vudg-quality"), ("likert", "xlebench-realism"), ("mcq", "egoexobench-human"),
+                                ("open_answer", "open-answers"), ("ordering", "ego-flight")]
     assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
         "likert", "mcq", "open_answer", "ordering"}
     assert not Trial.objects.exists()

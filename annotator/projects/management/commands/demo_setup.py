@@ -49,7 +49,8 @@ class Command(BaseCommand):
                                             "--exclude-median-rt-below", "1.0", "--exclude-practice-below", "1"]),
                 ("mcq", "egoexobench-human", ["--preset", "egoexobench-human", "--questions", "10"]),
                 ("open_answer", "open-answers", ["--per-type", "3", "--raters-per-item", "3", "--questions", "6"]),
-                ("likert", "vudg-quality", ["--preset", "vudg-quality", "--per-type", "3", "--questions", "10"])):
+                ("likert", "vudg-quality", ["--preset", "vudg-quality", "--per-type", "3", "--questions", "10"]),
+                ("likert", "xlebench-realism", ["--preset", "xlebench-realism", "--per-type", "4", "--questions", "8"])):
             call_command("study_create", "--project", project, "--kind", kind, "--name", name, "--skip-existing", *extra, **out)
 
 
