@@ -153,3 +153,67 @@ def items_export(study: Study):
     for i in items.iterator(chunk_size=2000):
         yield {"item_id": i.pk, "condition": i.condition.number, "condition_label": i.condition.label, "role": i.role,
                "subtask": i.subtask, "group": i.group, **module.export(i)}
+
+
+def score_table_pooled(study: Study, *, include_excluded: bool = False) -> list[dict]:
+    """``score_table`` over all subtasks at once: per condition, Likert group and respondent, the
+    mean of every metric with its 95% confidence interval (Student's t) and n, ``subtask`` None.
+    The same trials and predictions as ``score_table`` (EgoExoBench reports accuracy per subtask and
+    overall); rows in the same order."""
+    metrics = kind_module(study.kind).METRICS
+    values: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
+                                  scored_at__isnull=False)
+    if not include_excluded:
+        trials = trials.filter(participant__excluded=False)
+    fields = ("item__condition_id", "item__group", "scores")
+    for cond, group, scores in trials.values_list(*fields).iterator(chunk_size=5000):
+        for m in metrics:
+            values[(cond, group, "human")][m].append(scores.get(m))
+    for cond, group, scores, model in (Prediction.objects.filter(study=study, scored_at__isnull=False)
+                                       .values_list(*fields, "model").iterator(chunk_size=5000)):
+        for m in metrics:
+            values[(cond, group, model)][m].append(scores.get(m))
+    conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
+    return [{"condition": conditions[cond].described(), "subtask": None, "group": group, "respondent": respondent,
+             "metrics": {m: mean_ci(values[(cond, group, respondent)][m]) for m in metrics}}
+            for cond, group, respondent in sorted(values, key=lambda k: (conditions[k[0]].number, k[1], k[2] != "human", k[2]))]
+
+
+def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
+    """The page's response times of the study's answered scored trials (not practice, not attention
+    items), per condition in number order, every condition listed even with none: ``condition``
+    (``Condition.described``), ``rts_s`` (client RT in seconds, ascending) and ``timed_out`` (trials
+    stored timed out: answered after the limit plus grace, or closed by it, the latter without a
+    client RT). Trials of participants flagged for exclusion only with ``include_excluded``."""
+    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
+                                  answered_at__isnull=False)
+    if not include_excluded:
+        trials = trials.filter(participant__excluded=False)
+    per = {c.pk: {"condition": c.described(), "rts_s": [], "timed_out": 0}
+           for c in Condition.objects.filter(study=study).order_by("number")}
+    for cond, rt_ms, timed_out in trials.values_list("item__condition_id", "client_rt_ms", "timed_out").iterator(chunk_size=5000):
+        if rt_ms is not None:
+            per[cond]["rts_s"].append(rt_ms / 1000.0)
+        per[cond]["timed_out"] += timed_out
+    for entry in per.values():
+        entry["rts_s"].sort()
+    return list(per.values())
+
+
+def rt_summary(per_condition: list[dict]) -> list[dict]:
+    """Per condition of ``client_rts``: ``condition``, ``n`` (trials with a client RT), ``timed_out``,
+    and the client RT's ``mean_s``, ``median_s``, quartiles ``q1_s`` and ``q3_s`` (linear
+    interpolation), ``min_s`` and ``max_s`` (all None when n is 0)."""
+    import numpy as np
+
+    out = []
+    for entry in per_condition:
+        xs = np.asarray(entry["rts_s"], dtype=float)
+        stats = dict.fromkeys(("mean_s", "median_s", "q1_s", "q3_s", "min_s", "max_s"))
+        if xs.size:
+            q1, median, q3 = np.percentile(xs, [25, 50, 75])
+            stats = {"mean_s": float(xs.mean()), "median_s": float(median), "q1_s": float(q1), "q3_s": float(q3),
+                     "min_s": float(xs.min()), "max_s": float(xs.max())}
+        out.append({"condition": entry["condition"], "n": int(xs.size), "timed_out": entry["timed_out"], **stats})
+    return out
