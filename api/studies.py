@@ -10,15 +10,17 @@ Participants' pages name things by per-trial handles and trial ids, never by ite
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.errors import NotFound
+from annotator.errors import Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
-from annotator.studies import selectors, services
+from annotator.studies import dashboard, selectors, services
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.models import Item, Participant, Study, Trial
 from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX
@@ -193,3 +195,107 @@ class AnswerView(APIView):
         if answered.practice:
             body["feedback"] = kind_module(trial.participant.study.kind).feedback(answered)
         return Response(body)
+
+
+# ------------------------------------------------------------------------------ results
+
+OVERSEERS_ONLY = OpenApiResponse(description="Only the project's admins, reviewers and researchers see results and trials.")
+
+
+class MeanCIOut(serializers.Serializer):
+    mean = serializers.FloatField(allow_null=True)
+    ci_low = serializers.FloatField(allow_null=True, help_text="95% interval of the mean, Student's t (null for n < 2).")
+    ci_high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+
+
+class ScoreRowOut(serializers.Serializer):
+    condition = serializers.DictField(help_text="number, label, time_limit_s (null: none) and the condition's variables.")
+    subtask = serializers.CharField(allow_blank=True, allow_null=True,
+                                    help_text="The QA type's slug ('' for none); null in the overall rows (all subtasks).")
+    group = serializers.CharField(allow_blank=True, help_text="Likert: real, random_matched or filtered; else ''.")
+    respondent = serializers.CharField(help_text="'human' or a model's name.")
+    metrics = serializers.DictField(child=MeanCIOut(), help_text="Every metric of the kind: mean, 95% CI and n.")
+
+
+class ResponseTimesOut(serializers.Serializer):
+    condition = serializers.DictField()
+    n = serializers.IntegerField(help_text="Scored trials with a client response time.")
+    timed_out = serializers.IntegerField(help_text="Scored trials stored timed out.")
+    mean_s = serializers.FloatField(allow_null=True)
+    median_s = serializers.FloatField(allow_null=True)
+    q1_s = serializers.FloatField(allow_null=True)
+    q3_s = serializers.FloatField(allow_null=True)
+    min_s = serializers.FloatField(allow_null=True)
+    max_s = serializers.FloatField(allow_null=True)
+
+
+class StudyRefOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.CharField(help_text="building, ready or failed.")
+
+
+class ResultsOut(serializers.Serializer):
+    study = StudyRefOut()
+    kind = serializers.CharField(help_text="ordering, mcq, open_answer or likert.")
+    metrics = serializers.ListField(child=serializers.CharField())
+    unscored = serializers.IntegerField(help_text="Answers and predictions the scoring worker has not scored yet.")
+    participants = serializers.IntegerField()
+    excluded = serializers.IntegerField(help_text="Participants flagged by the study's exclusion rules (data kept).")
+    rows = ScoreRowOut(many=True, help_text="Per condition, subtask, group and respondent, without excluded participants.")
+    rows_with_excluded = ScoreRowOut(many=True)
+    overall = ScoreRowOut(many=True, help_text="Per condition, group and respondent over all subtasks, without excluded participants.")
+    overall_with_excluded = ScoreRowOut(many=True)
+    rt = ResponseTimesOut(many=True, help_text="Client response times (s) per condition, without excluded participants.")
+    rt_with_excluded = ResponseTimesOut(many=True)
+
+
+class StudyResultsView(APIView):
+    @extend_schema(responses={200: ResultsOut, 403: OVERSEERS_ONLY, 404: NOT_FOUND},
+                   summary="The study's scores per condition, subtask, group and respondent (humans and models), with 95% "
+                           "intervals (Student's t), without and with excluded participants (admins, reviewers, researchers)")
+    def get(self, request, pk):
+        study = _study(request, pk, access.OVERSEE_ROLES)
+        flags = list(Participant.objects.filter(study=study).values_list("excluded", flat=True))
+        return Response({
+            "study": {"id": study.pk, "name": study.name, "status": study.status},
+            "kind": study.kind, "metrics": list(kind_module(study.kind).METRICS), "unscored": selectors.unscored(study),
+            "participants": len(flags), "excluded": sum(flags),
+            "rows": selectors.score_table(study), "rows_with_excluded": selectors.score_table(study, include_excluded=True),
+            "overall": selectors.score_table_pooled(study),
+            "overall_with_excluded": selectors.score_table_pooled(study, include_excluded=True),
+            "rt": selectors.rt_summary(selectors.client_rts(study)),
+            "rt_with_excluded": selectors.rt_summary(selectors.client_rts(study, include_excluded=True)),
+        })
+
+
+class FormatIsTheExports(DefaultContentNegotiation):
+    """``?format=`` names the trials export's format (jsonl, csv), not one of DRF's renderers
+    (``URL_FORMAT_OVERRIDE``, which would answer 404 for ``jsonl``): the view reads it itself, and
+    its errors are JSON whatever the request's Accept header."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class StudyTrialsView(APIView):
+    content_negotiation_class = FormatIsTheExports
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(dashboard.TRIAL_FORMATS), default="jsonl",
+                                     description="jsonl (one JSON object a line) or csv (a header, then JSON in the "
+                                                 "response and scores cells).")],
+        responses={(200, "application/jsonl"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
+                   400: OpenApiResponse(description="A format other than jsonl or csv."), 403: OVERSEERS_ONLY,
+                   404: NOT_FOUND},
+        summary="Stream the study's answered trials, one row per trial: trial_id, item_id, participant (a pseudonym), "
+                "condition, response, scores, timed_out, client_rt_ms, shown_at, answered_at... (admins, reviewers, "
+                "researchers)")
+    def get(self, request, pk):
+        study = _study(request, pk, access.OVERSEE_ROLES)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in dashboard.TRIAL_FORMATS:
+            raise Invalid("format must be jsonl or csv", errors={"format": "jsonl or csv"})
+        return dashboard.trials_response(study, fmt)
