@@ -22,6 +22,7 @@ from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.studies import dashboard, selectors, services
 from annotator.studies.kinds import KINDS, kind_module
+from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
 from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX
 from api.views import project_for
@@ -57,6 +58,17 @@ class StudyIn(serializers.Serializer):
     exclusion = ExclusionIn(required=False)
     source = serializers.ChoiceField(choices=["qa", "records"], required=False,
                                      help_text="Likert: rate verified QA pairs (with control groups) or records (videos and groups).")
+    criteria = serializers.ListField(child=serializers.ChoiceField(choices=list(LIKERT_CRITERIA)), min_length=1,
+                                     max_length=len(LIKERT_CRITERIA), required=False,
+                                     help_text="Likert: the criteria rated, one condition each.")
+    control_groups = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                              help_text="Likert on QA pairs: add the random-matched and filtered groups.")
+    justify_below = serializers.IntegerField(min_value=0, max_value=5, required=False,
+                                             help_text="Likert: a score below this needs a written justification (0: never).")
+    attention_items = serializers.IntegerField(min_value=0, max_value=20, required=False,
+                                               help_text="Multiple choice and Likert: items with an instructed answer.")
+    frame_size = serializers.IntegerField(min_value=16, max_value=2048, required=False,
+                                          help_text="Ordering: square frame size in px.")
 
 
 class StudyOut(serializers.Serializer):
@@ -140,8 +152,19 @@ class StudyListView(APIView):
                          "build_error": ""}, status=202)
 
 
+class StudyItemOut(serializers.Serializer):
+    """One item for researchers (``selectors.items_export``); the kind's own fields follow these."""
+
+    item_id = serializers.IntegerField()
+    condition = serializers.IntegerField(help_text="The condition's number.")
+    condition_label = serializers.CharField()
+    role = serializers.ChoiceField(choices=Item.Role.choices)
+    subtask = serializers.CharField(help_text="The QA type's slug ('' for none).")
+    group = serializers.CharField(help_text="Likert: real, random_matched or filtered ('' otherwise).")
+
+
 class StudyItemsView(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+    @extend_schema(responses={200: StudyItemOut(many=True), 403: FORBIDDEN, 404: NOT_FOUND},
                    summary="The study's items with their truth (admins, reviewers, researchers)")
     def get(self, request, pk):
         study = _study(request, pk, access.OVERSEE_ROLES)

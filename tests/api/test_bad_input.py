@@ -249,14 +249,14 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     schema = json.loads(APIClient().get("/api/schema/?format=json").content)
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
-    assert len(operations) == 19
+    assert len(operations) == 24
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
     conflicts = {(path, method) for path, method, op in operations if "409" in op["responses"]}
     assert conflicts == {("/api/units/{id}/submit/", "post"), ("/api/units/{id}/heartbeat/", "post"),
                          ("/api/units/{id}/skip/", "post"), ("/api/units/{id}/autosave/", "put"),
-                         ("/api/qa/{id}/", "patch"), ("/api/ordering/trials/{id}/answer/", "post"),
-                         ("/api/ordering/trials/{id}/shown/", "post")}
+                         ("/api/qa/{id}/", "patch"), ("/api/trials/{id}/answer/", "post"),
+                         ("/api/trials/{id}/shown/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}
