@@ -3,6 +3,7 @@ assigned trials one at a time, in the widget of the study's kind (``static/js/st
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import capfirst
 
 from annotator import markdown
 from annotator.errors import Forbidden
@@ -38,7 +39,7 @@ sentence. Nobody else's answer is shown, and yours is not shown to anyone answer
 You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above each
 item. Press **1**-**5** or click to choose; **Enter** answers.
 
-- For a score below 3, write a short justification: the page asks for one.
+- A low score may need a short written justification (X-LeBench asks for one below 3): the page says when.
 """,
 }
 
@@ -57,15 +58,17 @@ def take(request, slug: str, name: str):
     page's configuration reaches its script through ``json_script`` (the CSP forbids inline script).
     """
     study = _study(request, slug, name, access.ALL_ROLES)
+    title = capfirst(study.get_kind_display())
     try:
         services.require_participant_role(request.user, study.project)
     except Forbidden as exc:
-        return render(request, "studies/take.html", {"study": study, "refusal": str(exc)}, status=403)
+        return render(request, "studies/take.html", {"study": study, "title": title, "refusal": str(exc)}, status=403)
+    # ``kind`` names the page's widget module (static/js/studies/<kind>.js).
     config = {"kind": study.kind, "enrollUrl": f"/api/studies/{study.pk}/enroll/",
               "currentUrl": f"/api/studies/{study.pk}/current/",
               "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/"}
     return render(request, "studies/take.html", {
-        "study": study, "config": config,
+        "study": study, "title": title, "config": config,
         "instructions_html": markdown.render(study.instructions or DEFAULT_INSTRUCTIONS[study.kind]),
     })
 

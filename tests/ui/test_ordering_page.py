@@ -1,64 +1,74 @@
-"""Taking part in a frame-ordering experiment in headless Chromium: instructions, a practice item
-with feedback, three trials answered by keyboard and by drag and drop, a reload mid-trial that
-resumes the same trial as it was left, and the scored trials on the researchers' dashboard.
-The page names frames by per-trial handles; the feedback read after the practice item does not
-count into the next trial's server time, which starts when the page reports the trial shown."""
-
-import json
-from io import StringIO
+"""Taking part in an EGO-FLIGHT frame-ordering study in headless Chromium, from the old ordering
+address: instructions, a practice item with its feedback, three trials answered by keyboard and by
+drag and drop, a reload mid-trial that resumes the same trial as it was left, then the scored
+trials. The page names frames by per-trial handles; the feedback read after the practice item does
+not count into the next trial's server time, which starts when the page reports the trial shown."""
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotator.experiments.handles import handles_of
-from annotator.experiments.models import Experiment, Participant, Trial
-from annotator.experiments.selectors import server_rt_ms
-from tests.conftest import make_video, wait_for
+from annotator.studies import selectors
+from annotator.studies.handles import handles_of
+from annotator.studies.models import Participant, Study, Trial
+from annotator.studies.selectors import server_rt_ms
+from annotator.studies.services import create_study
+from tests.conftest import wait_for
+from tests.studies.conftest import stored_video
 from tests.ui.conftest import log_in
+
+ALL_DECODED = "() => [...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 64)"
+
+
+def _order(frames) -> list[str]:
+    return [frames.nth(i).get_attribute("data-handle") for i in range(frames.count())]
+
+
+def _shown(page, title):
+    expect(page.locator("#trial-title")).to_have_text(title)
+    page.wait_for_function(ALL_DECODED)
+    page.wait_for_selector("#trial[data-shown]", state="attached")
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, live_server, browser, project, annotator,
-                                                                      admin_user, tmp_path):
-    clip = make_video(tmp_path / "counter.mp4", seconds=100.0, audio=False)
-    manifest = tmp_path / "m.jsonl"
-    manifest.write_text(json.dumps({"file": "counter.mp4", "annotations": {"description": "A test pattern counts up."}}) + "\n")
-    call_command("ingest", str(clip), "--project", project.slug, "--manifest", str(manifest), "--wait", stdout=StringIO())
-    call_command("ordering_create", "--project", project.slug, "--preset", "ego-flight", "--name", "pilot",
-                 "--practice-items", "1", stdout=StringIO())
-    Experiment.objects.filter(name="pilot").update(questions_per_participant=3, conditions_per_participant=1,
-                                                   exclusion={"min_median_rt_s": 0.05})
+def test_a_participant_orders_frames_by_keyboard_and_drag_and_the_trials_are_scored(worker, live_server, browser, project,
+                                                                                    annotator, tmp_path):
+    stored_video(project, tmp_path / "counter.mp4", seconds=100.0, name="counter.mp4")
+    study, _ = create_study(project, "pilot", "ordering", preset="ego-flight", seed=7,
+                            options={"frame_size": 64, "practice_items": 1, "questions_per_participant": 3,
+                                     "conditions_per_participant": 1, "exclusion": {"min_median_rt_s": 0.05}})
 
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
-    page.goto(f"{live_server.url}/projects/{project.slug}/ordering/pilot/")
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{live_server.url}/projects/{project.slug}/ordering/pilot/")   # the old address leads here
     expect(page.locator("#instructions")).to_be_visible()
-    page.keyboard.press("Enter")                                         # begin
+    expect(page.locator("#instructions h1")).to_have_text("Frame or text ordering")
+    page.keyboard.press("Enter")                                          # begin
 
     frames = page.locator("#frames > li")
-    expect(page.locator("#trial-title")).to_have_text("Practice 1 of 1")
-    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 224)")
+    _shown(page, "Practice 1 of 1")
+    n = frames.count()
     page.wait_for_timeout(300)
-    page.keyboard.press("Enter")                                         # answer the practice item as shown
-    expect(page.locator("#feedback")).to_contain_text("order")
-    page.wait_for_timeout(3000)                                          # reading the feedback for 3 s
-    page.locator("#continue").click()
+    page.keyboard.press("Enter")                                          # answer the practice item as shown
+    expect(page.locator("#feedback")).to_be_visible()
+    verdict = page.locator("#feedback-verdict").inner_text()
+    expect(page.locator("#feedback-detail .frame")).to_have_count(n)
+    expect(page.locator("#feedback-detail .frame .tag").first).to_have_text("1")
+    page.wait_for_timeout(3000)                                           # reading the feedback for 3 s
+    page.keyboard.press("Enter")                                          # continue
 
-    expect(page.locator("#trial-title")).to_have_text("Question 1 of 3")
-    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
-    before = [frames.nth(i).get_attribute("data-handle") for i in range(frames.count())]
+    _shown(page, "Question 1 of 3")
+    before = _order(frames)
     assert all(len(h) == 16 and int(h, 16) >= 0 for h in before)
-    movable = page.locator("#frames > li:not(.pinned)").first
-    movable.focus()
+    page.locator("#frames > li:not(.pinned)").first.focus()
     page.keyboard.press("ArrowRight")                                     # by keyboard
-    after = [frames.nth(i).get_attribute("data-handle") for i in range(frames.count())]
+    after = _order(frames)
     assert after != before and sorted(after) == sorted(before)
     page.wait_for_timeout(1500)                                           # a 1.5 s answer
     page.keyboard.press("Enter")
 
-    expect(page.locator("#trial-title")).to_have_text("Question 2 of 3")
-    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    _shown(page, "Question 2 of 3")
     free = page.locator("#frames > li:not(.pinned)")
     first_handle = free.first.get_attribute("data-handle")
     free.first.drag_to(free.last)                                         # by drag and drop
@@ -66,23 +76,25 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
     page.wait_for_timeout(300)
     page.locator("#answer").click()
 
-    expect(page.locator("#trial-title")).to_have_text("Question 3 of 3")
-    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    _shown(page, "Question 3 of 3")
     page.locator("#frames > li:not(.pinned)").first.focus()
     page.keyboard.press("ArrowRight")
-    left_as = [frames.nth(i).get_attribute("data-handle") for i in range(frames.count())]
+    left_as = _order(frames)
     page.wait_for_timeout(300)
     page.reload()                                                         # mid-trial
-    expect(page.locator("#trial-title")).to_have_text("Question 3 of 3")  # the same trial ...
-    assert [frames.nth(i).get_attribute("data-handle") for i in range(frames.count())] == left_as  # ... as it was left
-    page.wait_for_function("() => [...document.querySelectorAll('#frames img')].every(i => i.complete)")
+    _shown(page, "Question 3 of 3")                                       # the same trial ...
+    assert _order(frames) == left_as                                      # ... as it was left
     page.wait_for_timeout(200)
     page.keyboard.press("Enter")
     expect(page.locator("#done")).to_be_visible()
+    assert errors == []
     context.close()
 
     participant = Participant.objects.get(user=annotator)
     assert participant.stage == "done" and not participant.excluded
+    practice = Trial.objects.get(participant=participant, practice=True)
+    assert practice.response == practice.item.payload["shown"]           # answered as shown
+    assert verdict == ("Right." if practice.response == practice.item.truth else "Not quite.")
     trials = list(Trial.objects.filter(participant=participant, practice=False).order_by("position"))
     by_handle = {h: eid for eid, h in handles_of(trials[2].pk, trials[2].item.truth).items()}
     assert trials[2].response == [by_handle[h] for h in left_as]
@@ -93,15 +105,7 @@ def test_a_participant_takes_part_and_the_researcher_sees_the_scores(worker, liv
     assert 1400 <= server_rt_ms(first) <= 2500, server_rt_ms(first)
     assert 1400 <= first.client_rt_ms <= server_rt_ms(first) + 500, (first.client_rt_ms, server_rt_ms(first))
     assert (first.answered_at - first.served_at).total_seconds() >= 4.4
-    wait_for(lambda: not Trial.objects.filter(participant=participant, scored_at__isnull=True).exists())
-
-    admin_context, admin_page = log_in(browser, live_server.url, "boss", "pw-boss-123")
-    admin_page.goto(f"{live_server.url}/projects/{project.slug}/ordering/pilot/results/")
-    human = admin_page.locator("#score-table tr[data-respondent=human]")
-    expect(human).to_have_count(1)
-    expect(human).to_contain_text("3")  # n = 3 scored trials
-    expect(admin_page.locator("#participants")).to_contain_text("ann")
-    expect(admin_page.locator("#rt-hist")).to_be_visible()
-    csv = admin_context.request.get(f"{live_server.url}/projects/{project.slug}/ordering/pilot/trials.csv").text()
-    assert len(csv.strip().splitlines()) == 1 + 4  # header + practice + 3 trials
-    admin_context.close()
+    wait_for(lambda: not Trial.objects.filter(participant=participant, scored_at__isnull=True).exists(),
+             what="the trials scored by the worker")
+    rows = [r for r in selectors.score_table(Study.objects.get(pk=study.pk)) if r["respondent"] == "human"]
+    assert len(rows) == 1 and rows[0]["metrics"]["kendall_tau_b"]["n"] == 3
