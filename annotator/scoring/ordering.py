@@ -28,8 +28,11 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from itertools import combinations
 
+import numpy as np
+from rapidfuzz import process
 from rapidfuzz.distance import LCSseq, Levenshtein
 from scipy import stats
 
@@ -101,24 +104,139 @@ def score(predicted: Sequence, truth: Sequence, hint_positions: Sequence[int] = 
 
 
 def score_many(rows) -> list[dict]:
-    """Scores of many responses: ``rows`` of (predicted, truth, hint_positions, timed_out); returns
-    one dict of ``METRICS`` per row. A row with no response (None) or answered after the time limit
-    is scored wrong: as the reversed true order, with no element at its true position and no exact
-    match. Raises OrderingError for a response that is not a permutation of its truth."""
-    out = []
-    for predicted, truth, hints, timed_out in rows:
-        if predicted is None or timed_out:
-            free = [x for x in truth if x not in {truth[p - 1] for p in hints}] if hints else list(truth)
-            worst = list(truth)
-            slots = [i for i, x in enumerate(truth) if x in set(free)]
-            for slot, x in zip(slots, reversed(free)):
-                worst[slot] = x
-            scores = score(worst, truth, hints).as_dict()
-            scores.update(exact_match=0.0, position_accuracy=0.0)
+    """Scores of many responses at once: ``rows`` of (predicted, truth, hint_positions, timed_out);
+    returns one dict of ``METRICS`` per row, in order, equal to ``score(...).as_dict()`` row by row.
+    A row with no response (None) or answered after the time limit is scored wrong: as the reversed
+    true order of its non-hint elements, with no element at its true position and no exact match.
+    Raises OrderingError for a response that is not a permutation of its truth (the first found),
+    a truth that repeats an element, or a hint position outside 1..n.
+
+    Vectorised (issue 8: 100,000 trials in under 10 s):
+
+    1. Each response becomes its *ranks*, the true position of the element at each predicted
+       position (one dict look-up per element; the only per-row Python step).
+    2. Rows are grouped by (n elements, hint positions); a group is one integer array, rows x n,
+       in which a valid response is a permutation of 0..n-1 (checked for the whole group at once).
+    3. Hint elements are dropped (their ranks, wherever a model put them) and the remaining ranks
+       renumbered 0..k-1, so every metric compares a permutation with the identity.
+    4. Pair counts, distances and positions are computed over the array (``_group_scores``).
+    """
+    rows = list(rows)  # kept for the call: the ids of its truths and hints stay unique
+    groups: dict[tuple[int, tuple[int, ...]], tuple[list[int], list, list[bool]]] = {}
+    # The trials of one item share its truth and hints objects: look them up once per item.
+    items: dict[tuple[int, int], tuple[dict, tuple[int, tuple[int, ...]]]] = {}
+    for i, (predicted, truth, hints, timed_out) in enumerate(rows):
+        item = items.get((id(truth), id(hints)))
+        if item is None:
+            true_pos = {x: j for j, x in enumerate(truth)}
+            if len(true_pos) != len(truth):
+                raise OrderingError("the true order repeats an element")
+            item = items[(id(truth), id(hints))] = (true_pos, (len(truth), tuple(sorted(set(hints or ())))))
+        true_pos, key = item
+        n = key[0]
+        missed = predicted is None or bool(timed_out)
+        if missed:
+            ranks = range(n)  # a placeholder: the group replaces it with the worst order
+        elif len(predicted) != n:
+            check_ordering(predicted, truth)  # raises, saying why
         else:
-            scores = score(predicted, truth, hints).as_dict()
-        out.append(scores)
+            try:
+                ranks = list(map(true_pos.__getitem__, predicted))
+            except (KeyError, TypeError):  # an element that is not the item's
+                check_ordering(predicted, truth)  # raises, saying why
+                raise
+        index, all_ranks, all_missed = groups.setdefault(key, ([], [], []))
+        index.append(i)
+        all_ranks.append(ranks)
+        all_missed.append(missed)
+
+    arrays = {}
+    bad: list[int] = []
+    for (n, pinned), (index, ranks, _) in groups.items():
+        if any(not 1 <= p <= n for p in pinned):
+            raise OrderingError(f"hint positions must be between 1 and {n}, got {list(pinned)}")
+        r = np.array(ranks, dtype=np.int64).reshape(len(index), n)
+        wrong = (np.sort(r, axis=1) != np.arange(n)).any(axis=1)
+        bad += [index[j] for j in np.flatnonzero(wrong)]
+        arrays[(n, pinned)] = r
+    if bad:
+        predicted, truth = rows[min(bad)][:2]
+        check_ordering(predicted, truth)  # raises with the reason
+        raise OrderingError("not a permutation of the item's elements")  # unreachable: check_ordering raised
+
+    out: list[dict | None] = [None] * len(rows)
+    for key, (index, _, missed) in groups.items():
+        for i, scores in zip(index, _group_scores(arrays[key], key[1], np.array(missed, dtype=bool))):
+            out[i] = scores
     return out
+
+
+# Rows per block when comparing element pairs: keeps the rows x pairs boolean array near 4 MB.
+_PAIR_BLOCK = 1 << 22
+
+
+def _group_scores(ranks: np.ndarray, hint_positions: tuple[int, ...], missed: np.ndarray) -> list[dict]:
+    """The metrics of one group: ``ranks`` (rows x n, each row a permutation of 0..n-1), the 1-based
+    ``hint_positions`` to leave out, and which rows were ``missed`` (no answer in time)."""
+    m, n = ranks.shape
+    pinned = np.zeros(n, dtype=bool)
+    pinned[[p - 1 for p in hint_positions]] = True
+    k = n - int(pinned.sum())
+    if pinned.any():
+        renumber = np.cumsum(~pinned) - 1  # old rank -> rank among the free elements
+        ranks = renumber[ranks[~pinned[ranks]].reshape(m, k)]
+    ranks = ranks.copy()
+    ranks[missed] = np.arange(k)[::-1]
+    identity = np.arange(k)
+
+    if k >= 2:
+        concordant = _concordant_pairs(ranks)
+        tot = k * (k - 1) // 2
+        tau = np.array(_tau_b_table(k))[concordant].tolist()
+        pairwise = (concordant / tot).tolist()
+    else:
+        tau = pairwise = [None] * m
+    if k:
+        at_place = (ranks == identity).sum(axis=1)
+        mad = (np.abs(ranks - identity).sum(axis=1) / k).tolist()
+        position = np.where(missed, 0.0, at_place / k).tolist()
+        exact = np.where(missed | (at_place != k), 0.0, 1.0).tolist()
+        # LCS and Levenshtein of the ranks against 0..k-1 equal those of the element sequences (the
+        # relabelling is one-to-one); each row as a short string, one RapidFuzz call for the group.
+        texts = (ranks + 65).astype(np.uint32).view(f"U{k}").ravel().tolist()
+        truths = [_identity_text(k)] * m
+        lcs = (process.cpdist(texts, truths, scorer=LCSseq.similarity, dtype=np.int64) / k).tolist()
+        edit = process.cpdist(texts, truths, scorer=Levenshtein.distance, dtype=np.int64).astype(float).tolist()
+    else:  # every element is a hint: nothing to order
+        mad, lcs, edit = [0.0] * m, [1.0] * m, [0.0] * m
+        position = exact = np.where(missed, 0.0, 1.0).tolist()
+    return [dict(zip(METRICS, values)) for values in zip(tau, pairwise, mad, lcs, edit, exact, position)]
+
+
+def _concordant_pairs(ranks: np.ndarray) -> np.ndarray:
+    """Per row of ``ranks`` (rows x k, permutations), the number of position pairs i < j whose true
+    positions are in the same order (ranks[i] < ranks[j])."""
+    first, second = np.triu_indices(ranks.shape[1], 1)
+    block = max(1, _PAIR_BLOCK // len(first))
+    return np.concatenate([(r[:, first] < r[:, second]).sum(axis=1) for r in
+                           (ranks[s:s + block] for s in range(0, len(ranks), block))]) if len(ranks) else np.zeros(0, int)
+
+
+@lru_cache(maxsize=None)
+def _tau_b_table(k: int) -> tuple[float, ...]:
+    """Kendall's tau-b of a k-element permutation with c concordant pairs, for c = 0..k(k-1)/2.
+
+    Without ties, tau-b = (P - Q) / sqrt((P + Q + T)(P + Q + U)) (Kendall 1945, "The treatment of
+    ties in ranking problems", Biometrika 33(3); the definition scipy.stats.kendalltau implements as
+    variant "b") has T = U = 0 and P + Q = k(k-1)/2 pairs, so tau-b = (2c - tot) / tot. Rounded to 12
+    places, as ``score`` rounds scipy's value (which can be 0.9999999999999998 for a perfect order)."""
+    tot = k * (k - 1) // 2
+    return tuple(round((2 * c - tot) / tot, 12) for c in range(tot + 1))
+
+
+@lru_cache(maxsize=None)
+def _identity_text(k: int) -> str:
+    return "".join(chr(65 + i) for i in range(k))
 
 
 def shown_order(n: int, seed: int, hint_positions: Sequence[int] = ()) -> list[int]:
