@@ -226,10 +226,13 @@ def _concordant_pairs(ranks: np.ndarray) -> np.ndarray:
 def _tau_b_table(k: int) -> tuple[float, ...]:
     """Kendall's tau-b of a k-element permutation with c concordant pairs, for c = 0..k(k-1)/2.
 
-    Without ties, tau-b = (P - Q) / sqrt((P + Q + T)(P + Q + U)) (Kendall 1945, "The treatment of
-    ties in ranking problems", Biometrika 33(3); the definition scipy.stats.kendalltau implements as
-    variant "b") has T = U = 0 and P + Q = k(k-1)/2 pairs, so tau-b = (2c - tot) / tot. Rounded to 12
-    places, as ``score`` rounds scipy's value (which can be 0.9999999999999998 for a perfect order)."""
+    Tau-b is (P - Q) / sqrt((P + Q + T)(P + Q + U)) for P concordant and Q discordant pairs and T, U
+    pairs tied in one ranking only (Kendall 1945, "The treatment of ties in ranking problems",
+    Biometrika 33(3); scipy.stats.kendalltau's variant "b"). An ordering has no ties (T = U = 0), so
+    it is (C - D) / (C + D) as EGO-FLIGHT writes it (seed 003 Sec. 3.5: "since all frames have
+    distinct positions, the variant choice does not affect results"; other metrics in App. D), with
+    C + D = tot = k(k-1)/2 pairs: (2c - tot) / tot. Rounded to 12 places, as ``score`` rounds scipy's
+    value (which can be 0.9999999999999998 for a perfect order)."""
     tot = k * (k - 1) // 2
     return tuple(round((2 * c - tot) / tot, 12) for c in range(tot + 1))
 

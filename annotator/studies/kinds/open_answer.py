@@ -98,13 +98,32 @@ def token_f1(answer: str, truth: str) -> float:
 
 def score(rows: list[ScoreRow]) -> list[dict]:
     """``exact_match`` (normalised tokens equal) and ``token_f1`` against the verified answer; a
-    timed-out or missing answer scores 0 on both."""
+    timed-out or missing answer scores 0 on both. Each answer is normalised once and each distinct
+    truth once (an item's truth is shared by all its trials): 100,000 answers take about a second
+    (``bench/scoring.py``); token F1 has no array form worth its cost, as normalising dominates.
+    Equal to ``token_f1`` row by row."""
+
+    def f1(answer: list[str], truth: list[str], truth_counts: Counter) -> float:
+        if not answer or not truth:
+            return float(answer == truth)
+        common = sum(min(n, truth_counts[w]) for w, n in Counter(answer).items() if w in truth_counts)
+        if common == 0:
+            return 0.0
+        precision, recall = common / len(answer), common / len(truth)
+        return 2 * precision * recall / (precision + recall)
+
+    truths: dict[str, tuple[list[str], Counter]] = {}
     out = []
     for r in rows:
         if r.response is None or r.timed_out:
             out.append({"exact_match": 0.0, "token_f1": 0.0})
-        else:
-            out.append({"exact_match": float(normalise(r.response) == normalise(r.truth)), "token_f1": token_f1(r.response, r.truth)})
+            continue
+        truth = truths.get(r.truth)
+        if truth is None:
+            tokens = normalise(r.truth)
+            truth = truths[r.truth] = (tokens, Counter(tokens))
+        answer = normalise(r.response)
+        out.append({"exact_match": float(answer == truth[0]), "token_f1": f1(answer, *truth)})
     return out
 
 
