@@ -106,7 +106,9 @@ export function startClock(trial, root, { fetchedAt, reportShown, onTick, onExpi
       tick();
       onExpire();
     };
-    wait();
+    // Not at once: a resumed trial may be out of time already, and the caller must hold the clock
+    // before `onExpire` runs.
+    timer = setTimeout(wait, 0);
   }
 
   let acknowledged;

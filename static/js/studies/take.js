@@ -162,7 +162,8 @@ async function answer(timedOut) {
   if (!current || sending) return;
   const { trial, widget, clock, store } = current;
   const rt = clock.elapsed();  // the moment of the answer, before anything is awaited
-  if (rt === null) { say("Wait until everything is shown."); return; }
+  // A resumed trial's clock runs from the start, but it is answered only once it is on screen again.
+  if (rt === null || (!timedOut && !$("trial").dataset.shown)) { say("Wait until everything is shown."); return; }
   let response = null;
   if (!timedOut) {
     const value = widget.value();
