@@ -44,3 +44,9 @@ footage: venv
 bench: venv
 	scripts/stack.sh start
 	$(PY) bench/queue.py
+
+# Response-time fidelity of the study page (issue 8): a scripted participant in headless Chromium.
+.PHONY: bench-rt
+bench-rt: system-test venv
+	scripts/stack.sh start
+	$(PY) bench/rt_fidelity.py
