@@ -45,6 +45,12 @@ bench: venv
 	scripts/stack.sh start
 	$(PY) bench/queue.py
 
+# Scoring 100k trials of every study kind, in memory and end to end in a scratch database (issue 8).
+.PHONY: bench-scoring
+bench-scoring: venv
+	scripts/stack.sh start
+	$(PY) bench/scoring.py
+
 # Response-time fidelity of the study page (issue 8): a scripted participant in headless Chromium.
 .PHONY: bench-rt
 bench-rt: system-test venv
