@@ -218,8 +218,10 @@ def _concordant_pairs(ranks: np.ndarray) -> np.ndarray:
     positions are in the same order (ranks[i] < ranks[j])."""
     first, second = np.triu_indices(ranks.shape[1], 1)
     block = max(1, _PAIR_BLOCK // len(first))
-    return np.concatenate([(r[:, first] < r[:, second]).sum(axis=1) for r in
-                           (ranks[s:s + block] for s in range(0, len(ranks), block))]) if len(ranks) else np.zeros(0, int)
+    if not len(ranks):
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([(ranks[s:s + block, first] < ranks[s:s + block, second]).sum(axis=1)
+                           for s in range(0, len(ranks), block)])
 
 
 @lru_cache(maxsize=None)

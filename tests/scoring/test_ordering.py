@@ -120,7 +120,10 @@ def random_rows(rng: random.Random, count: int, sizes=range(2, 16)) -> list[tupl
     rows = []
     for _ in range(count):
         n = rng.choice(sizes)
-        truth = rng.sample(range(1, 10 ** 6), n) if rng.random() < 0.7 else [f"text {j}" for j in rng.sample(range(999), n)]
+        if rng.random() < 0.7:
+            truth = rng.sample(range(1, 10 ** 6), n)
+        else:
+            truth = [f"text {j}" for j in rng.sample(range(999), n)]
         hints = sorted(rng.sample(range(1, n + 1), rng.randint(1, n))) if rng.random() < 0.4 else []
         predicted = truth[:]
         rng.shuffle(predicted)

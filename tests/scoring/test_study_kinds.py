@@ -82,8 +82,10 @@ def test_likert_keeps_the_rating_and_checks_the_instructed_score_of_attention_it
 
 
 def test_a_timed_out_likert_rating_has_no_score_and_fails_an_attention_check():
-    rows = [ScoreRow(None, {}, {"score": 4, "justification": ""}, timed_out=True), ScoreRow(None, {}, None, timed_out=True),
-            ScoreRow(3, {}, {"score": 3, "justification": ""}, timed_out=True), ScoreRow(3, {}, None, timed_out=True)]
+    rows = [ScoreRow(None, {}, {"score": 4, "justification": ""}, timed_out=True),
+            ScoreRow(None, {}, None, timed_out=True),
+            ScoreRow(3, {}, {"score": 3, "justification": ""}, timed_out=True),
+            ScoreRow(3, {}, None, timed_out=True)]
     assert likert.score(rows) == [{"score": None, "instructed": None}, {"score": None, "instructed": None},
                                   {"score": None, "instructed": 0.0}, {"score": None, "instructed": 0.0}]
 

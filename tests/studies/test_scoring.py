@@ -75,7 +75,8 @@ def test_a_scorer_skips_rows_another_holds_instead_of_waiting_for_them(project):
     scorer then scores the 30 others and returns while they are held; once the holder lets go
     (rolls back, as a scorer that failed would), the next call scores the 10."""
     study, items = _ordering_study(project)
-    Prediction.objects.bulk_create([Prediction(study=study, model="m", item=item, predicted=item.truth) for item in items])
+    Prediction.objects.bulk_create([Prediction(study=study, model="m", item=item, predicted=item.truth)
+                                    for item in items])
     held_ids = list(Prediction.objects.order_by("pk").values_list("pk", flat=True)[:10])
     locked, release = threading.Event(), threading.Event()
 
