@@ -317,6 +317,10 @@ STUDY_RT_SLACK_MS = env_int("STUDY_RT_SLACK_MS", 2000, minimum=0)
 # An answer this much past a trial's time limit (server time since shown) still counts as in time:
 # the answer's request needs a moment to arrive after the page's countdown ends.
 STUDY_TIME_GRACE_MS = env_int("STUDY_TIME_GRACE_MS", 1500, minimum=0)
+# The page has this long after a trial's content is served to report it visible (its images or
+# first video loading). A later report is stamped at served + this, so a page cannot read the
+# content first and start the clock when it likes; a trial never reported expires from there.
+STUDY_SHOW_MAX_MS = env_int("STUDY_SHOW_MAX_MS", 10000, minimum=1000)
 
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

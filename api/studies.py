@@ -24,7 +24,7 @@ from annotator.studies import dashboard, selectors, services
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
-from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX
+from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX, StorableJSONField
 from api.views import project_for
 
 CREATE_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
@@ -81,7 +81,7 @@ class StudyOut(serializers.Serializer):
 
 
 class AnswerIn(serializers.Serializer):
-    response = serializers.JSONField(
+    response = StorableJSONField(
         allow_null=True,
         help_text="Multiple choice: the option index. Ordering: the trial's element handles in order, earliest first. "
                   "Likert: {\"score\": 1-5, \"justification\": str} (a justification is required below 3 where the study "
@@ -133,8 +133,11 @@ class StudyListView(APIView):
         studies = Study.objects.filter(project=project).order_by("name")
         counts = dict(Item.objects.filter(condition__study__project=project, role=Item.Role.SCORED)
                       .values_list("condition__study").annotate(n=Count("id")))
+        # A build error may name source files; participants see only that a build failed.
+        oversees = access.role_in(request.user, project) in access.OVERSEE_ROLES or request.user.is_superuser
         return Response([{"id": s.pk, "name": s.name, "kind": s.kind, "items": counts.get(s.pk, 0), "status": s.status,
-                          "build_error": s.build_error} for s in studies])
+                          "build_error": s.build_error if oversees or not s.build_error else "the build failed"}
+                         for s in studies])
 
     @extend_schema(request=StudyIn, responses={202: StudyOut, 400: OpenApiResponse(description="A bad option, a taken name "
                                                                                                 "or an unknown preset."),
@@ -165,9 +168,9 @@ class StudyItemOut(serializers.Serializer):
 
 class StudyItemsView(APIView):
     @extend_schema(responses={200: StudyItemOut(many=True), 403: FORBIDDEN, 404: NOT_FOUND},
-                   summary="The study's items with their truth (admins, reviewers, researchers)")
+                   summary="The study's items with their truth (admins and researchers)")
     def get(self, request, pk):
-        study = _study(request, pk, access.OVERSEE_ROLES)
+        study = _study(request, pk, CREATE_ROLES)  # researchers and admins only (issue 8)
         return Response(list(selectors.items_export(study)))
 
 
@@ -213,10 +216,18 @@ class AnswerView(APIView):
         v = data.validated_data
         answered = services.answer_trial(trial.participant, trial.pk, v["response"], v["client_rt_ms"], v["idempotency_key"])
         participant = Participant.objects.get(pk=trial.participant_id)
-        body = state(participant)
+        feedback = kind_module(trial.participant.study.kind).feedback(answered) if answered.practice else {}
+        if feedback:
+            # The next trial is not served with the feedback: the person reads the feedback for as long
+            # as they like, and the next trial's content must not reach the page before its clock can
+            # start (``services.mark_shown`` counts from when content is first served). The page asks
+            # for the current trial on "Continue".
+            body = {"stage": participant.stage, "trial": None, "next": "current"}
+        else:
+            body = state(participant)
         body["answered"] = {"trial_id": answered.pk, "timed_out": answered.timed_out}
         if answered.practice:
-            body["feedback"] = kind_module(trial.participant.study.kind).feedback(answered)
+            body["feedback"] = feedback
         return Response(body)
 
 

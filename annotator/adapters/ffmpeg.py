@@ -273,7 +273,8 @@ def clip_args(src: str | Path, dst: str | Path, *, start_s: float, end_s: float,
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
     return (
         ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-                      movflags="+faststart", format="mp4", an=None, map_metadata=-1)
+                      movflags="+faststart", format="mp4", an=None, map_metadata=-1,
+                      map_chapters=-1)
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )

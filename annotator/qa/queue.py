@@ -51,7 +51,9 @@ def lease_duration() -> timedelta:
 # ``held`` renews the item the person already holds; only if there is none does ``free`` take the
 # first claimable item, skipping rows that concurrent claimers have locked. A unit with a QA pair that
 # the person still has to answer in a human-baseline study is not served to them: its page would
-# show the pair's answer (issue 8, Integrity).
+# show the pair's answer (issue 8, Integrity). Nor is a unit about footage (a video, its day-night
+# partners, the video a night rendition came from) of an item they still have to answer: its page
+# would show the events in order and their QA pairs (security review of issue 8).
 _CLAIM_SQL = """
 WITH held AS (
     UPDATE qa_queueitem SET lease_expires_at = %(expires)s
@@ -73,6 +75,14 @@ WITH held AS (
                           JOIN studies_item si ON si.id = t.item_id
                           JOIN qa_qapair q ON q.id = si.qa_pair_id
                           WHERE p.user_id = %(user)s AND t.answered_at IS NULL AND q.unit_id = i.unit_id)
+          AND NOT EXISTS (SELECT 1 FROM studies_trial t
+                          JOIN studies_participant p ON p.id = t.participant_id
+                          JOIN studies_item si ON si.id = t.item_id
+                          JOIN qa_workunit u ON u.id = i.unit_id
+                          JOIN media_video v ON v.id = u.video_id
+                               OR v.id IN (SELECT m.video_id FROM media_videogroupmember m WHERE m.group_id = u.group_id)
+                          WHERE p.user_id = %(user)s AND t.answered_at IS NULL
+                            AND si.footage_id = COALESCE(v.derived_from_id, v.id))
         ORDER BY i.priority, i.id
         LIMIT 1
         FOR UPDATE SKIP LOCKED)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import random
 import statistics
+from datetime import timedelta
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -79,10 +80,15 @@ def create_study(project: Project, name: str, kind: str, *, preset: str = "", se
 
 
 def _new_study(project, name, kind, preset, seed, options, fields, status) -> Study:
+    taken = Invalid(f"a study named {name!r} already exists in {project.slug}", errors={"name": "taken"})
     if Study.objects.filter(project=project, name=name).exists():
-        raise Invalid(f"a study named {name!r} already exists in {project.slug}", errors={"name": "taken"})
-    return Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed, status=status,
-                                settings=_jsonable(options), **fields)
+        raise taken
+    try:
+        with transaction.atomic():  # a savepoint: two creations racing for one name, one wins
+            return Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed, status=status,
+                                        settings=_jsonable(options), **fields)
+    except IntegrityError:
+        raise taken from None
 
 
 def _build(study: Study, progress: Callable[[str], None]) -> BuildReport:
@@ -269,10 +275,26 @@ def elapsed_ms(trial: Trial, now=None) -> float | None:
     return ((now or timezone.now()) - trial.shown_at).total_seconds() * 1000.0
 
 
+def _latest_shown(trial: Trial):
+    """The latest ``shown_at`` the server accepts for a trial: its first serving plus
+    ``STUDY_SHOW_MAX_MS`` (None before it is served)."""
+    if trial.served_at is None:
+        return None
+    return trial.served_at + timedelta(milliseconds=settings.STUDY_SHOW_MAX_MS)
+
+
 def _expired(trial: Trial, now) -> bool:
-    """Past its limit plus ``STUDY_TIME_GRACE_MS`` (server time since shown)."""
-    limit, spent = limit_ms(trial), elapsed_ms(trial, now)
-    return limit is not None and spent is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
+    """Past its limit plus ``STUDY_TIME_GRACE_MS``, in server time since shown; a trial served but
+    never reported shown counts from the latest ``shown_at`` it could have had (``_latest_shown``),
+    so holding the report back never stops the clock."""
+    limit = limit_ms(trial)
+    if limit is None:
+        return False
+    spent = elapsed_ms(trial, now)
+    if spent is None:
+        latest = _latest_shown(trial)
+        spent = None if latest is None else (now - latest).total_seconds() * 1000.0
+    return spent is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
 
 
 def current_trial(participant: Participant) -> Trial | None:
@@ -315,13 +337,18 @@ def mark_shown(participant: Participant, trial_id: int) -> Trial:
     """The page reports that trial ``trial_id`` is visible (every image decoded and in the viewport,
     or the first video playable): stamp the server's ``shown_at`` the first time, so the trial's
     server time and time limit start here. Later reports (a reload) keep the first time; returns
-    the trial. Raises Conflict for a trial that is not the participant's current one."""
+    the trial. A report later than ``STUDY_SHOW_MAX_MS`` after the content was first served is
+    stamped at served + that allowance: the content was on the page since, and the clock is not the
+    page's to hold back. Raises Conflict for a trial that is not the participant's current one."""
     current = current_trial(participant)
     if current is None or current.pk != trial_id:
         raise Conflict("this is not your current trial")
     if current.shown_at is None:
+        now = timezone.now()
+        latest = _latest_shown(current)
         # Conditional: two reports racing stamp one time, the first.
-        Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(shown_at=timezone.now())
+        Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(
+            shown_at=now if latest is None else min(now, latest))
         current.refresh_from_db(fields=["shown_at"])
     return current
 

@@ -39,7 +39,7 @@ API = [
     ("post", "/api/qa/{qa}/flag/", ADMIN, {}),
     ("get", "/api/projects/{slug}/studies/", ALL, None),
     ("post", "/api/projects/{slug}/studies/", STUDY_MAKERS, {}),
-    ("get", "/api/studies/{exp}/items/", OVERSEE, None),
+    ("get", "/api/studies/{exp}/items/", STUDY_MAKERS, None),
     ("post", "/api/studies/{exp}/enroll/", TAKE_PART, None),
     ("get", "/api/studies/{exp}/current/", TAKE_PART, None),
 ]

@@ -28,8 +28,9 @@ def test_feedback_read_for_3_s_does_not_count_into_the_next_trial(pilot, project
                        format="json").json()
     truth = body["feedback"]["truth"]
     assert sorted(truth) == sorted(e["handle"] for e in practice["content"]["elements"])  # feedback in handles too
-    nxt = body["trial"]
+    assert body["trial"] is None                                          # the next trial comes when asked for
     time.sleep(3.0)                                                       # reading the feedback
+    nxt = client.get(f"/api/studies/{pilot.pk}/current/").json()["trial"]
     shown = client.post(f"/api/trials/{nxt['trial_id']}/shown/").json()
     time.sleep(1.5)                                                       # a 1.5 s answer
     res = client.post(f"/api/trials/{nxt['trial_id']}/answer/",
@@ -39,7 +40,8 @@ def test_feedback_read_for_3_s_does_not_count_into_the_next_trial(pilot, project
     trial = Trial.objects.get(pk=nxt["trial_id"])
     assert shown["elapsed_ms"] < 500
     assert 1500 <= server_rt_ms(trial) < 2000, server_rt_ms(trial)       # not 4.5 s
-    assert (trial.answered_at - trial.served_at).total_seconds() >= 4.5
+    answered_practice = Trial.objects.get(pk=practice["trial_id"]).answered_at
+    assert (trial.served_at - answered_practice).total_seconds() >= 3.0  # served after the feedback was read
     row = next(r for r in trials_export(pilot) if r["item_id"] == trial.item_id)
     assert row["shown_at"] == trial.shown_at.isoformat() and row["server_rt_ms"] == server_rt_ms(trial)
     assert row["response"] == trial.item.payload["shown"]  # the researcher's export keeps element ids (answered in shown order)

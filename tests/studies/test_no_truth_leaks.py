@@ -61,6 +61,8 @@ def _take_part_sorting_by_handle(client, experiment_id: int, seen: list) -> None
                           {"response": order, "client_rt_ms": 1.0, "idempotency_key": f"k{trial['trial_id']}"}, format="json")
         assert res.status_code == 200, res.content
         state = res.json()
+        if state.get("next") == "current":  # after practice feedback the next trial is asked for
+            state = client.get(f"/api/studies/{experiment_id}/current/").json()
 
 
 def test_participants_sorting_by_any_id_in_the_payload_do_no_better_than_chance(build, project):

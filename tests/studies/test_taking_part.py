@@ -96,7 +96,7 @@ def test_practice_comes_first_and_answers_are_checked(experiment, annotator):
     served = t.served_at
     assert current_trial(p).served_at == served  # a reload serves the same trial and keeps the first time
     _shown(p, t, 4500)
-    with pytest.raises(DomainError, match="expected"):
+    with pytest.raises(DomainError, match="exactly once"):
         answer_trial(p, t.pk, t.item.truth[:-1], 3000, "k0")
     later = Trial.objects.filter(participant=p, practice=False).first()
     with pytest.raises(DomainError, match="not your current trial") as err:
@@ -169,6 +169,18 @@ def test_text_items_order_a_videos_annotated_actions(project):
     three = Item.objects.get(condition__number=1)
     assert [Element.objects.get(pk=pk).text for pk in three.truth] == ["step 0", "step 1", "step 3"]
     assert sorted(three.payload["shown"]) == sorted(three.truth)
+    # A refused answer names no element (their ids are no business of the page).
+    person = _people(project, 1)[0]
+    participant = enroll(study, person)
+    start(participant)
+    trial = current_trial(participant)
+    mark_shown(participant, trial.pk)
+    handle = handles_of(trial.pk, trial.item.truth)[trial.item.truth[0]]
+    with pytest.raises(Invalid) as refused:
+        _answer(participant, trial.pk, [handle] * len(trial.item.truth), 5.0, "k")
+    n = len(trial.item.truth)
+    assert refused.value.as_body() == {"detail": f"the answer must name each of the {n} elements exactly once",
+                                       "errors": {"response": f"the answer must name each of the {n} elements exactly once"}}
     assert Study.objects.get(name="texts").exclusion == {"min_median_rt_s": 1.5}
 
 
@@ -256,13 +268,14 @@ def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_fro
     name = default_storage.save("renditions/leak/v.mp4", ContentFile(b"\0" * 64))
     Video.objects.filter(pk=source.pk).update(rendition=name)
     unit = make_unit(1)
-    unit.video = source  # after enrolling, the person claims a verification unit of the study's footage
+    unit.video = source  # after enrolling, the person asks for verification work: a unit of the study's footage is open
     unit.save(update_fields=["video"])
-    claim_next(project, person)
     client.force_login(person)
     try:
+        assert claim_next(project, person) is None  # the queue does not serve it while they still have to order it
         assert client.get(f"/files/{name}").status_code == 404
         Trial.objects.filter(participant__user=person).update(answered_at=timezone.now())  # all answered: the study is over
+        assert claim_next(project, person).unit_id == unit.pk
         assert client.get(f"/files/{name}").status_code == 200
     finally:
         default_storage.delete(name)

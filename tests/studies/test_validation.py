@@ -144,8 +144,8 @@ def test_an_ordering_in_handles_is_stored_as_element_ids(make_trial):
 
 
 @pytest.mark.parametrize("order, message, field", [
-    ([101, 102, 103], "expected 4 elements, got 3", "response"),
-    ([101, 102, 103, 103], r"not the item's elements (missing [104], unknown [])", "response"),
+    ([101, 102, 103], "the answer must name each of the 4 elements exactly once", "response"),
+    ([101, 102, 103, 103], "the answer must name each of the 4 elements exactly once", "response"),
     ([101, 102, 103, 999], "order[3] is not one of this trial's elements", "order[3]"),
 ])
 def test_an_ordering_that_is_not_the_trials_elements_is_refused(make_trial, order, message, field):

@@ -156,7 +156,9 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     clips = _qa.cut_clips({r for _, p, _ in things for r in _qa.pair_ranges(p)}, report, progress)
     # Real and control things are interleaved in a seeded order so item indexes say nothing of the group.
     random.Random(f"{study.seed}:likert-order").shuffle(things)
-    return [{"group": group, "subtask": p.qa_type.slug, "key": f"{group}:{p.pk}", "qa_pair": p,
+    # Keyed by the pair, whatever the group: nobody rates one question (and clip) both with its own
+    # answer and with a random-matched one, which would tell the two apart.
+    return [{"group": group, "subtask": p.qa_type.slug, "key": f"qa:{p.pk}", "qa_pair": p,
              "footage_id": p.video.derived_from_id or p.video_id,
              "payload": {"question": p.question, "answer": answer, "media": _qa.media_of(p, clips)}}
             for group, p, answer in things]

@@ -225,7 +225,12 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
                 continue
             step = len(actions) / n
             chosen = [actions[int(i * step)] for i in range(n)]
-            elements = [Element.objects.create(kind=Element.Kind.TEXT, text=str(a["label"]).strip()) for a in chosen]
+            # Created in random order, so element ids do not follow the true order (the frames' rule).
+            created = list(range(n))
+            random.SystemRandom().shuffle(created)
+            made_elements = {i: Element.objects.create(kind=Element.Kind.TEXT, text=str(chosen[i]["label"]).strip())
+                             for i in created}
+            elements = [made_elements[i] for i in range(n)]
             seed = item_seed(study.seed, cond.number, made)
             order = scoring.shown_order(len(elements), seed, cond.variables["hints"])
             Item.objects.create(condition=cond, index=made, seed=seed, key=f"record:{video.pk}", footage=video,
@@ -334,10 +339,14 @@ def validate(trial, response) -> list[int]:
 
 
 def _check(order: list, item) -> None:
+    """Refuse a participant's order that is not a whole ordering of the item's elements. The message
+    names no element: ``OrderingError`` lists element ids, and ids of text elements once followed
+    their true order, so a refusal must not say which ids were missing (security review, issue 8)."""
     try:
         scoring.check_ordering(order, item.truth)
-    except scoring.OrderingError as exc:
-        raise Invalid(str(exc), errors={"response": str(exc)}) from None
+    except scoring.OrderingError:
+        message = f"the answer must name each of the {len(item.truth)} elements exactly once"
+        raise Invalid(message, errors={"response": message}) from None
     for pos in item.payload.get("hints", []):
         if order[pos - 1] != item.truth[pos - 1]:
             raise Invalid(f"the hint at position {pos} must stay where it is", errors={"response": "a hint moved"})

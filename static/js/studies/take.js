@@ -31,7 +31,6 @@ let current = null;      // {trial, widget, clock, store} of the trial on screen
 let generation = 0;      // bumped per render: a slow mount of an old trial is dropped
 let sending = false;
 let expireAfterSend = false;
-let next = null;         // the state to show after the feedback
 
 function say(text) { $("status").textContent = text || ""; }
 
@@ -202,7 +201,6 @@ async function answer(timedOut) {
 function showFeedback(state, widget) {
   stopTrial();
   generation += 1;
-  next = state;
   show("feedback");
   const fb = state.feedback;
   $("feedback-verdict").textContent = fb.correct ? "Right." : "Not quite.";
@@ -223,7 +221,9 @@ $("begin").addEventListener("click", async () => {
   }
 });
 $("answer").addEventListener("click", () => answer(false));
-$("continue").addEventListener("click", () => { const state = next; next = null; if (state) render(state, performance.now()); });
+// The server sends the next trial only when asked after the feedback (its clock counts from when its
+// content is first served), so "Continue" fetches the current state.
+$("continue").addEventListener("click", () => reload());
 
 document.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !$("instructions").hidden) { e.preventDefault(); $("begin").click(); return; }
