@@ -45,8 +45,11 @@ def built(worker, tmp_path):
 
 
 def test_the_preset_builds_nine_conditions_with_items_and_counts_what_it_skipped(built):
-    assert "9 conditions, 14 items, 1 practice items" in built
-    assert "condition 5 (long clips): 1 items, 1 videos too short" in built
+    # The practice clip (medium, 15-30 s of the 40 s video) takes out every trial clip over those seconds,
+    # the long clip 0-30 s and the short clips 8-16 s, 16-24 s and 24-32 s: practice feedback shows the
+    # true order of those seconds.
+    assert "9 conditions, 10 items, 1 practice items" in built
+    assert "condition 5 (long clips): 0 items, 1 videos too short" in built
     conds = {c.number: c for c in Condition.objects.all()}
     assert [tuple(c.variables[k] for k in ("n_frames", "clip_length", "annotation", "hints")) + (c.baseline,)
             for c in conds.values()] == [
@@ -54,12 +57,13 @@ def test_the_preset_builds_nine_conditions_with_items_and_counts_what_it_skipped
         (4, "short", "brief", [], False), (4, "long", "brief", [], False), (4, "medium", "none", [], False),
         (4, "medium", "comprehensive", [], False), (4, "medium", "brief", [1, 3], False), (4, "medium", "brief", [2, 4], False)]
     counts = {n: Item.objects.filter(condition__number=n, role="scored").count() for n in conds}
-    assert counts == {1: 1, 2: 1, 3: 1, 4: 6, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1}
+    assert counts == {1: 1, 2: 1, 3: 1, 4: 3, 5: 0, 6: 1, 7: 1, 8: 1, 9: 1}
     practice = Item.objects.get(role="practice")
     clip = practice.payload["clip"]
     assert practice.condition.baseline and (clip["start_s"], clip["end_s"]) == (15.0, 30.0)
-    trial_keys = set(Item.objects.filter(role="scored").values_list("key", flat=True))
-    assert practice.key not in trial_keys  # practice clips never come back as trials
+    trial_clips = [i.payload["clip"] for i in Item.objects.filter(role="scored")]
+    assert not [c for c in trial_clips if c["video_id"] == clip["video_id"]  # nor do any of their seconds
+                and c["start_s"] < clip["end_s"] and clip["start_s"] < c["end_s"]]
 
     item = Item.objects.get(condition__number=3)
     frames = Element.objects.filter(pk__in=item.truth)
@@ -82,7 +86,7 @@ def test_items_export_predictions_import_and_scores(built, tmp_path):
     out = tmp_path / "items.jsonl"
     assert _cmd("ordering_items", "pilot", "--out", str(out))[0] == 0
     items = [json.loads(line) for line in out.read_text().splitlines() if json.loads(line)["role"] == "scored"]
-    assert len(items) == 14
+    assert len(items) == 10
     assert {"item_id", "condition", "role", "subtask", "group", "shown", "truth", "hints", "clip"} <= set(items[0])
     assert items[0]["condition"] == 1 and len(items[0]["truth"]) == 2
 
@@ -103,16 +107,16 @@ def test_items_export_predictions_import_and_scores(built, tmp_path):
         "line 7: item_id 999999 is not a scored item of pilot",
         "line 10: expected 2 elements, got 1",
     ]
-    assert "imported 28 predictions, skipped 3 lines" in stdout and "scored" in stdout
+    assert "imported 20 predictions, skipped 3 lines" in stdout and "scored" in stdout
     assert Prediction.objects.filter(scored_at__isnull=True).count() == 0
 
     code, stdout, _ = _cmd("study_scores", "pilot", "--json")
     table = json.loads(stdout)
     assert table["unscored"] == 0 and table["kind"] == "ordering"
     by = {(r["condition"]["number"], r["respondent"]): r["metrics"] for r in table["rows"]}
-    assert set(by) == {(n, m) for n in range(1, 10) for m in ("oracle", "backwards")}
+    assert set(by) == {(n, m) for n in (1, 2, 3, 4, 6, 7, 8, 9) for m in ("oracle", "backwards")}
     assert by[(2, "oracle")]["kendall_tau_b"] == {"mean": 1.0, "ci_low": None, "ci_high": None, "n": 1}
-    assert by[(4, "oracle")]["kendall_tau_b"] == {"mean": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 6}
+    assert by[(4, "oracle")]["kendall_tau_b"] == {"mean": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 3}
     assert by[(4, "backwards")]["kendall_tau_b"]["mean"] == pytest.approx(-1.0)
     assert by[(8, "backwards")]["kendall_tau_b"]["mean"] == pytest.approx(-1.0)  # the two free frames, swapped
     assert by[(3, "backwards")]["exact_match"]["mean"] == 0.0
@@ -121,7 +125,7 @@ def test_items_export_predictions_import_and_scores(built, tmp_path):
     again = tmp_path / "again.jsonl"
     again.write_text(json.dumps({"model": "backwards", "item_id": items[0]["item_id"], "predicted": items[0]["truth"]}) + "\n")
     assert _cmd("ordering_import_predictions", "pilot", str(again))[0] == 0
-    assert Prediction.objects.filter(model="backwards").count() == 14  # replaced, not added
+    assert Prediction.objects.filter(model="backwards").count() == 10  # replaced, not added
     assert Prediction.objects.get(model="backwards", item_id=items[0]["item_id"]).scores["kendall_tau_b"] == 1.0
 
 

@@ -173,7 +173,12 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
         k: [(v, a, b) for v in videos for a, b in _windows(v.duration_s or 0.0, k)] for k in WINDOW_S}
     n_practice = study.practice_items
     practice_clips = clips["medium"][-n_practice:] if n_practice and len(clips["medium"]) > n_practice else []
-    trial_clips = {k: [c for c in v if c not in practice_clips] for k, v in clips.items()}
+    # No trial clip of any length overlaps a practice clip of its video: practice feedback shows the true
+    # order, which would give away the order of the frames a trial takes from the same seconds.
+    def overlaps_practice(clip) -> bool:
+        return any(clip[0].pk == p[0].pk and clip[1] < p[2] and p[1] < clip[2] for p in practice_clips)
+
+    trial_clips = {k: [c for c in v if not overlaps_practice(c)] for k, v in clips.items()}
     too_short = {k: sum(1 for v in videos if not _windows(v.duration_s or 0.0, k)) for k in WINDOW_S}
     baseline = next((c for c in conditions if c.baseline), conditions[0])
     plan = [(cond, clip, index, False) for cond in conditions
