@@ -40,15 +40,11 @@ class Plot:
 
 # The metrics each kind plots as bars with 95% intervals (issue 8, Results). Likert is plotted per
 # group and criterion instead (``likert_chart``).
-PLOTS = {
-    "ordering": (Plot("kendall_tau_b", "Kendall's τ-b", "Kendall's τ-b (−1 reversed … 1 right order)", -1, 1),
-                 Plot("position_accuracy", "Per-position accuracy",
-                      "Per-position accuracy (share of elements in place, 0–1)", 0, 1)),
-    "mcq": (Plot("accuracy", "Accuracy", "Accuracy (share of questions right, 0–1)", 0, 1),),
-    "open_answer": (Plot("exact_match", "Exact match", "Exact match (share of answers, 0–1)", 0, 1),
-                    Plot("token_f1", "Token F1", "Token F1 with the verified answer (0–1)", 0, 1)),
-    "likert": (),
-}
+def plots_of(study: Study) -> list[Plot]:
+    """The bar charts of the study's kind (``kinds.<kind>.PLOTS``)."""
+    return [Plot(*spec) for spec in kind_module(study.kind).PLOTS]
+
+
 # From 0, not 1: a mean rating of 1 (the filtered control group's, often) is a bar one point high.
 LIKERT = Plot("score", "Mean rating", "Mean rating (Likert points, 1 poor … 5 excellent)", 0, 5)
 GROUP_LABELS = {"real": "real pairs", "random_matched": "random-matched (control)",
@@ -80,7 +76,7 @@ def results(request, slug: str, name: str):
     return render(request, "studies/results.html", {
         "study": study, "metrics": kind_module(study.kind).METRICS, "participants": participants,
         "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
-        "plots": PLOTS[study.kind], "likert": study.kind == Study.Kind.LIKERT,
+        "plots": plots_of(study), "likert": study.kind == "likert",
         "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
                     "caption": f"Without the {excluded} excluded participant{'s' if excluded != 1 else ''}"},
                    {"id": "score-table-all", "view": "all", "rows": tables[1],
@@ -90,7 +86,7 @@ def results(request, slug: str, name: str):
 
 def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None = None) -> dict:
     """What ``results.js`` plots for one view (without or with the excluded participants):
-    ``bars`` (one chart per ``PLOTS`` metric), ``likert`` (Likert only, else None) and ``rt``
+    ``bars`` (one chart per metric of the kind's ``PLOTS``), ``likert`` (Likert only, else None) and ``rt``
     (``rt_histogram``). Charts have ``categories`` (a label, or lines of one) and ``series`` (a
     legend label and one point per category: ``y`` the mean, ``yMin``/``yMax`` the 95% interval,
     ``n``; ``y`` None where there is no score)."""
@@ -103,7 +99,7 @@ def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None
     conditions = list(study.conditions.order_by("number"))
     out = {"bars": [], "likert": None,
            "rt": rt_histogram(selectors.client_rts(study, include_excluded=include_excluded))}
-    if study.kind == Study.Kind.LIKERT:
+    if study.kind == "likert":
         groups = [g for g in GROUP_LABELS if scored.filter(group=g).exists()]
         out["likert"] = likert_chart(conditions, groups, respondents, pooled)
         return out
@@ -117,7 +113,7 @@ def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None
     cells = {(r["condition"]["number"], None, r["respondent"]): r["metrics"] for r in pooled}
     if len(subtasks) > 1:
         cells.update({(r["condition"]["number"], r["subtask"], r["respondent"]): r["metrics"] for r in table})
-    for plot in PLOTS[study.kind]:
+    for plot in plots_of(study):
         out["bars"].append({
             **asdict(plot), "id": f"bars-{plot.metric}",
             "categories": [label for _, label in keys],

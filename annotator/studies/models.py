@@ -18,6 +18,7 @@ from django.db import models
 
 from annotator.media.models import Video
 from annotator.projects.models import Project
+from annotator.studies.kinds import kind_choices
 
 
 class Study(models.Model):
@@ -42,15 +43,9 @@ class Study(models.Model):
         READY = "ready", "ready"
         FAILED = "failed", "failed"
 
-    class Kind(models.TextChoices):
-        ORDERING = "ordering", "frame or text ordering"
-        MCQ = "mcq", "timed multiple choice"
-        OPEN_ANSWER = "open_answer", "open answer"
-        LIKERT = "likert", "Likert rating"
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="studies")
     name = models.SlugField(max_length=100)
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    kind = models.CharField(max_length=20, choices=kind_choices, help_text="A module of annotator.studies.kinds.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.READY)
     build_error = models.TextField(blank=True)
     preset = models.CharField(max_length=50, blank=True)
@@ -226,7 +221,11 @@ class Trial(models.Model):
             models.UniqueConstraint(fields=["participant", "item"], name="study_trial_unique_item"),
             models.UniqueConstraint(fields=["participant", "practice", "position"], name="study_trial_unique_position"),
         ]
-        indexes = [models.Index(fields=["participant", "answered_at"], name="study_trial_open")]
+        indexes = [models.Index(fields=["participant", "answered_at"], name="study_trial_open"),
+                   # The scorers' claim (``services.score_pending``) reads answered, unscored rows in id order:
+                   # this index holds only those, so the claim does not scan a study's scored history.
+                   models.Index(fields=["id"], name="study_trial_unscored",
+                                condition=models.Q(scored_at__isnull=True, answered_at__isnull=False))]
 
 
 class Prediction(models.Model):
@@ -243,3 +242,4 @@ class Prediction(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["model", "item"], name="study_prediction_unique_model_item")]
+        indexes = [models.Index(fields=["id"], name="study_prediction_unscored", condition=models.Q(scored_at__isnull=True))]

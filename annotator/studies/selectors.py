@@ -103,7 +103,7 @@ def footage_in_open_trials(user) -> set[int]:
     ordering studies): while such a trial is open, its source video and the videos derived from it
     are not served to them (the video would give the order away)."""
     return set(Trial.objects.filter(participant__user=user, answered_at__isnull=True,
-                                    participant__study__kind=Study.Kind.ORDERING)
+                                    participant__study__kind="ordering")
                .values_list("item__footage_id", flat=True).distinct())
 
 

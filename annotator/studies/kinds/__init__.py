@@ -29,12 +29,18 @@ A kind module (``ordering``, ``mcq``, ``open_answer``, ``likert``) defines:
 - ``export(item) -> dict``: the kind's fields of an item for researchers (``study_items``), truth
   included.
 
-Adding a fifth kind is one module here (registered in ``KINDS``) and one page widget
-(``static/js/studies/<kind>.js``).
+Each also names itself for people: ``TITLE`` (the pages' name of the kind), ``INSTRUCTIONS`` (the
+Markdown a participant reads before the first item, unless the study has its own) and ``PLOTS`` (the
+dashboard's bar charts: metric, name, axis title with unit, axis range).
+
+Adding a fifth kind is one module here (found by its file name: ``KINDS``) and one page widget
+(``static/js/studies/<kind>.js``, loaded by the study page by the kind's name).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -93,11 +99,18 @@ class BuildReport:
         return sum(self.items.values())
 
 
+# Every module of this package whose name does not start with "_" is a kind, named by its module
+# (listed without importing: the kind modules import this one).
+KINDS = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+
+
 def kind_module(kind: str) -> ModuleType:
-    """The module of study kind ``kind``. Raises KeyError for an unknown kind."""
-    from annotator.studies.kinds import likert, mcq, open_answer, ordering
+    """The module of study kind ``kind`` (one of ``KINDS``). Raises KeyError for an unknown kind."""
+    if kind not in KINDS:
+        raise KeyError(kind)
+    return importlib.import_module(f"{__name__}.{kind}")
 
-    return {"ordering": ordering, "mcq": mcq, "open_answer": open_answer, "likert": likert}[kind]
 
-
-KINDS = ("ordering", "mcq", "open_answer", "likert")
+def kind_choices() -> list[tuple[str, str]]:
+    """(kind, its ``TITLE``) for every kind: the choices of ``Study.kind``."""
+    return [(kind, kind_module(kind).TITLE) for kind in KINDS]

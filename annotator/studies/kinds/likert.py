@@ -40,6 +40,17 @@ from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 # ``score``: the rating (1-5; None for a trial that timed out). ``instructed``: for attention items,
 # 1.0 if the rating is the instructed one, else 0.0 (None for other items).
 METRICS = ("score",)
+
+# What the pages call this kind, what they tell a participant before the first item (Markdown),
+# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+TITLE = "Likert rating"
+INSTRUCTIONS = """\
+You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above each
+item. Press **1**-**5** or click to choose; **Enter** answers.
+
+- A low score may need a short written justification (X-LeBench asks for one below 3): the page says when.
+"""
+PLOTS = ()  # the dashboard draws Likert scores per criterion and group instead
 PRIMARY = "instructed"
 JUSTIFICATION_MAX = 2000
 

@@ -25,6 +25,19 @@ from annotator.errors import Invalid
 from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 
 METRICS = ("accuracy",)
+
+# What the pages call this kind, what they tell a participant before the first item (Markdown),
+# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+TITLE = "timed multiple choice"
+INSTRUCTIONS = """\
+You will see a question about one or more video clips, with several options. Pick the one right option.
+
+- Play the clips as often as you like. Press **1**-**9** or **A**-**Z**, or click, to choose; **Enter** answers.
+- Some questions have a **time limit**: a countdown shows the time left. When it ends, the page moves on
+  and the question counts as not answered.
+- The first few questions are practice: you will see the right option afterwards. They do not count.
+"""
+PLOTS = (("accuracy", "Accuracy", "Accuracy (share of questions right, 0–1)", 0, 1),)
 PRIMARY = "accuracy"
 DEFAULTS = {"independent": True}
 PRESETS = {

@@ -21,6 +21,18 @@ from annotator.errors import Invalid
 from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 
 METRICS = ("exact_match", "token_f1")
+
+# What the pages call this kind, what they tell a participant before the first item (Markdown),
+# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+TITLE = "open answer"
+INSTRUCTIONS = """\
+You will see a question about a video clip. Watch the clip and write your answer in a few words or a
+sentence. Nobody else's answer is shown, and yours is not shown to anyone answering after you.
+
+- **Ctrl+Enter** answers.
+"""
+PLOTS = (("exact_match", "Exact match", "Exact match (share of answers, 0–1)", 0, 1),
+         ("token_f1", "Token F1", "Token F1 with the verified answer (0–1)", 0, 1))
 PRIMARY = None
 PRESETS = {
     "egonight-open": {"per_type": 20, "raters_per_item": 3, "questions_per_participant": 30},

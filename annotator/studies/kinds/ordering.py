@@ -35,6 +35,21 @@ from annotator.scoring import ordering as scoring
 from annotator.studies.kinds import BuildReport, ScoreRow, wrote
 
 METRICS = scoring.METRICS
+
+# What the pages call this kind, what they tell a participant before the first item (Markdown),
+# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+TITLE = "frame or text ordering"
+INSTRUCTIONS = """\
+You will see frames taken from a short video (or short texts), **shuffled**. Put them back in the order
+they happened, earliest on the left.
+
+- Drag an element to move it, or use the keyboard: **Tab** to an element, **←** / **→** to move it.
+- Elements marked *pinned* are already in their right place and cannot move.
+- Press **Enter** (or the button) to answer. Each answer is timed from the moment everything is shown.
+- The first few questions are practice: you will see the right order afterwards. They do not count.
+"""
+PLOTS = (("kendall_tau_b", "Kendall's τ-b", "Kendall's τ-b (−1 reversed … 1 right order)", -1, 1),
+         ("position_accuracy", "Per-position accuracy", "Per-position accuracy (share of elements in place, 0–1)", 0, 1))
 PRIMARY = "exact_match"
 
 # EGO-FLIGHT's nine frame-ordering experiments (seed 003 App. E, Table 8); the baseline is 4 frames,
