@@ -54,12 +54,14 @@ def unscored(study: Study) -> int:
             + Prediction.objects.filter(study=study, scored_at__isnull=True).count())
 
 
-def score_table(study: Study, *, include_excluded: bool = False) -> list[dict]:
+def score_table(study: Study, *, include_excluded: bool = False, per_subtask: bool = True) -> list[dict]:
     """For each condition, subtask (QA type; "" for none), Likert group and respondent (``human`` or
     a model name), the mean of every metric of the kind with its 95% confidence interval (Student's
     t, ``scoring.ordering.mean_ci``) and n. Humans are the scored trials (not practice, not
     attention) of participants not flagged for exclusion (all with ``include_excluded``). Rows
-    ordered by condition, subtask, group, then humans first, then models by name."""
+    ordered by condition, subtask, group, then humans first, then models by name. Without
+    ``per_subtask``, all subtasks are pooled (``subtask`` None; EgoExoBench reports accuracy per
+    subtask and overall)."""
     metrics = kind_module(study.kind).METRICS
     values: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
@@ -69,14 +71,14 @@ def score_table(study: Study, *, include_excluded: bool = False) -> list[dict]:
     fields = ("item__condition_id", "item__subtask", "item__group", "scores")
     for cond, subtask, group, scores in trials.values_list(*fields).iterator(chunk_size=5000):
         for m in metrics:
-            values[(cond, subtask, group, "human")][m].append(scores.get(m))
+            values[(cond, subtask if per_subtask else None, group, "human")][m].append(scores.get(m))
     for cond, subtask, group, scores, model in (Prediction.objects.filter(study=study, scored_at__isnull=False)
                                                 .values_list(*fields, "model").iterator(chunk_size=5000)):
         for m in metrics:
-            values[(cond, subtask, group, model)][m].append(scores.get(m))
+            values[(cond, subtask if per_subtask else None, group, model)][m].append(scores.get(m))
     conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
     out = []
-    for key in sorted(values, key=lambda k: (conditions[k[0]].number, k[1], k[2], k[3] != "human", k[3])):
+    for key in sorted(values, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3])):
         cond, subtask, group, respondent = key
         out.append({"condition": conditions[cond].described(), "subtask": subtask, "group": group,
                     "respondent": respondent, "metrics": {m: mean_ci(values[key][m]) for m in metrics}})
@@ -156,28 +158,8 @@ def items_export(study: Study):
 
 
 def score_table_pooled(study: Study, *, include_excluded: bool = False) -> list[dict]:
-    """``score_table`` over all subtasks at once: per condition, Likert group and respondent, the
-    mean of every metric with its 95% confidence interval (Student's t) and n, ``subtask`` None.
-    The same trials and predictions as ``score_table`` (EgoExoBench reports accuracy per subtask and
-    overall); rows in the same order."""
-    metrics = kind_module(study.kind).METRICS
-    values: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                  scored_at__isnull=False)
-    if not include_excluded:
-        trials = trials.filter(participant__excluded=False)
-    fields = ("item__condition_id", "item__group", "scores")
-    for cond, group, scores in trials.values_list(*fields).iterator(chunk_size=5000):
-        for m in metrics:
-            values[(cond, group, "human")][m].append(scores.get(m))
-    for cond, group, scores, model in (Prediction.objects.filter(study=study, scored_at__isnull=False)
-                                       .values_list(*fields, "model").iterator(chunk_size=5000)):
-        for m in metrics:
-            values[(cond, group, model)][m].append(scores.get(m))
-    conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
-    return [{"condition": conditions[cond].described(), "subtask": None, "group": group, "respondent": respondent,
-             "metrics": {m: mean_ci(values[(cond, group, respondent)][m]) for m in metrics}}
-            for cond, group, respondent in sorted(values, key=lambda k: (conditions[k[0]].number, k[1], k[2] != "human", k[2]))]
+    """``score_table`` over all subtasks at once (``subtask`` None)."""
+    return score_table(study, include_excluded=include_excluded, per_subtask=False)
 
 
 def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
