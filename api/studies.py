@@ -292,13 +292,13 @@ class StudyResultsView(APIView):
     def get(self, request, pk):
         study = _study(request, pk, access.OVERSEE_ROLES)
         flags = list(Participant.objects.filter(study=study).values_list("excluded", flat=True))
+        tables = selectors.score_tables(study)  # one read for the four tables
         return Response({
             "study": {"id": study.pk, "name": study.name, "status": study.status},
             "kind": study.kind, "metrics": list(kind_module(study.kind).METRICS), "unscored": selectors.unscored(study),
             "participants": len(flags), "excluded": sum(flags),
-            "rows": selectors.score_table(study), "rows_with_excluded": selectors.score_table(study, include_excluded=True),
-            "overall": selectors.score_table_pooled(study),
-            "overall_with_excluded": selectors.score_table_pooled(study, include_excluded=True),
+            "rows": tables[(False, True)], "rows_with_excluded": tables[(True, True)],
+            "overall": tables[(False, False)], "overall_with_excluded": tables[(True, False)],
             "rt": selectors.rt_summary(selectors.client_rts(study)),
             "rt_with_excluded": selectors.rt_summary(selectors.client_rts(study, include_excluded=True)),
         })

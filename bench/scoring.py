@@ -17,8 +17,11 @@ Needs the local stack for the end-to-end part (``scripts/stack.sh start``, or ``
    vacuums, then times ``services.score_pending`` (claim, score, write, commit) and checks that
    every trial was scored once.
 
-Prints one table: rows/s and seconds in memory, and seconds end to end (the median of
-``--repeats`` runs). Target: under 10 s end to end for 100,000 trials of any kind.
+3. **Results page**, per kind: seconds for the data behind the dashboard and the results API on the
+   scored study (four score tables in one read, and both views' chart data; one run).
+
+Prints one table: rows/s and seconds in memory, seconds end to end (the median of ``--repeats``
+runs) and the results page's seconds. Target: under 10 s end to end for 100,000 trials of any kind.
 """
 
 from __future__ import annotations
@@ -234,6 +237,20 @@ def bench_end_to_end(kind: str, n: int, repeats: int) -> list[float]:
     return times
 
 
+def bench_results_page(kind: str, n: int) -> float:
+    """Seconds for the data behind the results page and ``GET /api/studies/{id}/results/`` of the
+    scored bench study: the four score tables (``selectors.score_tables``, one read) and the chart
+    data of both views (with and without excluded participants)."""
+    from annotator.studies import dashboard, selectors
+
+    study = fill(kind, n)
+    started = time.perf_counter()
+    views = selectors.score_tables(study)
+    for include in (False, True):
+        dashboard.chart_data(study, include_excluded=include, table=views[(include, True)], pooled=views[(include, False)])
+    return time.perf_counter() - started
+
+
 # ------------------------------------------------------------------------------ main
 
 def main() -> None:
@@ -249,7 +266,8 @@ def main() -> None:
     for kind in KINDS:
         memory = bench_memory(kind, args.n, args.repeats)
         e2e = bench_end_to_end(kind, args.n, args.repeats) if not args.no_db else []
-        lines.append((kind, memory, e2e))
+        page = bench_results_page(kind, args.n) if not args.no_db else None
+        lines.append((kind, memory, e2e, page))
         print(f"  {kind}: done", file=sys.stderr, flush=True)
     reference = bench_per_row_reference(args.per_row) if args.per_row else None
 
@@ -258,17 +276,17 @@ def main() -> None:
 
     print(f"\nScoring {args.n:,} answers per kind; medians of {args.repeats} runs (target: under 10 s end to end)\n")
     print(f"{'kind':<28} {'rows':>8} {'in memory s':>12} {'rows/s':>11} {'(runs s)':>18} {'end to end s':>13} "
-          f"{'(runs s)':>18}")
-    for kind, memory, e2e in lines:
+          f"{'(runs s)':>18} {'results page s':>15}")
+    for kind, memory, e2e, page in lines:
         seconds = statistics.median(memory)
         median = f"{statistics.median(e2e):.2f}" if e2e else "-"
         print(f"{kind:<28} {args.n:>8,} {seconds:>12.3f} {args.n / seconds:>11,.0f} {runs(memory):>18} {median:>13} "
-              f"{runs(e2e):>18}")
+              f"{runs(e2e):>18} {'-' if page is None else format(page, '.2f'):>15}")
     if reference:
         seconds, rows = reference
         print(f"{'ordering, per-row reference':<28} {rows:>8,} {seconds:>12.3f} {rows / seconds:>11,.0f} "
               f"{'(1 run)':>18} {'-':>13} {'-':>18}")
-    worst = max((statistics.median(e2e) for _, _, e2e in lines if e2e), default=None)
+    worst = max((statistics.median(e2e) for _, _, e2e, _ in lines if e2e), default=None)
     if worst is not None:
         verdict = ("meets" if worst < 10 else "MISSES") + " the 10 s target" if args.n == 100_000 \
             else "the 10 s target is for 100,000"

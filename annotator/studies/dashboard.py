@@ -67,11 +67,12 @@ def results(request, slug: str, name: str):
     study = _study(request, slug, name)
     participants = list(Participant.objects.filter(study=study).select_related("user").order_by("started_at"))
     excluded = sum(p.excluded for p in participants)
-    tables = [selectors.score_table(study), selectors.score_table(study, include_excluded=True)]
+    views = selectors.score_tables(study)  # one read for the four tables
+    tables = [views[(False, True)], views[(True, True)]]
     charts = {
         "kind": study.kind,
-        "views": {"kept": chart_data(study, include_excluded=False, table=tables[0]),
-                  "all": chart_data(study, include_excluded=True, table=tables[1])},
+        "views": {"kept": chart_data(study, include_excluded=False, table=tables[0], pooled=views[(False, False)]),
+                  "all": chart_data(study, include_excluded=True, table=tables[1], pooled=views[(True, False)])},
     }
     return render(request, "studies/results.html", {
         "study": study, "metrics": kind_module(study.kind).METRICS, "participants": participants,
@@ -84,14 +85,17 @@ def results(request, slug: str, name: str):
     })
 
 
-def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None = None) -> dict:
+def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None = None,
+               pooled: list[dict] | None = None) -> dict:
     """What ``results.js`` plots for one view (without or with the excluded participants):
     ``bars`` (one chart per metric of the kind's ``PLOTS``), ``likert`` (Likert only, else None) and ``rt``
     (``rt_histogram``). Charts have ``categories`` (a label, or lines of one) and ``series`` (a
     legend label and one point per category: ``y`` the mean, ``yMin``/``yMax`` the 95% interval,
-    ``n``; ``y`` None where there is no score)."""
-    table = selectors.score_table(study, include_excluded=include_excluded) if table is None else table
-    pooled = selectors.score_table_pooled(study, include_excluded=include_excluded)
+    ``n``; ``y`` None where there is no score). ``table`` and ``pooled``: the view's score tables
+    per subtask and over all subtasks, if the caller has them (``selectors.score_tables``)."""
+    if table is None or pooled is None:
+        views = selectors.score_tables(study, [(include_excluded, True), (include_excluded, False)])
+        table, pooled = views[(include_excluded, True)], views[(include_excluded, False)]
     models = sorted(set(Prediction.objects.filter(study=study).values_list("model", flat=True).distinct()))
     respondents = ["human", *models]
     scored = Item.objects.filter(condition__study=study, role=Item.Role.SCORED)

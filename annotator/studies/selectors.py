@@ -62,26 +62,40 @@ def score_table(study: Study, *, include_excluded: bool = False, per_subtask: bo
     ordered by condition, subtask, group, then humans first, then models by name. Without
     ``per_subtask``, all subtasks are pooled (``subtask`` None; EgoExoBench reports accuracy per
     subtask and overall)."""
+    return score_tables(study, [(include_excluded, per_subtask)])[(include_excluded, per_subtask)]
+
+
+def score_tables(study: Study, views=((False, True), (True, True), (False, False), (True, False))) -> dict:
+    """Several ``score_table`` views at once, from one read of the study's scored trials and
+    predictions (the dashboard and the results API show four; each read of 100,000 trials takes
+    about a second): ``views`` is a list of (include_excluded, per_subtask); returns view -> rows."""
     metrics = kind_module(study.kind).METRICS
-    values: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    values = {view: defaultdict(lambda: defaultdict(list)) for view in views}
     trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
                                   scored_at__isnull=False)
-    if not include_excluded:
+    if not any(include for include, _ in views):
         trials = trials.filter(participant__excluded=False)
     fields = ("item__condition_id", "item__subtask", "item__group", "scores")
-    for cond, subtask, group, scores in trials.values_list(*fields).iterator(chunk_size=5000):
-        for m in metrics:
-            values[(cond, subtask if per_subtask else None, group, "human")][m].append(scores.get(m))
-    for cond, subtask, group, scores, model in (Prediction.objects.filter(study=study, scored_at__isnull=False)
-                                                .values_list(*fields, "model").iterator(chunk_size=5000)):
-        for m in metrics:
-            values[(cond, subtask if per_subtask else None, group, model)][m].append(scores.get(m))
+    rows = ((cond, subtask, group, scores, "human", excluded) for cond, subtask, group, scores, excluded
+            in trials.values_list(*fields, "participant__excluded").iterator(chunk_size=5000))
+    predictions = ((cond, subtask, group, scores, model, False) for cond, subtask, group, scores, model
+                   in Prediction.objects.filter(study=study, scored_at__isnull=False)
+                   .values_list(*fields, "model").iterator(chunk_size=5000))
+    for source in (rows, predictions):
+        for cond, subtask, group, scores, respondent, excluded in source:
+            got = [scores.get(m) for m in metrics]
+            for (include, per_subtask), table in values.items():
+                if excluded and not include:
+                    continue
+                cell = table[(cond, subtask if per_subtask else None, group, respondent)]
+                for m, v in zip(metrics, got):
+                    cell[m].append(v)
     conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
-    out = []
-    for key in sorted(values, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3])):
-        cond, subtask, group, respondent = key
-        out.append({"condition": conditions[cond].described(), "subtask": subtask, "group": group,
-                    "respondent": respondent, "metrics": {m: mean_ci(values[key][m]) for m in metrics}})
+    out = {}
+    for view, table in values.items():
+        out[view] = [{"condition": conditions[k[0]].described(), "subtask": k[1], "group": k[2], "respondent": k[3],
+                      "metrics": {m: mean_ci(table[k][m]) for m in metrics}}
+                     for k in sorted(table, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3]))]
     return out
 
 
@@ -155,11 +169,6 @@ def items_export(study: Study):
     for i in items.iterator(chunk_size=2000):
         yield {"item_id": i.pk, "condition": i.condition.number, "condition_label": i.condition.label, "role": i.role,
                "subtask": i.subtask, "group": i.group, **module.export(i)}
-
-
-def score_table_pooled(study: Study, *, include_excluded: bool = False) -> list[dict]:
-    """``score_table`` over all subtasks at once (``subtask`` None)."""
-    return score_table(study, include_excluded=include_excluded, per_subtask=False)
 
 
 def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
