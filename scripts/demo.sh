@@ -12,6 +12,17 @@ mkdir -p "$logs"
 # with DJANGO_DEBUG off) and nobody could log in. Only for this local demo; see README "Security".
 export DJANGO_SECURE_COOKIES="${DJANGO_SECURE_COOKIES:-0}"
 
+# Another server on the port (an earlier demo still running?) would answer in this one's place.
+if $PY - "$PORT" <<'PYEOF'
+import socket, sys
+with socket.socket() as s:
+    sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)
+PYEOF
+then
+  echo "demo: port $PORT is already in use (is another demo running?). Stop it, or run: PORT=8001 make demo" >&2
+  exit 1
+fi
+
 stack_was_running=0
 # The status is read whole first: with pipefail, `status | grep -q` fails when grep exits at its match
 # and the status script gets SIGPIPE, and a running stack would be taken as stopped (and stopped at exit).
