@@ -208,3 +208,35 @@ def test_a_reload_mid_trial_resumes_the_same_trial_with_the_time_so_far(verified
     assert trial.participant.user == annotator
     assert (trial.response, trial.timed_out) == (2, False)
     assert 3500 <= trial.client_rt_ms <= server_rt_ms(trial) + 100, (trial.client_rt_ms, server_rt_ms(trial))
+
+
+def test_a_page_slower_to_show_a_trial_than_the_server_allows_counts_from_the_servers_time(live_server, browser, project,
+                                                                                           annotator, tmp_path, settings):
+    settings.STUDY_SHOW_MAX_MS = 1000  # the server stamps "shown" at most 1 s after serving the trial
+    stored_video(project, tmp_path / "twenty.mp4", seconds=20.0, name="twenty.mp4")
+    create_study(project, "slow", "ordering", seed=1, options={
+        "conditions": [{"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "none"}],
+        "frame_size": 64, "questions_per_participant": 1, "time_limits": [30]})
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+
+    def slow(route):  # the frames take 3 s to arrive
+        page.wait_for_timeout(3000)
+        route.continue_()
+
+    page.route("**/files/frames/*", slow)
+    errors = _begin(page, f"{live_server.url}/projects/{project.slug}/studies/slow/", "Frame or text ordering")
+    # A second after showing, the countdown runs on the server's clock (started at least 2 s before the
+    # frames arrived), not the page's (which would show 0:29).
+    page.wait_for_timeout(1000)
+    assert _seconds_left(page) <= 28
+    page.keyboard.press("Enter")
+    expect(page.locator("#done")).to_be_visible()
+    assert errors == []
+    context.close()
+
+    trial = Trial.objects.get(participant__user=annotator)
+    assert (trial.shown_at - trial.served_at).total_seconds() == pytest.approx(1.0)
+    # The page's time counts from the server's "shown" too: at least the 2 s it waited beyond the allowance.
+    assert server_rt_ms(trial) - 300 <= trial.client_rt_ms <= server_rt_ms(trial) + 100, (trial.client_rt_ms,
+                                                                                             server_rt_ms(trial))
+    assert trial.client_rt_ms >= 2000

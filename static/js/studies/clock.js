@@ -70,14 +70,18 @@ export async function whenVisible(root) {
  *
  * `fetchedAt`: `performance.now()` when the state holding the trial arrived (the midpoint of its
  * request), so a resumed trial's `elapsed_ms` is placed on this page's clock. `reportShown()`:
- * POSTs "shown"; resolves true once the server has it (retrying is its business), false if the
- * server refused. `onTick(remainingMs)`: every 250 ms and at once, null remaining for no limit.
+ * POSTs "shown"; resolves `{elapsedMs, at}` once the server has it (its `elapsed_ms` since its
+ * `shown_at`, and `performance.now()` at the request's midpoint; retrying is its business), false
+ * if the server refused. `onTick(remainingMs)`: every 250 ms and at once, null remaining for no limit.
  * `onExpire()`: once, when the limit is reached.
  *
  * Returns `{elapsed(), remaining(), acknowledged, visible, stop()}`: `elapsed()` is ms since the
  * trial became visible (null before), `acknowledged` resolves as `reportShown` does (at once for a
  * resumed trial), `visible` when the trial is visible on this page.
  */
+// How far the server's "shown" may lie before this page's before the page adopts it (ms).
+const SERVER_AHEAD_MS = 1000;
+
 export function startClock(trial, root, { fetchedAt, reportShown, onTick, onExpire }) {
   const limit = trial.time_limit_ms;
   let origin = null;
@@ -123,7 +127,20 @@ export function startClock(trial, root, { fetchedAt, reportShown, onTick, onExpi
     if (stopped) return;
     if (!resumed) {
       origin = performance.now();
-      acknowledged = reportShown();
+      acknowledged = reportShown().then((ack) => {
+        if (!ack) return false;
+        // The server stamps "shown" at most STUDY_SHOW_MAX_MS after it served the trial: a page that
+        // took longer to show it finds its clock behind the server's (by seconds, not by the few ms
+        // of a request). The page then counts from the server's time, so its countdown and the
+        // response time it reports agree with the server's limit.
+        const serverOrigin = ack.at - ack.elapsedMs;
+        if (ack.elapsedMs !== null && serverOrigin < origin - SERVER_AHEAD_MS) {
+          origin = serverOrigin;
+          root.dataset.shownAt = origin.toFixed(3);
+          tick();
+        }
+        return true;
+      });
       run();
     }
     root.dataset.shownAt = origin.toFixed(3);

@@ -98,12 +98,13 @@ function countdown(remaining) {
 }
 
 // Report the trial shown; retried on a network error (the server keeps the first time). Resolves
-// false if the server refuses (not the current trial any more), after showing the current state.
+// {elapsedMs, at} (the server's time since its shown_at, and when it was read on this page's clock),
+// or false if the server refuses (not the current trial any more), after showing the current state.
 async function reportShown(trial) {
   for (let attempt = 1; ; attempt++) {
     try {
-      const [res] = await call(config.shownUrl.replace("{id}", trial.trial_id), "POST");
-      if (res.ok) return true;
+      const [res, data, at] = await call(config.shownUrl.replace("{id}", trial.trial_id), "POST");
+      if (res.ok) return { elapsedMs: typeof data.elapsed_ms === "number" ? data.elapsed_ms : null, at };
       if (current && current.trial === trial) reload();
       return false;
     } catch (e) {
