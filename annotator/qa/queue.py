@@ -49,11 +49,11 @@ def lease_duration() -> timedelta:
 # trip with no ORM compiling keeps it flat from a thousand to a million queued items. Each part is
 # served by a partial index (``queueitem_one_lease_per_person``, ``queueitem_open_order``).
 # ``held`` renews the item the person already holds; only if there is none does ``free`` take the
-# first claimable item, skipping rows that concurrent claimers have locked. A unit with a QA pair that
-# the person still has to answer in a human-baseline study is not served to them: its page would
-# show the pair's answer (issue 8, Integrity). Nor is a unit about footage (a video, its day-night
-# partners, the video a night rendition came from) of an item they still have to answer: its page
-# would show the events in order and their QA pairs (security review of issue 8).
+# first claimable item, skipping rows that concurrent claimers have locked. A unit about footage (a
+# video, its day-night partners, the video a night rendition came from) of an item the person still
+# has to answer in a human-baseline study is not served to them: its page would show the pair's
+# answer, or the events in order (issue 8, Integrity). Every item about a QA pair names the pair's
+# footage, so this also covers the pair's own unit.
 _CLAIM_SQL = """
 WITH held AS (
     UPDATE qa_queueitem SET lease_expires_at = %(expires)s
@@ -70,11 +70,6 @@ WITH held AS (
           AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
           AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
           AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
-          AND NOT EXISTS (SELECT 1 FROM studies_trial t
-                          JOIN studies_participant p ON p.id = t.participant_id
-                          JOIN studies_item si ON si.id = t.item_id
-                          JOIN qa_qapair q ON q.id = si.qa_pair_id
-                          WHERE p.user_id = %(user)s AND t.answered_at IS NULL AND q.unit_id = i.unit_id)
           AND NOT EXISTS (SELECT 1 FROM studies_trial t
                           JOIN studies_participant p ON p.id = t.participant_id
                           JOIN studies_item si ON si.id = t.item_id

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotator.adapters import ffmpeg
 from annotator.studies.models import Condition, Element, Item, Study, Trial
-from annotator.studies.services import answer_trial, create_study, current_trial, enroll, mark_shown, start
+from annotator.studies.services import create_study, current_trial, enroll, mark_shown, start
 from annotator.media.models import Video
 from tests.studies.conftest import api_as, people
 
@@ -133,3 +133,15 @@ def test_study_clips_carry_no_chapters_title_or_creation_time(tmp_path):
     assert clip["chapters"] == []
     tags = clip["format"].get("tags", {})
     assert "title" not in tags and "creation_time" not in tags
+
+
+def test_a_studys_own_instructions_reach_the_page_sanitized(quick, project):
+    from django.test import Client
+
+    Study.objects.filter(pk=quick.pk).update(
+        instructions="**Read carefully.**\n\n<img src=x onerror=\"document.title='owned'\"><script>alert(1)</script>")
+    page = Client()
+    page.force_login(people(project, 1)[0])
+    html = page.get(f"/projects/{project.slug}/studies/quick/").content.decode()
+    assert "<strong>Read carefully.</strong>" in html and '<img src="x">' in html
+    assert "onerror" not in html and "alert(1)" not in html

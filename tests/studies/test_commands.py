@@ -11,7 +11,6 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from PIL import Image
 
-from annotator.qa.models import QAPair
 from annotator.studies.models import Condition, Element, Item, Prediction, Study
 from tests.conftest import make_video
 

@@ -49,10 +49,10 @@ def time_limit_conditions(study, limits, labels: dict[float, str] | None = None)
     return out
 
 
-def sample_pairs(study, pairs, per_type: int | None) -> dict[str, list]:
+def sample_pairs(study, pairs, per_type: int | None, *, record: str = "per_type") -> dict[str, list]:
     """Up to ``per_type`` QA pairs of each QA type from ``pairs`` (a queryset), drawn without
     replacement by ``random.Random(f"{study.seed}:{type slug}")`` from the pairs in id order, so the
-    same seed and data give the same sample. Records in ``study.sampling`` per type: pairs
+    same seed and data give the same sample. Records in ``study.sampling[record]`` per type: pairs
     available and taken, and the seed. Returns QA type slug -> pairs (in draw order)."""
     by_type: dict[str, list] = {}
     for pair in pairs.select_related("qa_type", "unit__group", "video").order_by("qa_type__slug", "id"):
@@ -61,7 +61,7 @@ def sample_pairs(study, pairs, per_type: int | None) -> dict[str, list]:
     for slug, found in by_type.items():
         take = len(found) if not per_type else min(per_type, len(found))
         out[slug] = random.Random(f"{study.seed}:{slug}").sample(found, take)
-        study.sampling.setdefault("per_type", {})[slug] = {"available": len(found), "taken": take}
+        study.sampling.setdefault(record, {})[slug] = {"available": len(found), "taken": take}
     study.sampling["seed"] = study.seed
     return out
 

@@ -153,9 +153,8 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     if control:
         answers = list(verified.order_by("id").values_list("id", "answer"))
         deleted = QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED)
-        real_record = dict(study.sampling.get("per_type", {}))
-        deleted_by_type = _qa.sample_pairs(study, deleted, None)  # every deleted pair, in a seeded order
-        study.sampling["per_type"] = real_record  # ``sample_pairs`` records the last draw: keep the real one's
+        # Every deleted pair, in a seeded order (recorded apart from the real sample's draw).
+        deleted_by_type = _qa.sample_pairs(study, deleted, None, record="deleted_per_type")
         for slug, pairs in sampled.items():
             rng = random.Random(f"{study.seed}:random_matched:{slug}")
             for p in pairs:
