@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "annotator.drafts",
     "annotator.qa",
     "annotator.studies",
+    "annotator.agreement",
     "api",
 ]
 
