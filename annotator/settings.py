@@ -272,8 +272,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 2, "interval_start": 0, "inter
 JOBS_RECONCILE_EVERY_S = env_float("JOBS_RECONCILE_EVERY_S", 30.0, minimum=0.5)
 JOBS_RESEND_AFTER_S = env_float("JOBS_RESEND_AFTER_S", 120.0, minimum=0.5)
 JOBS_STALE_SLACK_S = env_int("JOBS_STALE_SLACK_S", 60, minimum=0)
+# --- Agreement (``annotator.agreement``) -----------------------------------------------------------
+# Beat looks this often for scopes with new responses since their last report and queues them.
+AGREEMENT_SCHEDULE_EVERY_S = env_float("AGREEMENT_SCHEDULE_EVERY_S", 600.0, minimum=5.0)
+# Every value's 95% interval is a percentile bootstrap over items with this many resamples and seed.
+AGREEMENT_RESAMPLES = env_int("AGREEMENT_RESAMPLES", 1000, minimum=0)
+AGREEMENT_SEED = env_int("AGREEMENT_SEED", 0, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
+    "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
 }
 
 # --- Media processing --------------------------------------------------------------------------

@@ -14,4 +14,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
 app = Celery("annotator")
 # CELERY_* settings, CELERY_BEAT_SCHEDULE (the job reconciler) included.
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core"])
+app.autodiscover_tasks(["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement"])

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from annotator.core.models import Job
 from annotator.studies.models import Item, Study, Trial
 from annotator.media.models import Video, VideoGroup
-from annotator.qa.models import QAPair, QAType, WorkUnit
+from annotator.qa.models import QAPair, QAType, Verdict, WorkUnit
 from tests.conftest import make_video
 
 MANIFEST = [
@@ -61,6 +61,11 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
         "likert", "mcq", "open_answer", "ordering"}
     assert not Trial.objects.exists()
     assert "2 files: 2 queued" in first_out
+    # Agreement (issue 9): blind overlap passes by a second annotator and two rating sets, all reported.
+    from annotator.agreement.models import Report
+    assert Verdict.objects.filter(item__kind="overlap").exists()
+    assert set(Report.objects.values_list("scope", flat=True)) == {"verification", "ratings:xlebench-sheets",
+                                                                   "ratings:judge-recheck"}
 
     second_out = _setup(footage, manifest)
 

@@ -5,6 +5,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotator.projects.models import Project
+from annotator.qa.services import set_queue_policy
+
+DEMO_OVERLAP_SHARE = 0.5
 
 # The demo's logins (README "Set up"): a project admin who is also the Django superuser, and two annotators.
 DEMO_USERS = [
@@ -39,10 +42,16 @@ class Command(BaseCommand):
         # real night footage stays unpaired.
         call_command("derive_night", project=project, **out)
         call_command("qa_types", project=project, preset="egonight", **out)
+        proj = Project.objects.get(slug=project)
+        if not proj.units.exists():
+            # Half of the units get a blind overlap pass by a second annotator, for agreement (issue 9).
+            set_queue_policy(proj, overlap_share=DEMO_OVERLAP_SHARE, overlap_k=2)
         call_command("draft", project=project, pipeline="templates", **out)
-        done = scripted_first_pass(Project.objects.get(slug=project), get_user_model().objects.get(username="admin"),
-                                   units=opts["first_pass_units"])
+        users = get_user_model().objects
+        done = scripted_first_pass(proj, users.get(username="admin"), units=opts["first_pass_units"])
         self.stdout.write(f"scripted first pass: {done} units verified by admin now")
+        done = scripted_overlap(proj, users.get(username="annotator2"))
+        self.stdout.write(f"scripted overlap pass: {done} units verified blind by annotator2 now")
         # One study of each kind (issue 8); each is built once and reused on a rerun.
         for kind, name, extra in (
                 ("ordering", "ego-flight", ["--preset", "ego-flight", "--questions", str(opts["questions"]),
@@ -52,6 +61,75 @@ class Command(BaseCommand):
                 ("likert", "vudg-quality", ["--preset", "vudg-quality", "--per-type", "3", "--questions", "10"]),
                 ("likert", "xlebench-realism", ["--preset", "xlebench-realism", "--per-type", "4", "--questions", "8"])):
             call_command("study_create", "--project", project, "--kind", kind, "--name", name, "--skip-existing", *extra, **out)
+        # Agreement (issue 9): rating sets as researchers bring them, then a report of every scope.
+        made = demo_rating_sets(proj)
+        self.stdout.write(f"rating sets: {made or 'none'} added")
+        call_command("agreement_report", "--project", project, "--now", **out)
+
+
+def scripted_overlap(project, user) -> int:
+    """Take, as ``user``, the blind overlap passes of units whose first pass is done, through the real
+    queue, deciding deterministically so the two passes disagree on some pairs: keep, but delete
+    every fifth pair (as vague) and reword the answer of every seventh. Stops at the first item the
+    queue serves that is not such an overlap pass (and gives it back). Returns the units done."""
+    from annotator.qa.models import QueueItem
+    from annotator.qa.queue import claim_next, release
+    from annotator.qa.services import Decision, submit_unit
+
+    made = 0
+    while (item := claim_next(project, user)) is not None:
+        first_done = QueueItem.objects.filter(unit_id=item.unit_id, kind=QueueItem.Kind.FIRST_PASS,
+                                              status=QueueItem.Status.DONE).exists()
+        if item.kind != QueueItem.Kind.OVERLAP or not first_done:
+            release(item)
+            break
+        decisions = []
+        for p in item.unit.qa_pairs.filter(origin="machine").order_by("id"):
+            if p.pk % 5 == 0:
+                decisions.append(Decision(p.pk, "delete", reason="vague"))
+            elif p.pk % 7 == 0 and p.options is None:
+                decisions.append(Decision(p.pk, "modify", question=p.question, answer=f"I think {p.answer}"))
+            else:
+                decisions.append(Decision(p.pk, "keep"))
+        submit_unit(item.unit_id, user, idempotency_key=f"demo-overlap-{item.pk}", decisions=decisions, additions=[],
+                    time_spent_ms=None)
+        made += 1
+    return made
+
+
+def demo_rating_sets(project) -> int:
+    """Two rating sets, drawn from a fixed seed, unless they exist: ``xlebench-sheets`` (three
+    evaluators scoring 56 records 1-5 for realism, as X-LeBench seed 002 App. D did on debriefing
+    sheets; ordinal) and ``judge-recheck`` (a model judge's 0-5 scores of 60 answers and a person's
+    re-judgements, EgoNight seed 000 App. A.5.1). Returns how many were added."""
+    import random
+
+    from annotator.agreement.models import RatingSet
+    from annotator.agreement.services import import_ratings
+
+    rng = random.Random(9)
+    made = 0
+    if not RatingSet.objects.filter(project=project, name="xlebench-sheets").exists():
+        rows = []
+        for record in range(56):
+            quality = rng.choice([2, 3, 3, 4, 4, 4, 5])
+            for evaluator in ("evaluator-1", "evaluator-2", "evaluator-3"):
+                score = min(5, max(1, quality + rng.choice([-1, 0, 0, 0, 1])))
+                rows.append({"item": f"record-{record + 1:02d}", "rater": evaluator, "value": score})
+        import_ratings(project, "xlebench-sheets", "ordinal", rows,
+                       description="Realism of 56 records, three evaluators (demo data drawn from a fixed seed).")
+        made += 1
+    if not RatingSet.objects.filter(project=project, name="judge-recheck").exists():
+        rows = []
+        for answer in range(60):
+            judge = rng.randint(0, 5)
+            human = judge if rng.random() < 0.9 else max(0, min(5, judge + rng.choice([-1, 1])))
+            rows += [{"item": f"answer-{answer + 1:02d}", "rater": "judge", "value": judge},
+                     {"item": f"answer-{answer + 1:02d}", "rater": "human", "value": human}]
+        import_ratings(project, "judge-recheck", "ordinal", rows, source="judge",
+                       description="A model judge's 0-5 scores against a person's re-judgements (demo data).")
+        made += 1
+    return made
 
 
 def scripted_first_pass(project, user, *, units: int) -> int:
