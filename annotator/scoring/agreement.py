@@ -773,7 +773,8 @@ def _percentile_interval(estimate: Estimate, n_resamples: int, seed: int, stream
     if len(finite) < 2:
         return None, f"{how}; no interval: {dropped} of {n_resamples} resamples left the metric undefined"
     lo, hi = np.quantile(finite, [(1 - confidence) / 2, (1 + confidence) / 2])
-    note = f"; {dropped} resamples with the metric undefined were dropped" if dropped else ""
+    note = (f"; {dropped} resample{' was' if dropped == 1 else 's were'} dropped (the metric was undefined on "
+            f"{'it' if dropped == 1 else 'them'})" if dropped else "")
     return (float(lo), float(hi)), how + note
 
 
