@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench system system-test venv stack stop migrate footage
+.PHONY: demo test bench system system-test venv stack stop migrate footage bench-agreement
 
 demo: system venv footage
 	scripts/demo.sh
@@ -50,6 +50,12 @@ bench: venv
 bench-scoring: venv
 	scripts/stack.sh start
 	$(PY) bench/scoring.py
+
+# Agreement metrics on 100k items x 5 raters with 1,000-resample intervals, and semantic agreement (issue 9).
+# Pure Python: no stack needed.
+.PHONY: bench-agreement
+bench-agreement: venv
+	$(PY) bench/agreement.py
 
 # Response-time fidelity of the study page (issue 8): a scripted participant in headless Chromium.
 .PHONY: bench-rt
