@@ -263,3 +263,25 @@ def test_agreement_report_command_prints_stored_reports(project, overlap, settin
     assert [s["scope"] for s in scopes] == ["verification"]
     row = next(r for r in scopes[0]["reports"] if r["metric"] == "percent_agreement" and r["subset"] == "")
     assert row["value"] == 0.5 and row["n_items"] == 12 and len(row["ci"]) == 2 and row["fingerprint"]
+
+
+def test_the_agreement_command_stores_external_ratings_as_a_reported_scope(project, tmp_path):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    path = tmp_path / "sheets.jsonl"
+    path.write_text("".join(json.dumps({"item": f"r{i}", "rater": r, "value": v}) + "\n"
+                            for i, vals in enumerate([(4, 4, 5), (2, 2, 2), (5, 4, 5), (1, 2, 1)]) for r, v in zip("abc", vals)))
+    out, err = StringIO(), StringIO()
+    call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--json", "--resamples", "50",
+                 "--project", project.slug, "--name", "sheets", stdout=out, stderr=err)
+    printed = json.loads(out.getvalue())
+    stored = latest(project, "ratings:sheets", metric="kendall_w", level="ordinal")
+    assert stored.value == pytest.approx(printed["metrics"]["kendall_w"]["value"])
+    assert "stored as rating set 'sheets'" in err.getvalue()
+    with pytest.raises(SystemExit) as exit_:  # the name is taken: refused, nothing replaced
+        call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--json", "--resamples", "0",
+                     "--project", project.slug, "--name", "sheets", stdout=StringIO(), stderr=StringIO())
+    assert exit_.value.code == 2

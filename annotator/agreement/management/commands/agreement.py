@@ -112,6 +112,12 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=_resamples, default=1000,
                             help=f"Bootstrap resamples, 0 to {MAX_RESAMPLES} (default 1000; 0: no intervals).")
         parser.add_argument("--seed", type=_seed, default=0, help="Seed of the bootstrap (default 0).")
+        parser.add_argument("--project", help="Also store the ratings as a rating set of this project (its scope "
+                                              "ratings:NAME is then reported and shown with the others).")
+        parser.add_argument("--name", help="The rating set's name (a slug), with --project.")
+        parser.add_argument("--judge", action="store_true",
+                            help="The set is a model judge (rater 'judge') against human re-judges.")
+        parser.add_argument("--replace", action="store_true", help="Replace a rating set of the same name.")
 
     def _fail(self, messages: list[str]):
         for message in messages[:MAX_REPORTED]:
@@ -122,6 +128,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         level, path = opts["level"], opts["ratings"]
+        if bool(opts.get("project")) != bool(opts.get("name")):
+            self._fail(["--project and --name go together"])
         try:
             with open(path, encoding="utf-8") as f:
                 triples, problems = read_ratings(f, level)
@@ -140,6 +148,8 @@ class Command(BaseCommand):
                "resamples": opts["resamples"], "seed": opts["seed"],
                "metrics": {name: {"value": r.value, "ci": list(r.ci) if r.ci else None, "n_items": r.n_items,
                                   "n_raters": r.n_raters, "method": r.method} for name, r in results.items()}}
+        if opts.get("project"):
+            self._store(opts, triples, level)
         if opts["json"]:
             self.stdout.write(json.dumps(out, indent=1))
             return
@@ -153,3 +163,23 @@ class Command(BaseCommand):
             self.stdout.write("\nHow each was computed:")
             for name, r in results.items():
                 self.stdout.write(f"  {name}: {r.method}")
+
+    def _store(self, opts, triples, level):
+        """Store the ratings as rating set ``--name`` of ``--project`` and report its scope now."""
+        from annotator.agreement import services
+        from annotator.errors import DomainError
+        from annotator.projects.models import Project
+
+        project = Project.objects.filter(slug=opts["project"]).first()
+        if project is None:
+            self._fail([f"no project {opts['project']!r}"])
+        rows = [{"item": i, "rater": r, "value": v} for i, r, v in triples]
+        try:
+            rs = services.import_ratings(project, opts["name"], level, rows, replace=opts["replace"],
+                                         source="judge" if opts["judge"] else "external")
+            services.compute(project, f"ratings:{rs.name}", trigger="command", n_resamples=opts["resamples"],
+                             seed=opts["seed"])
+        except DomainError as e:
+            self._fail([f"not stored: {e}"])
+        self.stderr.write(f"stored as rating set {rs.name!r} of {project.slug} ({len(rows)} ratings) and reported "
+                          f"as scope ratings:{rs.name}")
