@@ -81,12 +81,15 @@ def test_alpha_of_nominal_text_categories_equals_the_numeric_codes():
     assert value(table(rows, "nominal"), "krippendorff_alpha") == pytest.approx(0.743421052631579, abs=1e-12)
 
 
-def test_alpha_above_the_library_cell_budget_comes_from_the_coincidence_sums(monkeypatch):
-    ratings = table(KRIPPENDORFF, "ordinal")
+@pytest.mark.parametrize("level", LEVELS)
+def test_alpha_above_the_library_cell_budget_comes_from_the_coincidence_sums(monkeypatch, level):
+    ratings = table(KRIPPENDORFF, level)
+    library = agreement(ratings, n_resamples=0, metrics=["krippendorff_alpha"])[0]["krippendorff_alpha"]
+    assert "coincidence sums" not in library.method
     monkeypatch.setattr(ag, "_KRIPPENDORFF_CELLS", 0)
-    results, _ = agreement(ratings, n_resamples=0, metrics=["krippendorff_alpha"])
-    assert results["krippendorff_alpha"].value == pytest.approx(0.8153875037548814, abs=1e-12)
-    assert "coincidence sums" in results["krippendorff_alpha"].method
+    sums = agreement(ratings, n_resamples=0, metrics=["krippendorff_alpha"])[0]["krippendorff_alpha"]
+    assert sums.value == pytest.approx(library.value, abs=1e-12)
+    assert "coincidence sums" in sums.method
 
 
 # ------------------------------------------------------------------------------ percent agreement
@@ -128,13 +131,14 @@ def test_fleiss_kappa_matches_the_wikipedia_worked_example():
 
 
 def test_fleiss_kappa_uses_the_items_with_the_most_common_number_of_ratings():
-    counts = WIKIPEDIA_FLEISS + [[3, 0, 0, 0, 0], [0, 1, 2, 0, 0]]  # two items with only 3 ratings
+    # Two items with only 3 ratings and one with 15 (more than the common 14, but only one such item).
+    counts = WIKIPEDIA_FLEISS + [[3, 0, 0, 0, 0], [0, 1, 2, 0, 0], [1, 2, 3, 4, 5]]
     results, _ = agreement(from_counts(counts, ["c1", "c2", "c3", "c4", "c5"]), n_resamples=0,
                            metrics=["fleiss_kappa"])
     fleiss = results["fleiss_kappa"]
     assert fleiss.value == pytest.approx(0.20993070442195522, abs=1e-12)
-    assert fleiss.n_items == 10
-    assert "10 items with 14 ratings" in fleiss.method and "2 items with another number of ratings left out" in fleiss.method
+    assert (fleiss.n_items, fleiss.n_raters) == (10, 14)
+    assert "10 items with 14 ratings" in fleiss.method and "3 items with another number of ratings left out" in fleiss.method
 
 
 # ---------------------------------------------------------------------------------- Cohen's kappa
@@ -319,6 +323,18 @@ def test_the_replicate_of_a_resample_equals_the_library_on_the_resampled_items(n
         assert estimate.replicate(weights[None, :])[0] == pytest.approx(expected, abs=1e-9)
         compared += 1
     assert compared >= 8
+
+
+@pytest.mark.parametrize("name, level", CASES)
+def test_a_chunk_of_resamples_gives_each_resample_its_own_value(name, level):
+    rng = np.random.default_rng(200 + 10 * METRICS.index(name) + LEVELS.index(level))
+    estimate = metric_estimate(random_ratings(rng, level, n_raters=2 if name == "cohen_kappa" else None), name)
+    n = int(estimate.multiplicity.sum())
+    W = np.vstack([estimate.multiplicity, rng.multinomial(n, estimate.multiplicity / n, size=4)]).astype(float)
+    together = estimate.replicate(W)
+    one_by_one = np.concatenate([estimate.replicate(W[i:i + 1]) for i in range(len(W))])
+    assert np.allclose(together, one_by_one, rtol=0, atol=1e-12, equal_nan=True)
+    assert together[0] == pytest.approx(estimate.value, abs=1e-9)
 
 
 # ------------------------------------------------------------------------------------- intervals
