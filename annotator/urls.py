@@ -4,6 +4,7 @@ from django.urls import include, path, register_converter
 from health_check.views import HealthCheckView
 
 from annotator import health
+from annotator.agreement import views as agreement_views
 from annotator.converters import IdConverter
 from annotator.studies import dashboard as study_dashboard
 from annotator.studies import views as study_views
@@ -37,6 +38,10 @@ urlpatterns = [
     path("projects/<slug:slug>/studies/<slug:name>/results/", study_dashboard.results, name="study-results"),
     path("projects/<slug:slug>/studies/<slug:name>/trials.<str:fmt>", study_dashboard.export_trials, name="study-trials"),
     path("projects/<slug:slug>/studies/<slug:name>/scores.csv", study_dashboard.export_scores, name="study-scores"),
+    path("projects/<slug:slug>/agreement/", agreement_views.agreement_dashboard, name="agreement-dashboard"),
+    path("projects/<slug:slug>/agreement/consensus/", agreement_views.consensus_list, name="agreement-consensus"),
+    path("projects/<slug:slug>/agreement/consensus/<id:pk>/", agreement_views.consensus_item,
+         name="agreement-consensus-item"),
     path("projects/<slug:slug>/ordering/<slug:name>/", study_views.ordering_alias),
     path("projects/<slug:slug>/ordering/<slug:name>/<path:rest>", study_views.ordering_alias),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.

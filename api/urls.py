@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import studies, views
+from api import agreement, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -25,4 +25,9 @@ urlpatterns = [
     path("studies/<id:pk>/current/", studies.CurrentView.as_view(), name="api-study-current"),
     path("trials/<id:pk>/shown/", studies.ShownView.as_view(), name="api-trial-shown"),
     path("trials/<id:pk>/answer/", studies.AnswerView.as_view(), name="api-trial-answer"),
+    path("projects/<slug:slug>/agreement/", agreement.AgreementView.as_view(), name="api-agreement"),
+    path("projects/<slug:slug>/agreement/compute/", agreement.ComputeView.as_view(), name="api-agreement-compute"),
+    path("projects/<slug:slug>/agreement/ratings/", agreement.RatingsView.as_view(), name="api-agreement-ratings"),
+    path("projects/<slug:slug>/agreement/consensus/", agreement.ConsensusListView.as_view(), name="api-consensus"),
+    path("agreement/consensus/<id:pk>/", agreement.ConsensusRecordView.as_view(), name="api-consensus-record"),
 ]

@@ -1,4 +1,5 @@
-"""Agreement fixtures: QA pairs verified blind by two people through the real queue."""
+"""Agreement fixtures: QA pairs verified blind by two people through the real queue, and the
+studies' fixtures (``build``: an ordering study; ``verified``: verified QA pairs) for study scopes."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from tests.studies.conftest import build, verified  # noqa: F401 (fixtures, re-exported)
 
 
 def verify_blind(project, people_and_decisions):

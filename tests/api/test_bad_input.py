@@ -224,6 +224,93 @@ def test_an_id_of_5000_digits_or_an_unknown_api_path_is_a_json_404(project):
         assert res.status_code == 404 and res.json() == {"detail": "not found", "errors": {}}
 
 
+# ------------------------------------------------------------------------ agreement (issue 9)
+
+def _ratings(project, body, name="bad-rater"):
+    return _api(name, "researcher", project).post(f"/api/projects/{project.slug}/agreement/ratings/", body,
+                                                  content_type="application/json")
+
+
+@pytest.mark.parametrize("value, error", [
+    ("NaN", {"detail": "JSON parse error - NaN is not valid JSON", "errors": {}}),
+    ("1e400", {"detail": "the request has errors; nothing was saved", "errors": {"ratings[1].value": "Value must be valid JSON."}}),
+    ("1" + "0" * 400, {"detail": "the request has errors; nothing was saved",
+                       "errors": {"ratings[1].value": "value is larger than 9007199254740991 in magnitude"}}),
+    ('"high"', {"detail": "rating 2: ordinal ratings must be numbers, not 'high'", "errors": {}}),
+    ('[1, 2]', {"detail": "rating 2: a value is a number, a text or null", "errors": {}}),
+    ('"a\\u0000"', {"detail": "the request has errors; nothing was saved",
+                   "errors": {"ratings[1].value": "value must not contain NUL (\\u0000) characters"}}),
+])
+def test_a_rating_value_that_is_no_number_is_a_400_and_nothing_is_stored(project, value, error):
+    from annotator.agreement.models import RatingSet
+
+    body = ('{"name": "scores", "level": "ordinal", "ratings": [{"item": "i", "rater": "x", "value": 1}, '
+            '{"item": "i", "rater": "y", "value": %s}]}' % value)
+    res = _ratings(project, body)
+    assert (res.status_code, res.json()) == (400, error)
+    assert not RatingSet.objects.exists()
+
+
+def test_too_many_ratings_a_bad_level_or_name_are_400s(project):
+    from annotator.agreement.models import RatingSet
+
+    rating = '{"item": "i", "rater": "x", "value": 1}'
+    res = _ratings(project, '{"name": "big", "level": "ordinal", "ratings": [%s]}' % ",".join([rating] * 200_001))
+    assert res.status_code == 400
+    assert res.json()["errors"] == {"ratings": "Ensure this field has no more than 200000 elements."}
+    res = _ratings(project, json.dumps({"name": "no spaces", "level": "loud", "ratings": [], "replace": "maybe"}), "bad-rater2")
+    assert res.status_code == 400
+    assert res.json()["errors"] == {"name": "Enter a valid \"slug\" consisting of letters, numbers, underscores or hyphens.",
+                                    "level": "\"loud\" is not a valid choice.", "replace": "Must be a valid boolean.",
+                                    "ratings": "This list may not be empty."}
+    res = _ratings(project, json.dumps({"name": "s", "level": "nominal", "ratings": [{"item": "i" * 201, "rater": 5}]}),
+                   "bad-rater3")
+    assert res.status_code == 400
+    assert res.json()["errors"] == {"ratings[0].item": "Ensure this field has no more than 200 characters."}
+    assert not RatingSet.objects.exists()
+
+
+def test_a_ratings_body_over_32_mb_is_a_400(project):
+    from annotator.agreement.models import RatingSet
+
+    res = _ratings(project, '{"name": "s", "level": "nominal", "description": "%s", "ratings": []}' % ("x" * (32 * 2**20)))
+    assert res.status_code == 400
+    assert res.json() == {"detail": "the body is larger than 32 MB; send the ratings in several sets", "errors": {}}
+    assert not RatingSet.objects.exists()
+
+
+def test_agreement_numbers_and_texts_out_of_bounds_are_400s_and_nothing_changes(project):
+    from annotator.agreement.models import ConsensusItem, Scope
+
+    admin = _api("bad-agree", "admin", project)
+    base = f"/api/projects/{project.slug}/agreement/"
+    scope = Scope.objects.create(project=project, key="verification")
+    item = ConsensusItem.objects.create(scope=scope, item="1", level="ordinal", disagreement=1.0,
+                                        answers=[{"rater": "a", "value": 1}, {"rater": "b", "value": 5}])
+    for threshold, message in (("nan", "A valid number is required."), ("lots", "A valid number is required."),
+                               (1e300, "Ensure this value is less than or equal to 1.")):
+        res = admin.post(base + "consensus/", {"scope": "verification", "threshold": threshold})
+        assert (res.status_code, res.json()["errors"]) == (400, {"threshold": message})
+    res = admin.post(base + "consensus/", {"scope": "s" * 201, "items": ["x" * 201]})
+    assert res.json()["errors"] == {"scope": "Ensure this field has no more than 200 characters.",
+                                    "items[0]": "Ensure this field has no more than 200 characters."}
+    res = admin.post(base + "compute/", {"scope": ["verification"]})
+    assert (res.status_code, res.json()["errors"]) == (400, {"scope": "Not a valid string."})
+    assert admin.get(base, {"scope": "s" * 201}).json()["errors"] == {"scope": "Ensure this field has no more than 200 characters."}
+    record = f"/api/agreement/consensus/{item.pk}/"
+    body = '{"consensus": 1e400, "revised": {"a": "3"}, "note": "%s"}' % ("n" * 4001)
+    res = admin.post(record, body, content_type="application/json")
+    assert res.status_code == 400
+    assert res.json()["errors"] == {"consensus": "Value must be valid JSON.", "note": "Ensure this field has no more than 4000 characters."}
+    res = admin.post(record, {"consensus": 3, "revised": {"a": "three"}})
+    assert (res.status_code, res.json()["detail"]) == (400, "the answer of a: ordinal ratings must be numbers, not 'three'")
+    res = admin.post(record, {"consensus": 10**30})
+    assert res.json()["errors"] == {"consensus": "value is larger than 9007199254740991 in magnitude"}
+    item.refresh_from_db()
+    assert (item.status, item.consensus) == ("open", None) and not item.ratings.exists()
+    assert not ConsensusItem.objects.exclude(pk=item.pk).exists()
+
+
 # ------------------------------------------------------------------------ Range header
 
 def test_a_5000_digit_range_is_ignored_and_the_whole_file_is_sent(project, admin_user):
@@ -249,7 +336,7 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     schema = json.loads(APIClient().get("/api/schema/?format=json").content)
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
-    assert len(operations) == 24
+    assert len(operations) == 30
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
@@ -257,6 +344,7 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     assert conflicts == {("/api/units/{id}/submit/", "post"), ("/api/units/{id}/heartbeat/", "post"),
                          ("/api/units/{id}/skip/", "post"), ("/api/units/{id}/autosave/", "put"),
                          ("/api/qa/{id}/", "patch"), ("/api/trials/{id}/answer/", "post"),
-                         ("/api/trials/{id}/shown/", "post")}
+                         ("/api/trials/{id}/shown/", "post"), ("/api/projects/{slug}/agreement/ratings/", "post"),
+                         ("/api/agreement/consensus/{id}/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}

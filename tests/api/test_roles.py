@@ -42,6 +42,14 @@ API = [
     ("get", "/api/studies/{exp}/items/", STUDY_MAKERS, None),
     ("post", "/api/studies/{exp}/enroll/", TAKE_PART, None),
     ("get", "/api/studies/{exp}/current/", TAKE_PART, None),
+    # Agreement: annotators see no agreement data (issue 9).
+    ("get", "/api/projects/{slug}/agreement/", OVERSEE, None),
+    ("get", "/api/projects/{slug}/agreement/?format=csv", OVERSEE, None),
+    ("post", "/api/projects/{slug}/agreement/compute/", OVERSEE, {}),
+    ("post", "/api/projects/{slug}/agreement/ratings/", STUDY_MAKERS, {}),
+    ("get", "/api/projects/{slug}/agreement/consensus/", OVERSEE, None),
+    ("post", "/api/projects/{slug}/agreement/consensus/", OVERSEE, {}),
+    ("post", "/api/agreement/consensus/{ci}/", OVERSEE, {}),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -58,6 +66,12 @@ PAGES = [
     ("get", "/projects/{slug}/studies/pilot/trials.jsonl", OVERSEE),
     ("get", "/projects/{slug}/studies/pilot/trials.csv", OVERSEE),
     ("get", "/projects/{slug}/studies/pilot/scores.csv", OVERSEE),
+    ("get", "/projects/{slug}/agreement/", OVERSEE),
+    ("post", "/projects/{slug}/agreement/", OVERSEE),
+    ("get", "/projects/{slug}/agreement/consensus/", OVERSEE),
+    ("post", "/projects/{slug}/agreement/consensus/", OVERSEE),
+    ("get", "/projects/{slug}/agreement/consensus/{ci}/", OVERSEE),
+    ("post", "/projects/{slug}/agreement/consensus/{ci}/", OVERSEE),
 ]
 
 
@@ -66,10 +80,15 @@ def world(make_unit, project):
     unit = make_unit(n_open=1)
     users = {role: ensure_member(f"m-{role}", role=role, project=project, password="pw-matrix-1")[0] for role in ROLES}
     users["outsider"] = ensure_member("m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1")[0]
+    from annotator.agreement.models import ConsensusItem, Scope
     from annotator.studies.models import Study
 
     experiment = Study.objects.create(project=project, name="pilot", kind="ordering")
-    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk}
+    # An item of the consensus round with two raters' answers (the POSTs of the matrix record nothing).
+    scope = Scope.objects.create(project=project, key="verification")
+    consensus = ConsensusItem.objects.create(scope=scope, item="1", level="nominal", disagreement=1.0,
+                                             answers=[{"rater": "a", "value": "keep"}, {"rater": "b", "value": "delete"}])
+    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk}
     return users, ids
 
 

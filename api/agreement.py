@@ -1,0 +1,433 @@
+"""REST endpoints of inter-annotator agreement: the dashboard's data (JSON, or every stored report
+row as CSV), computing now, rating sets brought from outside, and the consensus round.
+
+For the people who run a project (admins, reviewers, researchers); annotators see no agreement data
+(403) and non-members get 404. Admins and researchers bring rating sets. The data is the page's
+(``annotator.agreement.dashboard``); the writes are ``annotator.agreement.services``.
+"""
+
+import json
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator.agreement import dashboard, scopes, services
+from annotator.agreement.models import LEVELS, ConsensusItem, RatingSet
+from annotator.errors import Invalid, NotFound
+from annotator.projects import access
+from annotator.projects.models import Role
+from api.exceptions import flatten
+from api.studies import FormatIsTheExports
+from api.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
+from api.views import project_for
+
+RATING_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
+SCOPE_MAX = 200
+SUBSET_MAX = 300
+CONSENSUS_ITEMS_MAX = 10_000
+RATERS_MAX = 1000
+OVERSEERS_ONLY = OpenApiResponse(description="Only the project's admins, reviewers and researchers see agreement data.")
+NO_SCOPE = OpenApiResponse(description="No such project, or no such scope in it.")
+
+
+# ------------------------------------------------------------------------------ the dashboard's data
+
+class PointOut(serializers.Serializer):
+    y = serializers.FloatField(allow_null=True, help_text="The value (null: not measured).")
+    yMin = serializers.FloatField(allow_null=True, help_text="95% interval, low (the value itself when none).")
+    yMax = serializers.FloatField(allow_null=True, help_text="95% interval, high (the value itself when none).")
+    n_items = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+
+
+class BarSeriesOut(serializers.Serializer):
+    round = serializers.ChoiceField(choices=["first", "consensus"])
+    label = serializers.CharField()
+    points = PointOut(many=True, help_text="One per category.")
+
+
+class BarsOut(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.CharField(), help_text="Metric names (with their level).")
+    series = BarSeriesOut(many=True, help_text="The first round and, where items were reconciled, after the consensus round.")
+    low = serializers.FloatField(help_text="The value axis' low end.")
+    high = serializers.FloatField(help_text="The value axis' high end.")
+
+
+class ReportOut(serializers.Serializer):
+    metric = serializers.CharField()
+    label = serializers.CharField(help_text="The metric in words.")
+    level = serializers.CharField(allow_blank=True, help_text="nominal, ordinal, interval or ratio ('' for semantic agreement).")
+    round = serializers.ChoiceField(choices=["first", "consensus"])
+    value = serializers.FloatField(allow_null=True)
+    ci = serializers.ListField(child=serializers.FloatField(allow_null=True), min_length=2, max_length=2,
+                               help_text="95% percentile-bootstrap interval over items [low, high] (nulls: none).")
+    n_items = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+    method = serializers.CharField(allow_blank=True, help_text="Library, level, weights and interval used.")
+
+
+class RatersOut(serializers.Serializer):
+    raters = serializers.ListField(child=serializers.CharField(), help_text="Rater names (pseudonyms for people).")
+    agreement = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(allow_null=True)),
+                                      help_text="n x n percent agreement of each pair on the items both rated "
+                                                "(null: no shared item; diagonal 1).")
+    shared = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
+                                   help_text="n x n items both rated (diagonal: the rater's items).")
+
+
+class ConfusionOut(serializers.Serializer):
+    categories = serializers.ListField(child=serializers.JSONField())
+    counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
+                                   help_text="Coincidence counts: per item and ordered pair of raters, one at "
+                                             "(first rater's value, second rater's value).")
+
+
+class AnswerOut(serializers.Serializer):
+    rater = serializers.CharField()
+    value = serializers.JSONField(allow_null=True, help_text="A decision, choice, score, text or order.")
+
+
+# Plain text, not an enum: drf-spectacular would name it after "status" and collide with the studies' status.
+STATUS_HELP = "open, or done (reconciled)."
+
+
+class SentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField(help_text=STATUS_HELP)
+
+
+class TopItemOut(serializers.Serializer):
+    item = serializers.CharField()
+    label = serializers.CharField(allow_blank=True)
+    link = serializers.CharField(allow_blank=True, help_text="The item's history page ('' if none).")
+    disagreement = serializers.FloatField(help_text="0 (all agree) to 1.")
+    answers = AnswerOut(many=True)
+    consensus = SentOut(allow_null=True, help_text="Its consensus-round item, if it was sent to one.")
+
+
+class SkippedOut(serializers.Serializer):
+    what = serializers.CharField(help_text="The metric (and level), or 'Every metric'.")
+    reason = serializers.CharField(help_text="Why it was not measured, in plain words.")
+
+
+class SubsetOut(serializers.Serializer):
+    subset = serializers.CharField(allow_blank=True, help_text="'' for the whole scope, else e.g. qa_type=counting.")
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["ratings", "texts", "orderings"])
+    kind_words = serializers.CharField()
+    level = serializers.CharField(allow_blank=True)
+    reports = ReportOut(many=True)
+    bars = BarsOut()
+    raters = RatersOut(allow_null=True)
+    confusion = ConfusionOut(allow_null=True, help_text="Nominal and ordinal judgments only.")
+    top = TopItemOut(many=True, help_text="At most 20 items, most disagreement first.")
+    can_reconcile = serializers.BooleanField(help_text="Its items can go to a consensus round (judgments, not texts or orders).")
+    skipped = SkippedOut(many=True)
+
+
+class TrendPointOut(PointOut):
+    x = serializers.IntegerField(help_text="When it was computed, in ms since the epoch.")
+    t = serializers.DateTimeField(help_text="When it was computed.")
+
+
+class TrendSeriesOut(serializers.Serializer):
+    metric = serializers.CharField()
+    level = serializers.CharField(allow_blank=True)
+    round = serializers.ChoiceField(choices=["first", "consensus"])
+    label = serializers.CharField()
+    points = TrendPointOut(many=True)
+
+
+class TrendSubsetOut(serializers.Serializer):
+    subset = serializers.CharField(allow_blank=True)
+    title = serializers.CharField()
+    series = TrendSeriesOut(many=True)
+
+
+class TrendOut(serializers.Serializer):
+    subsets = TrendSubsetOut(many=True, help_text=f"Over the scope's latest {dashboard.TREND_MAX} computations.")
+
+
+class ComputationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    trigger = serializers.CharField(help_text="schedule, button, api, command or consensus.")
+    seed = serializers.IntegerField(help_text="The bootstrap's seed.")
+    n_resamples = serializers.IntegerField(help_text="The bootstrap's resamples.")
+    seconds = serializers.FloatField()
+    fingerprint = serializers.CharField(allow_blank=True, help_text="SHA-256 of every input read.")
+    library_versions = serializers.DictField(child=serializers.CharField())
+    computed_at = serializers.DateTimeField()
+
+
+class CountsOut(serializers.Serializer):
+    open = serializers.IntegerField()
+    done = serializers.IntegerField()
+
+
+class ScopeOut(serializers.Serializer):
+    key = serializers.CharField(help_text="verification, study:<name> or ratings:<name>.")
+    title = serializers.CharField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    computing_since = serializers.DateTimeField(allow_null=True, help_text="Set while a computation runs.")
+    last_error = serializers.CharField(allow_blank=True)
+    new_responses = serializers.BooleanField(help_text="Judgments changed since the last computation (or never computed).")
+    computation = ComputationOut(allow_null=True)
+    consensus = CountsOut(help_text="Items in the consensus round, open and reconciled.")
+    subsets = SubsetOut(many=True)
+    trend = TrendOut()
+
+
+class ProjectRefOut(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+
+
+class DashboardOut(serializers.Serializer):
+    project = ProjectRefOut()
+    scopes = ScopeOut(many=True)
+
+
+class DashboardQuery(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json",
+                                     help_text="json (the dashboard's data) or csv (every stored report row).")
+    scope = serializers.CharField(max_length=SCOPE_MAX, required=False,
+                                  help_text="Only this scope: verification, study:<name> or ratings:<name>.")
+
+
+def _query(params) -> dict:
+    data = DashboardQuery(data={k: params[k] for k in DashboardQuery().fields if k in params})
+    if not data.is_valid():
+        raise Invalid("the query has errors", errors=flatten(data.errors))
+    return data.validated_data
+
+
+class AgreementView(APIView):
+    content_negotiation_class = FormatIsTheExports
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        parameters=[DashboardQuery],
+        responses={(200, "application/json"): DashboardOut, (200, "text/csv"): OpenApiTypes.STR,
+                   403: OVERSEERS_ONLY, 404: NO_SCOPE},
+        summary="The agreement dashboard's data: per scope its latest metrics with 95% intervals, the rater-by-rater "
+                "and confusion matrices, the most disputed items and a trend; or, as CSV, every stored report row "
+                "(scope, subset, metric, level, round, value, ci_low, ci_high, n_items, n_raters, method, fingerprint, "
+                "computed_at) (admins, reviewers, researchers)")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.OVERSEE_ROLES)
+        q = _query(request.query_params)
+        key = q.get("scope")
+        if key is not None and not scopes.exists(project, key):
+            raise NotFound(f"no agreement scope {key!r} in this project (verification, study:<name> or ratings:<name>)")
+        if q["format"] == "csv":
+            return dashboard.csv_response(project, key)
+        return Response(dashboard.dashboard_data(project, key))
+
+
+class ComputeIn(serializers.Serializer):
+    scope = serializers.CharField(max_length=SCOPE_MAX, required=False, allow_blank=True,
+                                  help_text="The scope to compute; absent or empty: every scope with judgments.")
+
+
+class JobsOut(serializers.Serializer):
+    jobs = serializers.ListField(child=serializers.IntegerField(), help_text="The queued jobs' ids (none for a scope "
+                                                                             "already queued).")
+
+
+class ComputeView(APIView):
+    @extend_schema(request=ComputeIn, responses={202: JobsOut, 403: OVERSEERS_ONLY, 404: NO_SCOPE},
+                   summary="Compute a scope's agreement now, or every scope's (a worker does it; the dashboard shows "
+                           "it when done)")
+    def post(self, request, slug):
+        project = project_for(request, slug, access.OVERSEE_ROLES)
+        data = ComputeIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response({"jobs": services.request(project, data.validated_data.get("scope") or None, trigger="api")},
+                        status=202)
+
+
+# ------------------------------------------------------------------------------ rating sets
+
+RATINGS_BODY_MAX = 32 * 1024 * 1024  # 200,000 ratings of about 160 bytes each
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class LargeJSONParser(BaseParser):
+    """JSON up to ``RATINGS_BODY_MAX`` bytes, for a rating set (200,000 ratings are about 11 MB).
+
+    DRF reads a body for its ``JSONParser`` (and subclasses) through ``request.body``, which refuses
+    anything over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2.5 MB) for every endpoint; this parser is not a
+    subclass, so it gets the request's stream and applies its own, larger bound. Otherwise as
+    ``api.parsers.JSONParser``: strict (no NaN or Infinity), and nesting too deep is a 400."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read(RATINGS_BODY_MAX + 1)
+        if len(body) > RATINGS_BODY_MAX:
+            raise ParseError(f"the body is larger than {RATINGS_BODY_MAX // 2**20} MB; send the ratings in "
+                             "several sets")
+        try:
+            return json.loads(body, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise ParseError("JSON parse error - nested too deep") from None
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from None
+
+class RatingIn(serializers.Serializer):
+    item = serializers.CharField(max_length=LABEL_MAX)
+    rater = serializers.CharField(max_length=LABEL_MAX)
+    value = StorableJSONField(required=False, allow_null=True,
+                              help_text="A number, a category's text (nominal only, 1-200 characters), or null: missing.")
+
+
+class RatingsIn(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    level = serializers.ChoiceField(choices=LEVELS, help_text="The level of measurement of the values.")
+    source = serializers.ChoiceField(choices=RatingSet.Source.choices, default=RatingSet.Source.EXTERNAL,
+                                     help_text="external (evaluations done elsewhere) or judge (a model judge, rater "
+                                               "'judge', against people re-judging).")
+    description = serializers.CharField(max_length=TEXT_MAX, required=False, allow_blank=True, default="")
+    replace = serializers.BooleanField(required=False, default=False, help_text="Replace a set of that name.")
+    ratings = RatingIn(many=True, max_length=services.RATINGS_MAX, allow_empty=False,
+                       help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater.")
+
+
+class RatingsOut(serializers.Serializer):
+    name = serializers.CharField()
+    ratings = serializers.IntegerField(help_text="Ratings stored (null values are missing ratings, not stored).")
+
+
+class RatingsView(APIView):
+    parser_classes = [LargeJSONParser]
+
+    @extend_schema(request=RatingsIn, responses={
+        201: RatingsOut, 400: OpenApiResponse(description="A bad rating (named by its position), level or name."),
+        403: OpenApiResponse(description="Only admins and researchers bring rating sets."),
+        409: OpenApiResponse(description="A rating set of that name exists (send replace: true to replace it).")},
+        summary="Bring a set of ratings (item, rater, value) from elsewhere, or a model judge's scores against people "
+                "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; a body of at "
+                f"most {RATINGS_BODY_MAX // 2**20} MB)")
+    def post(self, request, slug):
+        project = project_for(request, slug, RATING_ROLES)
+        data = RatingsIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        rs = services.import_ratings(project, v["name"], v["level"], [dict(r) for r in v["ratings"]], source=v["source"],
+                                     description=v["description"], replace=v["replace"])
+        return Response({"name": rs.name, "ratings": rs.ratings.count()}, status=201)
+
+
+# ------------------------------------------------------------------------------ consensus round
+
+class ConsensusItemOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    scope = serializers.CharField()
+    subset = serializers.CharField(allow_blank=True)
+    item = serializers.CharField()
+    label = serializers.CharField(allow_blank=True)
+    link = serializers.CharField(allow_blank=True, help_text="The item's history page ('' if none).")
+    level = serializers.CharField(allow_blank=True)
+    disagreement = serializers.FloatField(help_text="0 (all agree) to 1, when it was sent.")
+    status = serializers.CharField(help_text=STATUS_HELP)
+    answers = AnswerOut(many=True, help_text="Every rater's round-1 answer.")
+    revised = AnswerOut(many=True, help_text="Every rater's re-evaluated answer (once reconciled).")
+    consensus = serializers.JSONField(allow_null=True, help_text="The agreed value (once reconciled).")
+    note = serializers.CharField(allow_blank=True)
+    sent_by = serializers.CharField(allow_null=True)
+    sent_at = serializers.DateTimeField()
+    reviewer = serializers.CharField(allow_null=True)
+    decided_at = serializers.DateTimeField(allow_null=True)
+
+
+def consensus_dict(ci: ConsensusItem) -> dict:
+    """A consensus-round item as ``ConsensusItemOut`` (its ``ratings`` prefetched)."""
+    return {"id": ci.pk, "scope": ci.scope.key, "subset": ci.subset, "item": ci.item, "label": ci.label, "link": ci.link,
+            "level": ci.level, "disagreement": ci.disagreement, "status": ci.status, "answers": ci.answers,
+            "revised": [{"rater": r.rater, "value": r.value} for r in sorted(ci.ratings.all(), key=lambda r: r.rater)],
+            "consensus": ci.consensus, "note": ci.note, "sent_by": ci.sent_by.username if ci.sent_by else None,
+            "sent_at": ci.sent_at, "reviewer": ci.reviewer.username if ci.reviewer else None,
+            "decided_at": ci.decided_at}
+
+
+def _items(**filters):
+    return (ConsensusItem.objects.filter(**filters).select_related("scope", "sent_by", "reviewer")
+            .prefetch_related("ratings"))
+
+
+class SendIn(serializers.Serializer):
+    scope = serializers.CharField(max_length=SCOPE_MAX)
+    subset = serializers.CharField(max_length=SUBSET_MAX, required=False, allow_blank=True, default="")
+    threshold = serializers.FloatField(min_value=0, max_value=1, required=False,
+                                       help_text="Send every item whose disagreement is at least this (0 to 1).")
+    items = serializers.ListField(child=serializers.CharField(max_length=LABEL_MAX), min_length=1,
+                                  max_length=CONSENSUS_ITEMS_MAX, required=False, help_text="Or send these items.")
+
+    def validate(self, attrs):
+        if ("threshold" in attrs) == ("items" in attrs):
+            raise serializers.ValidationError("give either a disagreement threshold (0 to 1) or a list of items")
+        return attrs
+
+
+class ConsensusListView(APIView):
+    @extend_schema(responses={200: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY},
+                   summary="The consensus round's items, open ones first (admins, reviewers, researchers)")
+    def get(self, request, slug):
+        project = project_for(request, slug, access.OVERSEE_ROLES)
+        items = _items(scope__project=project).order_by("-status", "-disagreement", "id")  # "open" after "done"
+        return Response([consensus_dict(ci) for ci in items])
+
+    @extend_schema(request=SendIn, responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
+                   summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "
+                           "or the ones listed (judgments only; items sent before are left as they are); answers the "
+                           "new items")
+    def post(self, request, slug):
+        project = project_for(request, slug, access.OVERSEE_ROLES)
+        data = SendIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        sent = services.send_to_consensus(project, v["scope"], subset=v["subset"], threshold=v.get("threshold"),
+                                          items=v.get("items"), user=request.user)
+        by_id = {ci.pk: ci for ci in _items(pk__in=[ci.pk for ci in sent])}
+        return Response([consensus_dict(by_id[ci.pk]) for ci in sent], status=201)
+
+
+class RecordIn(serializers.Serializer):
+    consensus = StorableJSONField(help_text="The agreed value: a number, or a category's text for nominal items.")
+    revised = serializers.DictField(child=StorableJSONField(allow_null=True), required=False, default=dict,
+                                    help_text="Rater -> re-evaluated answer (null: no answer); raters not named keep "
+                                              "their round-1 answer.")
+    note = serializers.CharField(max_length=TEXT_MAX, required=False, allow_blank=True, default="")
+
+    def validate_revised(self, value):
+        if len(value) > RATERS_MAX:
+            raise serializers.ValidationError(f"at most {RATERS_MAX} raters")
+        return value
+
+
+class ConsensusRecordView(APIView):
+    @extend_schema(request=RecordIn, responses={200: ConsensusItemOut, 403: OVERSEERS_ONLY,
+                                                409: OpenApiResponse(description="The item was reconciled already.")},
+                   summary="Record the consensus on an item of the consensus round: the agreed value and each rater's "
+                           "re-evaluated answer; agreement after the consensus round is computed again (admins, "
+                           "reviewers, researchers)")
+    def post(self, request, pk):
+        ci = ConsensusItem.objects.select_related("scope__project").filter(pk=pk).first()
+        if ci is None:
+            raise NotFound("no such item in the consensus round")
+        project = project_for(request, ci.scope.project.slug, access.OVERSEE_ROLES)
+        data = RecordIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        services.record_consensus(ci.pk, project, request.user, consensus=v["consensus"], revised=v["revised"],
+                                  note=v["note"])
+        return Response(consensus_dict(_items(pk=ci.pk).get()))
