@@ -13,13 +13,14 @@ Metrics (``agreement``), each on the items that can enter it (``MetricResult.n_i
 - ``percent_agreement``: pairwise percent agreement, the share of rater pairs on an item giving the
   same value, averaged over items with >= 2 ratings (Fleiss 1971's P-bar, with missing data).
 - ``fleiss_kappa``: Fleiss' kappa (Fleiss 1971, "Measuring nominal scale agreement among many raters",
-  Psychol. Bull. 76(5)), values as unordered categories, on the items having the most common number
-  (>= 2) of ratings, since it needs the same number per item (statsmodels).
+  Psychol. Bull. 76(5)), values as unordered categories (at most 100), on the items having the most
+  common number (>= 2) of ratings, since it needs the same number per item (statsmodels).
 - ``cohen_kappa``: Cohen's kappa (Cohen 1960) for exactly 2 raters on their shared items; weighted
   (Cohen 1968) linearly for ordinal data and quadratically for interval/ratio data (statsmodels).
 - ``kendall_w``: Kendall's coefficient of concordance W with the correction for ties, each rater
   ranking the items every rater rated (ordinal/interval/ratio; scipy.stats.rankdata ranks).
-- ``gwet_ac1``: Gwet's AC1 with missing ratings, values as unordered categories (Gwet 2008).
+- ``gwet_ac1``: Gwet's AC1 with missing ratings, values as unordered categories (at most 100;
+  Gwet 2008; no library: the formula, checked against irrCAC in the tests).
 - ``icc``: the intraclass correlation ICC(2,1), two-way random, absolute agreement, single rater
   (Shrout & Fleiss 1979), on the items every rater rated (interval/ratio; pingouin).
 
@@ -40,7 +41,12 @@ big for the target (issue 9: 100,000 items x 5 raters, every metric with 1,000 r
 3. Each metric's ``replicate`` computes the statistic for a whole chunk of weight vectors at once
    (weighted counts, rank-from-counts for Kendall's W, weighted two-way ANOVA for the ICC).
    The point estimate comes from the library; tests check that ``replicate`` with the observed
-   multiplicities (every item weight 1) equals it to 1e-9.
+   multiplicities (every item weight 1) equals it to 1e-9, and that its value for a resample's
+   draw counts equals the library's on that resample built item by item.
+4. The interval is the (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of the replicates;
+   resamples on which the metric is undefined (e.g. one value only) are dropped, and ``method``
+   says how many. Items and raters are sorted and patterns are sorted by value, so the same
+   ratings in any order give the same interval.
 
 Also: ``item_disagreement`` and ``rater_pairs``, ``confusion`` (for the dashboard),
 ``semantic_agreement`` on free-text answers (sentence embeddings, all-MiniLM-L6-v2 shipped in a
