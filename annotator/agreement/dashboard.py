@@ -138,7 +138,8 @@ def _bars(reports: list[Report]) -> dict:
         "categories": [metric_label(m, lv if len(levels) > 1 else "") for m, lv in keys],
         "series": [{"round": rd, "label": ROUND_LABELS[rd], "points": [_point(cells.get((m, lv, rd))) for m, lv in keys]}
                    for rd in rounds],
-        "low": math.floor(low * 10) / 10, "high": max(1.0, *values) if values else 1.0,
+        "low": math.floor(low * 5) / 5,  # a multiple of 0.2, where the axis' ticks fall
+        "high": max(1.0, *values) if values else 1.0,
     }
 
 

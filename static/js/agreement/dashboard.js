@@ -98,6 +98,7 @@ const cellLabels = {
 
 function matrixChart(canvas, labels, cells, axes, title, tooltip) {
   const n = labels.length;
+  const skip = n > 16; // many raters: not every name fits on the axes (the table has them all)
   return new Chart(canvas, {
     type: "matrix",
     data: {
@@ -117,11 +118,11 @@ function matrixChart(canvas, labels, cells, axes, title, tooltip) {
       animation: false,
       scales: {
         x: { type: "category", labels, offset: true, grid: { display: false }, title: { display: true, text: axes[0] },
-             ticks: { autoSkip: false, maxRotation: 60 } },
+             ticks: { autoSkip: skip, maxRotation: 60 } },
         // Not reversed (the matrix chart's default for y is): the first row at the top, as in the table, so the
         // diagonal runs from top left to bottom right.
         y: { type: "category", labels, offset: true, reverse: false, grid: { display: false },
-             title: { display: true, text: axes[1] }, ticks: { autoSkip: false } },
+             title: { display: true, text: axes[1] }, ticks: { autoSkip: skip } },
       },
       plugins: {
         title: { display: true, text: title },
