@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import time
 from contextlib import contextmanager
@@ -27,9 +28,12 @@ from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects.models import Project
 from annotator.scoring import agreement as metrics
 
+log = logging.getLogger(__name__)
+
 LOCK_CLASS = 0x4147  # "AG": advisory-lock namespace of agreement scopes
 TOP_ITEMS = 20
 RATINGS_MAX = 200_000
+CONSENSUS_SEND_MAX = 2_000  # items one request may send to the consensus round
 
 
 # ------------------------------------------------------------------------------ computing
@@ -201,8 +205,13 @@ def compute(project: Project, key: str, *, trigger: str = "schedule", n_resample
                 Scope.objects.filter(pk=scope.pk).update(watermark=watermark, computed_at=comp.computed_at,
                                                          computing_since=None, last_error="")
             return comp
-        except Exception as exc:
-            Scope.objects.filter(pk=scope.pk).update(computing_since=None, last_error=f"{type(exc).__name__}: {exc}"[:4000])
+        except metrics.AgreementError as exc:
+            Scope.objects.filter(pk=scope.pk).update(computing_since=None, last_error=f"the judgments were refused: {exc}"[:4000])
+            raise
+        except Exception:
+            log.exception("agreement computation of %s/%s failed", project.slug, key)
+            Scope.objects.filter(pk=scope.pk).update(
+                computing_since=None, last_error="the computation failed; the worker's log has the details")
             raise
 
 
@@ -319,6 +328,8 @@ def import_ratings(project: Project, name: str, level: str, ratings: list[dict],
             if not replace:
                 raise Conflict(f"a rating set named {name!r} exists; replace it or choose another name")
             existing.delete()
+            # The old set's consensus round was about other ratings: it goes with them.
+            ConsensusItem.objects.filter(scope__project=project, scope__key=f"ratings:{name}").delete()
         rs = RatingSet.objects.create(project=project, name=name, level=level, source=source, description=description)
         Rating.objects.bulk_create([Rating(rating_set=rs, item=i, rater=r, value=v) for i, r, v in rows], batch_size=5000)
     return rs
@@ -329,8 +340,8 @@ def import_ratings(project: Project, name: str, level: str, ratings: list[dict],
 def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold: float | None = None,
                       items: list[str] | None = None, user=None) -> list[ConsensusItem]:
     """Send items of a scope's subset to the reconciliation queue (X-LeBench seed 002 App. D.3):
-    those whose disagreement (``metrics.item_disagreement``, 0 to 1) is at least ``threshold``, or
-    the listed ``items``. Only rating datasets (decisions, choices, scores) can be reconciled. Each
+    those whose disagreement (``metrics.item_disagreement``, 0 to 1) is at least ``threshold`` (and
+    above 0), or the listed ``items``; at most ``CONSENSUS_SEND_MAX`` at once. Only rating datasets (decisions, choices, scores) can be reconciled. Each
     item keeps a snapshot of every rater's answer. Items already sent are left as they are. Returns
     the new queue items, most disagreement first. Raises Invalid or NotFound in plain words."""
     scope_for(project, key)
@@ -352,8 +363,10 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
         if unknown:
             raise NotFound(f"no item {unknown[0]!r} in this scope")
         chosen = [i for i in items if np.isfinite(disagreement[i])]
-    else:
-        chosen = [i for i, d in disagreement.items() if np.isfinite(d) and d >= threshold]
+    else:  # items on which everyone agrees have nothing to reconcile, whatever the threshold
+        chosen = [i for i, d in disagreement.items() if np.isfinite(d) and d >= threshold and d > 0]
+    if len(chosen) > CONSENSUS_SEND_MAX:
+        raise Invalid(f"{len(chosen)} items pass; send at most {CONSENSUS_SEND_MAX} at once (raise the threshold)")
     answers: dict[str, list] = {}
     for item, rater, value in ds.triples:
         answers.setdefault(item, []).append({"rater": rater, "value": value})

@@ -285,3 +285,22 @@ def test_the_agreement_command_stores_external_ratings_as_a_reported_scope(proje
         call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--json", "--resamples", "0",
                      "--project", project.slug, "--name", "sheets", stdout=StringIO(), stderr=StringIO())
     assert exit_.value.code == 2
+
+
+def test_consensus_sends_are_bounded_and_a_replaced_rating_set_drops_its_old_round(project, admin_user, settings):
+    from annotator.agreement.models import ConsensusRating
+
+    rows = [{"item": f"i{i}", "rater": r, "value": v} for i in range(5) for r, v in (("x", i % 2), ("y", 0))]
+    services.import_ratings(project, "sheets", "nominal", rows)
+    # Threshold 0 does not send the items both raters agree on.
+    sent = services.send_to_consensus(project, "ratings:sheets", threshold=0.0)
+    assert sorted(ci.item for ci in sent) == ["i1", "i3"]
+    services.record_consensus(sent[0].pk, project, admin_user, consensus=1, revised={"y": 1})
+    services.import_ratings(project, "sheets", "nominal", rows, replace=True)
+    assert not ConsensusItem.objects.exists() and not ConsensusRating.objects.exists()
+    services.CONSENSUS_SEND_MAX, old = 1, services.CONSENSUS_SEND_MAX
+    try:
+        with pytest.raises(Invalid, match="at most 1 at once"):
+            services.send_to_consensus(project, "ratings:sheets", threshold=0.5)
+    finally:
+        services.CONSENSUS_SEND_MAX = old

@@ -14,6 +14,7 @@ import pytest
 from django.test import Client
 
 from annotator.qa.models import QAPair
+from annotator.studies.kinds.mcq import option_seed, shuffled
 from annotator.studies.models import Item, Trial
 from annotator.studies.services import create_study
 from tests.studies.conftest import api_as, people
@@ -89,8 +90,15 @@ def test_multiple_choice_sends_no_correctness_and_shuffles_the_right_option(take
         # The content names the options only by letter and text.
         assert all('"letter"' in b for b in bodies if '"options"' in b)
     assert Trial.objects.filter(participant__study=study, answered_at__isnull=False).count() == 6
-    # Drafted options put "cup" second every time; the recorded shuffles move it (seed 3: not all in one place).
-    assert len(places) > 1, places
+    # Drafted options put "cup" second every time. Each item's options are shuffled from its pair's
+    # recorded seed, and those seeds move the right option (whether three pairs land in one place
+    # depends on their ids, which depend on the tests run before: checked over many seeds instead).
+    for p in pairs:
+        assert Item.objects.get(qa_pair=p).payload["options"] == shuffled(list(p.options), p.answer_index,
+                                                                           option_seed(3, p.pk))[0]
+    assert places <= {0, 1, 2, 3}
+    assert len({shuffled(list(pairs[0].options), pairs[0].answer_index, option_seed(s, pairs[0].pk))[1]
+                for s in range(40)}) > 1
     # Every clip the participants fetched is closed to them once their trials are answered.
     person = takers[0]
     page = Client()
