@@ -231,6 +231,8 @@ def test_consensus_round_end_to_end(project, overlap, admin_user):
     with pytest.raises(Invalid):
         services.send_to_consensus(project, "verification", subset="answers", threshold=0.5)
     ci = sent[0]
+    with pytest.raises(Invalid, match="keep, modify or delete"):
+        services.record_consensus(ci.pk, project, admin_user, consensus="kep", revised={})
     with pytest.raises(Invalid, match="did not rate"):
         services.record_consensus(ci.pk, project, admin_user, consensus="keep", revised={"ann-nobody": "keep"})
     for item in sent:
