@@ -378,13 +378,29 @@ class SendIn(serializers.Serializer):
         return attrs
 
 
+CONSENSUS_PAGE_MAX = 500
+
+
+class ConsensusQuery(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ConsensusItem.Status.values, required=False,
+                                     help_text="open or done (default: both, open first).")
+    limit = serializers.IntegerField(min_value=1, max_value=CONSENSUS_PAGE_MAX, required=False,
+                                     default=CONSENSUS_PAGE_MAX, help_text=f"At most {CONSENSUS_PAGE_MAX} items.")
+    offset = serializers.IntegerField(min_value=0, max_value=10**9, required=False, default=0)
+
+
 class ConsensusListView(APIView):
-    @extend_schema(responses={200: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY},
-                   summary="The consensus round's items, open ones first (admins, reviewers, researchers)")
+    @extend_schema(parameters=[ConsensusQuery], responses={200: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY},
+                   summary="The consensus round's items, open ones first, a page at a time (limit, offset) (admins, "
+                           "reviewers, researchers)")
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
-        items = _items(scope__project=project).order_by("-status", "-disagreement", "id")  # "open" after "done"
-        return Response([consensus_dict(ci) for ci in items])
+        query = ConsensusQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        items = _items(scope__project=project, **({"status": q["status"]} if q.get("status") else {}))
+        items = items.order_by("-status", "-disagreement", "id")  # "open" after "done"
+        return Response([consensus_dict(ci) for ci in items[q["offset"]:q["offset"] + q["limit"]]])
 
     @extend_schema(request=SendIn, responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
                    summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "

@@ -400,7 +400,7 @@ def record_consensus(ci_id: int, project: Project, reviewer, *, consensus, revis
             raise Invalid("record the consensus value", errors={"consensus": "required"})
         consensus = _check_value(consensus, ci.level, "the consensus")
         first = {a["rater"]: a["value"] for a in ci.answers}
-        if ci.scope.key == scopes.VERIFICATION:  # a verdict is one of three decisions, not any text
+        if ci.scope.key == scopes.VERIFICATION and ci.level == "nominal":  # a verdict: one of three decisions
             for who, v in [("the consensus", consensus), *((f"the answer of {r}", v) for r, v in revised.items())]:
                 if v is not None and v not in scopes.DECISIONS:
                     raise Invalid(f"{who} must be keep, modify or delete")

@@ -212,6 +212,10 @@ def test_the_consensus_round_over_the_api_reports_both_rounds(project, two_rater
 
     listed = client.get(url).json()
     assert [i["status"] for i in listed] == ["done"] * 6
+    # A page at a time, bounded: limit and offset, and a status filter.
+    assert [i["id"] for i in client.get(url, {"limit": 2, "offset": 1}).json()] == [i["id"] for i in listed[1:3]]
+    assert client.get(url, {"status": "open"}).json() == []
+    assert client.get(url, {"limit": 501}).status_code == 400 and client.get(url, {"offset": -1}).status_code == 400
     services.compute(project, "verification", trigger="api", n_resamples=R)
     whole = _whole(client.get(f"/api/projects/{project.slug}/agreement/").json())
     assert _report(whole, "percent_agreement")["value"] == 0.5                 # round 1 as it was
