@@ -28,7 +28,7 @@ from django.urls import reverse
 
 from annotator.agreement.models import ConsensusItem, Rating, RatingSet
 from annotator.projects.models import Project
-from annotator.qa.models import QAPair, QueueItem, Verdict
+from annotator.qa.models import QueueItem, Verdict
 from annotator.qa.selectors import pseudonym
 from annotator.studies.models import Item, Study, Trial
 

@@ -6,7 +6,7 @@ import pytest
 from annotator.agreement import services
 from annotator.agreement.models import Computation
 from annotator.qa.services import Decision
-from tests.agreement.test_services import verify_twice
+from tests.agreement.conftest import verify_blind
 from tests.conftest import wait_for
 
 
@@ -17,8 +17,9 @@ def test_a_scope_is_recomputed_once_after_new_responses_and_not_again(worker, pr
 
     settings.AGREEMENT_RESAMPLES = 20
     set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
-    keep = lambda p, i: Decision(p.pk, "keep")  # noqa: E731
-    verify_twice(project, [make_unit(1)], annotator, annotator2, second_decides=keep)
+    keep = lambda p, i: Decision(p.pk, "keep")
+    make_unit(1)
+    verify_blind(project, [(annotator, keep), (annotator2, keep)])
     services.import_ratings(project, "sheets", "nominal", [{"item": "a", "rater": "x", "value": "yes"},
                                                            {"item": "a", "rater": "y", "value": "no"}])
 
@@ -31,7 +32,8 @@ def test_a_scope_is_recomputed_once_after_new_responses_and_not_again(worker, pr
     assert services.schedule() == []  # nothing new: nothing queued
     assert Computation.objects.count() == 2
 
-    verify_twice(project, [make_unit(1)], annotator, annotator2, second_decides=keep)
+    make_unit(1)
+    verify_blind(project, [(annotator, keep), (annotator2, keep)])
     queued = services.schedule()
     assert len(queued) == 1  # only the verification scope has new responses
     assert done(3) == 3

@@ -10,12 +10,12 @@ import pytest
 from annotator.agreement import services
 from annotator.agreement.models import ConsensusItem, Report
 from annotator.errors import Conflict, Invalid
-from annotator.qa.queue import claim_next
 from annotator.qa.selectors import pseudonym
-from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from annotator.qa.services import Decision
 from annotator.studies.handles import handle_of
 from annotator.studies.models import Trial
 from annotator.studies.services import answer_trial, create_study, current_trial, enroll, mark_shown, start
+from tests.agreement.conftest import verify_blind
 from tests.studies.conftest import people
 
 R = 40  # bootstrap resamples: enough for an interval, few enough for a quick test
@@ -26,35 +26,7 @@ def latest(project, scope, subset="", metric="percent_agreement", level="nominal
             .order_by("-computed_at", "-id").first())
 
 
-def verify_twice(project, units, first, second, *, second_decides):
-    """Each unit verified blind by ``first`` (keeping every pair) and by ``second`` in an overlap
-    pass (``second_decides(pair, index)`` gives their Decision)."""
-    for person, decide in ((first, lambda p, i: Decision(p.pk, "keep")), (second, second_decides)):
-        while (item := claim_next(project, person)) is not None:
-            pairs = list(item.unit.qa_pairs.filter(origin="machine").order_by("id"))
-            submit_unit(item.unit_id, person, idempotency_key=f"{person.pk}-{item.pk}", time_spent_ms=1000,
-                        additions=[], decisions=[decide(p, i) for i, p in enumerate(pairs)])
-
-
-@pytest.fixture
-def overlap(project, make_unit, annotator, annotator2):
-    """Three units of four pairs (three open, one multiple choice), each verified by two people: the
-    second deletes the first open pair of every unit and rewords the second one's answer."""
-    set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
-    units = [make_unit(3) for _ in range(3)]
-
-    def second(pair, i):
-        if i == 0:
-            return Decision(pair.pk, "delete", reason="vague")
-        if i == 1:
-            return Decision(pair.pk, "modify", question=pair.question, answer=pair.answer.replace("answer", "reply"))
-        return Decision(pair.pk, "keep")
-
-    verify_twice(project, units, annotator, annotator2, second_decides=second)
-    return units
-
-
-def test_overlap_verdicts_are_measured_per_project_type_and_illumination(project, overlap, annotator, annotator2):
+def test_overlap_verdicts_are_measured_per_project_type_and_illumination(project, two_raters, annotator, annotator2):
     comp = services.compute(project, "verification", trigger="api", n_resamples=R)
     # 12 pairs, two raters each; the decisions differ on 3 (a delete against a keep) and the second
     # person's "modify" differs from a "keep" on 3 more: 6 of 12 pairs agree.
@@ -85,11 +57,12 @@ def test_overlap_verdicts_are_measured_per_project_type_and_illumination(project
     assert sorted(a["value"] for a in top[0]["answers"]) in (["delete", "keep"], ["keep", "modify"])
 
 
-def test_the_fingerprint_changes_with_the_inputs_and_reports_are_kept(project, overlap, make_unit, annotator, annotator2):
+def test_the_fingerprint_changes_with_the_inputs_and_reports_are_kept(project, two_raters, make_unit, annotator, annotator2):
     first = services.compute(project, "verification", n_resamples=R)
     again = services.compute(project, "verification", n_resamples=R)
     assert again.fingerprint == first.fingerprint and again.pk != first.pk
-    verify_twice(project, [make_unit(1)], annotator, annotator2, second_decides=lambda p, i: Decision(p.pk, "keep"))
+    make_unit(1)
+    verify_blind(project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, lambda p, i: Decision(p.pk, "keep"))])
     third = services.compute(project, "verification", n_resamples=R)
     assert third.fingerprint != first.fingerprint
     series = Report.objects.filter(project=project, scope="verification", subset="", metric="percent_agreement",
@@ -97,7 +70,7 @@ def test_the_fingerprint_changes_with_the_inputs_and_reports_are_kept(project, o
     assert [r.value for r in series] == [0.5, 0.5, pytest.approx(8 / 14)]  # kept over time: a trend
 
 
-def test_one_computation_per_scope_at_a_time(project, overlap, transactional_db):
+def test_one_computation_per_scope_at_a_time(project, two_raters, transactional_db):
     scope = services.scope_for(project, "verification")
     held, release = threading.Event(), threading.Event()
 
@@ -222,7 +195,7 @@ def test_rating_sets_external_and_judge(project):
     assert latest(project, "ratings:judge-check", level="ordinal").value == 0.75
 
 
-def test_consensus_round_end_to_end(project, overlap, admin_user):
+def test_consensus_round_end_to_end(project, two_raters, admin_user):
     services.compute(project, "verification", n_resamples=R)
     before = latest(project, "verification")
     sent = services.send_to_consensus(project, "verification", threshold=1.0, user=admin_user)
@@ -249,7 +222,7 @@ def test_consensus_round_end_to_end(project, overlap, admin_user):
     assert ConsensusItem.objects.filter(status="done").count() == 6
 
 
-def test_agreement_report_command_prints_stored_reports(project, overlap, settings):
+def test_agreement_report_command_prints_stored_reports(project, two_raters, settings):
     settings.AGREEMENT_RESAMPLES = R
     import json
     from io import StringIO
