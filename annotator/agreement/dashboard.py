@@ -164,7 +164,7 @@ def _subsets(key: str, comp: Computation, reports: list[Report], sent: dict) -> 
             "subset": subset, "title": subset_title(subset, key), "kind": kind, "kind_words": KIND_WORDS.get(kind, kind),
             "level": details.get("level", ""), "reports": [_report_dict(r) for r in rows], "bars": _bars(rows),
             "raters": details.get("raters"), "confusion": details.get("confusion"), "top": top,
-            "can_reconcile": kind == "ratings",
+            "can_reconcile": kind in ("ratings", "texts"),
             "skipped": _skipped(comp.skipped.get(subset) or {}),
         })
     return out

@@ -145,6 +145,12 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
         result, per_item = metrics.semantic_agreement([[t for _, t in ds.texts[k]] for k in items],
                                                       n_resamples=n_resamples, seed=seed)
         reports.append(_report(comp, ds.subset, "semantic_agreement", "", Report.Round.FIRST, result))
+        if mine:
+            after = [[t for r, t in ((r, mine.get(k, {}).get(r, t)) for r, t in ds.texts[k]) if t] for k in items]
+            kept = [a for a in after if len(a) >= 2]
+            if kept:
+                result2, _ = metrics.semantic_agreement(kept, n_resamples=n_resamples, seed=seed)
+                reports.append(_report(comp, ds.subset, "semantic_agreement", "", Report.Round.CONSENSUS, result2))
         answers = {k: [{"rater": r, "value": t} for r, t in ds.texts[k]] for k in items}
         details["top"] = _top(ds.labels, items, 1 - np.asarray(per_item, dtype=float), answers)
     elif ds.kind == "orderings":
@@ -280,9 +286,16 @@ def report_dict(r: Report) -> dict:
 
 # ------------------------------------------------------------------------------ rating sets
 
+TEXT_MAX = 4000
+
+
 def _check_value(value, level: str, where: str):
     if value is None:
         return None
+    if level == "text":  # a free-text answer (open answers, proposed answers): semantic agreement
+        if not isinstance(value, str) or not value.strip() or len(value) > TEXT_MAX:
+            raise Invalid(f"{where}: an answer is a text of 1 to {TEXT_MAX:,} characters")
+        return value.strip()
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise Invalid(f"{where}: a value is a number, a text or null")
     if isinstance(value, float) and not math.isfinite(value):
@@ -341,7 +354,8 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
                       items: list[str] | None = None, user=None) -> list[ConsensusItem]:
     """Send items of a scope's subset to the reconciliation queue (X-LeBench seed 002 App. D.3):
     those whose disagreement (``metrics.item_disagreement``, 0 to 1) is at least ``threshold`` (and
-    above 0), or the listed ``items``; at most ``CONSENSUS_SEND_MAX`` at once. Only rating datasets (decisions, choices, scores) can be reconciled. Each
+    above 0), or the listed ``items``; at most ``CONSENSUS_SEND_MAX`` at once. Decisions, choices, scores and
+    free-text answers (level ``text``; disagreement 1 - semantic agreement) can be reconciled, not orders. Each
     item keeps a snapshot of every rater's answer. Items already sent are left as they are. Returns
     the new queue items, most disagreement first. Raises Invalid or NotFound in plain words."""
     scope_for(project, key)
@@ -349,15 +363,25 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
     ds = data.get(subset)
     if ds is None:
         raise NotFound(f"no subset {subset!r} in {key}")
-    if ds.kind != "ratings":
-        raise Invalid("only decisions, choices and scores can go to a consensus round, not texts or orders")
+    if ds.kind == "orderings":
+        raise Invalid("orders cannot go to a consensus round; decisions, choices, scores and free-text answers can")
     if (threshold is None) == (items is None):
         raise Invalid("give either a disagreement threshold (0 to 1) or a list of items")
     if threshold is not None and not 0 <= threshold <= 1:
         raise Invalid("the threshold is a disagreement from 0 to 1")
-    level = ds.levels[0]
-    ratings = metrics.Ratings.from_triples(ds.triples, level)
-    disagreement = dict(zip(ratings.items, metrics.item_disagreement(ratings)))
+    if ds.kind == "texts":
+        # Disagreement of free-text answers: 1 - their semantic agreement (mean pairwise similarity, 0-1).
+        level = "text"
+        keys = sorted(k for k, v in ds.texts.items() if len(v) >= 2)
+        per_item = (metrics.semantic_agreement([[t for _, t in ds.texts[k]] for k in keys], n_resamples=0)[1]
+                    if keys else [])
+        disagreement = {k: float(np.clip(1 - sim, 0, 1)) for k, sim in zip(keys, per_item)}
+        triples = [(k, r, t) for k in keys for r, t in ds.texts[k]]
+    else:
+        level = ds.levels[0]
+        ratings = metrics.Ratings.from_triples(ds.triples, level)
+        disagreement = dict(zip(ratings.items, metrics.item_disagreement(ratings)))
+        triples = ds.triples
     if items is not None:
         unknown = [i for i in items if i not in disagreement]
         if unknown:
@@ -368,7 +392,7 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
     if len(chosen) > CONSENSUS_SEND_MAX:
         raise Invalid(f"{len(chosen)} items pass; send at most {CONSENSUS_SEND_MAX} at once (raise the threshold)")
     answers: dict[str, list] = {}
-    for item, rater, value in ds.triples:
+    for item, rater, value in triples:
         answers.setdefault(item, []).append({"rater": rater, "value": value})
     scope = Scope.objects.get(project=project, key=key)
     created = []

@@ -193,6 +193,8 @@ def parse_value(text: str, level: str, numeric: bool):
     text = text.strip()
     if not text:
         return None
+    if level == "text":  # a free-text answer
+        return text
     if level != "nominal" or numeric:
         if INTEGER.fullmatch(text):
             return int(text)
@@ -253,12 +255,14 @@ def consensus_item(request, slug: str, pk: int):
              "error": errors.get(f"revised-{i}", ""), "revised": shown(revised.get(a["rater"])),
              "changed": ci.status == ConsensusItem.Status.DONE and revised.get(a["rater"]) != a["value"]}
             for i, a in enumerate(ci.answers)]
-    categories = sorted({str(a["value"]) for a in ci.answers if a["value"] is not None}
-                        | (set(scopes.DECISIONS) if ci.scope.key == scopes.VERIFICATION and not ci.subset.startswith("answers") else set()))
+    categories = [] if ci.level == "text" else sorted(
+        {str(a["value"]) for a in ci.answers if a["value"] is not None}
+        | (set(scopes.DECISIONS) if ci.scope.key == scopes.VERIFICATION and not ci.subset.startswith("answers") else set()))
     studies, rating_sets = _titles(project)
     return render(request, "agreement/consensus_item.html", {
         "project": project, "ci": ci, "rows": rows, "typed": typed, "errors": errors, "error": error,
-        "categories": categories, "numeric": numeric or ci.level != "nominal",
+        "categories": categories, "numeric": ci.level != "text" and (numeric or ci.level != "nominal"),
+        "texts": ci.level == "text",
         "scope_title": dashboard.scope_title(ci.scope.key, studies, rating_sets),
         "subset_title": dashboard.subset_title(ci.subset, ci.scope.key), "consensus_shown": shown(ci.consensus),
     }, status=status)

@@ -83,7 +83,7 @@ def test_the_json_gives_each_metric_with_its_interval_the_matrices_and_the_dispu
     assert sorted(a["rater"] for a in first["answers"]) == sorted(names)
     # The texts are measured, not reconciled; a trend point per computation.
     answers = scope["subsets"][1]
-    assert (answers["kind"], answers["can_reconcile"]) == ("texts", False)
+    assert (answers["kind"], answers["can_reconcile"]) == ("texts", True)  # free-text answers can be reconciled too
     assert _report(answers, "semantic_agreement")["n_items"] == 9
     series = next(s for s in scope["trend"]["subsets"][0]["series"] if s["metric"] == "percent_agreement")
     assert [p["y"] for p in series["points"]] == [0.5] and series["points"][0]["t"] == comp.computed_at.isoformat()
@@ -239,7 +239,7 @@ def test_a_consensus_needs_a_value_and_raters_who_rated(project, two_raters):
     assert res.json()["errors"] == {"non_field_errors": "give either a disagreement threshold (0 to 1) or a list of items"}
     res = client.post(f"/api/projects/{project.slug}/agreement/consensus/",
                       {"scope": "verification", "subset": "answers", "threshold": 0.5}, format="json")
-    assert res.status_code == 400 and "not texts or orders" in res.json()["detail"]
+    assert res.status_code == 201 and res.json() == []  # no two answers are that far apart ("answer 1", "reply 1")
     assert ConsensusItem.objects.get(pk=item["id"]).status == "open" and not ConsensusRating.objects.exists()
 
 

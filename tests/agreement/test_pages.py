@@ -161,3 +161,17 @@ def test_the_queue_lists_open_items_first(project, sent, reviewer, admin_user):
     res = reviewer.get(f"/projects/{project.slug}/agreement/consensus/")
     statuses = [r["ci"].status for r in res.context["rows"]]
     assert statuses == ["open"] * 5 + ["done"] and res.context["open"] == 5
+
+
+def test_a_free_text_consensus_is_typed_in_text_areas(project, two_raters, reviewer):
+    ci = services.send_to_consensus(project, "verification", subset="answers", threshold=0.01)[0]
+    page = reviewer.get(f"/projects/{project.slug}/agreement/consensus/{ci.pk}/").content.decode()
+    assert '<textarea rows="3" name="consensus"' in page and 'inputmode="decimal"' not in page
+    agreed = "Both mean the same answer, 1, 2"  # digits and commas: a text, not a number or a list
+    res = reviewer.post(f"/projects/{project.slug}/agreement/consensus/{ci.pk}/",
+                        {"consensus": agreed, "revised-0": agreed, "revised-1": ""})
+    assert res.status_code == 302
+    ci.refresh_from_db()
+    assert ci.consensus == agreed and ci.level == "text"
+    values = list(ConsensusRating.objects.filter(consensus_item=ci).values_list("value", flat=True))
+    assert len(values) == 2 and set(values) == {None, agreed}  # an emptied answer is no answer

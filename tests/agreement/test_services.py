@@ -201,8 +201,6 @@ def test_consensus_round_end_to_end(project, two_raters, admin_user):
     sent = services.send_to_consensus(project, "verification", threshold=1.0, user=admin_user)
     assert len(sent) == 6 and all(ci.status == "open" and len(ci.answers) == 2 for ci in sent)
     assert services.send_to_consensus(project, "verification", threshold=1.0) == []  # not sent twice
-    with pytest.raises(Invalid):
-        services.send_to_consensus(project, "verification", subset="answers", threshold=0.5)
     ci = sent[0]
     with pytest.raises(Invalid, match="keep, modify or delete"):
         services.record_consensus(ci.pk, project, admin_user, consensus="kep", revised={})
@@ -279,3 +277,20 @@ def test_consensus_sends_are_bounded_and_a_replaced_rating_set_drops_its_old_rou
             services.send_to_consensus(project, "ratings:sheets", threshold=0.5)
     finally:
         services.CONSENSUS_SEND_MAX = old
+
+
+def test_free_text_answers_go_through_the_consensus_round_too(project, two_raters, admin_user):
+    # The pairs one person kept and the other reworded ("answer k" / "reply k") are the only answers that differ.
+    sent = services.send_to_consensus(project, "verification", subset="answers", threshold=0.01, user=admin_user)
+    assert len(sent) == 3 and {ci.level for ci in sent} == {"text"}
+    assert all(sorted(a["value"].split()[0] for a in ci.answers) == ["answer", "reply"] for ci in sent)
+    with pytest.raises(Invalid, match="a text of 1 to"):
+        services.record_consensus(sent[0].pk, project, admin_user, consensus="   ", revised={})
+    for ci in sent:
+        agreed = next(a["value"] for a in ci.answers if a["value"].startswith("answer"))
+        services.record_consensus(ci.pk, project, admin_user, consensus=agreed,
+                                  revised={a["rater"]: agreed for a in ci.answers})
+    services.compute(project, "verification", n_resamples=R)
+    first = latest(project, "verification", "answers", metric="semantic_agreement", level="")
+    after = latest(project, "verification", "answers", metric="semantic_agreement", level="", round_="consensus")
+    assert first.value < 0.99 and after.value == pytest.approx(1.0, abs=1e-4) and after.n_items == first.n_items
