@@ -127,7 +127,7 @@ class SubsetOut(serializers.Serializer):
     raters = RatersOut(allow_null=True)
     confusion = ConfusionOut(allow_null=True, help_text="Nominal and ordinal judgments only.")
     top = TopItemOut(many=True, help_text="At most 20 items, most disagreement first.")
-    can_reconcile = serializers.BooleanField(help_text="Its items can go to a consensus round (judgments, not texts or orders).")
+    can_reconcile = serializers.BooleanField(help_text="Its items can go to a consensus round (judgments and free-text answers, not orders).")
     skipped = SkippedOut(many=True)
 
 
@@ -404,7 +404,7 @@ class ConsensusListView(APIView):
 
     @extend_schema(request=SendIn, responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
                    summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "
-                           "or the ones listed (judgments only; items sent before are left as they are); answers the "
+                           "or the ones listed (judgments and free-text answers, not orders; items sent before are left as they are); answers the "
                            "new items")
     def post(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
