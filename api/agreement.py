@@ -404,8 +404,8 @@ class ConsensusListView(APIView):
 
     @extend_schema(request=SendIn, responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
                    summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "
-                           "or the ones listed (judgments and free-text answers, not orders; items sent before are left as they are); answers the "
-                           "new items")
+                           "or the ones listed (judgments and free-text answers, not orders; items sent before are "
+                           "left as they are); answers the new items")
     def post(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         data = SendIn(data=request.data)
