@@ -81,6 +81,7 @@ cat <<MSG
     open answers       http://127.0.0.1:$PORT/projects/demo/studies/open-answers/
     Likert ratings     http://127.0.0.1:$PORT/projects/demo/studies/vudg-quality/
     Likert (records)   http://127.0.0.1:$PORT/projects/demo/studies/xlebench-realism/
+  Inter-annotator agreement (as admin): http://127.0.0.1:$PORT/projects/demo/agreement/
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.
 

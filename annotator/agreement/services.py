@@ -115,7 +115,8 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
     mine = {item: raters for (subset, item), raters in overrides.items() if subset == ds.subset}
     if ds.kind == "ratings":
         if not ds.triples:
-            return [], {}, {"*": "no judgments yet"}
+            return [], {}, {"*": "no judgments to compare yet (practice and attention items, and participants "
+                                 "flagged for exclusion, are left out)"}
         answers: dict[str, list] = {}
         for item, rater, value in ds.triples:
             answers.setdefault(item, []).append({"rater": rater, "value": value})
