@@ -1,5 +1,8 @@
 """python manage.py demo_setup [--footage DIR] [--manifest FILE] [--project SLUG] [--questions N]"""
 
+import io
+import json
+
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
@@ -64,7 +67,12 @@ class Command(BaseCommand):
         # Agreement (issue 9): rating sets as researchers bring them, then a report of every scope.
         made = demo_rating_sets(proj)
         self.stdout.write(f"rating sets: {made or 'none'} added")
-        call_command("agreement_report", "--project", project, "--now", **out)
+        report = io.StringIO()
+        call_command("agreement_report", "--project", project, "--now", "--json", stdout=report, stderr=self.stderr)
+        for scope in json.loads(report.getvalue())["scopes"]:
+            whole = [r for r in scope["reports"] if r["subset"] == "" and r["round"] == "first"]
+            words = ", ".join(f"{r['metric']} {r['value']:.3f}" for r in whole[:3]) or "nothing to compare yet"
+            self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
 
 
 def scripted_overlap(project, user) -> int:
