@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections import defaultdict
 
 from django.db.models import Count
 from django.http import StreamingHttpResponse
 
-from annotator.agreement import scopes
+from annotator.agreement import scopes, services
 from annotator.agreement.models import Computation, ConsensusItem, RatingSet, Report, Scope
 from annotator.projects.models import Project
 from annotator.studies.models import Study
@@ -204,8 +203,7 @@ def dashboard_data(project: Project, key: str | None = None) -> dict:
     keys = sorted(set(discovered) | set(rows))
     if key is not None:
         keys = [k for k in keys if k == key]
-    latest = {c.scope_id: c for c in Computation.objects.filter(scope__in=[rows[k] for k in keys if k in rows])
-              .order_by("scope_id", "-computed_at", "-id").distinct("scope_id")}
+    latest = {c.scope_id: c for c in services.latest(project, key)}
     latest_reports: dict[int, list[Report]] = defaultdict(list)
     for r in Report.objects.filter(computation__in=[c.pk for c in latest.values()]):
         latest_reports[r.computation_id].append(r)
@@ -240,7 +238,7 @@ def dashboard_data(project: Project, key: str | None = None) -> dict:
             "computed_at": _iso(scope.computed_at) if scope else None,
             "computing_since": _iso(scope.computing_since) if scope else None,
             "last_error": scope.last_error if scope else "",
-            "new_responses": k in discovered and (comp is None or not _same(stored, discovered[k])),
+            "new_responses": k in discovered and (comp is None or services.watermark_changed(stored, discovered[k])),
             "computation": None if comp is None else {
                 "id": comp.pk, "trigger": comp.trigger, "seed": comp.seed, "n_resamples": comp.n_resamples,
                 "seconds": comp.seconds, "fingerprint": comp.fingerprint, "library_versions": comp.library_versions,
@@ -250,11 +248,6 @@ def dashboard_data(project: Project, key: str | None = None) -> dict:
             "trend": _trend(k, trend_reports[k]) if comp else {"subsets": []},
         })
     return {"project": {"slug": project.slug, "name": project.name}, "scopes": out}
-
-
-def _same(a, b) -> bool:
-    """Two watermarks compared as JSON (dates as ISO text)."""
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 # ------------------------------------------------------------------------------ CSV

@@ -78,23 +78,20 @@ def _finite(x) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def _defined(results: dict, skipped: dict, level: str) -> dict:
-    """The results with a finite value; the others go to ``skipped`` with the reason."""
-    out = {}
-    for name, r in results.items():
-        if r.value is None or not math.isfinite(r.value):
-            skipped[f"{name} ({level})" if level else name] = "undefined on these data (e.g. every rating is the same)"
-        else:
-            out[name] = r
-    return out
-
-
 def _report(comp: Computation, subset: str, name: str, level: str, round_: str, result) -> Report:
     ci = result.ci or (None, None)
     return Report(computation=comp, project_id=comp.scope.project_id, scope=comp.scope.key, subset=subset, metric=name,
                   level=level, round=round_, value=float(result.value), ci_low=_finite(ci[0]), ci_high=_finite(ci[1]),
                   n_items=result.n_items, n_raters=result.n_raters, method=result.method,
                   library_versions=comp.library_versions, fingerprint=comp.fingerprint, computed_at=comp.computed_at)
+
+
+def _answers(triples) -> dict[str, list[dict]]:
+    """Every rater's answer per item: item -> [{"rater", "value"}], in the triples' order."""
+    out: dict[str, list[dict]] = {}
+    for item, rater, value in triples:
+        out.setdefault(item, []).append({"rater": rater, "value": value})
+    return out
 
 
 def _top(labels: dict, items, disagreement, answers: dict) -> list[dict]:
@@ -117,20 +114,15 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
         if not ds.triples:
             return [], {}, {"*": "no judgments to compare yet (practice and attention items, and participants "
                                  "flagged for exclusion, are left out)"}
-        answers: dict[str, list] = {}
-        for item, rater, value in ds.triples:
-            answers.setdefault(item, []).append({"rater": rater, "value": value})
+        answers = _answers(ds.triples)
         for i, level in enumerate(ds.levels):
             ratings = metrics.Ratings.from_triples(ds.triples, level)
             results, why = metrics.agreement(ratings, n_resamples=n_resamples, seed=seed, metrics=ds.metrics)
             skipped.update({f"{name} ({level})": reason for name, reason in why.items()})
-            results = _defined(results, skipped, level)
             reports += [_report(comp, ds.subset, name, level, Report.Round.FIRST, r) for name, r in results.items()]
             if mine:
                 after = ratings.with_overrides({(item, rater): v for item, raters in mine.items() for rater, v in raters.items()})
                 results2, why2 = metrics.agreement(after, n_resamples=n_resamples, seed=seed, metrics=ds.metrics)
-                why2 = dict(why2)
-                results2 = _defined(results2, why2, "")
                 skipped.update({f"{name} ({level}, after consensus)": reason for name, reason in why2.items()})
                 reports += [_report(comp, ds.subset, name, level, Report.Round.CONSENSUS, r) for name, r in results2.items()]
             if i == 0:
@@ -255,25 +247,24 @@ def schedule() -> list[int]:
     for project in Project.objects.all():
         stored = dict(Scope.objects.filter(project=project).values_list("key", "watermark"))
         for key, watermark in scopes.discover(project).items():
-            if _jsonable(stored.get(key)) != _jsonable(watermark):
+            if watermark_changed(stored.get(key), watermark):
                 queued += request(project, key, trigger="schedule")
     return queued
 
 
-def _jsonable(x):
-    return json.loads(json.dumps(x, default=str)) if x is not None else None
+def watermark_changed(stored, current) -> bool:
+    """Whether a scope's watermark differs from the one its last computation stored (compared as
+    JSON, times as ISO text): it has new responses since its last report."""
+    return json.dumps(stored, sort_keys=True, default=str) != json.dumps(current, sort_keys=True, default=str)
 
 
 # ------------------------------------------------------------------------------ reading
 
 def latest(project: Project, key: str | None = None) -> list[Computation]:
-    """The latest computation of each scope of the project (or of ``key``), scopes in key order."""
-    out = []
-    for scope in Scope.objects.filter(project=project, **({"key": key} if key else {})).order_by("key"):
-        comp = scope.computations.first()
-        if comp is not None:
-            out.append(comp)
-    return out
+    """The latest computation of each scope of the project (or of ``key``), scopes in key order; one query."""
+    latest_first = (Computation.objects.filter(scope__project=project, **({"scope__key": key} if key else {}))
+                    .select_related("scope").order_by("scope_id", "-computed_at", "-id").distinct("scope_id"))
+    return sorted(latest_first, key=lambda c: c.scope.key)
 
 
 def report_dict(r: Report) -> dict:
@@ -392,9 +383,7 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
         chosen = [i for i, d in disagreement.items() if np.isfinite(d) and d >= threshold and d > 0]
     if len(chosen) > CONSENSUS_SEND_MAX:
         raise Invalid(f"{len(chosen)} items pass; send at most {CONSENSUS_SEND_MAX} at once (raise the threshold)")
-    answers: dict[str, list] = {}
-    for item, rater, value in triples:
-        answers.setdefault(item, []).append({"rater": rater, "value": value})
+    answers = _answers(triples)
     scope = Scope.objects.get(project=project, key=key)
     created = []
     with transaction.atomic():

@@ -38,8 +38,12 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
         out = []
-        for comp in services.latest(project, key):
-            reports = Report.objects.filter(computation=comp).order_by("subset", "metric", "level", "round")
+        computations = services.latest(project, key)
+        by_computation: dict[int, list[Report]] = {c.pk: [] for c in computations}
+        for r in Report.objects.filter(computation__in=computations).order_by("subset", "metric", "level", "round"):
+            by_computation[r.computation_id].append(r)
+        for comp in computations:
+            reports = by_computation[comp.pk]
             out.append({"scope": comp.scope.key, "computed_at": comp.computed_at.isoformat(), "trigger": comp.trigger,
                         "fingerprint": comp.fingerprint, "seed": comp.seed, "resamples": comp.n_resamples,
                         "seconds": comp.seconds, "reports": [services.report_dict(r) for r in reports],
