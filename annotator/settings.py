@@ -305,6 +305,14 @@ LLM_TIMEOUT_S = env_float("LLM_TIMEOUT_S", 120.0, minimum=1.0)
 LLM_FRAMES = env_int("LLM_FRAMES", 6, minimum=1)
 LLM_WINDOWS = env_int("LLM_WINDOWS", 3, minimum=1)  # windows per video for QA types with a window clip policy
 LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 4, minimum=1)
+# Backoff between attempts of one stage call: BASE x 2^(n-1) s, or the server's Retry-After; capped.
+LLM_BACKOFF_BASE_S = env_float("LLM_BACKOFF_BASE_S", 2.0, minimum=0.0)
+LLM_BACKOFF_CAP_S = env_float("LLM_BACKOFF_CAP_S", 60.0, minimum=0.0)
+# A pipeline run's task works for at most this long, then queues itself to go on (a worker is never
+# held for hours and a lost worker loses at most one slice; finished videos are never redone).
+DRAFT_RUN_SLICE_S = env_float("DRAFT_RUN_SLICE_S", 1800.0, minimum=1.0)
+# Threads of one run's task: the largest concurrency of its servers, at most this.
+DRAFT_RUN_MAX_THREADS = env_int("DRAFT_RUN_MAX_THREADS", 32, minimum=1)
 
 # --- Queues --------------------------------------------------------------------------------------
 # Leases are short and renewed by the page's heartbeat, so a closed page frees its unit within a

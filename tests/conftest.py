@@ -3,16 +3,15 @@ an OpenAI-compatible model server on loopback, and members of a project."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+
+from tests.fake_model_server import FakeModelServer
 
 REPO = Path(__file__).resolve().parent.parent
 FOOTAGE = Path(os.environ.get("FOOTAGE_DIR", REPO / ".cache" / "footage"))
@@ -133,58 +132,27 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, *, what: s
     pytest.fail(f"{what} not met within {timeout} s")
 
 
-class FakeModelServer:
-    """An OpenAI-compatible chat-completions server on loopback. ``replies`` is a list of reply
-    texts served in order (the last one repeats); every request body is kept in ``requests``."""
-
-    def __init__(self):
-        self.replies: list[str] = []
-        self.requests: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                if not self.path.endswith("/chat/completions"):
-                    self.send_error(404)
-                    return
-                index = min(len(server.requests) - 1, len(server.replies) - 1)
-                text = server.replies[index]
-                payload = {
-                    "id": f"cmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 100 + len(server.requests), "completion_tokens": 20, "total_tokens": 121},
-                }
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def model_server(settings):
+    """A loopback OpenAI-compatible server (``tests.fake_model_server``), also the LLM_* default."""
     server = FakeModelServer()
     settings.LLM_BASE_URL = server.base_url
     settings.LLM_MODEL = "fake-vlm"
+    settings.LLM_BACKOFF_BASE_S = 0.05
     yield server
     server.close()
+
+
+@pytest.fixture
+def add_server(project, model_server):
+    """Factory: a ModelServer row of ``project`` (or ``for_project``) pointing at ``model_server``."""
+    from annotator.drafts.models import ModelServer
+
+    def add(name: str = "fake", *, model: str = "fake-vlm", for_project=None, **fields) -> ModelServer:
+        return ModelServer.objects.create(project=for_project or project, name=name, base_url=model_server.base_url,
+                                          model=model, **fields)
+
+    return add
 
 
 @pytest.fixture

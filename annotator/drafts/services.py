@@ -17,12 +17,14 @@ from django.db.models import F
 from annotator import jobs
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
+from annotator.drafts.engine import Endpoint, MissingKey
 from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, Pipeline
 from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
 from annotator.media.models import Video
 from annotator.media.services import local_copy
 from annotator.projects.models import Project
 from annotator.qa import services as qa_services
+from annotator.qa.models import QAPair
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +42,17 @@ class RunLaunch:
     skipped: dict[str, int]
 
 
-def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str = "") -> RunLaunch:
+def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str = "", params: dict | None = None) -> RunLaunch:
     """Create a run over the project's ready videos and queue one task per video on commit.
 
     ``templates`` skips videos that already have template drafts or no annotations (so running
-    it again adds nothing); ``llm`` drafts every ready video and needs ``qa_type``.
+    it again adds nothing); ``llm`` drafts every ready video and needs ``qa_type``. ``params`` of
+    an llm run may hold a model server's snapshot (``ModelServer.snapshot``), whose base URL and
+    key variable then replace the ``LLM_*`` settings.
     Raises ValueError for an unknown pipeline or a missing qa_type.
     """
-    if pipeline not in Pipeline.values:
-        raise ValueError(f"unknown pipeline {pipeline!r}; choose one of {', '.join(Pipeline.values)}")
+    if pipeline not in (Pipeline.TEMPLATES, Pipeline.LLM):
+        raise ValueError(f"pipeline {pipeline!r} is not a one-task-per-video pipeline; use annotator.drafts.runs.start")
     if pipeline == Pipeline.LLM and not qa_type:
         raise ValueError("the llm pipeline needs a QA type")
     videos = list(Video.objects.filter(project=project))
@@ -80,7 +84,7 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
             run = DraftRun.objects.create(
                 project=project, pipeline=pipeline, qa_type=qa_type,
                 model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
-                params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES},
+                params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES, **(params or {})},
             )
         draft_jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
         task = "drafts.templates" if pipeline == Pipeline.TEMPLATES else "drafts.llm"
@@ -99,14 +103,17 @@ def attempts_of(draft_job_id: int) -> int:
     return DraftJob.objects.filter(pk=draft_job_id).values_list("attempts", flat=True).first() or 0
 
 
-def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:
+def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str, *, commit=None, summary: dict | None = None) -> int:
     """Save ``specs`` as drafts of ``job`` with their QA pairs and one unit; mark the job done.
 
-    Returns how many drafts were written (0 if the job was already done: a redelivered task).
+    Specs with a ``flag`` become model flags (``qa.services.flag_qa_pair``, source ``actor``):
+    their unit is served first. ``commit(job)``, if given, runs last in the same transaction, and
+    ``summary`` is stored on the job. Returns how many drafts were written (0 if the job was
+    already done or cancelled: a redelivered task).
     """
     with transaction.atomic():
         job = DraftJob.objects.select_for_update().select_related("run", "video").get(pk=job.pk)
-        if job.status == DraftJob.Status.DONE:
+        if job.status in (DraftJob.Status.DONE, DraftJob.Status.CANCELLED):
             return 0
         drafts = Draft.objects.bulk_create([
             Draft(job=job, qa_type=s.qa_type, question=s.question, answer=s.answer, options=s.options,
@@ -116,10 +123,16 @@ def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str) -> int:
         ])
         if drafts:
             qa_services.open_units_for_drafts(job.run.project, job.video, drafts, actor=actor)
+        flags = {d.pk: s.flag for d, s in zip(drafts, specs) if s.flag}
+        for pair_id, draft_id in QAPair.objects.filter(draft_id__in=flags).values_list("id", "draft_id"):
+            qa_services.flag_qa_pair(pair_id, reason=flags[draft_id], source=actor)
+        if commit is not None:
+            commit(job)
         job.status = DraftJob.Status.DONE
         job.n_drafts = len(drafts)
         job.error = ""
-        job.save(update_fields=["status", "n_drafts", "error", "updated_at"])
+        job.summary = summary or job.summary
+        job.save(update_fields=["status", "n_drafts", "error", "summary", "updated_at"])
     return len(drafts)
 
 
@@ -167,13 +180,15 @@ def run_llm_job(job_id: int) -> str:
         for clip in clips:
             times = ffmpeg.sample_times(clip[0], clip[1], settings.LLM_FRAMES)
             text = llm_format.user_text(qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=5, clip=clip)
-            call = ModelCall(job=job, attempt=job.attempts, model=run.model,
+            call = ModelCall(job=job, project_id=run.project_id, attempt=job.attempts, model=run.model, stage="llm",
+                             prompt_version=run.prompt_version,
                              request={"system": llm_format.SYSTEM_PROMPT, "text": text, "frame_times_s": times,
                                       "clip_s": list(clip), "prompt_version": run.prompt_version})
             try:
                 frames = ffmpeg.sample_frames(src, times, max_side=FRAME_MAX_SIDE)
+                api_key = Endpoint.from_snapshot(run.params).api_key() if run.params.get("server") else settings.LLM_API_KEY
                 reply = llm.chat(
-                    base_url=run.params.get("base_url", settings.LLM_BASE_URL), api_key=settings.LLM_API_KEY,
+                    base_url=run.params.get("base_url", settings.LLM_BASE_URL), api_key=api_key,
                     model=run.model, system=llm_format.SYSTEM_PROMPT,
                     content=[{"type": "text", "text": text}, *map(llm.image_part, frames)],
                     timeout_s=settings.LLM_TIMEOUT_S,
@@ -181,7 +196,7 @@ def run_llm_job(job_id: int) -> str:
                 call.raw_output, call.latency_ms = reply.text, reply.latency_ms
                 call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
                 pairs = llm_format.parse_answer(reply.text)
-            except (ffmpeg.MediaError, llm.ModelCallError, llm_format.MalformedModelOutput) as exc:
+            except (ffmpeg.MediaError, llm.ModelCallError, llm_format.MalformedModelOutput, MissingKey) as exc:
                 call.error = f"{type(exc).__name__}: {exc}"
                 call.save()
                 final = job.attempts >= settings.LLM_MAX_ATTEMPTS

@@ -35,7 +35,9 @@ N_OPTIONS = 4  # EgoExoBench items are 4-way (seed 001 Sec. 3.2)
 
 @dataclass(frozen=True)
 class DraftSpec:
-    """A QA pair a pipeline proposes. Times in seconds; ``options[answer_index]`` is the answer."""
+    """A QA pair a pipeline proposes. Times in seconds; ``options[answer_index]`` is the answer.
+    A non-empty ``flag`` (a model's review label and reason) makes the QA pair a model flag,
+    served first in the review queue."""
 
     qa_type: str
     question: str
@@ -46,6 +48,7 @@ class DraftSpec:
     options: list[str] | None = None
     answer_index: int | None = None
     params: dict = field(default_factory=dict)
+    flag: str = ""
 
 
 def shuffled_options(correct: str, distractors: list[str], seed: int) -> tuple[list[str], int]:

@@ -1,0 +1,312 @@
+"""Calling a model for one pipeline stage: structured output, validation, retries, cache, cost.
+
+A *stage* (``Stage``) is a prompt with a version, a JSON Schema the answer must follow, and an
+optional rule check beyond the schema (e.g. VUDG's distractor rules). ``call_stage`` sends the
+stage's input to an *endpoint* (a server snapshot, ``Endpoint``) as
+
+    response_format={"type": "json_schema", "json_schema": {"name": STAGE, "schema": ..., "strict": true}}
+
+validates the reply with ``jsonschema`` and the stage's check, and stores every attempt as a
+``ModelCall`` (input, prompt version, raw output, parsed output, model, tokens, latency, error,
+estimated cost). A malformed or rule-breaking answer, a refusal, a timeout, a 429 or a transport
+error is recorded and retried with exponential backoff (``LLM_BACKOFF_BASE_S`` x 2^(n-1), capped at
+``LLM_BACKOFF_CAP_S``), or after the server's ``Retry-After`` when it sent one; after
+``LLM_MAX_ATTEMPTS`` attempts ``StageFailed`` is raised. Nothing is written but call rows: saving
+what a stage produced is the caller's business, in its own transaction.
+
+Cache: a successful answer is keyed by the SHA-256 of (model, stage, prompt version, system
+prompt, schema, input text, image key). A later call of the same project with the same key reuses
+it without a request: the cache hit is stored as a call row with ``cached_from`` set and cost 0,
+so re-running a pipeline over unchanged inputs costs nothing and resumes where it failed.
+
+Concurrency: every request holds one of the server's ``concurrency`` slots, counted in Redis
+across all workers and processes (``ServerSlots``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable
+
+import jsonschema
+import redis
+from django.conf import settings
+
+from annotator.adapters import ffmpeg, llm
+from annotator.drafts.models import DraftJob, ModelCall, ModelServer
+
+
+class MalformedModelOutput(ValueError):
+    """The model's reply is not what the stage asked for; the message says what is wrong."""
+
+
+class StageFailed(Exception):
+    """A stage got no usable answer within its attempts; ``stage`` names it, ``str()`` says why."""
+
+    def __init__(self, stage: str, reason: str):
+        super().__init__(f"{stage}: {reason}")
+        self.stage = stage
+        self.reason = reason
+
+
+class MissingKey(Exception):
+    """The environment variable named as a server's key holder is not set (message says which)."""
+
+
+class RunCancelled(Exception):
+    """The run was cancelled while this stage waited to call its model."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a pipeline.
+
+    ``schema`` is a JSON Schema in the strict subset of OpenAI structured outputs (every object has
+    ``additionalProperties: false`` and lists all its properties as ``required``). ``check(output,
+    context)`` may raise MalformedModelOutput for rules a schema cannot say (``context`` is the
+    dict the caller passes to ``call_stage``); a breach is recorded and retried like bad JSON.
+    """
+
+    name: str
+    prompt_version: str
+    system: str
+    schema: dict
+    check: Callable[[dict, dict], None] | None = None
+    temperature: float = 0.2
+
+    def response_format(self) -> dict:
+        """The ``response_format`` sent with every request of this stage."""
+        return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
+
+
+STAGES: dict[str, Stage] = {}
+# The stage names a run may configure a server for (issue 10 keeps these names).
+STAGE_NAMES = ("caption", "questions", "answer", "vudg_open", "vudg_distractors", "vudg_review",
+               "consistency_check", "text_only", "judge")
+
+
+def register(stage: Stage) -> Stage:
+    """Add ``stage`` to ``STAGES`` (its name must be one of ``STAGE_NAMES``); returns it."""
+    if stage.name not in STAGE_NAMES:
+        raise ValueError(f"unknown stage name {stage.name!r}")
+    jsonschema.Draft202012Validator.check_schema(stage.schema)
+    STAGES[stage.name] = stage
+    return stage
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What a run knows of the server a stage calls: ``ModelServer.snapshot()`` as stored on the run.
+    Prices in USD per million tokens; ``timeout_s`` in seconds."""
+
+    server: str
+    base_url: str
+    model: str
+    key_env: str = ""
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    price_prompt_per_mtok: float = 0.0
+    price_completion_per_mtok: float = 0.0
+    server_id: int | None = None
+
+    @classmethod
+    def from_snapshot(cls, snap: dict) -> Endpoint:
+        """Build from a stored snapshot; unknown keys are ignored."""
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in snap.items() if k in names})
+
+    @classmethod
+    def of(cls, server: ModelServer) -> Endpoint:
+        return cls.from_snapshot(server.snapshot())
+
+    def api_key(self) -> str:
+        """The key from the environment variable ``key_env`` (``LLM_API_KEY`` when none is named).
+        Raises MissingKey when the named variable is unset or empty."""
+        if not self.key_env:
+            return settings.LLM_API_KEY
+        value = os.environ.get(self.key_env)
+        if not value:
+            raise MissingKey(f"the environment variable {self.key_env} (the API key of server {self.server!r}) is not set")
+        return value
+
+    def cost_usd(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """Estimated cost in USD of one call, or None when the server reported no token counts."""
+        if prompt_tokens is None and completion_tokens is None:
+            return None
+        return ((prompt_tokens or 0) * self.price_prompt_per_mtok
+                + (completion_tokens or 0) * self.price_completion_per_mtok) / 1e6
+
+
+# ----------------------------------------------------------------------------- concurrency slots
+
+_redis_lock = threading.Lock()
+_redis_client: redis.Redis | None = None
+
+
+def _redis() -> redis.Redis:
+    global _redis_client
+    with _redis_lock:
+        if _redis_client is None:
+            _redis_client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        return _redis_client
+
+
+class ServerSlots:
+    """A counting semaphore per server in Redis: a sorted set of holders scored by the time they
+    took a slot. A holder is in when its rank is below ``limit``; holders older than ``lease_s``
+    seconds (a killed worker) no longer count."""
+
+    def __init__(self, key: str, limit: int, lease_s: float):
+        self.key, self.limit, self.lease_s = f"llm:slots:{key}", max(1, limit), lease_s
+
+    @contextmanager
+    def hold(self, cancelled: Callable[[], bool] = lambda: False):
+        """Wait for a slot (polling every 20 ms), hold it for the block, then free it.
+        Raises RunCancelled if ``cancelled()`` turns true while waiting."""
+        client, token = _redis(), uuid.uuid4().hex
+        polls = 0
+        while True:
+            now = time.time()
+            pipe = client.pipeline()
+            pipe.zremrangebyscore(self.key, 0, now - self.lease_s)
+            pipe.zadd(self.key, {token: now})
+            pipe.zrank(self.key, token)
+            rank = pipe.execute()[2]
+            if rank is not None and rank < self.limit:
+                break
+            client.zrem(self.key, token)
+            polls += 1
+            if polls % 50 == 0 and cancelled():
+                raise RunCancelled()
+            time.sleep(0.02)
+        try:
+            yield
+        finally:
+            client.zrem(self.key, token)
+
+
+# ----------------------------------------------------------------------------- calling a stage
+
+@dataclass
+class StageInput:
+    """What one call of a stage sends: ``text`` (the user message) and images.
+
+    ``image_key`` identifies the images by content (e.g. the video's sha256, the frame times in
+    seconds and the frame size) for the cache; ``images`` is called only on a cache miss and returns
+    JPEG bytes in the order the text describes them. ``context`` is passed to the stage's check.
+    """
+
+    text: str
+    image_key: str = ""
+    images: Callable[[], list[bytes]] | None = None
+    context: dict = field(default_factory=dict)
+    record: dict = field(default_factory=dict)  # extra input fields stored on the call (frame times, ids)
+
+
+def cache_key(stage: Stage, endpoint: Endpoint, inp: StageInput) -> str:
+    """SHA-256 hex of the model, stage, prompt version, system prompt, schema, text and image key."""
+    blob = json.dumps([endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema,
+                       inp.text, inp.image_key], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def parse_reply(stage: Stage, text: str, context: dict) -> dict:
+    """The reply as a dict valid against the stage's schema and check; raises MalformedModelOutput.
+    A reply wrapped in a ```json fence is accepted (some servers ignore ``response_format``)."""
+    body = (text or "").strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    if not body:
+        raise MalformedModelOutput("empty reply")
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise MalformedModelOutput(f"not JSON: {exc}") from None
+    errors = sorted(jsonschema.Draft202012Validator(stage.schema).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        where = "/".join(map(str, errors[0].path)) or "(root)"
+        raise MalformedModelOutput(f"does not match the {stage.name} schema at {where}: {errors[0].message}")
+    if stage.check:
+        stage.check(data, context)
+    return data
+
+
+def backoff_s(attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): the server's Retry-After when it
+    sent one (capped at ``LLM_BACKOFF_CAP_S``), else ``LLM_BACKOFF_BASE_S`` x 2^(attempt-1), capped."""
+    cap = settings.LLM_BACKOFF_CAP_S
+    if retry_after is not None:
+        return min(cap, retry_after)
+    return min(cap, settings.LLM_BACKOFF_BASE_S * 2 ** (attempt - 1))
+
+
+def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, project_id: int | None,
+               job: DraftJob | None = None, use_cache: bool = True, max_attempts: int | None = None,
+               cancelled: Callable[[], bool] = lambda: False, sleep: Callable[[float], None] = time.sleep) -> dict:
+    """Get a valid answer of ``stage`` from ``endpoint`` for ``inp``; returns the parsed dict.
+
+    Every attempt (and a cache hit) is stored as a ModelCall of ``project_id`` and ``job``.
+    Raises StageFailed after ``max_attempts`` (default ``LLM_MAX_ATTEMPTS``) unusable answers, or
+    at once when the server's key variable is unset; RunCancelled when ``cancelled()`` is true
+    before an attempt.
+    """
+    stage = STAGES[stage] if isinstance(stage, str) else stage
+    key = cache_key(stage, endpoint, inp)
+    request = {"system": stage.system, "text": inp.text, "image_key": inp.image_key, **inp.record}
+    base = dict(project_id=project_id, job=job, server_id=endpoint.server_id, stage=stage.name,
+                prompt_version=stage.prompt_version, model=endpoint.model, request=request, cache_key=key)
+    if use_cache:
+        hit = (ModelCall.objects.filter(cache_key=key, project_id=project_id, error="", cached_from__isnull=True)
+               .filter(output__isnull=False).order_by("-id").only("id", "output").first())
+        if hit is not None:
+            ModelCall.objects.create(**base, attempt=0, output=hit.output, cached_from=hit, cost_usd=0.0, latency_ms=0)
+            return hit.output
+    try:
+        api_key = endpoint.api_key()
+    except MissingKey as exc:
+        ModelCall.objects.create(**base, attempt=1, error=str(exc))
+        raise StageFailed(stage.name, str(exc)) from None
+    max_attempts = max_attempts or settings.LLM_MAX_ATTEMPTS
+    slots = ServerSlots(f"{endpoint.base_url}|{endpoint.model}", endpoint.concurrency, lease_s=endpoint.timeout_s * 2 + 60)
+    images: list[bytes] | None = None
+    last = ""
+    for attempt in range(1, max_attempts + 1):
+        if cancelled():
+            raise RunCancelled()
+        call = ModelCall(**base, attempt=attempt)
+        retry_after = None
+        try:
+            if images is None:
+                images = inp.images() if inp.images else []
+            content = [{"type": "text", "text": inp.text}, *map(llm.image_part, images)]
+            with slots.hold(cancelled):
+                reply = llm.chat(base_url=endpoint.base_url, api_key=api_key, model=endpoint.model, system=stage.system,
+                                 content=content, timeout_s=endpoint.timeout_s, response_format=stage.response_format(),
+                                 temperature=stage.temperature)
+            call.raw_output, call.latency_ms = reply.text, reply.latency_ms
+            call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
+            call.cost_usd = endpoint.cost_usd(reply.prompt_tokens, reply.completion_tokens)
+            call.output = parse_reply(stage, reply.text, inp.context)
+        except llm.ModelCallError as exc:
+            call.error, retry_after = f"{exc.kind}: {exc}", exc.retry_after_s
+        except MalformedModelOutput as exc:
+            call.error, call.output = f"malformed: {exc}", None
+        except ffmpeg.MediaError as exc:  # frames could not be sampled: the input is at fault, not the model
+            call.error = f"media: {exc}"
+            call.save()
+            raise StageFailed(stage.name, call.error) from None
+        call.retry_after_s = retry_after
+        call.save()
+        if not call.error:
+            return call.output
+        last = call.error
+        if attempt < max_attempts:
+            sleep(backoff_s(attempt, retry_after))
+    raise StageFailed(stage.name, f"no usable answer in {max_attempts} attempts; last: {last}")

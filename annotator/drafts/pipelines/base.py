@@ -1,0 +1,120 @@
+"""What a multi-stage pipeline is, and what it gets to work with.
+
+A pipeline (``PipelineDef``) chooses the videos of a run (one ``DraftJob`` each) and, per video,
+does its stages through ``JobContext.call`` and returns a ``Result``: the drafts to save and,
+optionally, a ``commit`` function that writes anything else (flags on existing QA pairs, dropped
+items). The runner saves a result in one transaction per video, so a video's items are written
+whole or not at all; a stage that fails raises ``StageFailed`` and the video writes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from annotator.adapters import ffmpeg
+from annotator.drafts import engine
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.drafts.templates import DraftSpec
+from annotator.errors import Invalid
+from annotator.media.models import Video
+from annotator.media.services import local_copy
+
+FRAME_MAX_SIDE = 512  # px, longest side of frames sent to a model
+
+
+@dataclass
+class Result:
+    """What one video's job produced. ``specs`` become drafts, QA pairs and units (a spec's
+    ``flag`` makes its QA pair a model flag with that reason, served first). ``commit(job)`` runs
+    after them in the same transaction. ``summary`` is stored on the job (counts by name)."""
+
+    specs: list[DraftSpec] = field(default_factory=list)
+    commit: Callable[[DraftJob], None] | None = None
+    summary: dict = field(default_factory=dict)
+
+
+class JobContext:
+    """One video's job as a pipeline sees it: the run, the job, its video, the endpoint of each
+    stage, and helpers to sample frames and call stages (recording the stage being worked on)."""
+
+    def __init__(self, run: DraftRun, job: DraftJob, endpoints: dict[str, engine.Endpoint]):
+        self.run, self.job, self.video, self.endpoints = run, job, job.video, endpoints
+        self.params = run.params or {}
+        self._cancel_checked = 0.0
+        self._cancelled = False
+        self._lock = threading.Lock()
+
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled (read from the database at most once a second)."""
+        with self._lock:
+            now = time.monotonic()
+            if not self._cancelled and now - self._cancel_checked > 1.0:
+                self._cancel_checked = now
+                self._cancelled = DraftRun.objects.filter(pk=self.run.pk, status=DraftRun.Status.CANCELLED).exists()
+            return self._cancelled
+
+    def call(self, stage: str, inp: engine.StageInput) -> dict:
+        """Call ``stage`` on its endpoint; returns the validated answer. Raises StageFailed or
+        RunCancelled (see ``engine.call_stage``)."""
+        if self.job.stage != stage:
+            self.job.stage = stage
+            DraftJob.objects.filter(pk=self.job.pk).update(stage=stage)
+        return engine.call_stage(stage, self.endpoints[stage], inp, project_id=self.run.project_id, job=self.job,
+                                 use_cache=self.params.get("cache", True), cancelled=self.cancelled)
+
+    def frames(self, video: Video, times_s: list[float], *, max_side: int = FRAME_MAX_SIDE) -> tuple[str, Callable[[], list[bytes]]]:
+        """(image key, loader) for frames of ``video`` at ``times_s`` (seconds): the key names them
+        by content (video sha256, times, size) for the cache; the loader samples them with ffmpeg."""
+        key = f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{max_side}"
+
+        def load() -> list[bytes]:
+            with local_copy(video.rendition.name or video.original.name) as src:
+                return ffmpeg.sample_frames(src, times_s, max_side=max_side)
+
+        return key, load
+
+
+class PipelineDef:
+    """A pipeline: ``name`` (a ``Pipeline`` value), the model ``stages`` it calls (each needs a
+    server), and whether its jobs need a ready video file."""
+
+    name: str = ""
+    stages: tuple[str, ...] = ()
+    label: str = ""
+
+    def clean_params(self, project, params: dict) -> dict:
+        """Check and normalise the run's parameters; raise Invalid with a plain message."""
+        return params
+
+    def select(self, run: DraftRun) -> tuple[list[Video], dict[str, int]]:
+        """The videos to make jobs for, and counts of videos left out by reason. Default: the
+        project's ready videos."""
+        videos, skipped = [], {}
+        for video in Video.objects.filter(project=run.project).order_by("id"):
+            if video.status == Video.Status.READY:
+                videos.append(video)
+            else:
+                why = "failed" if video.status == Video.Status.FAILED else "still processing"
+                skipped[why] = skipped.get(why, 0) + 1
+        return videos, skipped
+
+    def work(self, ctx: JobContext) -> Result:
+        raise NotImplementedError
+
+
+PIPELINES: dict[str, PipelineDef] = {}
+
+
+def register(pipeline: PipelineDef) -> PipelineDef:
+    """Add ``pipeline`` to ``PIPELINES``; returns it."""
+    PIPELINES[pipeline.name] = pipeline
+    return pipeline
+
+
+def require(condition: bool, message: str, field_name: str = "params") -> None:
+    """Raise Invalid(message) unless ``condition``: for ``clean_params``."""
+    if not condition:
+        raise Invalid(message, errors={field_name: message})

@@ -1,0 +1,312 @@
+"""Pipeline runs: start, execute, cancel, resume, and report progress (issue 10).
+
+``start`` is the one entry point for every pipeline (the ``draft`` command, the API and the runs
+page call it). ``templates`` and ``llm`` keep their one-task-per-video path
+(``annotator.drafts.services``); the multi-stage pipelines (``annotator.drafts.pipelines``) are
+run by one job task per run (``drafts.run``), which works the run's videos on as many threads as
+its servers allow (the largest concurrency, at most ``DRAFT_RUN_MAX_THREADS``), each video
+through all its stages. After ``DRAFT_RUN_SLICE_S`` seconds the task queues itself to go on.
+
+A video's job is written in one transaction when all its stages succeeded, so a failed or
+cancelled video writes nothing. ``resume`` puts failed and cancelled videos back in the queue;
+stages that had already succeeded are answered from the call cache, so the run goes on from the
+stage that failed and pays only for what is new.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotator import jobs
+from annotator.drafts import engine, services
+from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer, Pipeline
+from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
+from annotator.errors import Conflict, Invalid
+from annotator.projects.models import Project
+
+log = logging.getLogger(__name__)
+
+OLD_STYLE = {Pipeline.TEMPLATES, Pipeline.LLM}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What ``start`` did: the run (None when no video needed work), jobs queued, videos left out
+    by reason."""
+
+    run: DraftRun | None
+    queued: int
+    skipped: dict[str, int]
+
+
+def resolve_servers(project: Project, pipeline: PipelineDef, server: str, stage_servers: dict[str, str]) -> dict[str, dict]:
+    """Stage -> server snapshot for ``pipeline``: ``stage_servers[stage]`` or else ``server``.
+    Raises Invalid naming the stage that has no server, an unknown stage, or an unknown server."""
+    unknown = sorted(set(stage_servers) - set(pipeline.stages))
+    if unknown:
+        raise Invalid(f"pipeline {pipeline.name} has no stage {', '.join(unknown)}; its stages are "
+                      f"{', '.join(pipeline.stages) or 'none'}", errors={"stage_servers": "unknown stage"})
+    by_name = {s.name: s for s in ModelServer.objects.filter(project=project)}
+    out = {}
+    for stage in pipeline.stages:
+        name = stage_servers.get(stage) or server
+        if not name:
+            raise Invalid(f"stage {stage} of pipeline {pipeline.name} needs a model server: pass --server NAME "
+                          f"(or --stage-server {stage}=NAME)", errors={"server": "required"})
+        if name not in by_name:
+            known = ", ".join(sorted(by_name)) or "none yet: add one with the model_server command"
+            raise Invalid(f"project {project.slug} has no model server {name!r} (known: {known})",
+                          errors={"server": "unknown"})
+        out[stage] = by_name[name].snapshot()
+    return out
+
+
+def start(project: Project, pipeline: str, *, server: str = "", stage_servers: dict[str, str] | None = None,
+          params: dict | None = None, qa_type: str = "", model: str = "", user=None) -> Launch:
+    """Start a run of ``pipeline`` over the project's videos and queue its work on commit.
+
+    Raises Invalid for an unknown pipeline, a stage without a server, an unknown server or bad
+    parameters (each message says what to pass).
+    """
+    stage_servers, params = dict(stage_servers or {}), dict(params or {})
+    if pipeline in OLD_STYLE:
+        if stage_servers:
+            raise Invalid(f"pipeline {pipeline} has no stages to route; use --server", errors={"stage_servers": "not allowed"})
+        if pipeline == Pipeline.LLM and server:
+            snap = ModelServer.objects.filter(project=project, name=server).first()
+            if snap is None:
+                raise Invalid(f"project {project.slug} has no model server {server!r}", errors={"server": "unknown"})
+            model, params = snap.model, {**params, **snap.snapshot()}
+        try:
+            launch = services.start_run(project, pipeline, qa_type=qa_type, model=model, params=params)
+        except ValueError as exc:
+            raise Invalid(str(exc), errors={"pipeline": str(exc)}) from None
+        if launch.run is not None:
+            DraftRun.objects.filter(pk=launch.run.pk).update(status=DraftRun.Status.RUNNING, created_by=user,
+                                                              started_at=timezone.now())
+        return Launch(launch.run, launch.queued, launch.skipped)
+    definition = PIPELINES.get(pipeline)
+    if definition is None:
+        choices = ", ".join(sorted({*OLD_STYLE, *PIPELINES}))
+        raise Invalid(f"unknown pipeline {pipeline!r}; choose one of {choices}", errors={"pipeline": "unknown"})
+    servers = resolve_servers(project, definition, server, stage_servers)
+    if qa_type:
+        params["qa_type"] = qa_type
+    params = definition.clean_params(project, params)
+    with transaction.atomic():
+        run = DraftRun(project=project, pipeline=pipeline, servers=servers, params=params, created_by=user,
+                       qa_type=params.get("qa_type", ""),
+                       model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
+                       prompt_version=", ".join(f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages
+                                                if s in engine.STAGES)[:50] or pipeline)
+        videos, skipped = definition.select(run)
+        if not videos:
+            return Launch(None, 0, skipped)
+        run.save()
+        DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in videos])
+        jobs.enqueue("drafts.run", run.pk)
+    return Launch(run, len(videos), skipped)
+
+
+# ----------------------------------------------------------------------------- executing a run
+
+def _actor(run: DraftRun) -> str:
+    models = "+".join(sorted({s["model"] for s in run.servers.values()})) or "no-model"
+    return f"{run.pipeline}/{models}/run-{run.pk}"[:200]
+
+
+def _work_one(run: DraftRun, definition: PipelineDef, endpoints: dict, job_id: int) -> str:
+    """Do one video's job in this thread; returns its final status. Never raises."""
+    close_old_connections()
+    try:
+        claimed = DraftJob.objects.filter(pk=job_id, status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(
+            status=DraftJob.Status.RUNNING, attempts=F("attempts") + 1, error="")
+        if not claimed:
+            return "gone"
+        job = DraftJob.objects.select_related("video", "run__project").get(pk=job_id)
+        ctx = JobContext(run, job, endpoints)
+        try:
+            result = definition.work(ctx)
+            services.save_drafts(job, result.specs, _actor(run), commit=result.commit, summary=result.summary)
+            DraftJob.objects.filter(pk=job_id).update(stage="")
+            return DraftJob.Status.DONE
+        except engine.RunCancelled:
+            DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.CANCELLED)
+            return DraftJob.Status.CANCELLED
+        except engine.StageFailed as exc:
+            DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.FAILED, stage=exc.stage, error=exc.reason)
+            return DraftJob.Status.FAILED
+        except Invalid as exc:  # the video's own input cannot be used (e.g. no annotations to check against)
+            DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.FAILED, error=str(exc))
+            return DraftJob.Status.FAILED
+        except Exception as exc:  # a defect must fail this video alone, with its reason, not the run
+            log.exception("draft job %s of run %s", job_id, run.pk)
+            DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+            return DraftJob.Status.FAILED
+    finally:
+        connection.close()
+
+
+def execute(run_id: int) -> str:
+    """Work the queued videos of run ``run_id`` for up to ``DRAFT_RUN_SLICE_S`` seconds, on
+    threads; then queue the run again if videos remain, else settle its status. Returns
+    "done", "failed", "cancelled", "continued" or "gone"."""
+    run = DraftRun.objects.select_related("project").filter(pk=run_id).first()
+    if run is None or run.status in (DraftRun.Status.DONE, DraftRun.Status.CANCELLED):
+        return "gone"
+    definition = PIPELINES[run.pipeline]
+    DraftRun.objects.filter(pk=run_id).update(status=DraftRun.Status.RUNNING, error="",
+                                              started_at=Coalesce(F("started_at"), timezone.now()))
+    endpoints = {stage: engine.Endpoint.from_snapshot(snap) for stage, snap in run.servers.items()}
+    threads = min(settings.DRAFT_RUN_MAX_THREADS, max([e.concurrency for e in endpoints.values()] or [1]))
+    pending = iter(run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING])
+                   .order_by("id").values_list("id", flat=True))
+    deadline = time.monotonic() + settings.DRAFT_RUN_SLICE_S
+    cancelled = False
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"run{run_id}") as pool:
+        running = set()
+        while True:
+            while len(running) < threads and time.monotonic() < deadline and not cancelled:
+                job_id = next(pending, None)
+                if job_id is None:
+                    break
+                running.add(pool.submit(_work_one, run, definition, endpoints, job_id))
+            if not running:
+                break
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            cancelled = cancelled or DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.CANCELLED).exists()
+    return settle(run_id)
+
+
+def settle(run_id: int) -> str:
+    """Settle a run after a slice: cancelled stays cancelled (queued videos become cancelled);
+    videos left queued queue the run again ("continued"); else done, or failed if any video failed."""
+    run = DraftRun.objects.get(pk=run_id)
+    if run.status == DraftRun.Status.CANCELLED:
+        run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(status=DraftJob.Status.CANCELLED)
+        return "cancelled"
+    if run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).exists():
+        jobs.enqueue("drafts.run", run_id)
+        return "continued"
+    failed = run.jobs.filter(status=DraftJob.Status.FAILED).exists()
+    status = DraftRun.Status.FAILED if failed else DraftRun.Status.DONE
+    DraftRun.objects.filter(pk=run_id).exclude(status=DraftRun.Status.CANCELLED).update(status=status, finished_at=timezone.now())
+    return str(status)
+
+
+def settle_old_style(run_id: int) -> None:
+    """For a templates or llm run (one task per video): done or failed once no video is queued."""
+    run = DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.RUNNING).first()
+    if run is None or run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).exists():
+        return
+    failed = run.jobs.filter(status=DraftJob.Status.FAILED).exists()
+    DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.RUNNING).update(
+        status=DraftRun.Status.FAILED if failed else DraftRun.Status.DONE, finished_at=timezone.now())
+
+
+def mark_failed(run_id: int, reason: str) -> None:
+    """The run's task gave up (a worker died on it every time): fail the run with ``reason``."""
+    DraftRun.objects.filter(pk=run_id).exclude(status__in=[DraftRun.Status.DONE, DraftRun.Status.CANCELLED]).update(
+        status=DraftRun.Status.FAILED, error=reason, finished_at=timezone.now())
+    DraftJob.objects.filter(run_id=run_id, status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(
+        status=DraftJob.Status.FAILED, error=reason)
+
+
+# ----------------------------------------------------------------------------- cancel and resume
+
+def cancel(run: DraftRun) -> DraftRun:
+    """Cancel a queued or running run: videos not started are cancelled at once, videos in flight
+    stop before their next model call and write nothing. Raises Conflict for a finished run."""
+    with transaction.atomic():
+        run = DraftRun.objects.select_for_update().get(pk=run.pk)
+        if run.status not in (DraftRun.Status.QUEUED, DraftRun.Status.RUNNING):
+            raise Conflict(f"run {run.pk} is {run.status}; only a queued or running run can be cancelled")
+        run.status, run.finished_at = DraftRun.Status.CANCELLED, timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+        run.jobs.filter(status=DraftJob.Status.QUEUED).update(status=DraftJob.Status.CANCELLED)
+    return run
+
+
+def resume(run: DraftRun) -> int:
+    """Queue a failed or cancelled run's failed and cancelled videos again; returns how many.
+    Stages that succeeded before are answered from the cache. Raises Conflict for a run that is
+    queued, running or done with nothing to redo."""
+    with transaction.atomic():
+        run = DraftRun.objects.select_for_update().get(pk=run.pk)
+        if run.status not in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED):
+            raise Conflict(f"run {run.pk} is {run.status}; only a failed or cancelled run can be resumed")
+        redo = list(run.jobs.filter(status__in=[DraftJob.Status.FAILED, DraftJob.Status.CANCELLED]).values_list("id", flat=True))
+        if not redo:
+            raise Conflict(f"run {run.pk} has no failed or cancelled video to resume")
+        DraftJob.objects.filter(pk__in=redo).update(status=DraftJob.Status.QUEUED)
+        run.status, run.finished_at, run.error = DraftRun.Status.QUEUED, None, ""
+        run.save(update_fields=["status", "finished_at", "error"])
+        if run.pipeline in OLD_STYLE:
+            DraftJob.objects.filter(pk__in=redo).update(attempts=0)
+            DraftRun.objects.filter(pk=run.pk).update(status=DraftRun.Status.RUNNING)
+            task = "drafts.templates" if run.pipeline == Pipeline.TEMPLATES else "drafts.llm"
+            for job_id in redo:
+                jobs.enqueue(task, job_id)
+        else:
+            jobs.enqueue("drafts.run", run.pk)
+    return len(redo)
+
+
+# ----------------------------------------------------------------------------- progress
+
+def progress(run: DraftRun, *, failures: int = 50) -> dict:
+    """A run's state for the command, the API and the page::
+
+        {"run": id, "pipeline": str, "status": str, "servers": {stage: {server, model, base_url}},
+         "videos": {"total", "queued", "running", "done", "failed", "cancelled"}, "drafts": int,
+         "summary": {name: count summed over videos},
+         "calls": {stage: {"calls", "errors", "cache_hits", "prompt_tokens", "completion_tokens",
+                           "cost_usd", "latency_ms_mean"}},
+         "cost_usd": float, "failures": [{"video", "stage", "error"}], "created_at", "finished_at"}
+
+    ``failures`` bounds the failed videos listed (newest first).
+    """
+    counts = dict(run.jobs.values_list("status").annotate(n=Count("id")))
+    videos = {s: counts.get(s, 0) for s in DraftJob.Status.values}
+    videos["total"] = sum(counts.values())
+    summary: dict[str, int] = {}
+    for row in run.jobs.exclude(summary={}).values_list("summary", flat=True):
+        for key, value in row.items():
+            if isinstance(value, (int, float)):
+                summary[key] = summary.get(key, 0) + value
+    calls = {}
+    rows = (ModelCall.objects.filter(job__run=run).values("stage")
+            .annotate(calls=Count("id"), errors=Count("id", filter=~Q(error="")),
+                      cache_hits=Count("id", filter=Q(cached_from__isnull=False)),
+                      prompt_tokens=Coalesce(Sum("prompt_tokens"), 0), completion_tokens=Coalesce(Sum("completion_tokens"), 0),
+                      cost=Sum("cost_usd"), latency=Sum("latency_ms", filter=Q(cached_from__isnull=True)),
+                      requests=Count("id", filter=Q(cached_from__isnull=True))))
+    for row in rows.order_by("stage"):
+        calls[row["stage"] or "llm"] = {
+            "calls": row["calls"], "errors": row["errors"], "cache_hits": row["cache_hits"],
+            "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"],
+            "cost_usd": round(row["cost"] or 0.0, 6),
+            "latency_ms_mean": round((row["latency"] or 0) / row["requests"]) if row["requests"] else None,
+        }
+    failed = (run.jobs.filter(status=DraftJob.Status.FAILED).select_related("video").order_by("-updated_at")[:failures])
+    return {
+        "run": run.pk, "pipeline": run.pipeline, "status": run.status, "error": run.error,
+        "servers": {stage: {k: snap.get(k) for k in ("server", "model", "base_url")} for stage, snap in run.servers.items()},
+        "params": run.params,
+        "videos": videos,
+        "drafts": run.jobs.aggregate(n=Coalesce(Sum("n_drafts"), 0))["n"],
+        "summary": summary,
+        "calls": calls,
+        "cost_usd": round(sum(c["cost_usd"] for c in calls.values()), 6),
+        "failures": [{"video": j.video.filename, "stage": j.stage, "error": j.error} for j in failed],
+        "created_at": run.created_at.isoformat(), "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }
