@@ -69,7 +69,9 @@ class Stage:
     """One stage of a pipeline.
 
     ``schema`` is a JSON Schema in the strict subset of OpenAI structured outputs (every object has
-    ``additionalProperties: false`` and lists all its properties as ``required``). ``check(output,
+    ``additionalProperties: false`` and lists all its properties as ``required``). A stage with
+    ``schema=None`` asks for free text (a model under evaluation answering as the papers prompted
+    it): no ``response_format`` is sent and the output is ``{"text": reply}``. ``check(output,
     context)`` may raise MalformedModelOutput for rules a schema cannot say (``context`` is the
     dict the caller passes to ``call_stage``); a breach is recorded and retried like bad JSON.
     """
@@ -77,12 +79,14 @@ class Stage:
     name: str
     prompt_version: str
     system: str
-    schema: dict
+    schema: dict | None
     check: Callable[[dict, dict], None] | None = None
     temperature: float = 0.2
 
-    def response_format(self) -> dict:
-        """The ``response_format`` sent with every request of this stage."""
+    def response_format(self) -> dict | None:
+        """The ``response_format`` sent with every request of this stage (None for free text)."""
+        if self.schema is None:
+            return None
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
 
 
@@ -96,7 +100,8 @@ def register(stage: Stage) -> Stage:
     """Add ``stage`` to ``STAGES`` (its name must be one of ``STAGE_NAMES``); returns it."""
     if stage.name not in STAGE_NAMES:
         raise ValueError(f"unknown stage name {stage.name!r}")
-    jsonschema.Draft202012Validator.check_schema(stage.schema)
+    if stage.schema is not None:
+        jsonschema.Draft202012Validator.check_schema(stage.schema)
     STAGES[stage.name] = stage
     return stage
 
@@ -221,6 +226,13 @@ def parse_reply(stage: Stage, text: str, context: dict) -> dict:
     """The reply as a dict valid against the stage's schema and check; raises MalformedModelOutput.
     A reply wrapped in a ```json fence is accepted (some servers ignore ``response_format``)."""
     body = (text or "").strip()
+    if stage.schema is None:
+        if not body:
+            raise MalformedModelOutput("empty reply")
+        data = {"text": body}
+        if stage.check:
+            stage.check(data, context)
+        return data
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     if not body:

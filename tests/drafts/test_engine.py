@@ -129,3 +129,12 @@ def test_requests_in_flight_never_exceed_the_server_concurrency(model_server, pr
         t.join()
     assert errors == []
     assert len(model_server.requests) == 6 and model_server.max_in_flight == 2
+
+
+@pytest.mark.django_db
+def test_a_free_text_stage_sends_no_response_format_and_keeps_the_text(model_server, project):
+    free = engine.Stage(name="predict", prompt_version="p1", system="Answer.", schema=None)
+    model_server.replies = ["  (B) the red cup  "]
+    out = engine.call_stage(free, _endpoint(model_server), engine.StageInput(text="Which cup?"), project_id=project.pk)
+    assert out == {"text": "(B) the red cup"}
+    assert "response_format" not in model_server.requests[0]
