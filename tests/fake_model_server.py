@@ -80,14 +80,22 @@ class FakeModelServer:
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
                 try:
                     server._answer(self, body)
                 finally:
+                    self._leave()
+
+            def _leave(self):
+                # Before the reply is written: once the client has it, it may start its next request.
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with server._lock:
                         server.in_flight -= 1
 
             def _send(self, status: int, payload: dict, headers: dict | None = None):
                 data = json.dumps(payload).encode()
+                self._leave()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

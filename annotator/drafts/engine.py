@@ -163,10 +163,21 @@ def _redis() -> redis.Redis:
         return _redis_client
 
 
+# Atomic in Redis: drop holders older than the lease, then take a slot if fewer than the limit hold one.
+_TAKE_SLOT = """
+redis.call('zremrangebyscore', KEYS[1], 0, ARGV[1])
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('zadd', KEYS[1], ARGV[3], ARGV[4])
+  return 1
+end
+return 0
+"""
+
+
 class ServerSlots:
     """A counting semaphore per server in Redis: a sorted set of holders scored by the time they
-    took a slot. A holder is in when its rank is below ``limit``; holders older than ``lease_s``
-    seconds (a killed worker) no longer count."""
+    took a slot, taken by one Lua script (check and add are atomic). Holders older than
+    ``lease_s`` seconds (a killed worker) no longer count."""
 
     def __init__(self, key: str, limit: int, lease_s: float):
         self.key, self.limit, self.lease_s = f"llm:slots:{key}", max(1, limit), lease_s
@@ -176,17 +187,12 @@ class ServerSlots:
         """Wait for a slot (polling every 20 ms), hold it for the block, then free it.
         Raises RunCancelled if ``cancelled()`` turns true while waiting."""
         client, token = _redis(), uuid.uuid4().hex
+        take = client.register_script(_TAKE_SLOT)
         polls = 0
         while True:
             now = time.time()
-            pipe = client.pipeline()
-            pipe.zremrangebyscore(self.key, 0, now - self.lease_s)
-            pipe.zadd(self.key, {token: now})
-            pipe.zrank(self.key, token)
-            rank = pipe.execute()[2]
-            if rank is not None and rank < self.limit:
+            if take(keys=[self.key], args=[now - self.lease_s, self.limit, now, token]):
                 break
-            client.zrem(self.key, token)
             polls += 1
             if polls % 50 == 0 and cancelled():
                 raise RunCancelled()
