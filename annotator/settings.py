@@ -311,8 +311,8 @@ LLM_BACKOFF_CAP_S = env_float("LLM_BACKOFF_CAP_S", 60.0, minimum=0.0)
 # A pipeline run's task works for at most this long, then queues itself to go on (a worker is never
 # held for hours and a lost worker loses at most one slice; finished videos are never redone).
 DRAFT_RUN_SLICE_S = env_float("DRAFT_RUN_SLICE_S", 1800.0, minimum=1.0)
-# Threads of one run's task: the largest concurrency of its servers, at most this.
-DRAFT_RUN_MAX_THREADS = env_int("DRAFT_RUN_MAX_THREADS", 32, minimum=1)
+# Threads of one run's task: twice the largest concurrency of its servers, at most this.
+DRAFT_RUN_MAX_THREADS = env_int("DRAFT_RUN_MAX_THREADS", 64, minimum=1)
 
 # --- Queues --------------------------------------------------------------------------------------
 # Leases are short and renewed by the page's heartbeat, so a closed page frees its unit within a

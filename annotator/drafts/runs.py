@@ -3,9 +3,10 @@
 ``start`` is the one entry point for every pipeline (the ``draft`` command, the API and the runs
 page call it). ``templates`` and ``llm`` keep their one-task-per-video path
 (``annotator.drafts.services``); the multi-stage pipelines (``annotator.drafts.pipelines``) are
-run by one job task per run (``drafts.run``), which works the run's videos on as many threads as
-its servers allow (the largest concurrency, at most ``DRAFT_RUN_MAX_THREADS``), each video
-through all its stages. After ``DRAFT_RUN_SLICE_S`` seconds the task queues itself to go on.
+run by one job task per run (``drafts.run``), which works the run's videos on twice as many
+threads as its servers allow (the largest concurrency; at most ``DRAFT_RUN_MAX_THREADS``), each
+video through all its stages: while some threads sample frames with ffmpeg, the others keep the
+server's slots (``engine.ServerSlots``, which bound the requests in flight) busy. After ``DRAFT_RUN_SLICE_S`` seconds the task queues itself to go on.
 
 A video's job is written in one transaction when all its stages succeeded, so a failed or
 cancelled video writes nothing. ``resume`` puts failed and cancelled videos back in the queue;
@@ -167,7 +168,7 @@ def execute(run_id: int) -> str:
     DraftRun.objects.filter(pk=run_id).update(status=DraftRun.Status.RUNNING, error="",
                                               started_at=Coalesce(F("started_at"), timezone.now()))
     endpoints = {stage: engine.Endpoint.from_snapshot(snap) for stage, snap in run.servers.items()}
-    threads = min(settings.DRAFT_RUN_MAX_THREADS, max([e.concurrency for e in endpoints.values()] or [1]))
+    threads = min(settings.DRAFT_RUN_MAX_THREADS, 2 * max([e.concurrency for e in endpoints.values()] or [1]))
     pending = iter(run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING])
                    .order_by("id").values_list("id", flat=True))
     deadline = time.monotonic() + settings.DRAFT_RUN_SLICE_S

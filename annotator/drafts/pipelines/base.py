@@ -46,6 +46,7 @@ class JobContext:
         self._cancel_checked = 0.0
         self._cancelled = False
         self._lock = threading.Lock()
+        self._frames: dict[str, list[bytes]] = {}
 
     def cancelled(self) -> bool:
         """Whether the run was cancelled (read from the database at most once a second)."""
@@ -67,12 +68,15 @@ class JobContext:
 
     def frames(self, video: Video, times_s: list[float], *, max_side: int = FRAME_MAX_SIDE) -> tuple[str, Callable[[], list[bytes]]]:
         """(image key, loader) for frames of ``video`` at ``times_s`` (seconds): the key names them
-        by content (video sha256, times, size) for the cache; the loader samples them with ffmpeg."""
+        by content (video sha256, times, size) for the cache; the loader samples them with ffmpeg
+        once per job (stages of one clip share them)."""
         key = f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{max_side}"
 
         def load() -> list[bytes]:
-            with local_copy(video.rendition.name or video.original.name) as src:
-                return ffmpeg.sample_frames(src, times_s, max_side=max_side)
+            if key not in self._frames:
+                with local_copy(video.rendition.name or video.original.name) as src:
+                    self._frames = {key: ffmpeg.sample_frames(src, times_s, max_side=max_side)}  # keep one clip's
+            return self._frames[key]
 
         return key, load
 
