@@ -9,7 +9,8 @@ Failures to order, consumed first (``fail_next``): ``malformed`` (text that is n
 ``invalid`` (JSON that breaks the schema), ``refuse`` (a ``message.refusal``), ``slow`` (sleeps
 ``seconds`` before answering, for client timeouts), ``429`` (Too Many Requests with a
 ``Retry-After`` header) and ``500``. ``delay_s`` is added to every reply (the benchmark's 500 ms).
-Every request body is kept in ``requests``; ``stages`` lists the stage of each.
+Every request body is kept in ``requests``; ``stages`` lists the stage of each and
+``authorizations`` its Authorization header.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class FakeModelServer:
         self.replies: list[str] = []
         self.requests: list[dict] = []
         self.stages: list[str] = []
+        self.authorizations: list[str] = []
         self.responders: dict[str, Callable[[dict], object]] = {}
         self.delay_s = delay_s
         self._failures: list[tuple[str | None, str, dict]] = []
@@ -74,6 +76,7 @@ class FakeModelServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.authorizations.append(self.headers.get("Authorization", ""))
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
