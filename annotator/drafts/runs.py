@@ -91,9 +91,8 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
             launch = services.start_run(project, pipeline, qa_type=qa_type, model=model, params=params)
         except ValueError as exc:
             raise Invalid(str(exc), errors={"pipeline": str(exc)}) from None
-        if launch.run is not None:
-            DraftRun.objects.filter(pk=launch.run.pk).update(status=DraftRun.Status.RUNNING, created_by=user,
-                                                              started_at=timezone.now())
+        if launch.run is not None and user is not None:
+            DraftRun.objects.filter(pk=launch.run.pk).update(created_by=user)
         return Launch(launch.run, launch.queued, launch.skipped)
     definition = PIPELINES.get(pipeline)
     if definition is None:

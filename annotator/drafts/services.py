@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from annotator import jobs
 from annotator.adapters import ffmpeg, llm
@@ -78,12 +79,14 @@ def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str 
         return RunLaunch(run=None, queued=0, skipped=skipped)
     with transaction.atomic():
         if pipeline == Pipeline.TEMPLATES:
-            run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version=TEMPLATES_PROMPT_VERSION)
+            run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version=TEMPLATES_PROMPT_VERSION,
+                                          status=DraftRun.Status.RUNNING, started_at=timezone.now())
         else:
             qa_services.ensure_qa_type(project, qa_type)
             run = DraftRun.objects.create(
                 project=project, pipeline=pipeline, qa_type=qa_type,
                 model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
+                status=DraftRun.Status.RUNNING, started_at=timezone.now(),
                 params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES, **(params or {})},
             )
         draft_jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
