@@ -101,8 +101,10 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
     servers = resolve_servers(project, definition, server, stage_servers)
     if qa_type:
         params["qa_type"] = qa_type
-    params = definition.clean_params(project, params)
+    # One transaction from the parameters' check on: ``clean_params`` may write (egonight applies
+    # its QA-type preset), and a refused start, or one with no video to draft, writes nothing.
     with transaction.atomic():
+        params = definition.clean_params(project, params)
         run = DraftRun(project=project, pipeline=pipeline, servers=servers, params=params, created_by=user,
                        qa_type=params.get("qa_type", ""),
                        model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
@@ -110,6 +112,7 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
                                                 if s in engine.STAGES)[:50] or pipeline)
         videos, skipped = definition.select(run)
         if not videos:
+            transaction.set_rollback(True)
             return Launch(None, 0, skipped)
         run.save()
         DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in videos])
