@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, studies, views
+from api import agreement, runs, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -30,4 +30,9 @@ urlpatterns = [
     path("projects/<slug:slug>/agreement/ratings/", agreement.RatingsView.as_view(), name="api-agreement-ratings"),
     path("projects/<slug:slug>/agreement/consensus/", agreement.ConsensusListView.as_view(), name="api-consensus"),
     path("agreement/consensus/<id:pk>/", agreement.ConsensusRecordView.as_view(), name="api-consensus-record"),
+    path("projects/<slug:slug>/runs/", runs.RunListView.as_view(), name="api-runs"),
+    path("projects/<slug:slug>/model-servers/", runs.ModelServerListView.as_view(), name="api-model-servers"),
+    path("runs/<id:pk>/", runs.RunView.as_view(), name="api-run"),
+    path("runs/<id:pk>/cancel/", runs.RunCancelView.as_view(), name="api-run-cancel"),
+    path("runs/<id:pk>/resume/", runs.RunResumeView.as_view(), name="api-run-resume"),
 ]
