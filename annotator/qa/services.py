@@ -1,5 +1,6 @@
 """Writes for QA: QA types, units for new drafts, queue policy, and everything an annotator does to
-a unit (submit, skip, autosave), plus edits and model flags outside the queue.
+a unit (submit, skip, autosave), plus edits, model flags and model revisions (options replaced,
+drafts dropped) outside the queue.
 
 ``submit_unit`` is one person's whole pass over a unit in one transaction: it applies every
 decision and addition or nothing, and a retried submit with the same idempotency key replays the
@@ -510,6 +511,61 @@ def flag_qa_pair(qa_id: int, *, reason: str, source: str = "", user=None) -> QAP
                                 before=before, after={**pair.snapshot(), "flag_reason": pair.flag_reason},
                                 version=pair.version)
         QueueItem.objects.filter(unit_id=pair.unit_id, status=QueueItem.Status.OPEN).update(priority=FLAGGED_PRIORITY)
+    return pair
+
+
+def _draft_for_model(qa_id: int, version: int, source: str) -> QAPair:
+    """The QA pair, locked, if a model may still change it: a draft at ``version``. A model never
+    overrides a person's decision, nor a change it did not see (Conflict, naming what changed)."""
+    if not (source or "").strip():
+        raise Invalid("a model revision needs the model that made it", errors={"source": "required"})
+    pair = QAPair.objects.select_for_update().get(pk=qa_id)
+    if pair.status != QAPair.Status.DRAFT or pair.version != version:
+        raise Conflict(f"QA pair {qa_id} changed since the model checked it (version {version}, now {pair.version}, "
+                       f"{pair.status}); nothing was saved",
+                       conflicts=[{"qa_id": qa_id, "your_version": version, "version": pair.version,
+                                   "current": pair.snapshot()}])
+    return pair
+
+
+def set_options_by_model(qa_id: int, *, source: str, version: int, options: list[str], answer_index: int,
+                         note: dict | None = None) -> QAPair:
+    """A model replaces the options of a draft multiple-choice pair (e.g. EgoExoBench's hard-negative
+    distractors, seed 001 Sec. 3.2): ``options[answer_index]`` becomes the answer, the version goes
+    up, and a ``modify`` revision names the model (``source``) with ``note`` (e.g. the shuffle seed)
+    beside the content. Raises Invalid for bad options, Conflict if the pair is no longer a draft at
+    ``version``."""
+    errors: dict[str, str] = {}
+    check_options(options, answer_index, "qa", errors)
+    if errors or options is None:
+        raise Invalid("the options have errors; nothing was saved", errors=errors or {"qa.options": "required"})
+    with transaction.atomic():
+        pair = _draft_for_model(qa_id, version, source)
+        before = pair.snapshot()
+        pair.options, pair.answer_index, pair.answer = list(options), answer_index, options[answer_index]
+        pair.version += 1
+        pair.save(update_fields=["options", "answer_index", "answer", "version", "updated_at"])
+        Revision.objects.create(qa_pair=pair, actor_model=source.strip()[:200], action=Revision.Action.MODIFY,
+                                before=before, after={**pair.snapshot(), **(note or {})}, version=pair.version)
+    return pair
+
+
+def drop_by_model(qa_id: int, *, source: str, version: int, reason: str) -> QAPair:
+    """A model's filter drops a draft (e.g. EgoExoBench's text-only filter, seed 001 Sec. 3.2): the
+    pair becomes ``deleted`` and is no longer served; the reason is kept as its flag and on a
+    ``delete`` revision naming the model (``source``). Raises Invalid for an empty reason,
+    Conflict if the pair is no longer a draft at ``version``."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise Invalid("a drop needs a reason", errors={"reason": "required"})
+    with transaction.atomic():
+        pair = _draft_for_model(qa_id, version, source)
+        before = pair.snapshot()
+        pair.status, pair.version = QAPair.Status.DELETED, pair.version + 1
+        pair.flag_reason, pair.flag_source, pair.flag_user = reason, source.strip()[:200], None
+        pair.save(update_fields=["status", "version", "flag_reason", "flag_source", "flag_user", "updated_at"])
+        Revision.objects.create(qa_pair=pair, actor_model=pair.flag_source, action=Revision.Action.DELETE,
+                                before=before, after={**pair.snapshot(), "flag_reason": reason}, version=pair.version)
     return pair
 
 
