@@ -42,6 +42,7 @@ urlpatterns = [
     path("projects/<slug:slug>/agreement/consensus/", agreement_views.consensus_list, name="agreement-consensus"),
     path("projects/<slug:slug>/agreement/consensus/<id:pk>/", agreement_views.consensus_item,
          name="agreement-consensus-item"),
+    path("projects/<slug:slug>/runs/", include("annotator.drafts.urls")),
     path("projects/<slug:slug>/ordering/<slug:name>/", study_views.ordering_alias),
     path("projects/<slug:slug>/ordering/<slug:name>/<path:rest>", study_views.ordering_alias),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
