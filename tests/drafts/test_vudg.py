@@ -182,11 +182,13 @@ def test_a_reply_that_breaks_the_category_quota_is_retried_and_five_items_are_sa
 
 
 @pytest.mark.django_db(transaction=True)
-def test_distractors_that_break_j2_rules_are_recorded_and_retried_and_the_shuffle_is_recorded(bikes, cascade):
+def test_distractors_that_break_j2_rules_are_recorded_and_retried_and_the_shuffle_is_recorded(bikes, cascade, settings):
+    settings.LLM_MAX_ATTEMPTS = 4  # three breaches, then a good answer
     attribute = "What colour is the nearest bicycle?"
     bad = iter([
         {"correct": "The bicycle is red.", "distractors": ["Blue.", "Green.", "Yellow.", "Black.", "White."]},
         {"correct": "Red.", "distractors": ["RED!", "Green.", "Yellow.", "Black.", "White."]},
+        {"correct": "Red.", "distractors": ["Blue.", "Dark red.", "Yellow.", "Black.", "White."]},
     ])
 
     def distractors(body):
@@ -197,16 +199,19 @@ def test_distractors_that_break_j2_rules_are_recorded_and_retried_and_the_shuffl
     cascade.responders["vudg_distractors"] = distractors
     code, report, err = _vudg()
     assert code == 0, err
-    assert report["summary"]["distractor_retries"] == 2
+    assert report["summary"]["distractor_retries"] == 3
     calls = list(ModelCall.objects.filter(stage="vudg_distractors", request__item=2).order_by("id"))
     assert [c.error for c in calls] == [
         (f"malformed: {vudg.RULE_LONGEST}: the correct option has 19 characters, every distractor fewer "
          "(longest 7); shorten the correct option or lengthen a distractor"),
         (f"malformed: {vudg.RULE_DISTINCT}: the correct option and distractor 1 are the same once case, spaces "
          "and punctuation are ignored ('Red.', 'RED!')"),
+        f"malformed: {vudg.RULE_DISTINCT}: the correct option 'Red.' is contained in distractor 2 'Dark red.'",
         "",
     ]
-    assert [c.attempt for c in calls] == [1, 2, 3]
+    assert [c.attempt for c in calls] == [1, 2, 3, 4]
+    assert calls[0].raw_output == json.dumps(
+        {"correct": "The bicycle is red.", "distractors": ["Blue.", "Green.", "Yellow.", "Black.", "White."]})
 
     pair = QAPair.objects.get(question=attribute)
     seed = vudg.shuffle_seed(bikes.sha256, 1)
