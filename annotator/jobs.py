@@ -70,7 +70,7 @@ REGISTRY: dict[str, TaskSpec] = {}
 # The modules that declare job tasks; the reconciler imports them so it knows every task's limits
 # (``workers.celery`` autodiscovers the same list).
 TASK_MODULES = ["annotator.media.tasks", "annotator.drafts.tasks", "annotator.studies.tasks", "annotator.core.tasks",
-                "annotator.agreement.tasks"]
+                "annotator.agreement.tasks", "annotator.evaluation.tasks"]
 
 
 def _load_tasks() -> None:

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "annotator.qa",
     "annotator.studies",
     "annotator.agreement",
+    "annotator.evaluation",
     "api",
 ]
 

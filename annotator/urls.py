@@ -6,6 +6,7 @@ from health_check.views import HealthCheckView
 from annotator import health
 from annotator.agreement import views as agreement_views
 from annotator.converters import IdConverter
+from annotator.evaluation import views as evaluation_views
 from annotator.studies import dashboard as study_dashboard
 from annotator.studies import views as study_views
 from annotator.media import views as media_views
@@ -43,6 +44,9 @@ urlpatterns = [
     path("projects/<slug:slug>/agreement/consensus/<id:pk>/", agreement_views.consensus_item,
          name="agreement-consensus-item"),
     path("projects/<slug:slug>/runs/", include("annotator.drafts.urls")),
+    path("projects/<slug:slug>/evaluation/", evaluation_views.leaderboard, name="evaluation-leaderboard"),
+    path("projects/<slug:slug>/evaluation/<id:pk>/", evaluation_views.detail, name="evaluation-detail"),
+    path("projects/<slug:slug>/evaluation/<id:pk>/rejudge/", evaluation_views.rejudge_page, name="evaluation-rejudge"),
     path("projects/<slug:slug>/ordering/<slug:name>/", study_views.ordering_alias),
     path("projects/<slug:slug>/ordering/<slug:name>/<path:rest>", study_views.ordering_alias),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.

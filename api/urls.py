@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, runs, studies, views
+from api import agreement, evaluation, runs, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -35,4 +35,11 @@ urlpatterns = [
     path("runs/<id:pk>/", runs.RunView.as_view(), name="api-run"),
     path("runs/<id:pk>/cancel/", runs.RunCancelView.as_view(), name="api-run-cancel"),
     path("runs/<id:pk>/resume/", runs.RunResumeView.as_view(), name="api-run-resume"),
+    path("projects/<slug:slug>/evaluations/", evaluation.EvaluationListView.as_view(), name="api-evaluations"),
+    path("evaluations/<id:pk>/", evaluation.EvaluationView.as_view(), name="api-evaluation"),
+    path("evaluations/<id:pk>/cancel/", evaluation.EvaluationCancelView.as_view(), name="api-evaluation-cancel"),
+    path("evaluations/<id:pk>/predictions/", evaluation.PredictionsView.as_view(), name="api-evaluation-predictions"),
+    path("evaluations/<id:pk>/rejudge/", evaluation.RejudgeView.as_view(), name="api-rejudge"),
+    path("evaluations/<id:pk>/rejudge/next/", evaluation.RejudgeNextView.as_view(), name="api-rejudge-next"),
+    path("rejudge/<id:pk>/", evaluation.RejudgeVerdictView.as_view(), name="api-rejudge-verdict"),
 ]

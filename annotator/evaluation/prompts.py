@@ -1,0 +1,201 @@
+"""The prompts of model evaluation: the model's question, and the judge's rubric.
+
+- ``predict``: a free-text stage (no schema; the engine stores the reply as ``{"text": ...}``)
+  asking the evaluated model the question with the frames, worded as EgoNight's "Model Evaluation
+  Prompt" (seed 000 App. A.5.1), with the options lettered A, B, C... for multiple choice.
+- ``judge`` (registered with the engine, ``STAGE_NAMES``): EgoNight's "Evaluation Protocol"
+  (seed 000 App. A.5.1), system and user prompt as the paper gives them; the answer is
+  ``{"pred": "correct"|"incorrect", "score": 0-5, "reason": str}``.
+- ``judge`` with the VUDG rubric (seed 004 Sec. 3.4 and App. J.4, Figs. 16 and 17): accuracy (for
+  temporal types: sequence correctness) 0-5 and relevance 0-5, with a reason. Same stage name, so
+  the engine and the servers see one judge; its own prompt version and schema (not registered: the
+  registry holds one stage per name).
+"""
+
+from __future__ import annotations
+
+from annotator.drafts import engine
+from annotator.evaluation.metrics import letter
+
+PREDICT_VERSION = "eval-egonight-a51-v1"
+JUDGE_VERSION = "judge-egonight-a51-v1"
+JUDGE_VUDG_VERSION = "judge-vudg-j4-v1"
+JUDGE_VUDG_TEMPORAL_VERSION = "judge-vudg-j4-temporal-v1"
+
+PREDICT = engine.Stage(
+    name="predict", prompt_version=PREDICT_VERSION, schema=None, temperature=0.0,
+    system="You answer questions about a video from frames sampled from it, in order.",
+)
+
+# Seed 000 App. A.5.1, "Model Evaluation Prompt". {video} is the frames sent with the question.
+_ASK = ("Please carefully read the question, use the visual cues in the {video} to answer the question: {question}\n"
+        "The original FPS of the video is {fps}. This image set is obtained by sampling at {sampling} fps.\n"
+        "Do not include any other content. You need to answer the question in any case and not demand additional "
+        "context information.\n"
+        "Note: All the actions mentioned refer to the person who recorded the video.")
+_CHOICES = "Options:\n{options}\nAnswer with the option's letter from the given choices directly."
+
+
+def _fps(x: float | None) -> str:
+    return "unknown" if not x else f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, options: list[str] | None) -> str:
+    """The user message asking the evaluated model ``question`` about ``n_frames`` frames sampled
+    evenly over a clip of ``clip_s`` seconds of a video of ``fps`` frames per second; with
+    ``options``, lettered A, B, C... and the letter asked for."""
+    text = _ASK.format(video=f"{n_frames} video frame{'s' if n_frames != 1 else ''} given", question=question.strip(),
+                       fps=_fps(fps), sampling=_fps(n_frames / clip_s if clip_s > 0 else None))
+    if options:
+        lines = "\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
+        text += "\n" + _CHOICES.format(options=lines)
+    return text
+
+
+# ------------------------------------------------------------------------------ EgoNight's judge
+
+JUDGE_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["pred", "score", "reason"],
+    "properties": {
+        "pred": {"type": "string", "enum": ["correct", "incorrect"]},
+        "score": {"type": "integer", "minimum": 0, "maximum": 5},
+        "reason": {"type": "string"},
+    },
+}
+
+# Seed 000 App. A.5.1, "Evaluation Protocol" (GPT-4.1 as the judge), as the paper gives it.
+JUDGE_SYSTEM = (
+    "You are an intelligent chatbot designed for evaluating the correctness of AI assistant predictions for "
+    "question-answer pairs.\n"
+    "Your task is to compare the predicted answer with the ground-truth answer and determine if the predicted answer "
+    "is correct or not. Here's how you can accomplish the task:\n"
+    "INSTRUCTIONS:\n"
+    "1. Focus on the correctness and accuracy of the predicted answer with the ground-truth.\n"
+    "2. Consider uncertain predictions, such as 'it is impossible to answer the question from the video', as "
+    "incorrect, unless the ground truth answer also says that."
+)
+_JUDGE_USER = (
+    "Please evaluate the following video-based question-answer pair:\n"
+    "Question: {question}\n"
+    "Ground truth correct Answer: {answer}\n"
+    "Predicted Answer: {prediction}\n"
+    "Provide your evaluation as a correct/incorrect prediction along with the score where the score is an integer "
+    "value between 0 (fully wrong) and 5 (fully correct). The middle score provides the percentage of correctness. "
+    "For question that counting the number of objects, if the predicted answer falls in the range of the ground "
+    "truth answer, it should be considered as correct.\n"
+    "Please generate the response in the form of a Python dictionary string with keys 'pred', 'score' and 'reason', "
+    "where value of 'pred' is a string of 'correct' or 'incorrect', value of 'score' is in INTEGER, not STRING and "
+    "value of 'reason' should provide the reason behind the decision."
+)
+
+JUDGE = engine.register(engine.Stage(name="judge", prompt_version=JUDGE_VERSION, system=JUDGE_SYSTEM,
+                                     schema=JUDGE_SCHEMA, temperature=0.0))
+
+
+# ------------------------------------------------------------------------------ VUDG's judge
+
+JUDGE_VUDG_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["accuracy_score", "relevance_score", "reason"],
+    "properties": {
+        "accuracy_score": {"type": "integer", "minimum": 0, "maximum": 5},
+        "relevance_score": {"type": "integer", "minimum": 0, "maximum": 5},
+        "reason": {"type": "string"},
+    },
+}
+
+_RELEVANCE = (
+    "2) Relevance:\n"
+    "- 0: Entirely irrelevant; does not address the question.\n"
+    "- 1: Minimally relevant; largely off-topic.\n"
+    "- 2: Partially relevant; includes significant unrelated information.\n"
+    "- 3: Mostly relevant; some extraneous details.\n"
+    "- 4: Highly relevant; minor non-essential details.\n"
+    "- 5: Fully relevant; directly addresses the question without deviation.\n"
+)
+_OUTPUT = ('Output Format (JSON):\n{"accuracy_score": <int 0-5>, "relevance_score": <int 0-5>, '
+           '"reason": "<the reasons for both scores>"}')
+
+# Seed 004 App. J.4, Fig. 16 (action, attribute and object questions).
+JUDGE_VUDG_SYSTEM = (
+    "Evaluate the answer on TWO dimensions: Accuracy and Relevance.\n"
+    "Each score must be an integer from 0 to 5.\n"
+    "1) Accuracy:\n"
+    "- 0: Completely incorrect; contradicts the video's content.\n"
+    "- 1: Mostly incorrect; only minor correct elements.\n"
+    "- 2: Some correct elements; significant inaccuracies present.\n"
+    "- 3: Generally correct; minor inaccuracies.\n"
+    "- 4: Mostly correct; very minor errors.\n"
+    "- 5: Completely accurate; aligns perfectly with the video's content.\n"
+    + _RELEVANCE +
+    "Instructions:\n"
+    "1. Analyze the respondent's answer in the context of the question and the ground truth. Scores need to be given "
+    "with sufficient reasons.\n"
+    "2. Assign accuracy_score (0-5) based on the correctness of the information.\n"
+    "3. Assign relevance_score (0-5) based on how well the answer addresses the question.\n"
+    "4. The answer's phrasing does not need to match the expected wording exactly; meaning and content alignment are "
+    "what matter.\n" + _OUTPUT
+)
+# Seed 004 App. J.4, Fig. 17 (temporal questions): sequence correctness in place of accuracy.
+JUDGE_VUDG_TEMPORAL_SYSTEM = (
+    "Evaluate the answer on TWO dimensions: Sequence Correctness and Relevance.\n"
+    "Each score must be an integer from 0 to 5.\n"
+    "1) Sequence Correctness (reported as accuracy_score):\n"
+    "- 0: Completely incorrect order.\n"
+    "- 1: Mostly incorrect order.\n"
+    "- 2: Some correct order; significant errors.\n"
+    "- 3: Generally correct order; minor errors.\n"
+    "- 4: Mostly correct order; very minor errors.\n"
+    "- 5: Perfect sequence.\n"
+    + _RELEVANCE +
+    "Instructions:\n"
+    "1. Analyze the respondent's answer in the context of the question and the ground truth; provide brief "
+    "justification for each score.\n"
+    "2. Assign accuracy_score (0-5) based on how accurately the answer reflects the temporal order of events.\n"
+    "3. Assign relevance_score (0-5) based on how directly the answer addresses the question's focus.\n"
+    "4. The answer's phrasing does not need to match the expected wording exactly; meaning and order alignment are "
+    "what matter.\n" + _OUTPUT
+)
+_VUDG_USER = "Question: {question}\nGround Truth: {answer}\nRespondent's Answer: {prediction}"
+
+JUDGE_VUDG = engine.Stage(name="judge", prompt_version=JUDGE_VUDG_VERSION, system=JUDGE_VUDG_SYSTEM,
+                          schema=JUDGE_VUDG_SCHEMA, temperature=0.0)
+JUDGE_VUDG_TEMPORAL = engine.Stage(name="judge", prompt_version=JUDGE_VUDG_TEMPORAL_VERSION,
+                                   system=JUDGE_VUDG_TEMPORAL_SYSTEM, schema=JUDGE_VUDG_SCHEMA, temperature=0.0)
+
+# QA types whose slug names one of these are VUDG's temporal questions (Q4 and Q5, seed 004 Sec. 3.2).
+TEMPORAL_WORDS = ("temporal", "order", "sequence")
+# VUDG gives no correct/incorrect label: for the judge's accuracy and for re-judging, an answer whose
+# accuracy is at least 3 ("generally correct; minor inaccuracies", Fig. 16) counts as correct.
+VUDG_CORRECT_FROM = 3
+
+
+def judge_stage(rubric: str, qa_type: str) -> engine.Stage:
+    """The judge stage of ``rubric`` (``egonight`` or ``vudg``) for a QA type's slug."""
+    if rubric == "vudg":
+        temporal = any(w in qa_type.lower() for w in TEMPORAL_WORDS)
+        return JUDGE_VUDG_TEMPORAL if temporal else JUDGE_VUDG
+    return JUDGE
+
+
+def judge_text(rubric: str, *, question: str, answer: str, prediction: str) -> str:
+    """The judge's user message for one answer."""
+    template = _VUDG_USER if rubric == "vudg" else _JUDGE_USER
+    return template.format(question=question.strip(), answer=answer.strip(), prediction=prediction.strip())
+
+
+def read_judgement(rubric: str, output: dict) -> dict:
+    """The judge's validated answer as the prediction's fields: ``judge_pred``, ``judge_score``
+    (EgoNight 0-5; VUDG accuracy + relevance, 0-10, seed 004 Sec. 3.4), ``judge_accuracy``,
+    ``judge_relevance`` and ``judge_reason``."""
+    if rubric == "vudg":
+        acc, rel = int(output["accuracy_score"]), int(output["relevance_score"])
+        return {"judge_pred": "correct" if acc >= VUDG_CORRECT_FROM else "incorrect", "judge_score": acc + rel,
+                "judge_accuracy": acc, "judge_relevance": rel, "judge_reason": output.get("reason", "")}
+    return {"judge_pred": output["pred"], "judge_score": int(output["score"]), "judge_accuracy": None,
+            "judge_relevance": None, "judge_reason": output.get("reason", "")}
+
+
+def prompt_version(rubric: str) -> str:
+    """What an evaluation records as its prompt versions."""
+    judge = f"{JUDGE_VUDG_VERSION}|{JUDGE_VUDG_TEMPORAL_VERSION}" if rubric == "vudg" else JUDGE_VERSION
+    return f"predict:{PREDICT_VERSION}, judge:{judge}"

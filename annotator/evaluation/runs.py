@@ -1,0 +1,337 @@
+"""Evaluations: start, execute, cancel.
+
+``start`` is the one entry point (the ``evaluate`` command, the leaderboard page and the API call
+it). It writes the evaluation and one prediction row per verified QA pair and video asked of, then
+queues the job ``evaluation.run`` on commit. The job (``execute``) works the queued predictions on
+as many threads as the two servers allow (the larger concurrency, at most
+``DRAFT_RUN_MAX_THREADS``; every request also holds one of its server's slots in Redis), for up to
+``DRAFT_RUN_SLICE_S`` seconds, then queues itself again if items remain. Per item, in its thread:
+
+1. claim the row (``queued``/``running`` -> ``running``, a conditional update: a redelivered job
+   never works an item twice at once... unless its first delivery died, which is what ``running``
+   being claimable is for);
+2. sample ``n_frames`` frames evenly over the clip (ffmpeg) and ask the model (free text);
+3. multiple choice: extract the option letter and score it exactly; open: ask the judge;
+4. save the item whole, with its ModelCall ids and their cost; a failure (the model's, the
+   judge's, the video's) is saved on the item with its reason and the run goes on.
+
+Unchanged inputs are answered from the engine's content-hash cache, so evaluating the same model
+again (or after a crash) costs nothing for what was answered before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import F, Max, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotator import jobs
+from annotator.adapters import ffmpeg
+from annotator.drafts import engine
+from annotator.drafts.models import ModelCall, ModelServer
+from annotator.drafts.pipelines.base import FRAME_MAX_SIDE
+from annotator.errors import Conflict, Invalid
+from annotator.evaluation import prompts
+from annotator.evaluation.metrics import extract_choice, letter
+from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Evaluation, Prediction, Rubric
+from annotator.media.models import Video, VideoGroupMember
+from annotator.media.services import local_copy
+from annotator.projects.models import Project
+from annotator.qa.models import QAPair, QAType
+
+log = logging.getLogger(__name__)
+
+ACTIVE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
+
+
+# ----------------------------------------------------------------------------- starting
+
+def _server(project: Project, name: str, what: str) -> ModelServer:
+    server = ModelServer.objects.filter(project=project, name=name).first()
+    if server is None:
+        known = ", ".join(ModelServer.objects.filter(project=project).values_list("name", flat=True)) or \
+            "none yet: add one with the model_server command"
+        raise Invalid(f"project {project.slug} has no model server {name!r} (known: {known})", errors={what: "unknown"})
+    return server
+
+
+def _check(project: Project, *, server: str, model: str, n_frames, qa_type: str, rubric: str) -> None:
+    if not server:
+        raise Invalid("name the model server of the model to evaluate (--server NAME)", errors={"server": "required"})
+    if isinstance(n_frames, bool) or not isinstance(n_frames, int) or not FRAMES_MIN <= n_frames <= FRAMES_MAX:
+        raise Invalid(f"frames must be a whole number from {FRAMES_MIN} to {FRAMES_MAX}", errors={"frames": "out of bounds"})
+    if rubric not in Rubric.values:
+        raise Invalid(f"rubric must be one of {', '.join(Rubric.values)}", errors={"rubric": "unknown"})
+    if len(model) > 200:
+        raise Invalid("a model name is at most 200 characters", errors={"model": "too long"})
+    if qa_type and not QAType.objects.filter(project=project, slug=qa_type).exists():
+        raise Invalid(f"project {project.slug} has no QA type {qa_type!r}", errors={"qa_type": "unknown"})
+
+
+def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
+    """Prediction rows for ``pairs``: one on the pair's video, or, for a pair of a day-night unit,
+    one on the day clip and one on the night clip (night time = day time + the offset)."""
+    out = []
+    for pair in pairs:
+        if pair.unit.group_id is not None:
+            members = {m.role: m for m in pair.unit.group.members.all()}
+            day = members.get(VideoGroupMember.Role.DAY)
+            targets = [(role, m.video, m.offset_s - (day.offset_s if day else 0.0))
+                       for role, m in sorted(members.items()) if role in (Prediction.Role.DAY, Prediction.Role.NIGHT)]
+        else:
+            targets = [(Prediction.Role.SINGLE, pair.video, 0.0)]
+        for role, video, shift in targets:
+            end = pair.clip_end_s + shift
+            if video.duration_s:
+                end = min(end, video.duration_s)
+            out.append(Prediction(
+                evaluation=evaluation, qa_pair=pair, video=video, role=role,
+                kind=Prediction.Kind.MCQ if pair.options else Prediction.Kind.OPEN,
+                qa_type=pair.qa_type.slug, illumination=video.illumination or (role if role != "single" else "unknown"),
+                source=video.source or "unknown", provenance=pair.provenance, question=pair.question, truth=pair.answer,
+                options=pair.options, answer_index=pair.answer_index,
+                clip_start_s=pair.clip_start_s + shift, clip_end_s=end))
+    return out
+
+
+def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, qa_type: str = "",
+          judge_server: str = "", rubric: str = Rubric.EGONIGHT, use_cache: bool = True, user=None) -> Evaluation:
+    """Start evaluating ``model`` (default: the server's) on ``server`` over the project's verified
+    QA pairs (of ``qa_type`` only, when given), open answers judged by the model of ``judge_server``
+    (default: ``server``'s own model) with ``rubric``; ``n_frames`` frames per clip (1 to 64).
+    Queues the work on commit; returns the evaluation. Raises Invalid naming what to fix (an unknown
+    server or QA type, frames out of bounds, no verified QA pair)."""
+    _check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, rubric=rubric)
+    evaluated = _server(project, server, "server")
+    judge = _server(project, judge_server, "judge_server") if judge_server else evaluated
+    endpoint = {**evaluated.snapshot(), "model": model or evaluated.model}
+    pairs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
+    if qa_type:
+        pairs = pairs.filter(qa_type__slug=qa_type)
+    pairs = (pairs.select_related("qa_type", "video", "unit").prefetch_related("unit__group__members__video")
+             .order_by("id"))
+    with transaction.atomic():
+        evaluation = Evaluation(project=project, server=evaluated, judge_server=judge, model=endpoint["model"],
+                                judge_model=judge.model, endpoint=endpoint, judge_endpoint=judge.snapshot(),
+                                n_frames=n_frames, qa_type=qa_type, rubric=rubric, use_cache=use_cache,
+                                prompt_version=prompts.prompt_version(rubric), created_by=user)
+        evaluation.save()
+        items = _items(evaluation, pairs)
+        if not items:
+            what = f" of QA type {qa_type}" if qa_type else ""
+            raise Invalid(f"project {project.slug} has no verified QA pair{what} to evaluate on yet",
+                          errors={"qa_type" if qa_type else "project": "no verified QA"})
+        Prediction.objects.bulk_create(items, batch_size=2000)
+        jobs.enqueue("evaluation.run", evaluation.pk)
+    return evaluation
+
+
+# ----------------------------------------------------------------------------- executing
+
+class _Cancelled:
+    """Whether the evaluation was cancelled, read from the database at most once a second."""
+
+    def __init__(self, evaluation_id: int):
+        self.evaluation_id, self.checked, self.cancelled = evaluation_id, 0.0, False
+        self.lock = threading.Lock()
+
+    def __call__(self) -> bool:
+        with self.lock:
+            now = time.monotonic()
+            if not self.cancelled and now - self.checked > 1.0:
+                self.checked = now
+                self.cancelled = Evaluation.objects.filter(pk=self.evaluation_id, status=Evaluation.Status.CANCELLED).exists()
+            return self.cancelled
+
+
+def _call(stage: engine.Stage, endpoint: engine.Endpoint, inp: engine.StageInput, evaluation: Evaluation,
+          cancelled, calls: list[int]) -> tuple[dict, int | None]:
+    """``engine.call_stage``, recording the ids of the calls it stored (every attempt, or the cache
+    hit) into ``calls``; returns (output, id of the call that answered)."""
+    key = engine.cache_key(stage, endpoint, inp)
+    before = ModelCall.objects.aggregate(m=Max("id"))["m"] or 0
+    ids: list[int] = []
+    try:
+        output = engine.call_stage(stage, endpoint, inp, project_id=evaluation.project_id, use_cache=evaluation.use_cache,
+                                   cancelled=cancelled)
+    finally:
+        ids = list(ModelCall.objects.filter(project_id=evaluation.project_id, cache_key=key, id__gt=before)
+                   .order_by("id").values_list("id", flat=True))
+        calls.extend(i for i in ids if i not in calls)
+    return output, (ids[-1] if ids else None)
+
+
+def _frames(video: Video, times_s: list[float]):
+    key = f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{FRAME_MAX_SIDE}"
+
+    def load() -> list[bytes]:
+        with local_copy(video.rendition.name or video.original.name) as src:
+            return ffmpeg.sample_frames(src, times_s, max_side=FRAME_MAX_SIDE)
+
+    return key, load
+
+
+def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
+    """The evaluated model's input for ``p``: its question (and options) with frames sampled evenly
+    over its clip. Raises Invalid when the video cannot give frames."""
+    video = p.video
+    if video is None:
+        raise Invalid("the video of this QA pair is gone")
+    if video.status != Video.Status.READY:
+        raise Invalid(f"video {video.filename} is not ready ({video.status}); frames cannot be sampled")
+    if not (video.rendition.name or video.original.name):
+        raise Invalid(f"video {video.filename} has no stored file; frames cannot be sampled")
+    try:
+        times = ffmpeg.sample_times(p.clip_start_s, p.clip_end_s, evaluation.n_frames)
+    except ValueError:
+        raise Invalid(f"the clip {p.clip_start_s:g}-{p.clip_end_s:g} s of {video.filename} is empty") from None
+    p.frame_times = times
+    key, load = _frames(video, times)
+    text = prompts.ask(p.question, n_frames=len(times), clip_s=p.clip_end_s - p.clip_start_s, fps=video.fps,
+                       options=p.options)
+    return engine.StageInput(text=text, image_key=key, images=load,
+                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
+                                     "video": video.pk, "frame_times_s": times})
+
+
+def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: list[int]) -> None:
+    """Ask, then score ``p`` in place (raises StageFailed, RunCancelled or Invalid). The answer is
+    saved before the judge is asked, so a judge that fails leaves the answer on the item."""
+    p.stage = "predict"
+    Prediction.objects.filter(pk=p.pk).update(stage="predict")
+    out, p.predict_call_id = _call(prompts.PREDICT, endpoints["predict"], _ask(evaluation, p), evaluation, cancelled, calls)
+    p.prediction = out["text"]
+    if p.kind == Prediction.Kind.MCQ:
+        index = extract_choice(p.prediction, p.options or [])
+        p.choice_index = index
+        p.choice_letter = letter(index) if index is not None else ""
+        p.correct = index is not None and index == p.answer_index
+        return
+    p.stage = "judge"
+    Prediction.objects.filter(pk=p.pk).update(stage="judge", prediction=p.prediction, predict_call_id=p.predict_call_id,
+                                              frame_times=p.frame_times)
+    stage = prompts.judge_stage(evaluation.rubric, p.qa_type)
+    inp = engine.StageInput(text=prompts.judge_text(evaluation.rubric, question=p.question, answer=p.truth,
+                                                    prediction=p.prediction),
+                            record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id})
+    out, p.judge_call_id = _call(stage, endpoints["judge"], inp, evaluation, cancelled, calls)
+    p.judge_output = out
+    for field, value in prompts.read_judgement(evaluation.rubric, out).items():
+        setattr(p, field, value)
+
+
+SAVED = ["status", "stage", "error", "prediction", "choice_letter", "choice_index", "correct", "judge_pred", "judge_score",
+         "judge_accuracy", "judge_relevance", "judge_reason", "judge_output", "predict_call", "judge_call", "call_ids",
+         "cost_usd", "frame_times", "updated_at"]
+
+
+def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
+    """Do one item in this thread; returns its final status. Never raises."""
+    close_old_connections()
+    try:
+        claimed = Prediction.objects.filter(pk=prediction_id, status__in=ACTIVE).update(
+            status=Prediction.Status.RUNNING, attempts=F("attempts") + 1, error="")
+        if not claimed:
+            return "gone"
+        p = Prediction.objects.select_related("video").get(pk=prediction_id)
+        calls: list[int] = list(p.call_ids or [])
+        try:
+            _score(evaluation, p, endpoints, cancelled, calls)
+            p.status, p.stage, p.error = Prediction.Status.DONE, "", ""
+        except engine.RunCancelled:
+            p.status = Prediction.Status.CANCELLED
+        except engine.StageFailed as exc:
+            p.status, p.error = Prediction.Status.FAILED, exc.reason
+        except Invalid as exc:  # the item's own input cannot be used (no video, an empty clip)
+            p.status, p.error = Prediction.Status.FAILED, str(exc)
+        except Exception as exc:  # a defect fails this item alone, with its reason, not the run
+            log.exception("evaluation %s item %s", evaluation.pk, prediction_id)
+            p.status, p.error = Prediction.Status.FAILED, f"{type(exc).__name__}: {exc}"
+        p.call_ids = calls
+        p.cost_usd = ModelCall.objects.filter(pk__in=calls).aggregate(c=Coalesce(Sum("cost_usd"), 0.0))["c"]
+        p.save(update_fields=SAVED)
+        return p.status
+    finally:
+        connection.close()
+
+
+def endpoints_of(evaluation: Evaluation) -> dict[str, engine.Endpoint]:
+    """The evaluated model's endpoint (``predict``) and the judge's (``judge``), from the snapshots."""
+    model = engine.Endpoint.from_snapshot(evaluation.endpoint)
+    return {"predict": dataclasses.replace(model, model=evaluation.model),
+            "judge": engine.Endpoint.from_snapshot(evaluation.judge_endpoint)}
+
+
+def execute(evaluation_id: int) -> str:
+    """Work the queued items of evaluation ``evaluation_id`` for up to ``DRAFT_RUN_SLICE_S``
+    seconds on threads; then queue the evaluation again if items remain, else settle its status.
+    Returns "done", "failed", "cancelled", "continued" or "gone"."""
+    evaluation = Evaluation.objects.filter(pk=evaluation_id).first()
+    if evaluation is None or evaluation.status in (Evaluation.Status.DONE, Evaluation.Status.CANCELLED):
+        return "gone"
+    Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.RUNNING, error="",
+                                                       started_at=Coalesce(F("started_at"), timezone.now()))
+    endpoints = endpoints_of(evaluation)
+    threads = min(settings.DRAFT_RUN_MAX_THREADS, max(e.concurrency for e in endpoints.values()))
+    pending = iter(list(evaluation.predictions.filter(status__in=ACTIVE).order_by("id").values_list("id", flat=True)))
+    deadline = time.monotonic() + settings.DRAFT_RUN_SLICE_S
+    cancelled = _Cancelled(evaluation_id)
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval{evaluation_id}") as pool:
+        running: set = set()
+        while True:
+            while len(running) < threads and time.monotonic() < deadline and not cancelled():
+                item = next(pending, None)
+                if item is None:
+                    break
+                running.add(pool.submit(_work_one, evaluation, endpoints, item, cancelled))
+            if not running:
+                break
+            _, running = wait(running, return_when=FIRST_COMPLETED)
+    return settle(evaluation_id)
+
+
+def settle(evaluation_id: int) -> str:
+    """After a slice: a cancelled evaluation stays cancelled (its open items become cancelled);
+    items left open queue it again ("continued"); else done, or failed if any item failed."""
+    evaluation = Evaluation.objects.get(pk=evaluation_id)
+    if evaluation.status == Evaluation.Status.CANCELLED:
+        evaluation.predictions.filter(status__in=ACTIVE).update(status=Prediction.Status.CANCELLED)
+        return "cancelled"
+    if evaluation.predictions.filter(status__in=ACTIVE).exists():
+        jobs.enqueue("evaluation.run", evaluation_id)
+        return "continued"
+    failed = evaluation.predictions.filter(status=Prediction.Status.FAILED).exists()
+    status = Evaluation.Status.FAILED if failed else Evaluation.Status.DONE
+    Evaluation.objects.filter(pk=evaluation_id).exclude(status=Evaluation.Status.CANCELLED).update(
+        status=status, finished_at=timezone.now())
+    return str(status)
+
+
+def mark_failed(evaluation_id: int, reason: str) -> None:
+    """The job gave up (a worker died on it every time): fail the evaluation and its open items."""
+    Evaluation.objects.filter(pk=evaluation_id).exclude(status__in=[Evaluation.Status.DONE, Evaluation.Status.CANCELLED]
+                                                        ).update(status=Evaluation.Status.FAILED, error=reason,
+                                                                 finished_at=timezone.now())
+    Prediction.objects.filter(evaluation_id=evaluation_id, status__in=ACTIVE).update(
+        status=Prediction.Status.FAILED, error=reason)
+
+
+def cancel(evaluation: Evaluation) -> Evaluation:
+    """Cancel a queued or running evaluation: items not started are cancelled at once, items in
+    flight stop before their next model call. Raises Conflict for a finished one."""
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+        if evaluation.status not in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING):
+            raise Conflict(f"evaluation {evaluation.pk} is {evaluation.status}; only a queued or running one can be cancelled")
+        evaluation.status, evaluation.finished_at = Evaluation.Status.CANCELLED, timezone.now()
+        evaluation.save(update_fields=["status", "finished_at"])
+        evaluation.predictions.filter(status=Prediction.Status.QUEUED).update(status=Prediction.Status.CANCELLED)
+    return evaluation
