@@ -77,7 +77,7 @@ class DraftRun(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="draft_runs")
     pipeline = models.CharField(max_length=20, choices=Pipeline.choices)
     model = models.CharField(max_length=200, blank=True, help_text="Model name; blank for templates.")
-    prompt_version = models.CharField(max_length=50)
+    prompt_version = models.CharField(max_length=300, help_text="Per stage for multi-stage runs: stage:version, ...")
     qa_type = models.CharField(max_length=64, blank=True, help_text="For llm runs: the QA type asked for.")
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)

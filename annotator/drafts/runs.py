@@ -109,7 +109,7 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
                        qa_type=params.get("qa_type", ""),
                        model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
                        prompt_version=", ".join(f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages
-                                                if s in engine.STAGES)[:50] or pipeline)
+                                                if s in engine.STAGES)[:300] or pipeline)
         videos, skipped = definition.select(run)
         if not videos:
             transaction.set_rollback(True)
