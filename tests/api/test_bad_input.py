@@ -336,7 +336,7 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     schema = json.loads(APIClient().get("/api/schema/?format=json").content)
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
-    assert len(operations) == 30
+    assert len(operations) == 45
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
@@ -345,6 +345,9 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
                          ("/api/units/{id}/skip/", "post"), ("/api/units/{id}/autosave/", "put"),
                          ("/api/qa/{id}/", "patch"), ("/api/trials/{id}/answer/", "post"),
                          ("/api/trials/{id}/shown/", "post"), ("/api/projects/{slug}/agreement/ratings/", "post"),
-                         ("/api/agreement/consensus/{id}/", "post")}
+                         ("/api/agreement/consensus/{id}/", "post"), ("/api/projects/{slug}/runs/", "post"),
+                         ("/api/runs/{id}/cancel/", "post"), ("/api/runs/{id}/resume/", "post"),
+                         ("/api/evaluations/{id}/cancel/", "post"), ("/api/evaluations/{id}/rejudge/", "post"),
+                         ("/api/rejudge/{id}/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}

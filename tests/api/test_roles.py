@@ -19,6 +19,8 @@ ADMIN = {"admin"}
 # Only annotators take part in a study: the others can export its truth (issue 7, B).
 TAKE_PART = {"annotator"}
 STUDY_MAKERS = {"admin", "researcher"}
+# Pipeline runs spend money on model servers: admins and researchers start, cancel and resume them (issue 10).
+RUNNERS = {"admin", "researcher"}
 
 # (method, path template, allowed roles, JSON body)
 API = [
@@ -50,6 +52,13 @@ API = [
     ("get", "/api/projects/{slug}/agreement/consensus/", OVERSEE, None),
     ("post", "/api/projects/{slug}/agreement/consensus/", OVERSEE, {}),
     ("post", "/api/agreement/consensus/{ci}/", OVERSEE, {}),
+    # Pipeline runs: reviewers read them, annotators see none (issue 10).
+    ("get", "/api/projects/{slug}/runs/", OVERSEE, None),
+    ("post", "/api/projects/{slug}/runs/", RUNNERS, {}),
+    ("get", "/api/runs/{run}/", OVERSEE, None),
+    ("post", "/api/runs/{run}/cancel/", RUNNERS, None),
+    ("post", "/api/runs/{run}/resume/", RUNNERS, None),
+    ("get", "/api/projects/{slug}/model-servers/", OVERSEE, None),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -72,6 +81,10 @@ PAGES = [
     ("post", "/projects/{slug}/agreement/consensus/", OVERSEE),
     ("get", "/projects/{slug}/agreement/consensus/{ci}/", OVERSEE),
     ("post", "/projects/{slug}/agreement/consensus/{ci}/", OVERSEE),
+    ("get", "/projects/{slug}/runs/", OVERSEE),
+    ("post", "/projects/{slug}/runs/", RUNNERS),
+    ("get", "/projects/{slug}/runs/{run}/", OVERSEE),
+    ("post", "/projects/{slug}/runs/{run}/", RUNNERS),
 ]
 
 
@@ -88,7 +101,12 @@ def world(make_unit, project):
     scope = Scope.objects.create(project=project, key="verification")
     consensus = ConsensusItem.objects.create(scope=scope, item="1", level="nominal", disagreement=1.0,
                                              answers=[{"rater": "a", "value": "keep"}, {"rater": "b", "value": "delete"}])
-    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk}
+    from annotator.drafts.models import DraftJob, DraftRun
+
+    run = DraftRun.objects.create(project=project, pipeline="egonight", prompt_version="v", status="running")
+    DraftJob.objects.create(run=run, video=unit.video, status="running")
+    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
+           "run": run.pk}
     return users, ids
 
 
