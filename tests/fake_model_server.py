@@ -3,7 +3,8 @@
 It answers by the JSON Schema a request carries in ``response_format`` (the stage's name is the
 schema's ``name``): a per-stage ``responders[stage](body)`` when set (returning a dict, sent as
 JSON, or a str, sent as is), else a minimal instance generated from the schema. Without a schema,
-``replies`` are served in order (the last one repeats), as the one-prompt ``llm`` pipeline wants.
+``responders[""](body)`` answers when set, else ``replies`` are served in order (the last one
+repeats), as the one-prompt ``llm`` pipeline wants.
 
 Failures to order, consumed first (``fail_next``): ``malformed`` (text that is not JSON),
 ``invalid`` (JSON that breaks the schema), ``refuse`` (a ``message.refusal``), ``slow`` (sleeps
@@ -53,15 +54,19 @@ def instance_of(schema: dict, seed: int = 0) -> object:
 
 
 class FakeModelServer:
-    """See the module docstring. ``base_url`` ends in ``/v1``; ``close()`` stops it."""
+    """See the module docstring. Listens on 127.0.0.1:``port`` (0: any free port); ``base_url`` ends
+    in ``/v1``; ``close()`` stops it. ``keep_requests=False`` (a long-lived server) keeps no request
+    bodies, headers or stages."""
 
-    def __init__(self, *, delay_s: float = 0.0):
+    def __init__(self, *, delay_s: float = 0.0, port: int = 0, keep_requests: bool = True):
         self.replies: list[str] = []
         self.requests: list[dict] = []
         self.stages: list[str] = []
         self.authorizations: list[str] = []
         self.responders: dict[str, Callable[[dict], object]] = {}
         self.delay_s = delay_s
+        self.keep_requests = keep_requests
+        self.n_requests = 0
         self._failures: list[tuple[str | None, str, dict]] = []
         self._lock = threading.Lock()
         self.in_flight = 0
@@ -76,7 +81,8 @@ class FakeModelServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.authorizations.append(self.headers.get("Authorization", ""))
+                if server.keep_requests:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
@@ -107,7 +113,7 @@ class FakeModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.request_queue_size = 256
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -142,9 +148,11 @@ class FakeModelServer:
         schema = (fmt.get("json_schema") or {}).get("schema")
         stage = (fmt.get("json_schema") or {}).get("name", "")
         with self._lock:
-            self.requests.append(body)
-            self.stages.append(stage)
-            n = len(self.requests)
+            self.n_requests += 1
+            n = self.n_requests
+            if self.keep_requests:
+                self.requests.append(body)
+                self.stages.append(stage)
         if self.delay_s:
             time.sleep(self.delay_s)
         failure = self._take_failure(stage)
@@ -170,6 +178,8 @@ class FakeModelServer:
             responder = self.responders.get(stage)
             value = responder(body) if responder else instance_of(schema, n)
             text = value if isinstance(value, str) else json.dumps(value)
+        elif "" in self.responders:  # a free-text request with a responder for free text
+            text = str(self.responders[""](body))
         else:
             index = min(n - 1, len(self.replies) - 1)
             text = self.replies[index] if self.replies else ""
