@@ -51,27 +51,24 @@ def _norm(text: str) -> str:
     return _PUNCT.sub(" ", text.casefold()).strip()
 
 
-def _one(letters: Iterable[str], n_options: int) -> int | None:
-    """The index of the one distinct in-range letter among ``letters``; None if none or several."""
-    found = {LETTERS.index(x) for x in letters if x in LETTERS and LETTERS.index(x) < n_options}
-    return found.pop() if len(found) == 1 else None
+def _found(letters: Iterable[str], n_options: int) -> set[int]:
+    """The distinct in-range option indices named by ``letters``."""
+    return {LETTERS.index(x) for x in letters if x in LETTERS and LETTERS.index(x) < n_options}
 
 
 def extract_choice(text: str, options: list[str]) -> int | None:
-    """The index of the option a model's free-text answer names, or None.
-
-    Tried in order, the first rule that names exactly one option wins (a rule naming two different
-    options is ambiguous and falls through):
+    """The index of the option a model's free-text answer names, or None. The rules, in order:
 
     1. the whole answer is a letter (any case, with brackets or punctuation): "b", "(B).";
-    2. a letter after "answer", "option" or "choice": "Answer: B.", "The answer is (C)";
-    3. a letter leading the answer, marked as one: "B) cup", "B. cup", "**B**";
-    4. a letter in brackets anywhere: "I would say (D), the shoe";
-    5. a letter closing the answer: "I think it is B.";
-    6. the answer is an option's text exactly (case and punctuation aside): "Cup.";
-    7. the text of exactly one option appears in the answer as whole words: "It is a cup".
+    2. letters after "answer", "option" or "choice": "Answer: B.", "The answer is (C)";
+    3. else letters marked as options anywhere: leading ("B) cup", "B. cup", "**B**"), in brackets
+       ("I would say (D), the shoe") or closing the answer ("I think it is B.");
+    4. the answer is an option's text exactly (case and punctuation aside): "Cup.";
+    5. the text of exactly one option appears in the answer as whole words: "It is a cup".
 
-    Upper-case letters only in rules 2-5, so "a cup" is not option A; letters past the options
+    Rules 2 and 3 decide as soon as they find a letter: one letter is the answer, two different
+    ones make the answer ambiguous (None: "(A) or (B)", "Option A or option C"). Upper-case
+    letters only in rules 2 and 3, so "a cup" is not option A; letters past the options
     are ignored. Returns None when no rule names one option (scored as wrong).
     """
     n = len(options)
@@ -81,15 +78,14 @@ def extract_choice(text: str, options: list[str]) -> int | None:
     bare = _PUNCT.sub("", body)
     if len(bare) == 1 and bare.upper() in LETTERS[:n]:
         return LETTERS.index(bare.upper())
-    for matches in (
-        [m.group(1) for m in _KEYWORD.finditer(body) if m.group(1).isupper()],
-        [m.group(1) for m in _LEADING.finditer(body)],
-        _PAREN.findall(body),
-        _TRAILING.findall(body),
-    ):
-        index = _one(matches, n)
-        if index is not None:
-            return index
+    named = _found((m.group(1) for m in _KEYWORD.finditer(body) if m.group(1).isupper()), n)
+    if not named:  # no "answer: X": letters marked as options anywhere
+        named = _found([*(m.group(1) for m in _LEADING.finditer(body)), *_PAREN.findall(body),
+                        *_TRAILING.findall(body)], n)
+    if len(named) > 1:  # "(A) or (B)": ambiguous, whatever the text says
+        return None
+    if named:
+        return named.pop()
     said = _norm(body)
     texts = [_norm(str(o)) for o in options]
     exact = [i for i, t in enumerate(texts) if t and t == said]

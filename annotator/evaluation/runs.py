@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -63,9 +64,17 @@ def _server(project: Project, name: str, what: str) -> ModelServer:
     return server
 
 
-def _check(project: Project, *, server: str, model: str, n_frames, qa_type: str, rubric: str) -> None:
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
+
+
+def _check(project: Project, *, server: str, model: str, n_frames, qa_type: str, judge_server: str, rubric: str) -> None:
     if not server:
         raise Invalid("name the model server of the model to evaluate (--server NAME)", errors={"server": "required"})
+    for field, value in (("server", server), ("judge_server", judge_server), ("qa_type", qa_type)):
+        if value and not SLUG.fullmatch(value):
+            raise Invalid(f"{field} is a name of at most 64 letters, digits, - and _", errors={field: "not a name"})
+    if "\x00" in model or any(0xD800 <= ord(c) <= 0xDFFF for c in model):
+        raise Invalid("a model name cannot hold NUL characters or lone surrogates", errors={"model": "not storable"})
     if isinstance(n_frames, bool) or not isinstance(n_frames, int) or not FRAMES_MIN <= n_frames <= FRAMES_MAX:
         raise Invalid(f"frames must be a whole number from {FRAMES_MIN} to {FRAMES_MAX}", errors={"frames": "out of bounds"})
     if rubric not in Rubric.values:
@@ -109,7 +118,8 @@ def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, 
     (default: ``server``'s own model) with ``rubric``; ``n_frames`` frames per clip (1 to 64).
     Queues the work on commit; returns the evaluation. Raises Invalid naming what to fix (an unknown
     server or QA type, frames out of bounds, no verified QA pair)."""
-    _check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, rubric=rubric)
+    _check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, judge_server=judge_server,
+           rubric=rubric)
     evaluated = _server(project, server, "server")
     judge = _server(project, judge_server, "judge_server") if judge_server else evaluated
     endpoint = {**evaluated.snapshot(), "model": model or evaluated.model}

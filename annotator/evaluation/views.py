@@ -9,6 +9,8 @@ shown again with the error in plain words and what was typed (status 400 or 409)
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -26,6 +28,7 @@ from annotator.qa.models import QAType
 from api.exceptions import status_of
 
 START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
+WHOLE = re.compile(r"[0-9]{1,20}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses
 DIMENSION_TITLES = {"qa_type": "QA type", "illumination": "Illumination", "source": "Source",
                     "provenance": "Provenance (kept against modified or added)"}
 GROUP_WORDS = {"kept": "machine, kept", "modified_or_added": "machine, modified; or human, added"}
@@ -34,7 +37,7 @@ GROUP_WORDS = {"kept": "machine, kept", "modified_or_added": "machine, modified;
 def _whole(text: str, what: str, low: int, high: int) -> int:
     """A form's whole number within [low, high]; raises Invalid in plain words."""
     text = (text or "").strip()
-    if not text.isdigit() or len(text) > 12 or not low <= int(text) <= high:
+    if not WHOLE.fullmatch(text) or not low <= int(text) <= high:
         raise Invalid(f"{what} is a whole number from {low} to {high}", errors={what: "out of bounds"})
     return int(text)
 
@@ -96,9 +99,9 @@ def detail(request, slug: str, pk: int):
                                           "their next model call.")
             elif action == "sample":
                 typed = {"size": request.POST.get("size", "").strip(), "seed": request.POST.get("seed", "").strip()}
-                seed = _whole(typed["seed"], "seed", 0, rejudge.SEED_MAX) if typed["seed"] else None
-                sample = rejudge.create_sample(evaluation, size=_whole(typed["size"], "size", rejudge.SIZE_MIN,
-                                                                       rejudge.SIZE_MAX),
+                seed = _whole(typed["seed"], "the seed", 0, rejudge.SEED_MAX) if typed["seed"] else None
+                sample = rejudge.create_sample(evaluation, size=_whole(typed["size"], "the sample size",
+                                                                       rejudge.SIZE_MIN, rejudge.SIZE_MAX),
                                                seed=seed, replace=request.POST.get("replace") == "1", user=request.user)
                 messages.success(request, f"Drew {sample.n_items} judged answers to re-judge (seed {sample.seed}).")
             else:

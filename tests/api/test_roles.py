@@ -59,6 +59,17 @@ API = [
     ("post", "/api/runs/{run}/cancel/", RUNNERS, None),
     ("post", "/api/runs/{run}/resume/", RUNNERS, None),
     ("get", "/api/projects/{slug}/model-servers/", OVERSEE, None),
+    # Model evaluation: reviewers read and re-judge; admins and researchers start, cancel and draw samples.
+    ("get", "/api/projects/{slug}/evaluations/", OVERSEE, None),
+    ("post", "/api/projects/{slug}/evaluations/", RUNNERS, {}),
+    ("get", "/api/evaluations/{ev}/", OVERSEE, None),
+    ("post", "/api/evaluations/{ev}/cancel/", RUNNERS, None),
+    ("get", "/api/evaluations/{ev}/predictions/", OVERSEE, None),
+    ("get", "/api/evaluations/{ev}/predictions/?format=csv", OVERSEE, None),
+    ("get", "/api/evaluations/{ev}/rejudge/", OVERSEE, None),
+    ("post", "/api/evaluations/{ev}/rejudge/", RUNNERS, {}),
+    ("post", "/api/evaluations/{ev}/rejudge/next/", OVERSEE, None),
+    ("post", "/api/rejudge/{rj}/", OVERSEE, {}),
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
@@ -85,6 +96,12 @@ PAGES = [
     ("post", "/projects/{slug}/runs/", RUNNERS),
     ("get", "/projects/{slug}/runs/{run}/", OVERSEE),
     ("post", "/projects/{slug}/runs/{run}/", RUNNERS),
+    ("get", "/projects/{slug}/evaluation/", OVERSEE),
+    ("post", "/projects/{slug}/evaluation/", RUNNERS),
+    ("get", "/projects/{slug}/evaluation/{ev}/", OVERSEE),
+    ("post", "/projects/{slug}/evaluation/{ev}/", RUNNERS),
+    ("get", "/projects/{slug}/evaluation/{ev}/rejudge/", OVERSEE),
+    ("post", "/projects/{slug}/evaluation/{ev}/rejudge/", OVERSEE),
 ]
 
 
@@ -105,8 +122,19 @@ def world(make_unit, project):
 
     run = DraftRun.objects.create(project=project, pipeline="egonight", prompt_version="v", status="running")
     DraftJob.objects.create(run=run, video=unit.video, status="running")
+    from annotator.evaluation import rejudge
+    from annotator.evaluation.models import Evaluation, Prediction
+
+    # A done evaluation with two judged answers in a re-judge sample (the matrix's POSTs are refused or change nothing
+    # that a later role's request depends on).
+    evaluation = Evaluation.objects.create(project=project, model="m", judge_model="j", endpoint={}, judge_endpoint={},
+                                           prompt_version="v", status="done")
+    Prediction.objects.bulk_create([Prediction(evaluation=evaluation, kind="open", qa_type="t", illumination="day",
+                                               source="real", question="q", truth="t", clip_start_s=0, clip_end_s=1,
+                                               status="done", judge_pred="correct", judge_score=5) for _ in range(2)])
+    sample = rejudge.create_sample(evaluation, size=2, seed=1)
     ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
-           "run": run.pk}
+           "run": run.pk, "ev": evaluation.pk, "rj": sample.items.first().pk}
     return users, ids
 
 

@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from PIL import Image, ImageStat
 
+from annotator.drafts.models import ModelServer
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, WorkUnit
@@ -98,7 +99,7 @@ def judged_evaluation(project, add_server):
     """Factory: a done evaluation (no model called) with one judged open answer per label given
     (``labels``: "correct"/"incorrect"), scores 4 and 1, on one video-less QA type."""
     def make(labels: list[str], *, rubric: str = "egonight") -> Evaluation:
-        server = add_server("judge-host")
+        server = ModelServer.objects.filter(project=project, name="judge-host").first() or add_server("judge-host")
         e = Evaluation.objects.create(project=project, server=server, judge_server=server, model="vlm",
                                       judge_model="judge-llm", endpoint=server.snapshot(),
                                       judge_endpoint=server.snapshot(), rubric=rubric, prompt_version="test",
