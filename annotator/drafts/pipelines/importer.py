@@ -1,0 +1,327 @@
+"""Import existing QA pairs or model predictions from a JSONL file as drafts, with their
+provenance (issue 10, pipeline ``import``). It calls no model, so it needs no server.
+
+``python manage.py draft --project SLUG --pipeline import --file PATH`` (the file is read on the
+machine running the command; the API refuses a ``file`` parameter). One JSON object a line, UTF-8;
+blank lines are skipped; at most ``MAX_ROWS`` rows and ``MAX_BYTES`` bytes. Two shapes of row:
+
+* **The platform's own export** (``export_qa``, README "Export schema"): ``video`` is an object
+  with ``sha256`` and ``filename``, ``clip`` is {start_s, end_s}; ``id``, ``project``,
+  ``provenance`` and ``draft`` {pipeline, model} are kept as the draft's provenance.
+* **A QA pair or a prediction from elsewhere**::
+
+      {"video": SHA256 | FILENAME | {"sha256": ..., "filename": ...},
+       "qa_type": SLUG, "question": TEXT,
+       "answer": TEXT  or  "prediction": TEXT (a model's answer; for a multiple-choice item its letter
+                                                 "B" or the option's text),
+       "options": [TEXT, ...] | null, "answer_index": INT | null,
+       "clip": {"start_s": S, "end_s": S} | "clip_start_s"/"clip_end_s" (seconds; default the whole video),
+       "id": the original id, "model": the model that wrote it}
+
+A row names its video by SHA-256 of content (64 hex digits; decides when given) or by file name
+within the project. Every draft keeps its provenance in ``Draft.params``: ``imported_from`` (the
+file's name), ``file_sha256``, ``line`` (1-based), ``kind`` (``qa`` or ``prediction``),
+``original_id``, ``model`` and, for export rows, ``original`` {project, provenance, pipeline,
+verified_at}. Imported pairs are machine drafts (status ``draft``), served to the first pass like
+any other. Unknown QA types are created (whole-video clip policy).
+
+Validation, all at start (``clean_params``), before anything is written:
+
+* A malformed line (not JSON, not an object, a missing or wrong field, bad options, a clip outside
+  its video) refuses the whole file: Invalid naming each bad line by number (the first
+  ``MAX_ERRORS_SHOWN``) and how many there are. Nothing is written, not even QA types.
+* A row naming an unknown video (no such sha256 or file name in the project, a file name shared by
+  several videos, a video that failed to ingest) is reported per line in the run's
+  ``params["unknown_videos"]`` (the first ``MAX_UNKNOWN_SHOWN``; ``unknown_rows`` counts them all)
+  and left out; the other rows are imported. If no row names a usable video, Invalid.
+
+The rows are stored per video in Django storage under ``imports/<project id>/<random>/`` (the
+run's ``params["stored"]``; ``index.json`` maps video ids to row counts), where each video's job
+reads its own. Each video's drafts are written in one transaction (whole or not at all). A line of
+the same file (by its SHA-256) already imported into the project is not imported again, so
+re-running an import, or resuming it, adds only what is missing (``already_imported``).
+
+Summary per video: ``imported``, ``predictions`` (of them), ``already_imported``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from pathlib import Path
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from annotator.drafts.models import Draft
+from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
+from annotator.drafts.templates import DraftSpec
+from annotator.errors import Invalid
+from annotator.media.models import Video
+from annotator.qa import services as qa_services
+from annotator.qa.services import MAX_TEXT, check_options
+
+MAX_ROWS = 100_000
+MAX_BYTES = 256 * 1024 * 1024
+MAX_ERRORS_SHOWN = 20
+MAX_UNKNOWN_SHOWN = 100
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
+LETTER = re.compile(r"^\(?([A-Za-z])\)?[.):]?$")
+
+
+class RowError(ValueError):
+    """What is wrong with one row, in plain words (the caller adds the line number)."""
+
+
+def _text(row: dict, key: str, *, required: bool = True) -> str | None:
+    value = row.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise RowError(f"{key} must be a non-empty text")
+    if len(value) > MAX_TEXT:
+        raise RowError(f"{key} is longer than {MAX_TEXT} characters")
+    return value.strip()
+
+
+def _seconds(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e7:
+        raise RowError(f"{what} must be a number of seconds from 0")
+    return float(value)
+
+
+def _video_ref(value) -> dict:
+    """{"sha256": ...} or {"filename": ...} from a row's ``video``."""
+    if isinstance(value, str) and value.strip():
+        value = value.strip()
+        return {"sha256": value.lower()} if SHA256.match(value.lower()) else {"filename": value}
+    if isinstance(value, dict):
+        sha, name = value.get("sha256"), value.get("filename")
+        if isinstance(sha, str) and SHA256.match(sha.strip().lower()):
+            return {"sha256": sha.strip().lower()}
+        if isinstance(name, str) and name.strip():
+            return {"filename": name.strip()}
+    raise RowError("video must be a SHA-256, a file name, or an object with sha256 or filename")
+
+
+def _clip(row: dict) -> tuple[float, float] | None:
+    clip = row.get("clip")
+    if clip is not None:
+        if not isinstance(clip, dict):
+            raise RowError("clip must be an object with start_s and end_s")
+        start, end = clip.get("start_s"), clip.get("end_s")
+    else:
+        start, end = row.get("clip_start_s"), row.get("clip_end_s")
+        if start is None and end is None:
+            return None
+    start, end = _seconds(start, "clip start_s"), _seconds(end, "clip end_s")
+    if end <= start:
+        raise RowError("the clip must end after it starts")
+    return start, end
+
+
+def parse_row(row) -> dict:
+    """One line's object as the normalized row the jobs read; raises RowError saying what is wrong.
+
+    Returns {"video": {"sha256"} | {"filename"}, "qa_type", "question", "answer", "options",
+    "answer_index", "clip": [start_s, end_s] | None, "kind": "qa" | "prediction", "original_id",
+    "model", "original": {...} | None}."""
+    if not isinstance(row, dict):
+        raise RowError("a row must be a JSON object")
+    video = _video_ref(row.get("video"))
+    qa_type = row.get("qa_type")
+    if not isinstance(qa_type, str) or not SLUG.match(qa_type.strip()):
+        raise RowError("qa_type must be a slug (letters, digits, - and _; at most 64)")
+    question = _text(row, "question")
+    kind = "prediction" if row.get("prediction") is not None else "qa"
+    answer = _text(row, "prediction" if kind == "prediction" else "answer")
+    options, index = row.get("options"), row.get("answer_index")
+    truth_index = None
+    if options is not None:
+        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+            raise RowError("options must be a list of texts")
+        options = [o.strip() for o in options]
+        if any(len(o) > MAX_TEXT for o in options):
+            raise RowError(f"an option is longer than {MAX_TEXT} characters")
+        if kind == "prediction":  # the row's answer_index is the truth; the draft is the model's choice
+            truth_index, index = index, None
+        if index is None:  # the choice named by its text or letter
+            letter = LETTER.match(answer)
+            by_text = [i for i, o in enumerate(options) if " ".join(o.lower().split()) == " ".join(answer.lower().split())]
+            if by_text:
+                index = by_text[0]
+            elif letter and ord(letter.group(1).upper()) - 65 < len(options):
+                index = ord(letter.group(1).upper()) - 65
+            else:
+                raise RowError(f"the {'prediction' if kind == 'prediction' else 'answer'} is neither an option's "
+                               f"letter nor one of the options")
+    errors: dict[str, str] = {}
+    check_options(options, index, "row", errors)
+    if options is None and index is not None:
+        errors["row.options"] = "answer_index needs options"
+    if errors:
+        raise RowError("; ".join(errors.values()))
+    if options is not None:
+        if kind == "qa" and " ".join(answer.lower().split()) != " ".join(options[index].lower().split()):
+            raise RowError(f"answer is not the option at answer_index {index}")
+        answer = options[index]
+    original_id = row.get("id")
+    if isinstance(original_id, bool) or not (original_id is None or isinstance(original_id, int)
+                                             or (isinstance(original_id, str) and len(original_id) <= 200)):
+        raise RowError("id must be a number or a text of at most 200 characters")
+    draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
+    model = row.get("model", draft.get("model") if draft else None)
+    if model is not None and (not isinstance(model, str) or len(model) > 200):
+        raise RowError("model must be a text of at most 200 characters")
+    exported = isinstance(row.get("video"), dict) and "provenance" in row
+    original = None
+    if exported:
+        original = {"project": row.get("project"), "provenance": row.get("provenance"),
+                    "pipeline": draft.get("pipeline") if draft else None, "verified_at": row.get("verified_at")}
+    elif isinstance(truth_index, int) and not isinstance(truth_index, bool):
+        original = {"truth_index": truth_index}
+    return {"video": video, "qa_type": qa_type.strip(), "question": question, "answer": answer, "options": options,
+            "answer_index": index, "clip": _clip(row), "kind": kind, "original_id": original_id, "model": model,
+            "original": original}
+
+
+def _lines(path: Path, digest):
+    """(line number, text) of the file's non-blank lines (text None for a line that is not UTF-8),
+    feeding every byte to ``digest``."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            digest.update(raw)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield number, None
+                continue
+            if text.strip():
+                yield number, text
+
+
+class Import(PipelineDef):
+    name = "import"
+    label = "Import QA pairs or predictions from JSONL"
+    stages = ()
+
+    def clean_params(self, project, params: dict) -> dict:
+        """Read and check the whole file, resolve its videos and store its rows per video; see the
+        module docstring. Raises Invalid (bad file, malformed lines, no usable row)."""
+        name = params.get("file")
+        require(isinstance(name, str) and name.strip(), "the import pipeline needs --file PATH (a JSONL file)", "file")
+        path = Path(name)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise Invalid(f"cannot read {name}: {exc.strerror}", errors={"file": "unreadable"}) from None
+        require(path.is_file(), f"{name} is not a file", "file")
+        require(size <= MAX_BYTES, f"{name} is larger than {MAX_BYTES // (1024 * 1024)} MiB", "file")
+        digest = hashlib.sha256()
+        rows, errors, n_errors = [], [], 0
+        for number, text in _lines(path, digest):
+            if len(rows) + n_errors >= MAX_ROWS:
+                raise Invalid(f"{path.name} has more than {MAX_ROWS} rows; split it", errors={"file": "too many rows"})
+            try:
+                if text is None:
+                    raise RowError("not UTF-8 text")
+                try:
+                    data = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise RowError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+                rows.append((number, parse_row(data)))
+            except RowError as exc:
+                n_errors += 1
+                if len(errors) < MAX_ERRORS_SHOWN:
+                    errors.append((number, str(exc)))
+        rows, unknown, late = self._resolve(project, rows)
+        n_errors += len(late)
+        if n_errors:
+            shown = "; ".join(f"line {n}: {why}" for n, why in sorted(errors + late)[:MAX_ERRORS_SHOWN])
+            more = f" (the first {MAX_ERRORS_SHOWN} shown)" if n_errors > MAX_ERRORS_SHOWN else ""
+            raise Invalid(f"{path.name}: {n_errors} malformed line{'s' if n_errors > 1 else ''}{more}; nothing was "
+                          f"imported: {shown}", errors={"file": shown})
+        if not rows:
+            shown = "; ".join(f"line {u['line']}: {u['reason']}" for u in unknown[:MAX_ERRORS_SHOWN])
+            raise Invalid(f"{path.name}: no row names a usable video of project {project.slug}"
+                          + (f": {shown}" if shown else " (the file has no rows)"), errors={"file": "no usable rows"})
+
+        by_video: dict[int, list[dict]] = {}
+        for number, row in rows:
+            by_video.setdefault(row["video_id"], []).append({**row, "line": number})
+        stored = f"imports/{project.pk}/{uuid.uuid4().hex}/"
+        for video_id, video_rows in by_video.items():
+            default_storage.save(f"{stored}{video_id}.json", ContentFile(json.dumps(video_rows).encode()))
+        default_storage.save(f"{stored}index.json",
+                             ContentFile(json.dumps({str(v): len(r) for v, r in by_video.items()}).encode()))
+        for slug in sorted({row["qa_type"] for _, row in rows}):
+            qa_services.ensure_qa_type(project, slug)
+        return {**params, "file": name, "imported_from": path.name, "file_sha256": digest.hexdigest(), "stored": stored,
+                "rows": len(rows) + len(unknown), "importable_rows": len(rows), "videos": len(by_video),
+                "unknown_rows": len(unknown), "unknown_videos": unknown[:MAX_UNKNOWN_SHOWN]}
+
+    @staticmethod
+    def _resolve(project, rows: list[tuple[int, dict]]) -> tuple[list[tuple[int, dict]], list[dict], list[tuple[int, str]]]:
+        """Rows with ``video_id`` and their clip checked against the video; the unknown-video
+        reports ({line, video, reason}); and the errors (line, why) of clips outside their video."""
+        by_sha, by_name = {}, {}
+        for video in Video.objects.filter(project=project).only("id", "sha256", "filename", "duration_s", "status"):
+            by_sha[video.sha256] = video
+            by_name.setdefault(video.filename, []).append(video)
+        known, unknown, errors = [], [], []
+        for number, row in rows:
+            ref = row["video"]
+            if "sha256" in ref:
+                video, shown = by_sha.get(ref["sha256"]), ref["sha256"]
+                reason = None if video else f"no video with SHA-256 {shown} in project {project.slug}"
+            else:
+                shown = ref["filename"]
+                named = by_name.get(shown, [])
+                video = named[0] if len(named) == 1 else None
+                reason = (None if video else f"no video named {shown} in project {project.slug}" if not named
+                          else f"{len(named)} videos are named {shown}: name it by its sha256")
+            if video is not None and (video.status == Video.Status.FAILED or not video.duration_s):
+                video, reason = None, f"video {video.filename} " + (
+                    "failed to ingest" if video.status == Video.Status.FAILED else "has not been probed yet")
+            if video is None:
+                unknown.append({"line": number, "video": shown, "reason": reason})
+                continue
+            clip = row["clip"] or (0.0, video.duration_s)
+            if clip[0] >= video.duration_s:
+                why = f"the clip starts at {clip[0]:g} s, after the end of {video.filename} ({video.duration_s:g} s)"
+                errors.append((number, why))
+                continue
+            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], video.duration_s)]}))
+        return known, unknown, errors
+
+    def select(self, run):
+        with default_storage.open(f"{run.params['stored']}index.json") as fh:
+            ids = [int(v) for v in json.load(fh)]
+        return list(Video.objects.filter(project=run.project, pk__in=ids).order_by("id")), {}
+
+    def work(self, ctx: JobContext) -> Result:
+        p, video = ctx.params, ctx.video
+        with default_storage.open(f"{p['stored']}{video.pk}.json") as fh:
+            rows = json.load(fh)
+        done = set(Draft.objects.filter(job__run__project_id=ctx.run.project_id, job__video=video,
+                                        params__file_sha256=p["file_sha256"]).values_list("params__line", flat=True))
+        specs = []
+        for row in rows:
+            if row["line"] in done:
+                continue
+            provenance = {"imported_from": p["imported_from"], "file_sha256": p["file_sha256"], "line": row["line"],
+                          "kind": row["kind"], "original_id": row["original_id"], "model": row["model"]}
+            if row["original"] is not None:
+                provenance["original"] = row["original"]
+            specs.append(DraftSpec(row["qa_type"], row["question"], row["answer"], *row["clip"],
+                                   source_key=f"line-{row['line']}", options=row["options"],
+                                   answer_index=row["answer_index"], params=provenance))
+        summary = {"imported": len(specs), "predictions": sum(s.params["kind"] == "prediction" for s in specs),
+                   "already_imported": len(rows) - len(specs)}
+        return Result(specs=specs, summary=summary)
+
+
+register(Import())
