@@ -188,6 +188,7 @@ def test_a_pair_answered_right_every_time_without_frames_is_flagged_and_two_of_t
     tries = outcome[str(always.pk)]["text_only"]["tries"]
     expected = text_only_shuffles(4, 0, 3, f"text-only:{always.pk}")
     assert [(t["seed"], t["order"]) for t in tries] == [(s, o) for s, o in expected]  # recorded, reproducible
+    assert len({t["seed"] for t in tries}) == 3  # a seed per try
     assert [t["picked"] for t in tries] == [0, 0, 0] and all(t["correct"] for t in tries)
     assert [t["letter"] for t in tries] == ["ABCD"[o.index(0)] for _, o in expected]  # the letter maps back
     assert outcome[str(twice.pk)]["text_only"]["right"] == 2 and outcome[str(twice.pk)]["text_only"]["outcome"] == "kept"
@@ -372,6 +373,7 @@ def test_text_only_shuffles_are_distinct_and_move_the_answer_through_every_posit
         positions = [o.index(1) for o in orders[start:start + n]]
         assert len(set(positions)) == len(positions)
     assert shuffles == text_only_shuffles(n, 1, k, "base")  # the same seeds give the same orders
+    assert len({seed for seed, _ in shuffles}) == len(shuffles)
 
 
 def test_candidates_that_paraphrase_the_answer_or_each_other_are_left_out():
