@@ -62,3 +62,11 @@ bench-agreement: venv
 bench-rt: system-test venv
 	scripts/stack.sh start
 	$(PY) bench/rt_fidelity.py
+
+# Drafting (issue 10): 8 videos through every egonight stage against a loopback server taking 500 ms a call,
+# at concurrency 8 and 4, against the ideal (calls x 0.5 s / C). BENCH_DRAFTING_ARGS adds options (--profile).
+.PHONY: bench-drafting
+bench-drafting: venv
+	scripts/stack.sh start
+	$(PY) bench/drafting.py --concurrency 8 $(BENCH_DRAFTING_ARGS)
+	$(PY) bench/drafting.py --concurrency 4 $(BENCH_DRAFTING_ARGS)
