@@ -30,7 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import F, Max, Sum
+from django.db.models import F, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -164,19 +164,21 @@ class _Cancelled:
 
 def _call(stage: engine.Stage, endpoint: engine.Endpoint, inp: engine.StageInput, evaluation: Evaluation,
           cancelled, calls: list[int]) -> tuple[dict, int | None]:
-    """``engine.call_stage``, recording the ids of the calls it stored (every attempt, or the cache
-    hit) into ``calls``; returns (output, id of the call that answered)."""
+    """``engine.call_stage``, adding the ids of the calls it stored for this item (every attempt, or
+    the cache hit; found by the cache key and the item's id in the stored request) to ``calls``;
+    returns (output, id of the call that answered). Two items asking the same thing at once each
+    get only their own calls."""
     key = engine.cache_key(stage, endpoint, inp)
-    before = ModelCall.objects.aggregate(m=Max("id"))["m"] or 0
-    ids: list[int] = []
     try:
         output = engine.call_stage(stage, endpoint, inp, project_id=evaluation.project_id, use_cache=evaluation.use_cache,
                                    cancelled=cancelled)
     finally:
-        ids = list(ModelCall.objects.filter(project_id=evaluation.project_id, cache_key=key, id__gt=before)
-                   .order_by("id").values_list("id", flat=True))
-        calls.extend(i for i in ids if i not in calls)
-    return output, (ids[-1] if ids else None)
+        rows = list(ModelCall.objects.filter(project_id=evaluation.project_id, cache_key=key,
+                                             request__prediction=inp.record["prediction"])
+                    .order_by("id").values_list("id", "error"))
+        calls.extend(i for i, _ in rows if i not in calls)
+    answered = [i for i, error in rows if not error]
+    return output, (answered[-1] if answered else None)
 
 
 def _frames(video: Video, times_s: list[float]):

@@ -261,3 +261,22 @@ def test_an_item_whose_video_has_no_file_fails_with_that_reason(make_unit, proje
     errors = set(Prediction.objects.values_list("status", "error"))
     assert errors == {("failed", "video clip1.mp4 has no stored file; frames cannot be sampled")}
     assert model_server.requests == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_items_asking_the_same_thing_at_once_each_keep_only_their_own_calls(worker, short_video, model_server,
+                                                                              add_server, project):
+    call_command("ingest", str(short_video), "--project", project.slug, "--wait", stdout=StringIO())
+    unit = WorkUnit.objects.create(project=project, video=project.videos.get(), start_s=0.0, end_s=3.0)
+    twins = [add_verified(unit, "scene", "What is shown?", "a test card", "machine_kept") for _ in range(2)]
+    add_server("vlm", price_prompt_per_mtok=1.0, price_completion_per_mtok=1.0)
+    model_server.delay_s = 0.3  # both items are in flight together: neither finds the other's answer in the cache
+    answer_free_text(model_server, lambda text, night: "A test card.")
+    model_server.responders["judge"] = fair_judge
+    evaluation = runs.start(project, server="vlm", n_frames=1)
+    wait_for(lambda: Evaluation.objects.get(pk=evaluation.pk).status == "done", timeout=60, what="the evaluation")
+    a, b = (Prediction.objects.get(qa_pair=t) for t in twins)
+    assert len(model_server.requests) == 4 and not set(a.call_ids) & set(b.call_ids)
+    assert set(a.call_ids) | set(b.call_ids) == set(ModelCall.objects.values_list("id", flat=True))
+    assert a.cost_usd + b.cost_usd == pytest.approx(sum(ModelCall.objects.values_list("cost_usd", flat=True)))
+    assert (a.predict_call.request["prediction"], b.judge_call.request["prediction"]) == (a.pk, b.pk)
