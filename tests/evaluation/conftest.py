@@ -52,7 +52,7 @@ def answer_free_text(server, answer) -> None:
     server._answer = _answer
 
 
-_TRUTH = re.compile(r"Ground truth correct Answer: (.*)\nPredicted Answer: (.*)\nProvide", re.S)
+_TRUTH = re.compile(r"Ground truth correct Answer: (.*)\nPredicted Answer: (.*)\nProvide", re.DOTALL)
 
 
 def _norm(text: str) -> str:

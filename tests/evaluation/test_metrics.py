@@ -4,7 +4,8 @@ breakdown of scores by dimension."""
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from annotator.evaluation.metrics import Scored, breakdown, extract_choice, mean_interval, provenance_group, summarize, wilson
+from annotator.evaluation.metrics import (Scored, breakdown, extract_choice, mean_interval, provenance_group, summarize,
+                                          wilson)
 
 OPTIONS = ["pan", "cup", "lamp", "shoe"]
 
