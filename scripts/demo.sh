@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 PORT="${PORT:-8000}"
+# The demo's model server (canned answers, demo/model_server.py) listens beside the web server.
+MODEL_PORT="${DEMO_MODEL_PORT:-$((PORT + 11))}"
 logs=.local/logs
 mkdir -p "$logs"
 # The demo serves plain http on 127.0.0.1, where a browser would drop Secure cookies (the default
@@ -20,6 +22,15 @@ with socket.socket() as s:
 PYEOF
 then
   echo "demo: port $PORT is already in use (is another demo running?). Stop it, or run: PORT=8001 make demo" >&2
+  exit 1
+fi
+if $PY - "$MODEL_PORT" <<'PYEOF'
+import socket, sys
+with socket.socket() as s:
+    sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)
+PYEOF
+then
+  echo "demo: port $MODEL_PORT (the demo model server) is already in use. Free it, or run: DEMO_MODEL_PORT=8111 make demo" >&2
   exit 1
 fi
 
@@ -52,9 +63,15 @@ pids+=($!)
   >>"$logs/beat.out" 2>&1 &
 pids+=($!)
 
-# Users, footage, night renditions, QA types, drafts, a scripted first pass and one study of each kind;
-# a rerun reuses them.
-$PY manage.py demo_setup --footage .cache/footage --manifest demo/manifest.jsonl --project demo
+# An OpenAI-compatible server with canned answers (there is no model in the demo), for the model
+# pipelines, the evaluation and its judge.
+$PY demo/model_server.py --port "$MODEL_PORT" >>"$logs/model_server.out" 2>&1 &
+pids+=($!)
+
+# Users, footage, night renditions, QA types, drafts, a scripted first pass, one study of each kind,
+# a VUDG run and an evaluation against the demo model server; a rerun reuses them.
+$PY manage.py demo_setup --footage .cache/footage --manifest demo/manifest.jsonl --project demo \
+  --model-base-url "http://127.0.0.1:$MODEL_PORT/v1"
 
 .venv/bin/gunicorn annotator.wsgi --bind "127.0.0.1:$PORT" --workers 2 --threads 4 \
   --access-logfile "$logs/access.log" --error-logfile "$logs/web.log" &
@@ -82,6 +99,9 @@ cat <<MSG
     Likert ratings     http://127.0.0.1:$PORT/projects/demo/studies/vudg-quality/
     Likert (records)   http://127.0.0.1:$PORT/projects/demo/studies/xlebench-realism/
   Inter-annotator agreement (as admin): http://127.0.0.1:$PORT/projects/demo/agreement/
+  Models in the loop (as admin; the demo model server at 127.0.0.1:$MODEL_PORT gives CANNED answers):
+    pipeline runs      http://127.0.0.1:$PORT/projects/demo/runs/
+    evaluation         http://127.0.0.1:$PORT/projects/demo/evaluation/
   API schema: http://127.0.0.1:$PORT/api/schema/   Logs: $logs/
   Press Ctrl-C to stop everything started here.
 

@@ -1,4 +1,4 @@
-"""python manage.py demo_setup [--footage DIR] [--manifest FILE] [--project SLUG] [--questions N]"""
+"""python manage.py demo_setup [--footage DIR] [--manifest FILE] [--project SLUG] [--questions N] [--model-base-url URL]"""
 
 import io
 import json
@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--questions", type=int, default=12, help="Scored ordering questions per participant.")
         parser.add_argument("--first-pass-units", type=int, default=8,
                             help="Units the demo admin verifies by script (the others stay for the annotators).")
+        parser.add_argument("--model-base-url", default="",
+                            help="An OpenAI-compatible server (make demo starts demo/model_server.py, canned answers): "
+                                 "registered as model server demo-canned, then one VUDG run and one evaluation.")
 
     def handle(self, *args, **opts):
         project = opts["project"]
@@ -73,6 +76,47 @@ class Command(BaseCommand):
             whole = [r for r in scope["reports"] if r["subset"] == "" and r["round"] == "first"]
             words = ", ".join(f"{r['metric']} {r['value']:.3f}" for r in whole[:3]) or "nothing to compare yet"
             self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
+        if opts["model_base_url"]:
+            models_in_the_loop(proj, opts["model_base_url"], out)
+
+
+DEMO_SERVER = "demo-canned"
+DEMO_REJUDGE = 40  # answers in the demo's re-judge sample; the admin re-judges the first 15 by script
+
+
+def models_in_the_loop(project, base_url: str, out: dict) -> None:
+    """Issue 10 in the demo, once per database: the model server ``demo-canned`` at ``base_url``
+    (its URL is updated on every run), a VUDG cascade run over the ready videos (its fixable and
+    invalid items are served first in the queue), an evaluation of the server's model on the
+    verified QA pairs, and a re-judge sample of which the admin re-judges 15 answers by script.
+    The demo's model server answers with canned texts: these drafts and scores show the workflow,
+    not a model's quality."""
+    from annotator.drafts.models import DraftRun, ModelServer
+    from annotator.evaluation import rejudge
+    from annotator.evaluation.models import Evaluation
+    from annotator.evaluation.rejudge import create_sample, record
+
+    stdout = out["stdout"]
+    ModelServer.objects.update_or_create(project=project, name=DEMO_SERVER, defaults={
+        "base_url": base_url, "model": "canned-demo-v1", "concurrency": 4,
+        "price_prompt_per_mtok": 2.0, "price_completion_per_mtok": 8.0})
+    if not DraftRun.objects.filter(project=project, pipeline="vudg").exists():
+        try:
+            call_command("draft", project=project.slug, pipeline="vudg", server=DEMO_SERVER, **out)
+        except SystemExit:
+            stdout.write("the VUDG run had failures; see its page")
+    if not Evaluation.objects.filter(project=project).exists():
+        try:
+            call_command("evaluate", "--project", project.slug, "--server", DEMO_SERVER, "--frames", "4", **out)
+        except SystemExit:
+            stdout.write("the evaluation had failures; see its page")
+        evaluation = Evaluation.objects.filter(project=project).order_by("-id").first()
+        if evaluation is not None and rejudge.candidates(evaluation):
+            admin = get_user_model().objects.get(username="admin")
+            sample = create_sample(evaluation, size=DEMO_REJUDGE, seed=7)
+            for item in sample.items.order_by("position")[:15]:
+                record(item.pk, admin, "wrong" if item.position % 8 == 3 else "right")
+            stdout.write(f"evaluation {evaluation.pk}: re-judge sample of {sample.n_items} answers, 15 re-judged by admin")
 
 
 def scripted_overlap(project, user) -> int:
