@@ -29,8 +29,10 @@ from api.exceptions import status_of
 
 START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 WHOLE = re.compile(r"[0-9]{1,20}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses
-DIMENSION_TITLES = {"qa_type": "QA type", "illumination": "Illumination", "source": "Source",
-                    "provenance": "Provenance (kept against modified or added)"}
+DIMENSION_TITLES = {"qa_type": "QA type", "illumination": "Illumination", "source": "Source", "provenance": "Provenance"}
+DIMENSION_HEADINGS = {"qa_type": "By QA type", "illumination": "By illumination (day against night)",
+                      "source": "By source (real against synthetic)",
+                      "provenance": "By provenance (kept against modified or added)"}
 GROUP_WORDS = {"kept": "machine, kept", "modified_or_added": "machine, modified; or human, added"}
 
 
@@ -74,7 +76,7 @@ def leaderboard(request, slug: str):
 
 
 def _groups(report: dict) -> list[dict]:
-    return [{"dim": dim, "title": DIMENSION_TITLES[dim],
+    return [{"dim": dim, "title": DIMENSION_TITLES[dim], "heading": DIMENSION_HEADINGS[dim],
              "rows": [{**g, "words": GROUP_WORDS.get(g["value"], g["value"])} for g in report["breakdown"][dim]]}
             for dim in metrics.DIMENSIONS]
 
