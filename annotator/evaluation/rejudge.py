@@ -9,12 +9,13 @@ random, checked by people; 95.67% agreement).
    people re-judging at once never get the same answer.
 3. ``record`` stores their verdict: ``right`` (the person's label is the judge's) or ``wrong`` (the
    other label), once (a second verdict is a Conflict).
-4. ``sync`` writes the judge's labels and the people's as a nominal rating set of the agreement
-   engine (``source="judge"``, raters ``judge`` and ``human``, item ``prediction-<id>``, only the
-   items with a verdict) and queues its computation: percent agreement and Cohen's kappa come from
-   the engine, with its intervals, on the agreement dashboard (scope ``ratings:<name>``) and on the
-   evaluation's page. It locks the sample's row before it reads the verdicts, so the last of two
-   concurrent syncs writes every verdict.
+4. ``sync``, in the verdict's transaction, writes the judge's labels and the people's as a nominal
+   rating set of the agreement engine (``source="judge"``, raters ``judge`` and ``human``, item
+   ``prediction-<id>``, only the items with a verdict) and queues its computation on commit:
+   percent agreement and Cohen's kappa come from the engine, with its intervals, on the agreement
+   dashboard (scope ``ratings:<name>``) and on the evaluation's page. Locks are taken in one order
+   (the item's row, then the sample's) and the verdicts are read after the sample's lock, so of two
+   verdicts recorded at once the second to commit writes both.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def record(item_id: int, user, verdict: str) -> RejudgeItem:
         item.human_label = item.judge_label if verdict == RejudgeItem.Verdict.RIGHT else other[item.judge_label]
         item.judged_by, item.judged_at, item.claimed_by, item.claimed_until = user, timezone.now(), None, None
         item.save(update_fields=["verdict", "human_label", "judged_by", "judged_at", "claimed_by", "claimed_until"])
-    sync(item.sample)
+        sync(item.sample)  # in the same transaction: a verdict and the rating set never disagree
     return item
 
 

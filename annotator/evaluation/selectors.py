@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from django.db.models import Avg, Count, Q, StdDev, Sum
 from django.db.models.functions import Coalesce
 
-from annotator.evaluation import metrics
+from annotator.evaluation import metrics, rejudge
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.projects.models import Project
 
@@ -107,8 +107,6 @@ def report(evaluation: Evaluation) -> dict:
          "failures": [{"prediction", "qa_pair", "stage", "error"}] (at most FAILURES_SHOWN, newest first),
          "rejudge": rejudge.status(...)}
     """
-    from annotator.evaluation import rejudge
-
     counts = dict(evaluation.predictions.values_list("status").annotate(n=Count("id")))
     items = {s: counts.get(s, 0) for s in Prediction.Status.values}
     items["total"] = sum(counts.values())

@@ -21,7 +21,8 @@ from django.views.decorators.http import require_http_methods
 from annotator.drafts.models import ModelServer
 from annotator.errors import DomainError, Invalid
 from annotator.evaluation import metrics, rejudge, runs, selectors
-from annotator.evaluation.models import FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, Rubric
+from annotator.evaluation.models import (FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, RejudgeSample,
+                                        Rubric)
 from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.qa.models import QAType
@@ -129,7 +130,7 @@ def rejudge_page(request, slug: str, pk: int):
     ``verdict`` (right or wrong) with ``item`` records it and takes the next one."""
     project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     evaluation = get_object_or_404(Evaluation, pk=pk, project=project)
-    sample = rejudge.RejudgeSample.objects.filter(evaluation=evaluation).first()
+    sample = RejudgeSample.objects.filter(evaluation=evaluation).first()
     here = reverse("evaluation-rejudge", kwargs={"slug": slug, "pk": pk})
     if request.method == "POST":
         if sample is None:
