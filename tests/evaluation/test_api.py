@@ -156,3 +156,15 @@ def test_the_rejudge_queue_over_the_api(judged_evaluation, roles):
     assert reviewer.post(f"/api/evaluations/{e.pk}/rejudge/next/").status_code == 204
     sample = admin.get(f"/api/evaluations/{e.pk}/rejudge/").json()["sample"]
     assert (sample["judged"], sample["right"], sample["wrong"], sample["percent_right"]) == (2, 1, 1, 0.5)
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_is_one_query_however_many_evaluations(judged_evaluation, project, django_assert_num_queries):
+    from annotator.evaluation import selectors
+
+    for labels in (["correct"], ["incorrect", "correct"], ["correct"] * 3):
+        judged_evaluation(labels)
+    with django_assert_num_queries(1):
+        rows = selectors.leaderboard(project)
+    assert [r["judge_accuracy"]["n"] for r in rows] == [3, 2, 1]
+    assert [r["judge_score"]["value"] for r in rows] == [4.0, 2.5, 4.0]
