@@ -12,7 +12,7 @@ from io import StringIO
 
 import pandas as pd
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -249,6 +249,14 @@ def test_cancelling_stops_the_items_not_started(make_unit, project, add_server, 
     assert set(Prediction.objects.values_list("status", flat=True)) == {"cancelled"}
     with pytest.raises(Exception, match="only a queued or running one can be cancelled"):
         runs.cancel(evaluation)
+    code, out, _ = _evaluate("--project", project.slug, "--status", str(evaluation.pk), "--json")
+    assert code == 0 and json.loads(out)["items"]["cancelled"] == 4
+    code, out, _ = _evaluate("--project", project.slug, "--status", str(evaluation.pk))
+    assert out.startswith(f"evaluation {evaluation.pk} cancelled: {evaluation.model} judged by")
+    with pytest.raises(CommandError, match="has no evaluation 999999"):
+        call_command("evaluate", "--project", project.slug, "--cancel", "999999")
+    with pytest.raises(CommandError, match="frames must be a whole number from 1 to 64"):
+        call_command("evaluate", "--project", project.slug, "--server", "vlm", "--frames", "0")
 
 
 @pytest.mark.django_db(transaction=True)
