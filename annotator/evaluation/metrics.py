@@ -109,16 +109,22 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
     return float(low), float(high)
 
 
-def mean_interval(n: int, mean: float | None, sd: float | None, confidence: float = CONFIDENCE
-                  ) -> tuple[float, float] | None:
+SCORE_RANGE = (0.0, 5.0)  # judge scores, VUDG accuracy and relevance are integers 0-5
+
+
+def mean_interval(n: int, mean: float | None, sd: float | None, confidence: float = CONFIDENCE,
+                  within: tuple[float, float] | None = SCORE_RANGE) -> tuple[float, float] | None:
     """The Student-t interval of a mean from ``n`` values with sample standard deviation ``sd``
-    (ddof 1): mean ± t(conf, n-1) x sd / sqrt(n) (scipy ``stats.t.interval``). None when n < 2;
-    (mean, mean) when every value is the same."""
+    (ddof 1): mean ± t(conf, n-1) x sd / sqrt(n) (scipy ``stats.t.interval``), clipped to
+    ``within`` (the scale's range: a mean of 0-5 scores cannot leave 0-5, though with few values
+    the t interval does). None when n < 2; (mean, mean) when every value is the same."""
     if n < 2 or mean is None or sd is None or not math.isfinite(sd):
         return None
     if sd == 0:
         return float(mean), float(mean)
     low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=sd / math.sqrt(n))
+    if within is not None:
+        low, high = max(low, within[0]), min(high, within[1])
     return float(low), float(high)
 
 

@@ -44,6 +44,9 @@ def test_the_mean_interval_is_student_t_and_undefined_below_two_values():
     assert mean_interval(4, 3.0, 1.0) == pytest.approx((3 - 1.591223, 3 + 1.591223), abs=1e-6)
     assert mean_interval(1, 3.0, None) is None
     assert mean_interval(5, 2.0, 0.0) == (2.0, 2.0)
+    # Two scores, 4 and 5: the t interval (-1.85, 10.85 from 4.5 +- 6.35) is clipped to the 0-5 scale.
+    assert mean_interval(2, 4.5, 0.5 ** 0.5) == pytest.approx((0.0, 5.0))
+    assert mean_interval(2, 4.5, 0.5 ** 0.5, within=None) == pytest.approx((4.5 - 6.353102, 4.5 + 6.353102), abs=1e-5)
 
 
 def test_provenance_splits_kept_from_modified_or_added():
