@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -40,7 +41,9 @@ import redis
 from django.conf import settings
 
 from annotator.adapters import ffmpeg, llm
-from annotator.drafts.models import DraftJob, ModelCall, ModelServer
+from annotator.drafts.models import KEY_ENV_PATTERN, KEY_ENV_RULE, DraftJob, ModelCall, ModelServer
+
+NO_KEY = "no-key"  # sent to a server configured without a key variable (openai needs some key)
 
 
 class MalformedModelOutput(ValueError):
@@ -132,10 +135,13 @@ class Endpoint:
         return cls.from_snapshot(server.snapshot())
 
     def api_key(self) -> str:
-        """The key from the environment variable ``key_env`` (``LLM_API_KEY`` when none is named).
-        Raises MissingKey when the named variable is unset or empty."""
+        """The key from the environment variable ``key_env``; with none named, the placeholder
+        ``NO_KEY`` (a server with no key never gets another server's). Raises MissingKey when the
+        named variable is unset or empty, or its name does not end in ``_API_KEY``."""
         if not self.key_env:
-            return settings.LLM_API_KEY
+            return NO_KEY
+        if not re.fullmatch(KEY_ENV_PATTERN, self.key_env):
+            raise MissingKey(f"the key variable of server {self.server!r} must be {KEY_ENV_RULE}, not {self.key_env}")
         value = os.environ.get(self.key_env)
         if not value:
             raise MissingKey(f"the environment variable {self.key_env} (the API key of server {self.server!r}) is not set")
@@ -292,7 +298,9 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
         ModelCall.objects.create(**base, attempt=1, error=str(exc))
         raise StageFailed(stage.name, str(exc)) from None
     max_attempts = max_attempts or settings.LLM_MAX_ATTEMPTS
-    slots = ServerSlots(f"{endpoint.base_url}|{endpoint.model}", endpoint.concurrency, lease_s=endpoint.timeout_s * 2 + 60)
+    # One set of slots per configured server, whichever model is asked for on it.
+    slot_key = f"server-{endpoint.server_id}" if endpoint.server_id else endpoint.base_url
+    slots = ServerSlots(slot_key, endpoint.concurrency, lease_s=endpoint.timeout_s * 2 + 60)
     images: list[bytes] | None = None
     last = ""
     for attempt in range(1, max_attempts + 1):

@@ -5,6 +5,9 @@ request it sent (frame timestamps, not pixels), the raw output, token counts, la
 A draft is immutable: it is the machine's original, which verification never overwrites.
 """
 
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
@@ -21,20 +24,36 @@ class Pipeline(models.TextChoices):
     IMPORT = "import", "import QA pairs or predictions from JSONL"
 
 
+# A key variable's name must end in _API_KEY (OPENAI_API_KEY, VLLM_API_KEY, LLM_API_KEY...), so a
+# server cannot be pointed at the worker's other secrets (DJANGO_SECRET_KEY, AWS_SECRET_ACCESS_KEY...)
+# and have them sent as its bearer token.
+KEY_ENV_PATTERN = r"^[A-Z][A-Z0-9_]*_API_KEY$"
+KEY_ENV_RULE = "an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY"
+
+
+def no_credentials_in_url(url: str) -> None:
+    """Refuse a base URL with a user name or password in it (it is shown to reviewers and stored
+    on every run): the key belongs in the key variable."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        raise ValidationError("put credentials in the key variable (--key-env), not in the URL")
+
+
 class ModelServer(models.Model):
     """A named OpenAI-compatible endpoint of a project (OpenAI, vLLM, llama.cpp server, Ollama).
 
     The key is never stored: ``key_env`` names the environment variable of the worker that holds
-    it. ``concurrency`` bounds the requests in flight to this server across all workers.
+    it (a name ending in ``_API_KEY``); with none named, a placeholder key is sent (local servers
+    need none). ``concurrency`` bounds the requests in flight to this server across all workers.
     Prices are US dollars per million tokens, used for each call's estimated cost.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_servers")
     name = models.SlugField(max_length=64)
-    base_url = models.URLField(max_length=500)
+    base_url = models.URLField(max_length=500, validators=[no_credentials_in_url])
     model = models.CharField(max_length=200)
     key_env = models.CharField(max_length=100, blank=True, help_text="Environment variable holding the API key.",
-                               validators=[RegexValidator(r"^[A-Za-z_][A-Za-z0-9_]*$", "an environment variable name: letters, digits and _")])
+                               validators=[RegexValidator(KEY_ENV_PATTERN, KEY_ENV_RULE)])
     concurrency = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1), MaxValueValidator(256)])
     price_prompt_per_mtok = models.FloatField(default=0.0, help_text="USD per million prompt tokens.",
                                               validators=[MinValueValidator(0.0), MaxValueValidator(10_000.0)])

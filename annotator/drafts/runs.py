@@ -17,6 +17,7 @@ stage that failed and pays only for what is new.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -33,10 +34,12 @@ from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer, 
 from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
 from annotator.errors import Conflict, Invalid
 from annotator.projects.models import Project
+from annotator.qa.models import QAType
 
 log = logging.getLogger(__name__)
 
 OLD_STYLE = {Pipeline.TEMPLATES, Pipeline.LLM}
+QA_TYPE_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,19 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
           params: dict | None = None, qa_type: str = "", model: str = "", user=None) -> Launch:
     """Start a run of ``pipeline`` over the project's videos and queue its work on commit.
 
-    Raises Invalid for an unknown pipeline, a stage without a server, an unknown server or bad
-    parameters (each message says what to pass).
+    Raises Invalid for an unknown pipeline, a stage without a server, an unknown server, a QA type
+    that is not a slug, bad parameters (each message says what to pass), or, for an ``llm`` run
+    started by a person (``user``), a QA type the project does not have (only the command, run by
+    an operator, may create one).
     """
     stage_servers, params = dict(stage_servers or {}), dict(params or {})
+    if qa_type and not QA_TYPE_SLUG.fullmatch(qa_type):
+        raise Invalid("the QA type is a slug: 1 to 64 letters, digits, - and _", errors={"qa_type": "not a slug"})
     if pipeline in OLD_STYLE:
+        if pipeline == Pipeline.LLM and user is not None and not QAType.objects.filter(project=project, slug=qa_type).exists():
+            # Only admins define QA types (QA types page, API); a run started by a person may not add one.
+            raise Invalid(f"project {project.slug} has no QA type {qa_type!r}; an admin defines QA types on the "
+                          f"QA types page", errors={"qa_type": "unknown"})
         if stage_servers:
             raise Invalid(f"pipeline {pipeline} has no stages to route; use --server", errors={"stage_servers": "not allowed"})
         if pipeline == Pipeline.LLM and server:

@@ -152,15 +152,26 @@ def jsonl_lines(evaluation: Evaluation) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
+def _cell(value) -> object:
+    """A CSV cell: lists and objects as JSON text, null as empty; a text starting with = + - @ (or
+    a tab or carriage return) gets a leading apostrophe, so a spreadsheet shows model output as
+    text instead of running it as a formula (OWASP "CSV injection")."""
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def csv_lines(evaluation: Evaluation) -> Iterator[str]:
-    """The export as CSV: a header, then one row per item; lists and objects as JSON text, nulls
-    as empty cells."""
+    """The export as CSV: a header, then one row per item (cells by ``_cell``)."""
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(EXPORT_COLUMNS)
     for row in export_rows(evaluation):
-        writer.writerow([json.dumps(row[k], ensure_ascii=False) if isinstance(row[k], (list, dict)) else
-                         ("" if row[k] is None else row[k]) for k in EXPORT_COLUMNS])
+        writer.writerow([_cell(row[k]) for k in EXPORT_COLUMNS])
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()

@@ -97,13 +97,26 @@ def test_the_same_input_comes_from_the_cache_at_no_cost(model_server, project):
 
 @pytest.mark.django_db
 def test_an_unset_key_variable_fails_the_stage_without_a_request(model_server, project, monkeypatch):
-    monkeypatch.delenv("FAKE_KEY_NOT_SET", raising=False)
-    with pytest.raises(engine.StageFailed, match="FAKE_KEY_NOT_SET"):
-        _call(model_server, project, key_env="FAKE_KEY_NOT_SET")
+    monkeypatch.delenv("FAKE_NOT_SET_API_KEY", raising=False)
+    with pytest.raises(engine.StageFailed, match="FAKE_NOT_SET_API_KEY"):
+        _call(model_server, project, key_env="FAKE_NOT_SET_API_KEY")
     assert model_server.requests == []
-    monkeypatch.setenv("FAKE_KEY_NOT_SET", "sk-test")
+    monkeypatch.setenv("FAKE_NOT_SET_API_KEY", "sk-test")
     model_server.responders["caption"] = lambda body: {"caption": "keyed"}
-    assert _call(model_server, project, key_env="FAKE_KEY_NOT_SET") == {"caption": "keyed"}
+    assert _call(model_server, project, key_env="FAKE_NOT_SET_API_KEY") == {"caption": "keyed"}
+    assert model_server.authorizations == ["Bearer sk-test"]
+
+
+@pytest.mark.django_db
+def test_no_other_secret_of_the_worker_is_ever_sent_as_a_key(model_server, project, monkeypatch, settings):
+    monkeypatch.setenv("DJANGO_SECRET_KEY", "the-platform-secret")
+    settings.LLM_API_KEY = "sk-global"
+    with pytest.raises(engine.StageFailed, match="must be an environment variable name in capitals ending in _API_KEY"):
+        _call(model_server, project, key_env="DJANGO_SECRET_KEY")
+    assert model_server.requests == []
+    model_server.responders["caption"] = lambda body: {"caption": "no key"}
+    _call(model_server, project)  # no key variable: a placeholder, not the global LLM_API_KEY
+    assert model_server.authorizations == [f"Bearer {engine.NO_KEY}"]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -33,7 +33,13 @@ def test_model_server_creates_updates_lists_and_refuses_bad_values(project):
         (["--name", "new"], "server 'new' is new: give --base-url and --model"),
         (["--name", "gpt41", "--concurrency", "0"], "--concurrency must be between 1 and 256, not 0"),
         (["--name", "gpt41", "--price-prompt", "-1"], "--price-prompt must be between 0 and 10000, not -1"),
-        (["--name", "gpt41", "--key-env", "my key"], "key_env: an environment variable name: letters, digits and _"),
+        (["--name", "gpt41", "--key-env", "my key"],
+         "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY"),
+        # A server must not be able to send the worker's other secrets as its bearer token.
+        (["--name", "gpt41", "--key-env", "DJANGO_SECRET_KEY"],
+         "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY"),
+        (["--name", "gpt41", "--base-url", "https://user:secret@api.example.com/v1"],
+         "base_url: put credentials in the key variable (--key-env), not in the URL"),
         (["--name", "gpt41", "--base-url", "not a url"], "base_url: Enter a valid URL."),
     ]:
         with pytest.raises(CommandError) as caught:
@@ -49,8 +55,8 @@ def test_the_llm_pipeline_uses_the_named_servers_model_and_key(worker, short_vid
     from annotator.projects.models import Project
 
     ModelServer.objects.create(project=Project.objects.get(slug="llm"), name="local", base_url=model_server.base_url,
-                               model="qwen-vl", key_env="LOCAL_VLM_KEY")
-    monkeypatch.setenv("LOCAL_VLM_KEY", "sk-local-123")
+                               model="qwen-vl", key_env="LOCAL_VLM_API_KEY")
+    monkeypatch.setenv("LOCAL_VLM_API_KEY", "sk-local-123")
     model_server.replies = [GOOD]
     code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "local")
     assert code == 0, out
@@ -59,3 +65,18 @@ def test_the_llm_pipeline_uses_the_named_servers_model_and_key(worker, short_vid
     run = DraftRun.objects.get()
     assert (run.model, run.status, run.params["server"]) == ("qwen-vl", "done", "local")
     assert ModelCall.objects.get().project_id == run.project_id
+
+
+@pytest.mark.django_db
+def test_a_person_starting_an_llm_run_cannot_create_a_qa_type(project, admin_user):
+    from annotator.drafts import runs
+    from annotator.errors import Invalid
+    from annotator.qa.models import QAType
+
+    with pytest.raises(Invalid, match=r"^project proj has no QA type 'made_up'; an admin defines QA types"):
+        runs.start(project, "llm", qa_type="made_up", user=admin_user)
+    with pytest.raises(Invalid, match=r"^the QA type is a slug: 1 to 64 letters, digits, - and _$"):
+        runs.start(project, "llm", qa_type="évil / type <i>x</i>", user=admin_user)
+    with pytest.raises(Invalid, match="is a slug"):
+        runs.start(project, "llm", qa_type="x" * 65)
+    assert not QAType.objects.filter(project=project).exists()

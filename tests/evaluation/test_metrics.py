@@ -81,3 +81,10 @@ def test_the_breakdown_groups_by_each_dimension():
     assert table["provenance"]["modified_or_added"]["judge_accuracy"]["n"] == 1
     assert table["provenance"]["modified_or_added"]["mcq"]["k"] == 1
     assert table["qa_type"]["a"]["judge_score"]["value"] == 2.0
+
+
+def test_csv_cells_of_model_text_never_start_a_formula():
+    from annotator.evaluation.selectors import _cell
+
+    assert [_cell(v) for v in ("=HYPERLINK(\"http://x\")", "+1", "-2 apples", "@SUM(A1)", "a cup", -2, 0.5, None, ["A", "B"])] == [
+        "'=HYPERLINK(\"http://x\")", "'+1", "'-2 apples", "'@SUM(A1)", "a cup", -2, 0.5, "", '["A", "B"]']

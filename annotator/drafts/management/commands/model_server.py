@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="Server name, e.g. gpt41 or local-qwen (letters, digits, - and _).")
         parser.add_argument("--base-url", help="e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1")
         parser.add_argument("--model", help="Model name the server knows, e.g. gpt-4.1")
-        parser.add_argument("--key-env", help="Environment variable holding the API key (the key is never stored).")
+        parser.add_argument("--key-env", help="Environment variable holding the API key, ending in _API_KEY (the key is never stored; "
+                                                      "none: a placeholder key is sent).")
         parser.add_argument("--concurrency", type=int, help=f"Requests in flight at most (1-{MAX_CONCURRENCY}; default 4).")
         parser.add_argument("--price-prompt", type=float, help="USD per million prompt tokens (default 0).")
         parser.add_argument("--price-completion", type=float, help="USD per million completion tokens (default 0).")
@@ -60,4 +61,4 @@ class Command(BaseCommand):
         created = server.pk is None
         server.save()
         self.stdout.write(f"{'created' if created else 'updated'} model server {server.name}: {server.model} at "
-                          f"{server.base_url} (key from {server.key_env or 'LLM_API_KEY'}, concurrency {server.concurrency})")
+                          f"{server.base_url} (key from {server.key_env or 'no variable: none sent'}, concurrency {server.concurrency})")
