@@ -232,7 +232,7 @@ class ModelServerOut(serializers.Serializer):
     base_url = serializers.CharField()
     model = serializers.CharField()
     key_env = serializers.CharField(allow_blank=True, help_text="The environment variable holding the key (the key "
-                                                                "itself is never shown); '' uses LLM_API_KEY.")
+                                                                "itself is never shown); '' for a server that needs none.")
     concurrency = serializers.IntegerField(help_text="Requests in flight at most, across all workers.")
     timeout_s = serializers.FloatField()
     price_prompt_per_mtok = serializers.FloatField(help_text="USD per million prompt tokens.")

@@ -308,9 +308,9 @@ def test_an_unknown_run_is_a_404(people):
 
 @pytest.mark.django_db
 def test_model_servers_are_listed_with_the_keys_variable_name_never_the_key(project, people, monkeypatch):
-    monkeypatch.setenv("RUNS_TEST_KEY", "sk-very-secret-value")
+    monkeypatch.setenv("RUNS_TEST_API_KEY", "sk-very-secret-value")
     ModelServer.objects.create(project=project, name="openai", base_url="https://api.openai.com/v1", model="gpt-4o",
-                               key_env="RUNS_TEST_KEY", concurrency=8, price_prompt_per_mtok=2.5, price_completion_per_mtok=10)
+                               key_env="RUNS_TEST_API_KEY", concurrency=8, price_prompt_per_mtok=2.5, price_completion_per_mtok=10)
     ModelServer.objects.create(project=project, name="local", base_url="http://127.0.0.1:8001/v1", model="qwen")
     res = api(people["reviewer"]).get(f"/api/projects/{project.slug}/model-servers/")
     assert res.status_code == 200
@@ -318,7 +318,7 @@ def test_model_servers_are_listed_with_the_keys_variable_name_never_the_key(proj
     assert res.json() == [
         {"name": "local", "base_url": "http://127.0.0.1:8001/v1", "model": "qwen", "key_env": "", "concurrency": 4,
          "timeout_s": 120.0, "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0},
-        {"name": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o", "key_env": "RUNS_TEST_KEY",
+        {"name": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o", "key_env": "RUNS_TEST_API_KEY",
          "concurrency": 8, "timeout_s": 120.0, "price_prompt_per_mtok": 2.5, "price_completion_per_mtok": 10.0}]
 
 
