@@ -272,8 +272,8 @@ def main() -> None:
         for what in (JOB, *parts):
             print(f"    {what:28s} {profile.seconds[what]:8.2f} s  ({profile.counts[what]})")
         known = sum(profile.seconds[w] for w in parts if not w.startswith(" "))  # "making the client" is in the call
-        print(f"    {'elsewhere':28s} {profile.seconds[JOB] - known:8.2f} s  (cache look-ups, the job's other queries, "
-              "building requests, saving drafts)")
+        print(f"    {'elsewhere':28s} {profile.seconds[JOB] - known:8.2f} s  (waiting for a frame sampler, cache look-ups, "
+              "the job's other queries, building requests, saving drafts)")
     if v["done"] != v["total"]:
         sys.exit(f"not every video was drafted: {report['failures'][:3]}")
 
