@@ -77,8 +77,8 @@ def _free_text(body: dict) -> str:
 
 def _judge(body: dict) -> dict:
     score = [5, 4, 0, 2, 5, 1][_pick(body, 6)]
-    if "relevance" in body["response_format"]["json_schema"]["schema"].get("properties", {}):
-        return {"accuracy": score, "relevance": min(5, score + 1), "reason": "Canned demo judgement."}
+    if "relevance_score" in body["response_format"]["json_schema"]["schema"].get("properties", {}):  # VUDG rubric
+        return {"accuracy_score": score, "relevance_score": min(5, score + 1), "reason": "Canned demo judgement."}
     return {"pred": "correct" if score >= 3 else "incorrect", "score": score, "reason": "Canned demo judgement."}
 
 
