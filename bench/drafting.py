@@ -68,10 +68,7 @@ def _serve(delay_s: float, conn) -> None:
     counts: requests answered, the most in flight at once, and the stage of each request."""
     from tests.fake_model_server import FakeModelServer
 
-    server = FakeModelServer(delay_s=delay_s)
-    # Replies go out as headers then body: with Nagle's algorithm on, a client reusing a connection
-    # waits out its delayed ACK (about 40 ms) for the body. Servers in production set TCP_NODELAY.
-    server.httpd.RequestHandlerClass.disable_nagle_algorithm = True
+    server = FakeModelServer(delay_s=delay_s)  # its handler sets TCP_NODELAY, as production servers do
     conn.send(server.base_url)
     conn.recv()  # "stats"
     conn.send({"requests": len(server.requests), "max_in_flight": server.max_in_flight, "stages": server.stages})

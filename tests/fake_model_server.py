@@ -75,9 +75,13 @@ class FakeModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Replies go out as headers then body: with Nagle's algorithm on, a client reusing the
+            # connection waits out its delayed ACK (about 40 ms) for the body.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):
                 pass
+
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

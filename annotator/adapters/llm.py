@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import threading
 import time
 from dataclasses import dataclass
 
@@ -59,6 +60,22 @@ def retry_after_s(headers) -> float | None:
     return seconds if seconds >= 0 else None
 
 
+_clients: dict[tuple[str, str, float], openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
+    """One ``openai.OpenAI`` client per (base URL, key, timeout), made once and shared by threads
+    (it keeps its HTTP connections open; a new client per call cost 30-75 ms of a server's slot in
+    ``bench/drafting.py``). Its own retries are off: the caller records and retries every attempt."""
+    key = (base_url, api_key, timeout_s)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+        return client
+
+
 def chat(*, base_url: str, api_key: str, model: str, system: str, content: list[dict], timeout_s: float,
          response_format: dict | None = None, temperature: float = 0.2) -> ModelReply:
     """One chat completion. ``content`` is the user message's parts (text and image_url dicts);
@@ -68,7 +85,7 @@ def chat(*, base_url: str, api_key: str, model: str, system: str, content: list[
     recorded). Raises ModelCallError on any transport or API error, and on a reply with no text
     (a refusal is reported in ``message.refusal`` by servers that support it).
     """
-    client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+    client = client_for(base_url, api_key, timeout_s)
     started = time.perf_counter()
     extra = {"response_format": response_format} if response_format else {}
     try:
