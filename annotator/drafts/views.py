@@ -12,6 +12,7 @@ form is shown again with the reason on the field concerned and what was typed.
 from __future__ import annotations
 
 import json
+import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -75,15 +76,19 @@ def _param_value(text: str):
     (as ``draft --param``)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested deeper than Python recurses
         return text
+
+
+MORE_MAX_CHARS = 4000  # the "other parameters" text area; check_params bounds what it parses to
+WHOLE = re.compile(r"[0-9]{1,9}")  # ASCII digits only: str.isdigit() accepts "²", which int() refuses
 
 
 def _whole(text: str, name: str, low: int, high: int, errors: dict) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not WHOLE.fullmatch(text) or not low <= int(text) <= high:
         errors[name] = f"{name} must be a whole number from {low} to {high}"  # as the pipelines say it
         return None
     return int(text)
@@ -105,7 +110,9 @@ def parse_start(post, pipelines: list[dict]) -> tuple[dict, dict, dict]:
         value = _whole(typed[name], name, 1, high, errors)
         if value is not None:
             params[name] = value
-    for n, line in enumerate(typed["more"].splitlines(), 1):
+    if len(typed["more"]) > MORE_MAX_CHARS:
+        errors["more"] = f"the other parameters are at most {MORE_MAX_CHARS} characters"
+    for n, line in enumerate(typed["more"].splitlines() if "more" not in errors else [], 1):
         if not line.strip():
             continue
         key, sep, value = line.partition("=")

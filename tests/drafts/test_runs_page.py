@@ -114,6 +114,13 @@ def test_the_start_form_starts_a_run_and_goes_to_its_page(project, admin, gpt):
     ({"more": "k"}, 400, "Nothing was started: line 1: write one parameter a line as NAME=VALUE, like k=3 (not 'k')", "more"),
     ({"more": "base_url=http://evil.example"}, 400, "Nothing was started: parameter base_url cannot be set here", "more"),
     ({"server": "gone"}, 400, "Nothing was started: project proj has no model server 'gone' (known: gpt)", "server"),
+    # Not ASCII digits, and too many digits for int() (both were a 500 before the security review).
+    ({"frames": "\u00b2"}, 400, "Nothing was started: frames must be a whole number from 1 to 32", "frames"),
+    ({"frames": "9" * 5000}, 400, "Nothing was started: frames must be a whole number from 1 to 32", "frames"),
+    # Nested deeper than json.loads recurses (a RecursionError was a 500): kept as text, then too long.
+    ({"more": "k=" + "[" * 3000}, 400, "Nothing was started: the parameters take 3047 characters as JSON; at most 2000",
+     "more"),
+    ({"more": "k=" + "[" * 100_000}, 400, "Nothing was started: the other parameters are at most 4000 characters", "more"),
 ])
 def test_a_refused_start_says_why_on_its_field_and_keeps_what_was_typed(project, admin, gpt, form, status, message, field):
     night_video(project, "a.mp4")
