@@ -128,12 +128,12 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
     s = report["summary"]
     assert s["mcq"] == {"n": 3, "k": 1, "value": 0.333333, "ci": [0.061492, 0.79234]}
     assert s["judge_accuracy"] == {"n": 3, "k": 2, "value": 0.666667, "ci": [0.20766, 0.938508]}
-    assert s["judge_score"] == {"n": 3, "value": 3.0, "sd": 2.645751, "ci": [-3.572411, 9.572411]}
+    assert s["judge_score"] == {"n": 3, "value": 3.0, "sd": 2.645751, "ci": [0.0, 5.0]}  # 3 +- 6.57 (Student t), clipped to 0-5
     by = {dim: {g["value"]: g for g in groups} for dim, groups in report["breakdown"].items()}
     assert set(by["illumination"]) == {"day", "night"} and set(by["source"]) == {"real", "synthetic"}
     assert by["illumination"]["day"]["mcq"] == {"n": 2, "k": 1, "value": 0.5, "ci": [0.094531, 0.905469]}
     assert by["illumination"]["night"]["mcq"] == {"n": 1, "k": 0, "value": 0.0, "ci": [0.0, 0.793451]}
-    assert by["illumination"]["day"]["judge_score"] == {"n": 2, "value": 4.5, "sd": 0.707107, "ci": [-1.853102, 10.853102]}
+    assert by["illumination"]["day"]["judge_score"] == {"n": 2, "value": 4.5, "sd": 0.707107, "ci": [0.0, 5.0]}
     assert by["illumination"]["night"]["judge_accuracy"] == {"n": 1, "k": 0, "value": 0.0, "ci": [0.0, 0.793451]}
     assert set(by["provenance"]) == {"kept", "modified_or_added"}
     assert by["provenance"]["kept"]["judge_accuracy"] == {"n": 1, "k": 1, "value": 1.0, "ci": [0.206549, 1.0]}
