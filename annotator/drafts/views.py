@@ -240,6 +240,8 @@ def run_detail(request, slug: str, pk: int):
         "finished": v["done"] + v["failed"] + v["cancelled"], "active": run.status in ACTIVE,
         "can_cancel": run.status in ACTIVE, "can_resume": run.status in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED),
         "server_groups": server_groups(report["servers"]),
+        # Pairs, not dicts: a template's ``summary.items`` would read a count named "items" (VUDG's).
+        "summary_rows": sorted(report["summary"].items()), "call_rows": list(report["calls"].items()),
         "params": json.dumps(report["params"], indent=1, ensure_ascii=False, sort_keys=True),
         "config": {"kind": "detail", "poll_ms": POLL_MS, "api": reverse("api-run", kwargs={"pk": run.pk}),
                    "stage_order": list(STAGE_NAMES)},

@@ -157,6 +157,16 @@ def test_a_runs_page_shows_calls_per_stage_failures_and_the_latest_failed_calls(
 
 
 @pytest.mark.django_db
+def test_a_run_whose_counts_include_one_named_items_shows_them(project, admin):
+    # VUDG counts its drafts as "items": a template's summary.items read that count, not the dict's pairs (a 500).
+    run = made_run(project, statuses=["done"], status="done", calls=[])
+    DraftJob.objects.filter(run=run).update(summary={"items": 5, "correct": 3, "fixable": 1, "invalid": 1})
+    res = page_client(admin).get(f"/projects/{project.slug}/runs/{run.pk}/")
+    assert res.status_code == 200
+    assert "· correct 3 · fixable 1 · invalid 1 · items 5" in text_of(res.content.decode())
+
+
+@pytest.mark.django_db
 def test_cancel_and_resume_from_a_runs_page(project, admin):
     run = made_run(project, statuses=["done", "queued"])
     client = page_client(admin)
