@@ -34,9 +34,14 @@ def _shown(page, title):
 def test_a_participant_orders_frames_by_keyboard_and_drag_and_the_trials_are_scored(worker, live_server, browser, project,
                                                                                     annotator, tmp_path):
     stored_video(project, tmp_path / "counter.mp4", seconds=100.0, name="counter.mp4")
+    # One condition: which of the preset's nine a participant gets is drawn from a seed and their
+    # user id, which depends on how many users earlier tests made, and a long-clip condition of a
+    # 100 s video has fewer than three items.
     study, _ = create_study(project, "pilot", "ordering", preset="ego-flight", seed=7,
                             options={"frame_size": 64, "practice_items": 1, "questions_per_participant": 3,
-                                     "conditions_per_participant": 1, "exclusion": {"min_median_rt_s": 0.05}})
+                                     "conditions_per_participant": 1, "exclusion": {"min_median_rt_s": 0.05},
+                                     "conditions": [{"number": 1, "label": "original (4 frames)", "n_frames": 4,
+                                                     "clip_length": "medium", "annotation": "brief"}]})
 
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     errors = []
