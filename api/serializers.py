@@ -202,6 +202,14 @@ class ExportFilterIn(serializers.Serializer):
     illumination = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
 
 
+class VideoFilterIn(serializers.Serializer):
+    """Filters of the video list (query parameters); an empty value means no filter."""
+
+    status = serializers.ChoiceField(choices=Video.Status.choices, required=False, allow_blank=True)
+    source = serializers.ChoiceField(choices=Video.Source.choices, required=False, allow_blank=True)
+    illumination = serializers.ChoiceField(choices=Video.Illumination.choices, required=False, allow_blank=True)
+
+
 class QAPairOut(serializers.Serializer):
     id = serializers.IntegerField()
     qa_type = serializers.CharField(source="qa_type.slug")

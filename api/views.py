@@ -179,12 +179,21 @@ class ProgressView(APIView):
         return Response(selectors.progress(project))
 
 
+@extend_schema(parameters=[s.VideoFilterIn])
 class VideoListView(ListAPIView):
+    """The project's videos, a page at a time, filtered by ``status``, ``source`` and
+    ``illumination`` (an unknown value is a 400 naming the choices)."""
+
     serializer_class = s.VideoOut
 
     def get_queryset(self):
         project = project_for(self.request, self.kwargs["slug"], access.VIEW_VIDEOS_ROLES)
-        return selectors.project_videos(project)
+        params = self.request.query_params
+        data = s.VideoFilterIn(data={k: params.get(k, "") for k in s.VideoFilterIn().fields})
+        if not data.is_valid():
+            raise Invalid("the video filters have errors", errors=flatten(data.errors))
+        filters = {k: v for k, v in data.validated_data.items() if v}
+        return selectors.project_videos(project).filter(**filters)
 
 
 class ExportView(APIView):

@@ -112,6 +112,27 @@ def test_the_video_list_reports_status_and_errors(project):
         ("good.mp4", "ready", ""), ("bad.mp4", "failed", "truncated or corrupt: moov atom not found")]
 
 
+def test_the_video_list_filters_by_status_source_and_illumination(project):
+    Video.objects.create(project=project, sha256="a" * 64, filename="day.mp4", status="ready", duration_s=3.0,
+                         illumination="day", source="real")
+    Video.objects.create(project=project, sha256="b" * 64, filename="night.mp4", status="ready", duration_s=3.0,
+                         illumination="night", source="synthetic")
+    Video.objects.create(project=project, sha256="c" * 64, filename="bad.mp4", status="failed", error="corrupt")
+    client, _ = _client_for("api-vid", "annotator", project)
+    url = f"/api/projects/{project.slug}/videos/"
+
+    def names(query):
+        return [r["filename"] for r in client.get(url + query).json()["results"]]
+
+    assert names("?status=failed") == ["bad.mp4"]  # was ignored: every video came back
+    assert names("?status=ready&illumination=night") == ["night.mp4"]
+    assert names("?source=synthetic") == ["night.mp4"]
+    assert names("?status=") == ["day.mp4", "night.mp4", "bad.mp4"]
+    res = client.get(url + "?status=broken")
+    assert res.status_code == 400
+    assert res.json()["errors"]["status"].startswith('"broken" is not a valid choice')
+
+
 def test_an_admin_downloads_the_export_as_jsonl(make_unit, project, annotator):
     from annotator.qa.queue import claim_next
     from annotator.qa.services import Decision, submit_unit
