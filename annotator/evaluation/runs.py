@@ -38,13 +38,12 @@ from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.drafts import engine
 from annotator.drafts.models import ModelCall, ModelServer
-from annotator.drafts.pipelines.base import FRAME_MAX_SIDE
+from annotator.drafts.pipelines.base import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.errors import Conflict, Invalid
 from annotator.evaluation import prompts
 from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Evaluation, Prediction, Rubric
 from annotator.media.models import Video, VideoGroupMember
-from annotator.media.services import local_copy
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, QAType
 
@@ -182,13 +181,8 @@ def _call(stage: engine.Stage, endpoint: engine.Endpoint, inp: engine.StageInput
 
 
 def _frames(video: Video, times_s: list[float]):
-    key = f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{FRAME_MAX_SIDE}"
-
-    def load() -> list[bytes]:
-        with local_copy(video.rendition.name or video.original.name) as src:
-            return ffmpeg.sample_frames(src, times_s, max_side=FRAME_MAX_SIDE)
-
-    return key, load
+    """(cache key, loader) of the frames, as the drafting pipelines sample them."""
+    return frame_key(video, times_s, FRAME_MAX_SIDE), lambda: sample_frames(video, times_s, FRAME_MAX_SIDE)
 
 
 def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:

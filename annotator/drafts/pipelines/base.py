@@ -74,17 +74,28 @@ class JobContext:
 
     def frames(self, video: Video, times_s: list[float], *, max_side: int = FRAME_MAX_SIDE) -> tuple[str, Callable[[], list[bytes]]]:
         """(image key, loader) for frames of ``video`` at ``times_s`` (seconds): the key names them
-        by content (video sha256, times, size) for the cache; the loader samples them with ffmpeg
-        once per job (stages of one clip share them)."""
-        key = f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{max_side}"
+        by content (``frame_key``) for the cache; the loader samples them (``sample_frames``) once
+        per job (stages of one clip share them)."""
+        key = frame_key(video, times_s, max_side)
 
         def load() -> list[bytes]:
             if key not in self._frames:
-                with local_copy(video.rendition.name or video.original.name) as src, _SAMPLING:
-                    self._frames = {key: ffmpeg.sample_frames(src, times_s, max_side=max_side)}  # keep one clip's
+                self._frames = {key: sample_frames(video, times_s, max_side)}  # keep one clip's
             return self._frames[key]
 
         return key, load
+
+
+def frame_key(video: Video, times_s: list[float], max_side: int = FRAME_MAX_SIDE) -> str:
+    """The frames' identity for the call cache: the video's sha256, the times (s) and the size (px)."""
+    return f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{max_side}"
+
+
+def sample_frames(video: Video, times_s: list[float], max_side: int = FRAME_MAX_SIDE) -> list[bytes]:
+    """JPEG frames of ``video`` at ``times_s`` (seconds), longest side ``max_side`` px, by ffmpeg,
+    at most one sampler per CPU in this process. Raises MediaError."""
+    with local_copy(video.rendition.name or video.original.name) as src, _SAMPLING:
+        return ffmpeg.sample_frames(src, times_s, max_side=max_side)
 
 
 class PipelineDef:
