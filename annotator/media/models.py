@@ -74,6 +74,13 @@ class Video(models.Model):
 
     rendition = models.FileField(max_length=500, blank=True)
     poster = models.FileField(max_length=500, blank=True)
+    hls = models.FileField(
+        max_length=500, blank=True,
+        help_text="HLS master playlist, for videos longer than MEDIA_HLS_MIN_DURATION_S (blank for short ones).",
+    )
+    thumbnails_vtt = models.FileField(
+        max_length=500, blank=True, help_text="WebVTT of timeline thumbnails (sprite sheet regions, #xywh).",
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -99,12 +106,21 @@ class Video(models.Model):
 
 
 class VideoGroup(models.Model):
-    """Videos that belong together (SPEC part 1). This issue uses one kind, the EgoNight day-night
-    pair (seed 000 Sec. 3.1): a ``day`` and a ``night`` member of the same route, the night one
-    starting ``offset_s`` seconds later than the day one (night time = day time + offset_s)."""
+    """Videos that belong together (SPEC part 1), of three kinds:
+
+    - ``day_night``: the EgoNight pair (seed 000 Sec. 3.1), a ``day`` and a ``night`` member of the
+      same route, the night one starting ``offset_s`` seconds later (night time = day time + offset_s).
+    - ``ego_exo``: an EgoExoBench multi-view set (seed 001 Sec. 3), one ``ego`` member and N ``exo``
+      members (``position`` 1..N), each with its sync offset (member time = ego time + offset_s).
+    - ``life_log``: an X-LeBench life log (seed 002 Sec. 3), ``part`` members ordered by
+      ``position`` and placed at virtual wall-clock time ``offset_s`` seconds after the log's start
+      (``params["start"]``, ISO 8601); gaps between parts are time not recorded.
+    """
 
     class Kind(models.TextChoices):
         DAY_NIGHT = "day_night", "day-night pair"
+        EGO_EXO = "ego_exo", "ego-exo set"
+        LIFE_LOG = "life_log", "life log"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="video_groups")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -121,17 +137,25 @@ class VideoGroup(models.Model):
 
 
 class VideoGroupMember(models.Model):
-    """One video of a group, with its role in it and its time offset in seconds."""
+    """One video of a group, with its role in it, its ``position`` among members of that role
+    (0 for day, night and ego; 1..N for exo views; 0..n-1 for life-log parts) and its time offset in
+    seconds (see ``VideoGroup`` for what the offset means per kind)."""
 
     class Role(models.TextChoices):
         DAY = "day", "day"
         NIGHT = "night", "night"
+        EGO = "ego", "ego"
+        EXO = "exo", "exo"
+        PART = "part", "life-log part"
 
     group = models.ForeignKey(VideoGroup, on_delete=models.CASCADE, related_name="members")
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role.choices)
+    position = models.PositiveIntegerField(default=0)
     offset_s = models.FloatField(default=0.0)
 
     class Meta:
-        ordering = ["group", "role"]
-        constraints = [models.UniqueConstraint(fields=["group", "role"], name="groupmember_unique_role")]
+        ordering = ["group", "role", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["group", "role", "position"], name="groupmember_unique_role_position"),
+        ]

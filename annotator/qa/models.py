@@ -31,6 +31,15 @@ class QAType(models.Model):
         WHOLE = "whole", "whole video"
         GIVEN = "given", "range given per item"
 
+    class SetKind(models.TextChoices):
+        VIDEO = "", "one video (or a day-night pair, when paired)"
+        EGO_EXO = "ego_exo", "an ego-exo set (EgoExoBench)"
+        LIFE_LOG = "life_log", "a life log (X-LeBench)"
+
+    class AnswerKind(models.TextChoices):
+        TEXT = "text", "text (open, or multiple choice when options are given)"
+        INTERVAL = "interval", "a time interval (temporal localisation)"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qa_types")
     slug = models.SlugField(max_length=64)
     name = models.CharField(max_length=200)
@@ -39,6 +48,15 @@ class QAType(models.Model):
     clip_policy = models.CharField(max_length=10, choices=ClipPolicy.choices, default=ClipPolicy.WHOLE)
     window_s = models.FloatField(null=True, blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown shown with units of this type.")
+    set_kind = models.CharField(
+        max_length=20, choices=SetKind.choices, blank=True, default="",
+        help_text="Asked of one video (blank), of an ego-exo set, or of a life log (its unit's group).",
+    )
+    answer_kind = models.CharField(
+        max_length=10, choices=AnswerKind.choices, default=AnswerKind.TEXT,
+        help_text="interval: the answer is answer_start_s..answer_end_s (X-LeBench temporal localisation, "
+                  "seed 002 App. C.1).",
+    )
 
     class Meta:
         ordering = ["project", "slug"]
@@ -183,6 +201,16 @@ class QAPair(models.Model):
     answer_index = models.IntegerField(null=True, blank=True)
     clip_start_s = models.FloatField()
     clip_end_s = models.FloatField()
+    answer_start_s = models.FloatField(
+        null=True, blank=True, help_text="Interval answers: start, seconds in the unit's time base (virtual for life logs).",
+    )
+    answer_end_s = models.FloatField(null=True, blank=True, help_text="Interval answers: end, seconds.")
+    videos = models.JSONField(
+        default=list, blank=True,
+        help_text="Labelled videos the item shows, in order: [{label: 'Video 1', video_id, role, start_s, end_s}] "
+                  "(EgoExoBench seed 001 Fig. 2: query, reference and candidate videos). Options naming "
+                  "'Video k' refer to these labels.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     provenance = models.CharField(max_length=20, choices=Provenance.choices, blank=True)
     delete_reason = models.CharField(max_length=20, choices=DeleteReason.choices, blank=True)
@@ -205,6 +233,11 @@ class QAPair(models.Model):
                 condition=models.Q(clip_end_s__gt=models.F("clip_start_s")), name="qa_clip_nonempty"
             ),
             models.CheckConstraint(
+                condition=(models.Q(answer_start_s__isnull=True) & models.Q(answer_end_s__isnull=True))
+                | models.Q(answer_end_s__gt=models.F("answer_start_s")),
+                name="qa_answer_interval_nonempty",
+            ),
+            models.CheckConstraint(
                 condition=(models.Q(options__isnull=True) & models.Q(answer_index__isnull=True))
                 | (models.Q(options__isnull=False) & models.Q(answer_index__gte=0)),
                 name="qa_options_with_index",
@@ -221,6 +254,8 @@ class QAPair(models.Model):
             "answer": self.answer,
             "options": self.options,
             "answer_index": self.answer_index,
+            "answer_start_s": self.answer_start_s,
+            "answer_end_s": self.answer_end_s,
             "status": self.status,
             "delete_reason": self.delete_reason,
         }
