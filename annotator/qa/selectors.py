@@ -10,10 +10,10 @@ from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.core.files.storage import default_storage
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 
 from annotator.media.models import Video, VideoGroupMember
+from annotator.media.urls import media_url, media_urls  # noqa: F401 (media_url: imported from here by studies)
 from annotator.projects.models import Project
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
 
@@ -32,18 +32,6 @@ def pseudonym(user_id: int) -> str:
     """
     key = hashlib.sha256(("annotator-pseudonym:" + settings.PSEUDONYM_KEY).encode()).digest()
     return "ann-" + hmac.new(key, str(user_id).encode(), hashlib.sha256).hexdigest()[:12]
-
-
-def media_url(name: str) -> str | None:
-    """The URL a page uses for a stored file: on local disk, the access-checked range-serving view
-    (``media.views.serve_media``, at ``/files/NAME``); on S3, the bucket's (signed) URL."""
-    if not name:
-        return None
-    if settings.STORAGE_BACKEND == "local":
-        from django.urls import reverse
-
-        return reverse("media", args=[name])
-    return default_storage.url(name)
 
 
 # The QA pairs a pass decides on, as (column, value): a first pass the drafts, a double-check the
@@ -67,7 +55,7 @@ def _video_out(video: Video, role: str, offset_s: float = 0.0) -> dict:
         "id": video.pk, "role": role, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
         "width": video.width, "height": video.height, "illumination": video.illumination or None,
         "difficulty": video.difficulty or None, "offset_s": offset_s,
-        "url": media_url(video.rendition.name), "poster_url": media_url(video.poster.name),
+        **media_urls(video),  # url, poster_url, hls_url, thumbnails_vtt_url
     }
 
 
@@ -86,6 +74,7 @@ def unit_videos(unit: WorkUnit) -> list[dict]:
 _PAYLOAD_SQL = """
 SELECT u.id, u.start_s, u.end_s, u.group_id,
        v.id, v.filename, v.duration_s, v.fps, v.width, v.height, v.illumination, v.difficulty, v.rendition, v.poster,
+       v.hls, v.thumbnails_vtt,
        q.id, q.origin, q.question, q.answer, q.options, q.answer_index, q.clip_start_s, q.clip_end_s, q.version,
        q.flag_reason, q.flag_source, t.slug, t.name,
        d.question, d.answer, d.options, d.answer_index
@@ -122,17 +111,18 @@ def unit_payload(item: QueueItem, user) -> dict:
         cursor.execute(_PAYLOAD_SQL.format(column=column), {"value": value, "unit": item.unit_id})
         rows = cursor.fetchall()
     (unit_id, start_s, end_s, group_id, video_id, filename, duration_s, fps, width, height, illumination, difficulty,
-     rendition, poster) = rows[0][:14]
+     rendition, poster, hls, thumbnails_vtt) = rows[0][:16]
     if group_id is None:
         videos = [_video_out(Video(pk=video_id, filename=filename, duration_s=duration_s, fps=fps, width=width, height=height,
-                                   illumination=illumination, difficulty=difficulty, rendition=rendition, poster=poster),
+                                   illumination=illumination, difficulty=difficulty, rendition=rendition, poster=poster,
+                                   hls=hls, thumbnails_vtt=thumbnails_vtt),
                              "single")]
     else:
         videos = unit_videos(WorkUnit(pk=unit_id, group_id=group_id))
     qa_pairs = []
     for row in rows:
         (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
-         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index) = row[14:]
+         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index) = row[16:]
         if qa_id is None:
             continue
         if blind and d_question is not None:

@@ -1,0 +1,46 @@
+"""The URLs a page or script uses for a video's stored files.
+
+On local disk every stored file goes through the access-checked, range-serving view
+(``media.views.serve_media`` at ``/files/NAME``); on S3 it is the bucket's (signed) URL, as before.
+An HLS master playlist and a thumbnails WebVTT refer to their segments, variant playlists and sprite
+sheets by relative URLs, so those resolve under the same ``/files/hls/<pk>/...`` or
+``/files/thumbs/<pk>/...`` prefix, which ``serve_media`` checks by the video's pk.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+
+
+def media_url(name: str) -> str | None:
+    """The URL for the stored file ``name`` (None for a blank name): ``/files/NAME`` on local disk,
+    the bucket's (signed) URL on S3."""
+    if not name:
+        return None
+    if settings.STORAGE_BACKEND == "local":
+        from django.urls import reverse
+
+        return reverse("media", args=[name])
+    return default_storage.url(name)
+
+
+def media_urls(video) -> dict[str, str | None]:
+    """A video's media URLs: ``{"url", "poster_url", "hls_url", "thumbnails_vtt_url"}``.
+
+    ``url`` is the MP4 rendition, ``poster_url`` its poster JPEG, ``hls_url`` the HLS master playlist
+    (only for videos longer than ``MEDIA_HLS_MIN_DURATION_S``), ``thumbnails_vtt_url`` the WebVTT of
+    timeline thumbnails (cues ``sprite-K.jpg#xywh=x,y,w,h``, relative to the VTT). Each is None
+    when the video has no such file (not transcoded yet, a short video's HLS, or not backfilled).
+    ``video`` is a ``Video`` (only its ``rendition``, ``poster``, ``hls`` and ``thumbnails_vtt``
+    fields are read; a ``Video(...)`` built from a raw row does).
+    """
+    return {
+        "url": media_url(video.rendition.name),
+        "poster_url": media_url(video.poster.name),
+        "hls_url": media_url(video.hls.name),
+        "thumbnails_vtt_url": media_url(video.thumbnails_vtt.name),
+    }
+
+
+__all__ = ["media_url", "media_urls"]
