@@ -11,6 +11,7 @@ from django.core.management import call_command
 from PIL import Image, ImageStat
 
 from annotator.adapters import ffmpeg
+from annotator.errors import Invalid
 from annotator.media.models import Video, VideoGroup
 from annotator.media.services import make_day_night_group
 from annotator.qa.models import QAPair, WorkUnit
@@ -81,7 +82,7 @@ def test_paired_drafts_make_one_unit_per_pair_and_export_both_videos(project, an
                                    duration_s=12.0, fps=25, illumination="night") for c in "ef"]
     make_day_night_group(day, nights[0], offset_s=0.0)
     make_day_night_group(day, nights[1], offset_s=3.0)
-    with pytest.raises(ValueError, match="less than 1 s"):
+    with pytest.raises(Invalid, match="less than 1 s"):
         make_day_night_group(day, nights[1], offset_s=11.5)
     job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=day)
     save_drafts(job, [

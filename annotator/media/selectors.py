@@ -1,0 +1,42 @@
+"""Reads for media shared by commands and the API: a video named by id or file name, and groups
+with their members in display order."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from annotator.errors import Invalid, NotFound
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
+from annotator.projects.models import Project
+
+# Display order of a group's members: ego then exo 1..N, day then night, life-log parts by position.
+ROLE_ORDER = {VideoGroupMember.Role.EGO: 0, VideoGroupMember.Role.DAY: 0, VideoGroupMember.Role.NIGHT: 1,
+              VideoGroupMember.Role.EXO: 1, VideoGroupMember.Role.PART: 0}
+
+
+def find_video(project: Project, ref: str | int) -> Video:
+    """The project's video named by ``ref``: its id (digits) or its file name. Raises NotFound (no
+    such video) or Invalid (a file name shared by several videos: name it by id)."""
+    text = str(ref).strip()
+    if text.isdigit():
+        video = Video.objects.filter(project=project, pk=int(text)).first()
+        if video is not None:
+            return video
+    named = list(Video.objects.filter(project=project, filename=text)[:2])
+    if len(named) == 2:
+        raise Invalid(f"several videos of {project.slug} are named {text!r}: name it by its id", errors={"video": "ambiguous"})
+    if not named:
+        raise NotFound(f"no video {text!r} in project {project.slug}", errors={"video": "not found"})
+    return named[0]
+
+
+def ordered_members(group: VideoGroup) -> list[VideoGroupMember]:
+    """The group's members in display order (``ROLE_ORDER``, then ``position``), videos loaded if
+    the group was fetched by ``project_groups``."""
+    return sorted(group.members.all(), key=lambda m: (ROLE_ORDER.get(m.role, 9), m.position))
+
+
+def project_groups(project: Project) -> QuerySet[VideoGroup]:
+    """The project's groups, oldest first, with members and their videos (two queries in all)."""
+    members = Prefetch("members", queryset=VideoGroupMember.objects.select_related("video"))
+    return VideoGroup.objects.filter(project=project).prefetch_related(members).order_by("id")
