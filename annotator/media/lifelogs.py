@@ -25,6 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 from django.db import transaction
@@ -87,7 +88,7 @@ def to_virtual(parts: list[Part], index: int, local_s: float) -> float:
 def gaps(parts: list[Part]) -> list[tuple[float, float]]:
     """Unrecorded stretches between consecutive parts, as (start, end) virtual seconds, in order
     (stretches shorter than ``OVERLAP_TOLERANCE_S`` are not gaps)."""
-    return [(a.end_s, b.offset_s) for a, b in zip(parts, parts[1:]) if b.offset_s - a.end_s > OVERLAP_TOLERANCE_S]
+    return [(a.end_s, b.offset_s) for a, b in pairwise(parts) if b.offset_s - a.end_s > OVERLAP_TOLERANCE_S]
 
 
 def parts_of(group: VideoGroup) -> list[Part]:
@@ -147,9 +148,9 @@ _SHA = re.compile(r"^[0-9a-f]{64}$")
 
 
 def parse_offset(value) -> float:
-    """Seconds from a number, a numeric string or ``H:MM:SS[.fff]``. Raises ValueError."""
+    """Seconds from a number, a numeric string or ``H:MM:SS[.fff]``. Raises ValueError (TypeError for a boolean)."""
     if isinstance(value, bool):
-        raise ValueError("not a number of seconds")
+        raise TypeError("not a number of seconds")
     if isinstance(value, (int, float)):
         seconds = float(value)
     else:
