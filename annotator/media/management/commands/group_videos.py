@@ -9,6 +9,8 @@
 VIDEO is a video's id or its file name in the project.
 """
 
+import math
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.errors import DomainError
@@ -26,7 +28,7 @@ def parse_exo(value: str) -> tuple[str, float]:
             offset = float(tail)
         except ValueError:
             return value, 0.0
-        if offset != offset or offset in (float("inf"), float("-inf")):
+        if not math.isfinite(offset):
             raise CommandError(f"--exo {value}: the offset must be a finite number of seconds")
         return ref, offset
     return value, 0.0
