@@ -238,7 +238,8 @@ CONTENT_SECURITY_POLICY = {
         "script-src": [SELF],
         "style-src": [SELF],
         "img-src": [SELF, "data:", *CSP_MEDIA_ORIGINS],  # data: for the empty favicon
-        "media-src": [SELF, *CSP_MEDIA_ORIGINS],
+        # blob: for MediaSource (hls.js plays long videos' HLS through a blob: object URL)
+        "media-src": [SELF, "blob:", *CSP_MEDIA_ORIGINS],
         "connect-src": [SELF],
         "font-src": [SELF],
         "object-src": [NONE],
@@ -295,6 +296,22 @@ FFMPEG_TIMEOUT_MAX_S = env_int("FFMPEG_TIMEOUT_MAX_S", 3600, minimum=10)
 # Temporary files of media work (one folder per task run, removed after it, and by the next
 # delivery if a worker was killed mid-task).
 MEDIA_WORK_DIR = Path(env_str("MEDIA_WORK_DIR", str(BASE_DIR / ".local" / "work")))
+# Videos longer than this many seconds also get an HLS rendition (two levels, segments of
+# MEDIA_HLS_SEGMENT_S seconds, played with hls.js); shorter ones keep the MP4 only.
+MEDIA_HLS_MIN_DURATION_S = env_float("MEDIA_HLS_MIN_DURATION_S", 1200.0, minimum=1.0)
+MEDIA_HLS_SEGMENT_S = env_int("MEDIA_HLS_SEGMENT_S", 5, minimum=4)
+MEDIA_HLS_LOW_HEIGHT = env_int("MEDIA_HLS_LOW_HEIGHT", 360, minimum=16)
+# Timeline thumbnails: tiles this many px wide, at most this many per video (a long video gets a
+# tile every ceil(duration / max) seconds, at least every MEDIA_THUMB_MIN_INTERVAL_S).
+MEDIA_THUMB_WIDTH = env_int("MEDIA_THUMB_WIDTH", 160, minimum=16)
+MEDIA_THUMB_MAX_TILES = env_int("MEDIA_THUMB_MAX_TILES", 1000, minimum=1)
+MEDIA_THUMB_MIN_INTERVAL_S = env_int("MEDIA_THUMB_MIN_INTERVAL_S", 1, minimum=1)
+for _name, _value, _most in (("MEDIA_HLS_MIN_DURATION_S", MEDIA_HLS_MIN_DURATION_S, 86400),
+                             ("MEDIA_HLS_SEGMENT_S", MEDIA_HLS_SEGMENT_S, 6), ("MEDIA_HLS_LOW_HEIGHT", MEDIA_HLS_LOW_HEIGHT, 2160),
+                             ("MEDIA_THUMB_WIDTH", MEDIA_THUMB_WIDTH, 640), ("MEDIA_THUMB_MAX_TILES", MEDIA_THUMB_MAX_TILES, 10000),
+                             ("MEDIA_THUMB_MIN_INTERVAL_S", MEDIA_THUMB_MIN_INTERVAL_S, 600)):
+    if _value > _most:
+        raise ImproperlyConfigured(f"{_name} must be <= {_most}, got {_value}")
 # Redis redelivers a message not acknowledged within this time; it must exceed the longest task.
 CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = 2 * FFMPEG_TIMEOUT_MAX_S + 1800
 

@@ -246,13 +246,14 @@
   const leader = () => players[0].video;
 
   function setupPlayers() {
+    for (const p of players) if (p.video.detachMedia) p.video.detachMedia();  // stop the previous unit's loading
     const box = $("players");
     box.className = "players" + (unit.videos.length > 1 ? "" : " single");
     players = unit.videos.map((v) => {
       const video = el("video", { preload: "auto", playsinline: true, muted: true, "data-role": v.role });
       video.muted = true;
       if (v.poster_url) video.poster = v.poster_url;
-      video.src = v.url || "";
+      video.detachMedia = window.attachMedia(video, v);  // HLS (long videos) or MP4: static/js/media_source.js
       if ($("bright").checked) video.classList.add("bright");
       const wrap = el("div", { class: "video-wrap" },
         v.role === "single" ? null : el("span", { class: "player-label" }, v.role + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);
