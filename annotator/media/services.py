@@ -75,7 +75,8 @@ def _apply_manifest(video: Video, entry: ManifestEntry | None) -> None:
     video.extra = entry.extra
 
 
-def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None) -> IngestResult:
+def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None, *,
+                filename: str | None = None, stored_name: str | None = None) -> IngestResult:
     """Ingest one file into ``project``.
 
     Steps: check it exists, is non-empty and not above ``MEDIA_MAX_UPLOAD_BYTES``; hash it; if the
@@ -83,13 +84,19 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
     probe with ffprobe and decode both ends; store the original untouched; create the Video as
     ``processing`` and queue its transcode on commit. A file that fails any check is recorded as a
     ``failed`` Video with the reason (when it could be hashed) and never raises.
+
+    ``filename`` is the name to record and report when ``path`` is a temporary copy (an upload, an
+    object copied from the bucket; default ``path.name``); ``stored_name`` is the storage name of
+    an original already in storage (``register_stored``), recorded as it is instead of storing
+    ``path`` again.
     """
-    shown = str(path)
+    name = filename or path.name
+    shown = filename or str(path)
     if not path.is_file():
         return IngestResult(shown, "failed", reason="no such file")
     size = path.stat().st_size
     if size == 0:
-        return _record_failure(project, path, size, hashlib.sha256(b"").hexdigest(), "empty file (0 bytes)", entry)
+        return _record_failure(project, name, shown, size, hashlib.sha256(b"").hexdigest(), "empty file (0 bytes)", entry)
     if size > settings.MEDIA_MAX_UPLOAD_BYTES:
         reason = f"too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}"
         return IngestResult(shown, "failed", reason=reason)
@@ -106,38 +113,56 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
         probed = ffmpeg.probe(path)
         ffmpeg.check_decodable(path, probed.duration_s, timeout_s=settings.MEDIA_PROBE_TIMEOUT_S)
     except ffmpeg.MediaError as exc:
-        return _record_failure(project, path, size, digest, str(exc).replace(str(path), path.name), entry)
+        return _record_failure(project, name, shown, size, digest, str(exc).replace(str(path), name), entry)
 
     with transaction.atomic():
         video = Video(
-            project=project, sha256=digest, filename=path.name, size_bytes=size,
+            project=project, sha256=digest, filename=name, size_bytes=size,
             status=Video.Status.PROCESSING,
             container=probed.container, duration_s=probed.duration_s, fps=probed.fps,
             frame_count=probed.frame_count, width=probed.width, height=probed.height,
             video_codec=probed.video_codec, audio_codec=probed.audio_codec, rotation=probed.rotation,
         )
         _apply_manifest(video, entry)
-        with path.open("rb") as fh:
-            video.original.save(f"originals/{digest[:2]}/{digest}{path.suffix.lower()}", File(fh), save=False)
+        if stored_name:
+            video.original.name = stored_name
+        else:
+            with path.open("rb") as fh:
+                video.original.save(f"originals/{digest[:2]}/{digest}{Path(name).suffix.lower()}", File(fh), save=False)
         video.save()
         jobs.enqueue("media.transcode", video.pk)  # the row now, the message on commit
     return IngestResult(shown, "queued", video.pk)
 
 
-def _record_failure(project, path: Path, size: int, digest: str, reason: str, entry) -> IngestResult:
+def _record_failure(project, name: str, shown: str, size: int, digest: str, reason: str, entry) -> IngestResult:
     video, created = Video.objects.get_or_create(
         project=project, sha256=digest,
-        defaults={"filename": path.name, "size_bytes": size, "status": Video.Status.FAILED, "error": reason},
+        defaults={"filename": name, "size_bytes": size, "status": Video.Status.FAILED, "error": reason},
     )
     if created:
         _apply_manifest(video, entry)
         video.save()
-    return IngestResult(str(path), "failed", video.pk, reason if created else f"already ingested and failed: {video.error}")
+    return IngestResult(shown, "failed", video.pk, reason if created else f"already ingested and failed: {video.error}")
+
+
+def on_local_disk() -> bool:
+    """Whether the default storage is a local folder (it has filesystem paths), not a bucket."""
+    try:
+        default_storage.path("probe")
+    except NotImplementedError:
+        return False
+    return True
 
 
 @contextmanager
 def local_copy(name: str) -> Iterator[Path]:
-    """A local filesystem path for a stored file: the file itself on disk storage, else a temp copy."""
+    """A local filesystem path for a stored file: the file itself on disk storage, else a temporary
+    copy under ``MEDIA_WORK_DIR``, removed on exit.
+
+    From an S3 bucket the object is streamed to that file by boto3's managed download (in parts,
+    never whole in memory: django-storages' own ``open`` reads an object into a spooled buffer
+    that stays in memory unless ``AWS_S3_MAX_MEMORY_SIZE`` is set). Raises FileNotFoundError when
+    the object is missing, OSError on other storage errors."""
     try:
         yield Path(default_storage.path(name))
         return
@@ -145,10 +170,72 @@ def local_copy(name: str) -> Iterator[Path]:
         pass
     suffix = Path(name).suffix
     with tempfile.NamedTemporaryFile(suffix=suffix, dir=work_root()) as tmp:
-        with default_storage.open(name, "rb") as src:
-            shutil.copyfileobj(src, tmp)
+        bucket = getattr(default_storage, "bucket", None)
+        if bucket is not None:  # storages.backends.s3.S3Storage
+            from botocore.exceptions import ClientError
+
+            try:
+                bucket.download_fileobj(default_storage._normalize_name(name), tmp)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in ("404", "NoSuchKey"):
+                    raise FileNotFoundError(f"no such object in the bucket: {name}") from None
+                raise OSError(f"storage error reading {name}: {code or exc}") from None
+        else:
+            with default_storage.open(name, "rb") as src:
+                shutil.copyfileobj(src, tmp)
         tmp.flush()
         yield Path(tmp.name)
+
+
+# Storage prefixes the platform writes itself. An object under them belongs to some project's video
+# (the bucket is shared by every project), so it cannot be registered into another.
+MANAGED_PREFIXES = ("originals/", "renditions/", "hls/", "thumbs/", "frames/", "studyclips/", "drafts/", "exports/")
+KEY_MAX = 1024  # S3's own limit on a key's length, in UTF-8 bytes
+
+
+def check_storage_key(key: str) -> str:
+    """``key`` if it may be registered: 1 to 1024 UTF-8 bytes, no leading ``/``, no ``..`` or ``.``
+    path segment, no empty segment, no control character, not under a ``MANAGED_PREFIXES`` folder.
+    Raises Invalid naming the key and the rule."""
+    shown = key if len(key) <= 200 else key[:200] + "..."
+    problem = ""
+    if not key or len(key.encode("utf-8", "surrogatepass")) > KEY_MAX:
+        problem = f"a key is 1 to {KEY_MAX} bytes"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in key):
+        problem = "a key has no control characters"
+    elif key.startswith("/") or any(part in ("", ".", "..") for part in key.split("/")):
+        problem = "a key is a relative path without '.', '..' or empty parts"
+    elif key.startswith(MANAGED_PREFIXES):
+        problem = "the platform's own files cannot be registered"
+    if problem:
+        raise Invalid(f"cannot register {shown!r}: {problem}", errors={"key": problem})
+    return key
+
+
+def register_stored(project: Project, key: str, entry: ManifestEntry | None = None) -> IngestResult:
+    """Ingest an object already in the storage bucket under ``key`` (``STORAGE_BACKEND=s3``),
+    leaving it where it is: the video's original is the object itself, never copied in the bucket.
+
+    Steps: check the key (``check_storage_key``); refuse when storage is a local folder, when the
+    object is missing, or when it is above ``MEDIA_MAX_UPLOAD_BYTES`` (its size from one HEAD, before
+    any download); stream it to a temporary file under ``MEDIA_WORK_DIR`` (``local_copy``), then
+    ``ingest_file`` it (hash, dedup by SHA-256 within the project, probe and decode both ends, queue
+    the transcode). The hash needs every byte anyway, so one download serves hash and probe; the
+    temporary file is removed on return. Raises Invalid in plain words for the refusals; a file that
+    is not a readable video is a ``failed`` result, as for ``ingest_file``."""
+    check_storage_key(key)
+    if on_local_disk():
+        raise Invalid("registering by key needs S3 storage (STORAGE_BACKEND=s3); upload the file instead",
+                      errors={"key": "storage is a local folder"})
+    if not default_storage.exists(key):
+        raise Invalid(f"no object {key!r} in the bucket", errors={"key": "no such object"})
+    size = default_storage.size(key)
+    if size > settings.MEDIA_MAX_UPLOAD_BYTES:
+        raise Invalid(f"{key!r} is too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}",
+                      errors={"key": "too large"})
+    with local_copy(key) as path:
+        return ingest_file(project, path, entry, filename=Path(key).name, stored_name=key)
 
 
 def work_root() -> Path:
@@ -326,6 +413,53 @@ def make_ego_exo_set(ego: Video, exos: list[tuple[Video, float]], *, name: str =
     return group
 
 
+def _day_night_from_members(project: Project, members: list[dict], name: str) -> VideoGroup:
+    day = [m for m in members if m["role"] == VideoGroupMember.Role.DAY]
+    night = [m for m in members if m["role"] == VideoGroupMember.Role.NIGHT]
+    if len(day) != 1 or len(night) != 1 or len(members) != 2:
+        raise Invalid("a day-night pair needs one day and one night member", errors={"members": "one day, one night"})
+    if day[0].get("offset_s", 0.0):
+        raise Invalid("the day member's offset is 0: give the night member's offset", errors={"members": "day offset"})
+    return make_day_night_group(day[0]["video"], night[0]["video"], offset_s=night[0].get("offset_s", 0.0), name=name)
+
+
+def _ego_exo_from_members(project: Project, members: list[dict], name: str) -> VideoGroup:
+    ego = [m for m in members if m["role"] == VideoGroupMember.Role.EGO]
+    exos = [m for m in members if m["role"] == VideoGroupMember.Role.EXO]
+    if len(ego) != 1 or len(ego) + len(exos) != len(members):
+        raise Invalid("an ego-exo set needs one ego member and exo members only", errors={"members": "one ego, then exo"})
+    if ego[0].get("offset_s", 0.0):
+        raise Invalid("the ego member's offset is 0: the exo offsets are relative to it", errors={"members": "ego offset"})
+    return make_ego_exo_set(ego[0]["video"], [(m["video"], m.get("offset_s", 0.0)) for m in exos], name=name)
+
+
+# How each kind of group is made from a list of members (``make_group``); a new kind adds its maker here.
+GROUP_MAKERS = {
+    VideoGroup.Kind.DAY_NIGHT: _day_night_from_members,
+    VideoGroup.Kind.EGO_EXO: _ego_exo_from_members,
+}
+
+
+def make_group(project: Project, kind: str, members: list[dict], *, name: str = "") -> VideoGroup:
+    """Make a group of ``kind`` in ``project`` from ``members`` [{video: id, role, offset_s}] (the
+    groups API's input; exo members in display order), by the kind's maker in ``GROUP_MAKERS``.
+    Raises Invalid in plain words: an unknown kind, a video id not of this project (naming the
+    member), roles that do not fit the kind, or any rule of the kind's maker."""
+    maker = GROUP_MAKERS.get(kind)
+    if maker is None:
+        raise Invalid(f"groups of kind {kind!r} cannot be made here; kinds: {', '.join(GROUP_MAKERS)}",
+                      errors={"kind": "unknown"})
+    videos = Video.objects.in_bulk([m["video"] for m in members])
+    resolved = []
+    for i, m in enumerate(members):
+        video = videos.get(m["video"])
+        if video is None or video.project_id != project.pk:
+            raise Invalid(f"members[{i}]: no video {m['video']} in project {project.slug}",
+                          errors={f"members[{i}].video": "not a video of this project"})
+        resolved.append({**m, "video": video})
+    return maker(project, resolved, name)
+
+
 def night_candidates(project: Project) -> list[Video]:
     """Real, ready videos that are not night videos: the day clips to derive night versions of."""
     return list(Video.objects.filter(project=project, source=Video.Source.REAL, status=Video.Status.READY)
@@ -367,5 +501,6 @@ def derive_night(day_id: int, level: str) -> Video | None:
     return existing
 
 
-__all__ = ["IngestResult", "expand_paths", "ingest_file", "transcode", "mark_transcode_failed", "sha256_of",
-           "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "night_candidates", "derive_night"]
+__all__ = ["IngestResult", "expand_paths", "ingest_file", "register_stored", "check_storage_key", "local_copy",
+           "on_local_disk", "transcode", "mark_transcode_failed", "sha256_of",
+           "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "make_group", "GROUP_MAKERS", "night_candidates", "derive_night"]
