@@ -39,6 +39,15 @@ def _time_spent() -> serializers.IntegerField:
                                     help_text="Time spent, ms, as the page measured it (at most one day).")
 
 
+# Clip bounds in seconds: finite (DRF's FloatField refuses NaN and infinities) and at most a day.
+CLIP_S_MAX = 24 * 3600.0
+
+
+def _seconds(help_text: str) -> serializers.FloatField:
+    """An optional time in seconds, finite, from 0 to a day (the service bounds it to the unit)."""
+    return serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True, help_text=help_text)
+
+
 class DecisionIn(serializers.Serializer):
     qa_id = _id()
     action = serializers.ChoiceField(choices=["keep", "modify", "delete"])
@@ -50,10 +59,8 @@ class DecisionIn(serializers.Serializer):
                                    help_text="For a delete: meaningless, vague, duplicate, inconsistent or wrong.")
     version = _version(required=False, allow_null=True)
     time_spent_ms = _time_spent()
-
-
-# Clip bounds in seconds: finite (DRF's FloatField refuses NaN and infinities) and at most a day.
-CLIP_S_MAX = 24 * 3600.0
+    answer_start_s = _seconds("Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base.")
+    answer_end_s = _seconds("Interval answers: end, seconds; after the start, within the unit.")
 
 
 class AdditionIn(serializers.Serializer):
@@ -65,6 +72,8 @@ class AdditionIn(serializers.Serializer):
     options = _options()
     answer_index = _answer_index()
     time_spent_ms = _time_spent()
+    answer_start_s = _seconds("Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base.")
+    answer_end_s = _seconds("Interval answers: end, seconds; after the start, within the unit.")
 
 
 class SubmitIn(serializers.Serializer):
@@ -105,6 +114,9 @@ class UnitQAOut(serializers.Serializer):
     clip = ClipOut()
     version = serializers.IntegerField()
     flag = FlagOut(allow_null=True)
+    answer_kind = serializers.ChoiceField(choices=["text", "interval"])
+    answer_start_s = serializers.FloatField(allow_null=True)
+    answer_end_s = serializers.FloatField(allow_null=True)
 
 
 class UnitVideoOut(serializers.Serializer):
@@ -261,8 +273,37 @@ class PolicyIO(serializers.Serializer):
 
 
 class VideoOut(serializers.ModelSerializer):
+    """A video with the URLs of its media (``media.urls.media_urls``; absolute when the request is in
+    the context): ``rendition`` (MP4), ``poster`` (JPEG), ``hls`` (master playlist, null for videos
+    not longer than ``MEDIA_HLS_MIN_DURATION_S``) and ``thumbnails_vtt``; each null until written.
+    All go through ``/files/``, which checks access (session or ``Authorization: Token``)."""
+
+    rendition = serializers.SerializerMethodField()
+    poster = serializers.SerializerMethodField()
+    hls = serializers.SerializerMethodField()
+    thumbnails_vtt = serializers.SerializerMethodField()
+
     class Meta:
         model = Video
         fields = ["id", "filename", "sha256", "status", "error", "duration_s", "fps", "frame_count", "width",
                   "height", "video_codec", "audio_codec", "source", "illumination", "difficulty", "domain",
-                  "scenario", "view", "created_at"]
+                  "scenario", "view", "created_at", "rendition", "poster", "hls", "thumbnails_vtt"]
+
+    def _url(self, name: str) -> str | None:
+        from annotator.media.urls import media_url
+
+        url = media_url(name)
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if url and request is not None else url
+
+    def get_rendition(self, video) -> str | None:
+        return self._url(video.rendition.name)
+
+    def get_poster(self, video) -> str | None:
+        return self._url(video.poster.name)
+
+    def get_hls(self, video) -> str | None:
+        return self._url(video.hls.name)
+
+    def get_thumbnails_vtt(self, video) -> str | None:
+        return self._url(video.thumbnails_vtt.name)

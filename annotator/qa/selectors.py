@@ -77,7 +77,8 @@ SELECT u.id, u.start_s, u.end_s, u.group_id,
        v.hls, v.thumbnails_vtt,
        q.id, q.origin, q.question, q.answer, q.options, q.answer_index, q.clip_start_s, q.clip_end_s, q.version,
        q.flag_reason, q.flag_source, t.slug, t.name,
-       d.question, d.answer, d.options, d.answer_index
+       d.question, d.answer, d.options, d.answer_index,
+       t.answer_kind, q.answer_start_s, q.answer_end_s
 FROM qa_workunit u
 JOIN media_video v ON v.id = u.video_id
 LEFT JOIN qa_qapair q ON q.unit_id = u.id AND q.{column} = %(value)s
@@ -122,7 +123,8 @@ def unit_payload(item: QueueItem, user) -> dict:
     qa_pairs = []
     for row in rows:
         (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
-         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index) = row[16:]
+         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index,
+         answer_kind, answer_start_s, answer_end_s) = row[16:]
         if qa_id is None:
             continue
         if blind and d_question is not None:
@@ -132,6 +134,7 @@ def unit_payload(item: QueueItem, user) -> dict:
             "answer": answer, "options": _json(options), "answer_index": answer_index,
             "clip": {"start_s": clip_start_s, "end_s": clip_end_s}, "version": version,
             "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
+            "answer_kind": answer_kind, "answer_start_s": answer_start_s, "answer_end_s": answer_end_s,
         })
     own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
     paired = group_id is not None

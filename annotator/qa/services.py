@@ -152,11 +152,16 @@ class Decision:
     reason: str = ""
     version: int | None = None
     time_spent_ms: int | None = None
+    answer_start_s: float | None = None
+    answer_end_s: float | None = None
 
 
 @dataclass(frozen=True)
 class Addition:
-    """A new QA pair written by the annotator; clip defaults to the unit's range (seconds)."""
+    """A new QA pair written by the annotator; clip defaults to the unit's range (seconds). For a QA
+    type whose ``answer_kind`` is ``interval`` the answer is ``answer_start_s``..``answer_end_s``
+    (seconds in the unit's time base, X-LeBench temporal localisation, seed 002 App. C.1); its
+    answer text may then be empty and is stored as the interval written out."""
 
     qa_type: str
     question: str
@@ -166,6 +171,8 @@ class Addition:
     time_spent_ms: int | None = None
     options: list[str] | None = None
     answer_index: int | None = None
+    answer_start_s: float | None = None
+    answer_end_s: float | None = None
 
 
 @dataclass
@@ -207,10 +214,31 @@ def _text_error(value, label: str) -> str | None:
 
 def _content(pair: QAPair, *, as_drafted: bool) -> dict:
     """What the person was shown of ``pair``: its current content, or the machine's draft (overlap
-    passes are blind to the first pass)."""
+    passes are blind to the first pass). A draft has no answer interval: the pair's is shown."""
     source = pair.draft if as_drafted and pair.draft_id else pair
     return {"question": source.question, "answer": source.answer, "options": source.options,
-            "answer_index": source.answer_index}
+            "answer_index": source.answer_index, "answer_start_s": pair.answer_start_s,
+            "answer_end_s": pair.answer_end_s}
+
+
+def interval_answer_text(start_s: float, end_s: float) -> str:
+    """An interval answer written out (``"12.00-15.50 s"``), the answer text of an interval QA pair
+    added without one."""
+    return f"{start_s:.2f}-{end_s:.2f} s"
+
+
+def _interval_errors(start, end, interval: bool, unit, where: str, errors: dict) -> None:
+    """An answer interval (seconds) is given exactly for QA types whose answer is one, and then lies
+    within the unit's range with end > start. Adds messages to ``errors``."""
+    if not interval:
+        if start is not None or end is not None:
+            errors[f"{where}.answer_start_s"] = "only QA types whose answer is a time interval take answer start and end"
+        return
+    if start is None or end is None:
+        errors[f"{where}.answer_start_s"] = "set the answer's start and end (the answer of this QA type is a time interval)"
+    elif not unit.start_s <= start < end <= unit.end_s:
+        errors[f"{where}.answer_start_s"] = (f"the answer interval must lie within {unit.start_s:.2f}-{unit.end_s:.2f} s "
+                                             "and end after it starts")
 
 
 def _proposed(base: dict, d: Decision) -> dict:
@@ -221,10 +249,14 @@ def _proposed(base: dict, d: Decision) -> dict:
     if options is not None and isinstance(index, int) and 0 <= index < len(options):
         answer = options[index]  # a multiple-choice answer is the text of its correct option
     return {"question": base["question"] if d.question is None else d.question.strip(), "answer": answer,
-            "options": options, "answer_index": index}
+            "options": options, "answer_index": index,
+            "answer_start_s": base.get("answer_start_s") if d.answer_start_s is None else d.answer_start_s,
+            "answer_end_s": base.get("answer_end_s") if d.answer_end_s is None else d.answer_end_s}
 
 
-def _validate(decisions, additions, shown: dict[int, dict], types, unit) -> dict[str, str]:
+def _validate(decisions, additions, shown: dict[int, dict], types, unit, interval_ids=frozenset()) -> dict[str, str]:
+    """Per-field errors of a submit (``{"decisions[0].answer": "..."}``); ``interval_ids`` are the QA
+    pairs whose type's answer is a time interval."""
     errors: dict[str, str] = {}
     seen: set[int] = set()
     for i, d in enumerate(decisions):
@@ -247,6 +279,8 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit) -> dict
                 if (message := _text_error(new[label], label)) is not None:
                     errors[f"{where}.{label}"] = message
             check_options(new["options"], new["answer_index"], where, errors)
+            if (d.answer_start_s, d.answer_end_s) != (None, None) or d.qa_id in interval_ids:
+                _interval_errors(new["answer_start_s"], new["answer_end_s"], d.qa_id in interval_ids, unit, where, errors)
             if new == base:
                 errors[where] = "modify without a change: use keep"
         elif d.action != "keep":
@@ -255,11 +289,19 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit) -> dict
         errors[f"qa[{qa_id}]"] = f"QA pair {qa_id} has no decision"
     for i, a in enumerate(additions):
         where = f"added[{i}]"
-        if a.qa_type not in types:
+        qa_type = types.get(a.qa_type)
+        if not a.qa_type:
+            errors[f"{where}.qa_type"] = "choose the QA type of the added QA pair"
+        elif qa_type is None:
             errors[f"{where}.qa_type"] = f"unknown QA type {a.qa_type!r}"
+        interval = qa_type is not None and qa_type.answer_kind == QAType.AnswerKind.INTERVAL
         for label, value in (("question", a.question), ("answer", a.answer)):
+            if interval and label == "answer" and not (value or "").strip():
+                continue  # the interval is the answer; its text is written out on save
             if (message := _text_error(value, label)) is not None:
                 errors[f"{where}.{label}"] = message
+        if qa_type is not None:
+            _interval_errors(a.answer_start_s, a.answer_end_s, interval, unit, where, errors)
         check_options(a.options, a.answer_index, where, errors)
         start = unit.start_s if a.clip_start_s is None else a.clip_start_s
         end = unit.end_s if a.clip_end_s is None else a.clip_end_s
@@ -322,10 +364,12 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
 
         blind = item.kind == QueueItem.Kind.OVERLAP
-        pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",)).select_related("draft")}
+        pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",))
+                 .select_related("draft", "qa_type")}
         shown = {pk: _content(p, as_drafted=blind) for pk, p in pairs.items()}
+        interval_ids = {pk for pk, p in pairs.items() if p.qa_type.answer_kind == QAType.AnswerKind.INTERVAL}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
-        errors = _validate(decisions, additions, shown, types, unit)
+        errors = _validate(decisions, additions, shown, types, unit, interval_ids)
         errors |= time_errors(queue.time_bound_ms(item, now), {
             "time_spent_ms": time_spent_ms,
             **{f"decisions[{i}].time_spent_ms": d.time_spent_ms for i, d in enumerate(decisions)},
@@ -366,6 +410,7 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
             elif d.action == "modify":
                 pair.question, pair.answer, pair.options, pair.answer_index = (
                     new["question"], new["answer"], new["options"], new["answer_index"])
+                pair.answer_start_s, pair.answer_end_s = new["answer_start_s"], new["answer_end_s"]
                 if pair.provenance != QAPair.Provenance.HUMAN_ADDED:
                     pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
                 pair.status, pair.verified_at, pair.version = QAPair.Status.VERIFIED, now, pair.version + 1
@@ -375,11 +420,14 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
             changed.append(pair)
             revisions.append(Revision(qa_pair=pair, actor_user=user, action=d.action, before=before, after=pair.snapshot(),
                                       version=pair.version, time_spent_ms=d.time_spent_ms, submission=submission))
-        QAPair.objects.bulk_update(changed, ["question", "answer", "options", "answer_index", "status", "provenance",
-                                             "delete_reason", "version", "verified_at", "updated_at"])
+        QAPair.objects.bulk_update(changed, ["question", "answer", "options", "answer_index", "answer_start_s",
+                                             "answer_end_s", "status", "provenance", "delete_reason", "version",
+                                             "verified_at", "updated_at"])
         for a in additions:
             content = {"question": a.question.strip(), "answer": a.answer.strip(), "options": a.options,
-                       "answer_index": a.answer_index}
+                       "answer_index": a.answer_index, "answer_start_s": a.answer_start_s, "answer_end_s": a.answer_end_s}
+            if a.answer_start_s is not None and not content["answer"]:
+                content["answer"] = interval_answer_text(a.answer_start_s, a.answer_end_s)
             if a.options is not None:
                 content["options"] = [o.strip() for o in a.options]
                 content["answer"] = content["options"][a.answer_index]

@@ -55,7 +55,11 @@ def verify(request, slug: str):
     api = "/api/units/{id}/"
     config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
               "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
-              "autosaveUrl": api + "autosave/", "typesUrl": f"/api/projects/{project.slug}/qa-types/"}
+              "autosaveUrl": api + "autosave/", "typesUrl": f"/api/projects/{project.slug}/qa-types/",
+              # For the add form: no type is preselected (the person must choose one), and an interval
+              # type's card gets answer start / end fields.
+              "qaTypes": [{"slug": t.slug, "name": t.name, "answer_kind": t.answer_kind, "set_kind": t.set_kind}
+                          for t in QAType.objects.filter(project=project).order_by("name")]}
     types = [{"name": t.name, "description": t.description, "html": markdown.render(t.guidelines)}
              for t in QAType.objects.filter(project=project).exclude(guidelines="")]
     return render(request, "qa/verify.html", {
