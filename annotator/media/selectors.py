@@ -30,6 +30,12 @@ def find_video(project: Project, ref: str | int) -> Video:
     return named[0]
 
 
+def member_label(role: str, position: int) -> str:
+    """What a player shows for a member: "ego", "exo 1" .. "exo N", "day", "night", "part 1"."""
+    return f"{role} {position}" if role == VideoGroupMember.Role.EXO else (
+        f"part {position + 1}" if role == VideoGroupMember.Role.PART else role)
+
+
 def ordered_members(group: VideoGroup) -> list[VideoGroupMember]:
     """The group's members in display order (``ROLE_ORDER``, then ``position``), videos loaded if
     the group was fetched by ``project_groups``."""

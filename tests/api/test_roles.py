@@ -30,6 +30,9 @@ API = [
     ("post", "/api/units/{unit}/skip/", ANNOTATE, {}),
     ("put", "/api/units/{unit}/autosave/", ANNOTATE, {}),
     ("get", "/api/projects/{slug}/videos/", ALL, None),
+    ("get", "/api/projects/{slug}/groups/", ALL, None),
+    ("post", "/api/projects/{slug}/groups/", ADMIN, {}),
+    ("get", "/api/projects/{slug}/groups/{grp}/", ALL, None),
     ("get", "/api/projects/{slug}/qa-types/", ALL, None),
     ("post", "/api/projects/{slug}/qa-types/", ADMIN, {}),
     ("get", "/api/projects/{slug}/policy/", OVERSEE, None),
@@ -133,7 +136,10 @@ def world(make_unit, project):
                                                source="real", question="q", truth="t", clip_start_s=0, clip_end_s=1,
                                                status="done", judge_pred="correct", judge_score=5) for _ in range(2)])
     sample = rejudge.create_sample(evaluation, size=2, seed=1)
-    ids = {"slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
+    from annotator.media.models import VideoGroup
+
+    group = VideoGroup.objects.create(project=project, kind="ego_exo", name="a set")
+    ids = {"grp": group.pk, "slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
            "run": run.pk, "ev": evaluation.pk, "rj": sample.items.first().pk}
     return users, ids
 
