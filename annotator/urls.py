@@ -9,6 +9,7 @@ from annotator.converters import IdConverter
 from annotator.evaluation import views as evaluation_views
 from annotator.studies import dashboard as study_dashboard
 from annotator.studies import views as study_views
+from annotator.media import lifelog_views
 from annotator.media import views as media_views
 from annotator.qa import views as qa_views
 
@@ -29,6 +30,8 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("projects/<slug:slug>/verify/", qa_views.verify, name="verify"),
     path("projects/<slug:slug>/videos/", media_views.video_list, name="video-list"),
+    path("projects/<slug:slug>/lifelogs/", lifelog_views.lifelog_list, name="lifelog-list"),
+    path("projects/<slug:slug>/lifelogs/<id:pk>/", lifelog_views.lifelog_detail, name="lifelog-detail"),
     path("projects/<slug:slug>/export.jsonl", qa_views.export_download, name="export-download"),
     path("projects/<slug:slug>/progress/", qa_views.progress, name="progress"),
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
