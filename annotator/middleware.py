@@ -22,15 +22,18 @@ def _nul_in(query_dict) -> str | None:
 
 
 class RejectNulMiddleware:
-    """Answers 400 before the view when the path, a query parameter or (for a form POST, which
-    Django's CSRF middleware reads anyway) a form field contains NUL."""
+    """Answers 400 before the view when the path, a query parameter or (for a form POST outside
+    /api/, which Django's CSRF middleware reads anyway) a form field contains NUL."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         field = "path" if "\x00" in request.path else _nul_in(request.GET)
-        if field is None and request.method == "POST" and request.content_type in FORM_TYPES:
+        # Not under /api/: its serializers refuse NUL themselves, and reading an upload's form here
+        # would parse it before the view sets its upload handlers (api.media streams videos to disk).
+        if (field is None and request.method == "POST" and request.content_type in FORM_TYPES
+                and not request.path.startswith("/api/")):
             field = _nul_in(request.POST)
         if field is None:
             return self.get_response(request)

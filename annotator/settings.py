@@ -215,6 +215,12 @@ elif STORAGE_BACKEND == "s3":
             "secret_key": env_str("AWS_SECRET_ACCESS_KEY", "") or None,
             "file_overwrite": False,
             "querystring_auth": True,
+            # /files/ answers a 302 to a presigned URL valid this long (seconds); a player re-asks
+            # /files/ for a new one when it reloads.
+            "querystring_expire": env_int("AWS_QUERYSTRING_EXPIRE", 3600, minimum=60),
+            # Files opened through django-storages spill to disk past 8 MiB (its default, 0, keeps
+            # a whole object in memory); local_copy downloads without it.
+            "max_memory_size": 8 * 1024 * 1024,
         },
     }
     if not _default_storage["OPTIONS"]["bucket_name"]:
@@ -240,7 +246,7 @@ CONTENT_SECURITY_POLICY = {
         "img-src": [SELF, "data:", *CSP_MEDIA_ORIGINS],  # data: for the empty favicon
         # blob: for MediaSource (hls.js plays long videos' HLS through a blob: object URL)
         "media-src": [SELF, "blob:", *CSP_MEDIA_ORIGINS],
-        "connect-src": [SELF],
+        "connect-src": [SELF, *CSP_MEDIA_ORIGINS],  # hls.js fetches segments, redirected to the bucket
         "font-src": [SELF],
         "object-src": [NONE],
         "base-uri": [SELF],

@@ -1,12 +1,13 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, groups, runs, studies, views
+from api import agreement, evaluation, groups, media, runs, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("projects/<slug:slug>/queue/next/", views.QueueNextView.as_view(), name="api-queue-next"),
-    path("projects/<slug:slug>/videos/", views.VideoListView.as_view(), name="api-videos"),
+    path("projects/<slug:slug>/videos/", media.VideoListUploadView.as_view(), name="api-videos"),
+    path("projects/<slug:slug>/videos/register/", media.VideoRegisterView.as_view(), name="api-videos-register"),
     path("projects/<slug:slug>/groups/", groups.GroupListView.as_view(), name="api-groups"),
     path("projects/<slug:slug>/groups/<id:pk>/", groups.GroupView.as_view(), name="api-group"),
     path("projects/<slug:slug>/export/", views.ExportView.as_view(), name="api-export"),

@@ -1,7 +1,10 @@
 """The URLs a page or script uses for a video's stored files.
 
-On local disk every stored file goes through the access-checked, range-serving view
-(``media.views.serve_media`` at ``/files/NAME``); on S3 it is the bucket's (signed) URL, as before.
+Every stored file goes through the access-checked view (``media.views.serve_media`` at
+``/files/NAME``): on local disk it serves the bytes with ranges; on S3 it answers a 302 to a
+presigned URL once access is checked (playlists and WebVTT it serves itself). A presigned URL in a
+page would expire while the page is open, and a playlist fetched from one would resolve its
+segments to unsigned bucket URLs.
 An HLS master playlist and a thumbnails WebVTT refer to their segments, variant playlists and sprite
 sheets by relative URLs, so those resolve under the same ``/files/hls/<pk>/...`` or
 ``/files/thumbs/<pk>/...`` prefix, which ``serve_media`` checks by the video's pk.
@@ -9,20 +12,15 @@ sheets by relative URLs, so those resolve under the same ``/files/hls/<pk>/...``
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.core.files.storage import default_storage
+from django.urls import reverse
 
 
 def media_url(name: str) -> str | None:
-    """The URL for the stored file ``name`` (None for a blank name): ``/files/NAME`` on local disk,
-    the bucket's (signed) URL on S3."""
+    """The URL for the stored file ``name`` (None for a blank name): ``/files/NAME``, on local disk
+    and on S3 alike."""
     if not name:
         return None
-    if settings.STORAGE_BACKEND == "local":
-        from django.urls import reverse
-
-        return reverse("media", args=[name])
-    return default_storage.url(name)
+    return reverse("media", args=[name])
 
 
 def media_urls(video) -> dict[str, str | None]:

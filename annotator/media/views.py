@@ -1,8 +1,12 @@
 """Pages for videos, and serving stored media to logged-in members with HTTP range support.
 
 Browsers seek in a video with ``Range`` requests; without 206 answers a <video> cannot jump to
-a clip's start. For S3 storage the page links to the bucket's signed URLs instead and this view
-is not used.
+a clip's start. Pages and the API link every stored file to this view (``/files/NAME``), which
+checks access first. On local disk it serves the bytes itself; with S3 storage it answers a 302 to
+a presigned URL of the object (the browser sends its ``Range`` there), except for HLS playlists
+and WebVTT files, served from here so that the relative URLs inside them (segments, variant
+playlists, sprite sheets) resolve under ``/files/`` again and are checked in turn. Scripts may
+send ``Authorization: Token <key>`` (the API's token) instead of a session.
 """
 
 import functools
@@ -13,10 +17,11 @@ import re
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.db.models import Q
-from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 
 from annotator.media.models import Video
+from annotator.media.services import on_local_disk
 from annotator.projects import access
 
 # At most 18 digits per bound (any stored file is smaller than 10**18 bytes): a longer number is not
@@ -109,14 +114,65 @@ def _may_fetch(user, name: str) -> bool:
     return video is not None and may_see_video(user, video)
 
 
-@login_required
+def token_or_login_required(view):
+    """``login_required`` that also takes the API's token: a request with ``Authorization: Token
+    <key>`` is that token's user (DRF's ``TokenAuthentication``: an unknown key or an inactive user
+    is a 401 saying only that the token is not valid); without the header the session decides,
+    redirecting anonymous visitors to the login page as before. GET only matters here (no CSRF)."""
+    from rest_framework.authentication import TokenAuthentication
+    from rest_framework.exceptions import AuthenticationFailed
+
+    session_view = login_required(view)
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            found = TokenAuthentication().authenticate(request)
+        except AuthenticationFailed:
+            response = HttpResponse("invalid token\n", status=401, content_type="text/plain; charset=utf-8")
+            response["WWW-Authenticate"] = "Token"
+            return response
+        if found is None:
+            return session_view(request, *args, **kwargs)
+        request.user = found[0]
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+# Text files whose relative URLs must resolve under /files/ (HLS playlists, thumbnails WebVTT):
+# served from here even with S3 storage, up to this size (bytes).
+RELATIVE_URL_SUFFIXES = (".m3u8", ".vtt")
+PROXIED_MAX_BYTES = 8 * 1024 * 1024
+
+
+def _from_bucket(name: str, content_type: str) -> HttpResponse:
+    """The answer for ``name`` in an S3 bucket, access already checked: the playlist or WebVTT text
+    itself (``RELATIVE_URL_SUFFIXES``, at most ``PROXIED_MAX_BYTES``), else a 302 to a presigned GET
+    URL valid ``AWS_QUERYSTRING_EXPIRE`` seconds. Neither may be cached (the URL expires)."""
+    if name.endswith(RELATIVE_URL_SUFFIXES):
+        with default_storage.open(name, "rb") as fh:
+            data = fh.read(PROXIED_MAX_BYTES + 1)
+        if len(data) > PROXIED_MAX_BYTES:
+            raise Http404("no such media")
+        response = HttpResponse(data, content_type=content_type)
+    else:
+        response = HttpResponseRedirect(default_storage.url(name))
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@token_or_login_required
 def serve_media(request, name: str):
     """Serve a stored rendition, poster or ordering frame to whoever ``_may_fetch`` it (404 to
-    anyone else: whether it exists is not disclosed); honours one byte range."""
+    anyone else: whether it exists is not disclosed); honours one byte range. With S3 storage,
+    ``_from_bucket`` answers once access is checked."""
     if not _may_fetch(request.user, name) or not default_storage.exists(name):
         raise Http404("no such media")
-    size = default_storage.size(name)
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if not on_local_disk():
+        return _from_bucket(name, content_type)
+    size = default_storage.size(name)
     match = _RANGE.match(request.headers.get("Range", ""))
     if not match or (not match.group(1) and not match.group(2)):
         response = FileResponse(default_storage.open(name, "rb"), content_type=content_type)

@@ -30,6 +30,9 @@ API = [
     ("post", "/api/units/{unit}/skip/", ANNOTATE, {}),
     ("put", "/api/units/{unit}/autosave/", ANNOTATE, {}),
     ("get", "/api/projects/{slug}/videos/", ALL, None),
+    # Videos in by API: admins, as only the people who run the platform run the ingest command (issue 11).
+    ("post", "/api/projects/{slug}/videos/", ADMIN, {}),
+    ("post", "/api/projects/{slug}/videos/register/", ADMIN, {}),
     ("get", "/api/projects/{slug}/groups/", ALL, None),
     ("post", "/api/projects/{slug}/groups/", ADMIN, {}),
     ("get", "/api/projects/{slug}/groups/{grp}/", ALL, None),
