@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 demo: system venv footage
 	scripts/demo.sh
 
-test: system-test venv footage
+test: system-test venv footage datasets216
 	scripts/test.sh $(PYTEST_ARGS)
 
 system:
@@ -27,6 +27,17 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt -r requirements-test.txt
+	touch $@
+
+# Hugging Face datasets 2.16 (the line lmms-eval pins) apart from the venv, for the export tests (issue 11):
+# they load exports with it in a subprocess with PYTHONPATH=.local/datasets216.
+DATASETS216 := .local/datasets216
+.PHONY: datasets216
+datasets216: $(DATASETS216)/.installed
+
+$(DATASETS216)/.installed: requirements-datasets216.txt $(VENV)/.installed
+	rm -rf $(DATASETS216)
+	$(VENV)/bin/pip install -q --disable-pip-version-check --target $(DATASETS216) -r requirements-datasets216.txt
 	touch $@
 
 stack:
@@ -70,3 +81,10 @@ bench-drafting: venv
 	scripts/stack.sh start
 	$(PY) bench/drafting.py --concurrency 8 $(BENCH_DRAFTING_ARGS)
 	$(PY) bench/drafting.py --concurrency 4 $(BENCH_DRAFTING_ARGS)
+
+# Export speed (issue 11): seeds 1M verified QA pairs by COPY into a scratch database and writes them as
+# JSONL and Parquet, printing rows/s and peak RSS at 100k and 1M. BENCH_EXPORT_ARGS adds options (--sizes).
+.PHONY: bench-export
+bench-export: venv
+	scripts/stack.sh start
+	$(PY) bench/export.py $(BENCH_EXPORT_ARGS)

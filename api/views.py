@@ -217,8 +217,11 @@ def export_filters(params) -> dict[str, str | None]:
 
 
 def jsonl_export_response(project: Project, filters: dict[str, str | None]) -> StreamingHttpResponse:
-    """A streamed JSONL download of ``verified_qa`` filtered by ``filters`` (from ``export_filters``)."""
-    rows = selectors.verified_qa(project, **filters)
-    response = StreamingHttpResponse(selectors.export_lines(rows), content_type="application/jsonl; charset=utf-8")
+    """A streamed JSONL download of the verified QA (``qa.exports.iter_rows``, README "Export schema")
+    filtered by ``filters`` (from ``export_filters``)."""
+    from annotator.qa import exports
+
+    rows = exports.iter_rows(project, exports.Filters(**filters))
+    response = StreamingHttpResponse(exports.jsonl_chunks(rows), content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-verified-qa.jsonl"'
     return response

@@ -1,0 +1,814 @@
+"""Exports of a project's verified QA pairs that model-evaluation toolkits load as they are (issue 11).
+
+One row shape for every format (``ROW_SCHEMA``, README "Export schema"): every key in every row,
+always of the same type, no nulls (absent values are ``""``, ``-1`` or ``-1.0``, empty lists), and
+free-form metadata (a video's manifest keys, a night recipe, a group's params) as ONE JSON string,
+so that pyarrow and Hugging Face ``datasets`` infer the same types for every export, whatever QA
+types it holds. Rows are read with one streaming SQL query through a server-side cursor (memory
+stays flat at any size) and serialised by orjson.
+
+Writers, one per ``--format`` of ``manage.py export_qa``:
+
+- ``jsonl``: one row a line (the default), plus a dataset card beside it.
+- ``parquet``: the same rows under the explicit ``ROW_SCHEMA``, plus a dataset card (README.md with
+  the ``datasets`` YAML header: configs/data_files and dataset_info features).
+- ``vlmevalkit``: VLMEvalKit's Video-MCQ TSV (index, question, A, B, ..., answer letter, video, ...).
+- ``lmms-eval``: a task folder: ``<task>.yaml``, ``<task>.jsonl`` and the ``utils.py`` it names.
+
+Paired items (EgoNight seed 000 Sec. 3.2, Fig. 3: "the same question-answer applies to both day and
+night clips") expand into one evaluation item for the day clip and one for the night clip in the two
+toolkit formats; the dataset formats keep one row per QA pair with the group's members.
+
+Media (``--with-media DIR``): each (video, clip range) is cut once by ffmpeg into
+``DIR/<sha256[:16]>_<start_ms>-<end_ms>.mp4`` (a clip already there is reused) and rows carry its
+path relative to the export. A clip that cannot be cut fails alone: its rows get an empty path and
+the failure is listed in ``ExportResult.media_failures``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import timezone as dt_timezone
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.db import connection
+
+from annotator.projects.models import Project
+
+FORMATS = ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
+CHUNK_ROWS = 5000
+_CACHE_MAX = 20000  # videos / groups kept between chunks; cleared past this (memory stays bounded)
+
+# What "absent" is in a row: no value is ever null (see the module docstring).
+NO_INT = -1
+NO_FLOAT = -1.0
+
+
+def _schema():
+    """The pyarrow schema of an export row (``ROW_SCHEMA``); built lazily so that importing this
+    module does not import pyarrow."""
+    import pyarrow as pa
+
+    video_fields = [
+        ("id", pa.int64()), ("sha256", pa.string()), ("filename", pa.string()), ("duration_s", pa.float64()),
+        ("fps", pa.float64()), ("width", pa.int64()), ("height", pa.int64()), ("illumination", pa.string()),
+        ("source", pa.string()), ("storage_path", pa.string()), ("metadata", pa.string()),
+    ]
+    member = pa.struct([("role", pa.string()), ("position", pa.int64()), ("offset_s", pa.float64()),
+                        *video_fields[:10], ("media_path", pa.string())])
+    labelled = pa.struct([("label", pa.string()), ("video_id", pa.int64()), ("role", pa.string()),
+                          ("start_s", pa.float64()), ("end_s", pa.float64()), ("sha256", pa.string()),
+                          ("filename", pa.string()), ("media_path", pa.string())])
+    return pa.schema([
+        ("id", pa.int64()), ("project", pa.string()), ("qa_type", pa.string()), ("set_kind", pa.string()),
+        ("answer_kind", pa.string()), ("paired", pa.bool_()), ("question", pa.string()), ("answer", pa.string()),
+        ("options", pa.list_(pa.string())), ("answer_index", pa.int64()),
+        ("answer_start_s", pa.float64()), ("answer_end_s", pa.float64()),
+        ("clip_start_s", pa.float64()), ("clip_end_s", pa.float64()),
+        ("video", pa.struct(video_fields)), ("media_path", pa.string()),
+        ("group", pa.struct([("kind", pa.string()), ("name", pa.string()), ("params", pa.string()),
+                             ("members", pa.list_(member))])),
+        ("videos", pa.list_(labelled)),
+        ("provenance", pa.string()),
+        ("draft", pa.struct([("question", pa.string()), ("answer", pa.string()), ("pipeline", pa.string()),
+                             ("model", pa.string())])),
+        ("annotators", pa.list_(pa.string())), ("verifications", pa.int64()), ("verified_at", pa.string()),
+    ])
+
+
+def row_schema():
+    """The explicit pyarrow schema of every export row (Parquet is written under it)."""
+    global _ROW_SCHEMA
+    if _ROW_SCHEMA is None:
+        _ROW_SCHEMA = _schema()
+    return _ROW_SCHEMA
+
+
+_ROW_SCHEMA = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading rows
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The export's filters (each None for no filter); the same as the API's ``ExportFilterIn``."""
+
+    qa_type: str | None = None
+    provenance: str | None = None
+    source: str | None = None
+    illumination: str | None = None
+
+
+_ROWS_SQL = """
+SELECT q.id, t.slug, t.set_kind, t.answer_kind, t.paired, q.question, q.answer, q.options::text, q.answer_index,
+       q.answer_start_s, q.answer_end_s, q.clip_start_s, q.clip_end_s, q.videos::text, q.provenance, q.verified_at,
+       q.video_id, u.group_id, d.question, d.answer, r.pipeline, r.model, rv.users, rv.n
+FROM qa_qapair q
+JOIN qa_qatype t ON t.id = q.qa_type_id
+JOIN qa_workunit u ON u.id = q.unit_id
+{video_join}
+LEFT JOIN drafts_draft d ON d.id = q.draft_id
+LEFT JOIN drafts_draftjob j ON j.id = d.job_id
+LEFT JOIN drafts_draftrun r ON r.id = j.run_id
+LEFT JOIN LATERAL (
+    SELECT array_agg(DISTINCT x.actor_user_id) AS users, count(*) AS n FROM qa_revision x
+    WHERE x.qa_pair_id = q.id AND x.actor_user_id IS NOT NULL AND x.action IN ('keep', 'modify', 'add')
+) rv ON true
+WHERE q.project_id = %(project)s AND q.status = 'verified' {where}
+ORDER BY q.id"""
+
+_VIDEO_SQL = """
+SELECT id, sha256, filename, duration_s, fps, width, height, illumination, source, original, rendition,
+       difficulty, domain, scenario, view, extra::text
+FROM media_video WHERE id = ANY(%s)"""
+
+_MEMBERS_SQL = """
+SELECT g.id, g.kind, g.name, g.params::text, m.role, m.position, m.offset_s, m.video_id
+FROM media_videogroup g JOIN media_videogroupmember m ON m.group_id = g.id
+WHERE g.id = ANY(%s) ORDER BY g.id, m.role, m.position"""
+
+
+def _filters_sql(filters: Filters) -> tuple[str, str, dict]:
+    where, params, video_join = [], {}, ""
+    if filters.qa_type:
+        where.append("t.slug = %(qa_type)s")
+        params["qa_type"] = filters.qa_type
+    if filters.provenance:
+        where.append("q.provenance = %(provenance)s")
+        params["provenance"] = filters.provenance
+    if filters.source or filters.illumination:
+        video_join = "JOIN media_video v ON v.id = q.video_id"
+        if filters.source:
+            where.append("v.source = %(source)s")
+            params["source"] = filters.source
+        if filters.illumination:
+            where.append("v.illumination = %(illumination)s")
+            params["illumination"] = filters.illumination
+    return video_join, "".join(" AND " + w for w in where), params
+
+
+def count_rows(project: Project, filters: Filters = Filters()) -> int:
+    """How many QA pairs an export with ``filters`` holds (one query; for a progress bar)."""
+    video_join, where, params = _filters_sql(filters)
+    sql = (f"SELECT count(*) FROM qa_qapair q JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} "
+           f"WHERE q.project_id = %(project)s AND q.status = 'verified' {where}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**params, "project": project.pk})
+        return cursor.fetchone()[0]
+
+
+def _pseudonymiser():
+    key = hashlib.sha256(("annotator-pseudonym:" + settings.PSEUDONYM_KEY).encode()).digest()
+    cache: dict[int, str] = {}
+
+    def pseudonym(user_id: int) -> str:  # the same as selectors.pseudonym, cached per person
+        name = cache.get(user_id)
+        if name is None:
+            name = cache[user_id] = "ann-" + hmac.new(key, str(user_id).encode(), hashlib.sha256).hexdigest()[:12]
+        return name
+
+    return pseudonym
+
+
+def _iso(ts) -> str:
+    return ts.astimezone(dt_timezone.utc).isoformat().replace("+00:00", "Z") if ts else ""
+
+
+def _num(value, default=NO_FLOAT) -> float:
+    return float(value) if value is not None else default
+
+
+def _metadata(difficulty, domain, scenario, view, extra_text) -> str:
+    extra = orjson.loads(extra_text) if extra_text else {}
+    meta = {**extra, "difficulty": difficulty or None, "domain": domain or None, "scenario": scenario or None,
+            "view": view or None}
+    return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class Media:
+    """Where rows' media paths come from. The base class exports no media (every ``media_path`` is
+    ``""``); ``ClipMedia`` cuts clips."""
+
+    def clip(self, video: dict, start_s: float, end_s: float) -> str:
+        """The path (relative to the export) of ``video``'s clip ``start_s``..``end_s`` seconds, or ""."""
+        return ""
+
+    def resolve(self, handle: str) -> str:
+        """The path to write for a handle from ``clip`` once ``flush`` ran ("" if it failed)."""
+        return ""
+
+    def flush(self) -> None:
+        """Make every clip named since the last flush exist (called before a chunk of rows is written)."""
+
+
+def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | None = None,
+              chunk_rows: int = CHUNK_ROWS) -> Iterator[dict]:
+    """Yield the export rows (``ROW_SCHEMA``, README "Export schema") of the project's verified QA
+    pairs matching ``filters``, by id.
+
+    Steps: the pairs come from one SQL query read ``chunk_rows`` at a time through a server-side
+    cursor; for each chunk the videos and groups not yet seen are read in one query each (kept in
+    bounded caches), the rows are built, ``media.flush()`` cuts the chunk's clips, then the rows
+    are yielded with their media paths (a clip that failed has ``""``)."""
+    media = media or Media()
+    video_join, where, params = _filters_sql(filters)
+    sql = _ROWS_SQL.format(video_join=video_join, where=where)
+    pseudonym = _pseudonymiser()
+    videos: dict[int, dict] = {}
+    groups: dict[int, dict] = {}
+    slug = project.slug
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, {**params, "project": project.pk})
+        while True:
+            chunk = cursor.fetchmany(chunk_rows)
+            if not chunk:
+                break
+            if len(videos) > _CACHE_MAX:
+                videos.clear()
+            if len(groups) > _CACHE_MAX:
+                groups.clear()
+            group_ids = {r[17] for r in chunk if r[17] is not None and r[17] not in groups}
+            _load_groups(group_ids, groups)
+            want = {r[16] for r in chunk}
+            for r in chunk:
+                if r[13] and r[13] != "[]":
+                    want.update(v.get("video_id") for v in orjson.loads(r[13]) if isinstance(v, dict))
+            for gid in {r[17] for r in chunk if r[17] is not None}:
+                want.update(m["video_id"] for m in groups[gid]["members"])
+            _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
+            built = [_build(r, slug, videos, groups, media, pseudonym) for r in chunk]
+            media.flush()
+            for row, paths in built:
+                for target, key, clip in paths:
+                    target[key] = media.resolve(clip) if clip else ""
+                yield row
+
+
+def _load_videos(ids: set[int], videos: dict[int, dict]) -> None:
+    if not ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_VIDEO_SQL, [list(ids)])
+        for (vid, sha, filename, duration, fps, width, height, illumination, source, original, rendition, difficulty,
+             domain, scenario, view, extra) in cursor.fetchall():
+            videos[vid] = {
+                "id": vid, "sha256": sha, "filename": filename, "duration_s": _num(duration), "fps": _num(fps),
+                "width": width if width is not None else NO_INT, "height": height if height is not None else NO_INT,
+                "illumination": illumination or "", "source": source, "storage_path": original or "",
+                "metadata": _metadata(difficulty, domain, scenario, view, extra),
+                "_source_file": rendition or original or "",
+            }
+
+
+def _load_groups(ids: set[int], groups: dict[int, dict]) -> None:
+    if not ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_MEMBERS_SQL, [list(ids)])
+        for gid, kind, name, params, role, position, offset_s, video_id in cursor.fetchall():
+            group = groups.setdefault(gid, {"kind": kind, "name": name,
+                                            "params": orjson.dumps(orjson.loads(params or "{}"),
+                                                                   option=orjson.OPT_SORT_KEYS).decode(),
+                                            "members": []})
+            group["members"].append({"role": role, "position": position, "offset_s": float(offset_s),
+                                     "video_id": video_id})
+
+
+_EMPTY_GROUP = {"kind": "", "name": "", "params": "{}", "members": []}
+_EMPTY_DRAFT = {"question": "", "answer": "", "pipeline": "", "model": ""}
+
+
+def _public_video(video: dict) -> dict:
+    return {k: v for k, v in video.items() if not k.startswith("_")}
+
+
+def _build(r, slug, videos, groups, media: Media, pseudonym) -> tuple[dict, list]:
+    """One row from one SQL row, plus the media paths to fill in once clips exist:
+    [(dict, key, clip handle)]."""
+    (qa_id, qa_type, set_kind, answer_kind, paired, question, answer, options, answer_index, a_start, a_end,
+     c_start, c_end, labelled, provenance, verified_at, video_id, group_id, d_question, d_answer, pipeline, model,
+     users, n) = r
+    video = videos[video_id]
+    paths: list = []
+    group_out = _EMPTY_GROUP
+    life_log = False
+    if group_id is not None:
+        group = groups[group_id]
+        life_log = group["kind"] == "life_log"
+        members = []
+        for m in group["members"]:
+            mv = videos[m["video_id"]]
+            out = {"role": m["role"], "position": m["position"], "offset_s": m["offset_s"],
+                   **{k: v for k, v in mv.items() if k != "metadata" and not k.startswith("_")}, "media_path": ""}
+            if life_log:
+                # A part at virtual offset o covering [o, o + d] shows the overlap of the clip's virtual range.
+                a, b = max(c_start - m["offset_s"], 0.0), min(c_end - m["offset_s"], mv["duration_s"])
+            else:
+                a, b = max(c_start + m["offset_s"], 0.0), max(c_end + m["offset_s"], 0.0)
+            if b > a:
+                paths.append((out, "media_path", media.clip(mv, a, b)))
+            members.append(out)
+        group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"], "members": members}
+    videos_out = []
+    if labelled and labelled != "[]":
+        for item in orjson.loads(labelled):
+            lv = videos.get(item.get("video_id"))
+            start, end = _num(item.get("start_s")), _num(item.get("end_s"))
+            out = {"label": str(item.get("label", "")), "video_id": item.get("video_id") or NO_INT,
+                   "role": str(item.get("role") or ""), "start_s": start, "end_s": end,
+                   "sha256": lv["sha256"] if lv else "", "filename": lv["filename"] if lv else "", "media_path": ""}
+            if lv is not None:
+                a, b = max(start, 0.0), (end if end > 0 else lv["duration_s"])
+                if b > a:
+                    paths.append((out, "media_path", media.clip(lv, a, b)))
+            videos_out.append(out)
+    row = {
+        "id": qa_id, "project": slug, "qa_type": qa_type, "set_kind": set_kind or "", "answer_kind": answer_kind,
+        "paired": bool(paired and group_id is not None), "question": question, "answer": answer,
+        "options": orjson.loads(options) if options and options != "null" else [],
+        "answer_index": answer_index if answer_index is not None else NO_INT,
+        "answer_start_s": _num(a_start), "answer_end_s": _num(a_end), "clip_start_s": c_start, "clip_end_s": c_end,
+        "video": _public_video(video), "media_path": "", "group": group_out, "videos": videos_out,
+        "provenance": provenance,
+        "draft": {"question": d_question, "answer": d_answer, "pipeline": pipeline or "", "model": model or ""}
+        if d_question is not None else _EMPTY_DRAFT,
+        "annotators": sorted(pseudonym(u) for u in users) if users else [],
+        "verifications": n or 0, "verified_at": _iso(verified_at),
+    }
+    if not life_log:
+        paths.append((row, "media_path", media.clip(video, c_start, c_end)))
+    return row, paths
+
+
+# ---------------------------------------------------------------------------------------------
+# Media
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote: ``rows`` (QA pairs), ``items`` (rows of the written file, after
+    expansion), ``files`` (paths), ``clips_cut`` / ``clips_reused``, and ``media_failures``
+    (``"<clip>: <reason>"``), ``skipped`` (QA pairs a format cannot hold, with the reason)."""
+
+    rows: int = 0
+    items: int = 0
+    files: list[Path] = field(default_factory=list)
+    clips_cut: int = 0
+    clips_reused: int = 0
+    media_failures: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def clip_name(sha256: str, start_s: float, end_s: float) -> str:
+    """A clip's file name: ``<sha256[:16]>_<start_ms>-<end_ms>.mp4`` (content hash, not the
+    filename, which is not unique; ms rounded)."""
+    return f"{sha256[:16]}_{round(start_s * 1000)}-{round(end_s * 1000)}.mp4"
+
+
+class ClipMedia(Media):
+    """Clips cut by ffmpeg into ``folder`` (from the stored rendition, else the original, through
+    ``media.services.local_copy``), each once: a clip already in the folder is reused. Paths in
+    rows are relative to ``relative_to`` (the export's folder). Cutting runs one ffmpeg per CPU;
+    ``adapters.ffmpeg.clip_args`` re-encodes frame-exact H.264 with +faststart, no audio."""
+
+    def __init__(self, folder: Path, relative_to: Path, result: ExportResult, *, max_height: int | None = None):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.prefix = os.path.relpath(self.folder.resolve(), Path(relative_to).resolve())
+        self.result = result
+        self.max_height = max_height or settings.MEDIA_RENDITION_MAX_HEIGHT
+        self.pending: dict[str, tuple[dict, float, float]] = {}
+        self.done: dict[str, bool] = {}  # name -> cut (True) or failed (False); bounded like the caches
+
+    def clip(self, video: dict, start_s: float, end_s: float) -> str:
+        name = clip_name(video["sha256"], start_s, end_s)
+        if name not in self.done and name not in self.pending:
+            self.pending[name] = (video, start_s, end_s)
+        return name
+
+    def resolve(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.done.get(name) else ""
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        if len(self.done) > _CACHE_MAX:
+            self.done = {}
+        todo = []
+        for name, spec in self.pending.items():
+            if (self.folder / name).is_file() and (self.folder / name).stat().st_size > 0:
+                self.done[name] = True
+                self.result.clips_reused += 1
+            else:
+                todo.append((name, spec))
+        self.pending = {}
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for name, error in pool.map(self._cut, todo):
+                self.done[name] = error is None
+                if error is None:
+                    self.result.clips_cut += 1
+                else:
+                    self.result.media_failures.append(f"{name}: {error}")
+
+    def _cut(self, item: tuple[str, tuple[dict, float, float]]) -> tuple[str, str | None]:
+        from annotator.adapters import ffmpeg
+        from annotator.media.services import local_copy
+
+        name, (video, a, b) = item
+        what = f"clip {a:.3f}-{b:.3f} s of {video['filename']} (video {video['id']})"
+        if not video["_source_file"]:
+            return name, f"{what}: the video has no stored file"
+        tmp = self.folder / f".{name}.part"
+        try:
+            with local_copy(video["_source_file"]) as src:
+                ffmpeg.run(ffmpeg.clip_args(src, tmp, start_s=a, end_s=b, max_height=self.max_height),
+                           timeout_s=ffmpeg.timeout_for(b - a), what=what)
+            if not tmp.is_file() or tmp.stat().st_size == 0:
+                return name, f"{what}: ffmpeg wrote nothing"
+            os.replace(tmp, self.folder / name)  # a reader never sees a half-written clip
+            return name, None
+        except (ffmpeg.MediaError, OSError) as exc:
+            return name, str(exc)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writers
+
+
+def _dumps(row: dict) -> bytes:
+    return orjson.dumps(row) + b"\n"
+
+
+def jsonl_chunks(rows: Iterable[dict]) -> Iterator[bytes]:
+    """JSONL bytes of ``rows``, about 1 MB at a time (for files and streamed responses)."""
+    buf, size = [], 0
+    for row in rows:
+        line = orjson.dumps(row) + b"\n"
+        buf.append(line)
+        size += len(line)
+        if size >= 1 << 20:
+            yield b"".join(buf)
+            buf, size = [], 0
+    if buf:
+        yield b"".join(buf)
+
+
+def _atomic(path: Path):
+    """A temporary file beside ``path``; rename it over ``path`` once complete (see ``_commit``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.part")
+
+
+def write_jsonl(rows: Iterable[dict], out: Path | io.BufferedIOBase, result: ExportResult) -> None:
+    """Write ``rows`` as JSONL to the file ``out`` (atomically) or to a binary stream."""
+    if not isinstance(out, Path):
+        for chunk in jsonl_chunks(_counted(rows, result)):
+            out.write(chunk)
+        return
+    tmp = _atomic(out)
+    try:
+        with open(tmp, "wb") as f:
+            for chunk in jsonl_chunks(_counted(rows, result)):
+                f.write(chunk)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    result.files.append(out)
+
+
+def _counted(rows: Iterable[dict], result: ExportResult) -> Iterator[dict]:
+    for row in rows:
+        result.rows += 1
+        result.items += 1
+        yield row
+
+
+def write_parquet(rows: Iterable[dict], out: Path, result: ExportResult, *, batch_rows: int = 20000) -> None:
+    """Write ``rows`` as Parquet under the explicit ``row_schema()`` (zstd), atomically, in row
+    groups of ``batch_rows`` (memory is bounded by one batch)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = row_schema()
+    tmp = _atomic(out)
+    try:
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            batch = []
+            for row in _counted(rows, result):
+                batch.append(row)
+                if len(batch) >= batch_rows:
+                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    batch = []
+            if batch or result.rows == 0:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    result.files.append(out)
+
+
+CARD_MARK = "<!-- written by annotator export_qa -->"
+
+
+def _yaml_feature(name: str | None, typ) -> dict:
+    """A ``datasets`` YAML feature (dataset_info.features) for a pyarrow type: ``dtype`` for
+    scalars, ``struct`` for structs and ``list`` for lists (read by datasets 2.x and current)."""
+    import pyarrow as pa
+
+    out: dict = {"name": name} if name is not None else {}
+    if pa.types.is_struct(typ):
+        out["struct"] = [_yaml_feature(typ.field(i).name, typ.field(i).type) for i in range(typ.num_fields)]
+    elif pa.types.is_list(typ):
+        inner = _yaml_feature(None, typ.value_type)
+        out["list"] = inner["dtype"] if set(inner) == {"dtype"} else inner.get("struct", inner)
+    else:
+        out["dtype"] = {"int64": "int64", "double": "float64", "string": "string", "bool": "bool"}[str(typ)]
+    return out
+
+
+def dataset_card(project: Project, fmt: str, filters: Filters, rows: int) -> str:
+    """README.md for an export folder: the Hugging Face ``datasets`` YAML header (one ``default``
+    config whose ``test`` split is every ``*.jsonl`` / ``*.parquet`` in the folder, and the
+    features of ``row_schema()``), then what the export holds. ``load_dataset(folder)`` reads the
+    features from it, so exports of different QA types in one folder load together."""
+    import yaml
+
+    schema = row_schema()
+    ext = "parquet" if fmt == "parquet" else "jsonl"
+    header = {
+        "configs": [{"config_name": "default", "data_files": [{"split": "test", "path": f"*.{ext}"}]}],
+        "dataset_info": {"features": [_yaml_feature(f.name, f.type) for f in schema]},
+        "tags": ["video-question-answering"],
+    }
+    chosen = ", ".join(f"{k}={v}" for k, v in vars(filters).items() if v) or "none"
+    return (
+        "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n" + CARD_MARK + "\n\n"
+        f"# {project.name}: verified QA pairs\n\n"
+        f"Verified QA pairs of the project `{project.slug}` ({rows} in the last export written here; filters: {chosen}).\n"
+        f"Every row has every key, always of the same type and never null: absent numbers are -1 (`answer_index` "
+        f"of an open-ended item, `answer_start_s`/`answer_end_s` of a non-interval item), absent text is \"\", and "
+        f"free-form metadata is one JSON string (`video.metadata`, `group.params`).\n\n"
+        f"The fields are documented in the platform's README (\"Export schema\"). Load with "
+        f"`datasets.load_dataset(\"path/to/this/folder\", split=\"test\")`; every `*.{ext}` here is part of it.\n"
+    )
+
+
+def write_card(folder: Path, text: str) -> Path | None:
+    """Write README.md into ``folder`` unless a README.md not written by an export is there."""
+    card = folder / "README.md"
+    if card.exists() and CARD_MARK not in card.read_text(errors="replace"):
+        return None
+    card.write_text(text)
+    return card
+
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def eval_items(rows: Iterable[dict], result: ExportResult) -> Iterator[dict]:
+    """Evaluation items of export rows for the toolkit formats: a paired item (day-night group)
+    becomes two, the same question of the day clip and of the night clip (EgoNight seed 000 Sec. 3.2
+    and Fig. 3; Fig. 5(a) compares day and night per paired type); any other row is one item of its
+    own video (a life-log item of its parts in order). Each item: the row plus ``condition``
+    (``day``/``night``/``""``), ``item_video`` (the video's row fields), ``item_clip`` (start, end
+    seconds of that video) and ``item_media`` (list of relative clip paths, in order)."""
+    for row in rows:
+        result.rows += 1
+        members = row["group"]["members"]
+        if row["paired"] and row["group"]["kind"] == "day_night":
+            for role in ("day", "night"):
+                m = next((m for m in members if m["role"] == role), None)
+                if m is None:
+                    continue
+                yield {**row, "condition": role, "item_video": m,
+                       "item_clip": (max(row["clip_start_s"] + m["offset_s"], 0.0),
+                                     max(row["clip_end_s"] + m["offset_s"], 0.0)),
+                       "item_media": [m["media_path"]] if m["media_path"] else []}
+        elif row["group"]["kind"] == "life_log":
+            yield {**row, "condition": "", "item_video": row["video"],
+                   "item_clip": (row["clip_start_s"], row["clip_end_s"]),
+                   "item_media": [m["media_path"] for m in members if m["media_path"]]}
+        else:
+            yield {**row, "condition": row["video"]["illumination"], "item_video": row["video"],
+                   "item_clip": (row["clip_start_s"], row["clip_end_s"]),
+                   "item_media": [row["media_path"]] if row["media_path"] else []}
+
+
+def _video_key(item: dict) -> str:
+    a, b = item["item_clip"]
+    return clip_name(item["item_video"]["sha256"], a, b)[:-4]
+
+
+def write_vlmevalkit(rows: Iterable[dict], out: Path, result: ExportResult, *, max_options: int) -> None:
+    """VLMEvalKit's Video-MCQ TSV (``vlmeval.smp.load`` reads it with ``pd.read_csv(sep='\\t')``):
+    ``index`` (0..n-1), ``question``, one column per option letter ``A``..(``max_options`` letters,
+    "" past an item's own options), ``answer`` (the letter), ``video`` (the clip's name, sha256 and
+    range, without extension), ``video_path`` (relative clip path; "" without ``--with-media``),
+    ``candidates`` (the options as a Python list literal, as Video-MME's TSV), ``category`` (QA
+    type), ``condition`` (day/night/...), ``clip_start_s``, ``clip_end_s``, ``medias`` (for items
+    whose options are videos: EgoExoBench_MCQ's list of ``{type: video, video_path, video_start,
+    video_end}``, one per labelled video; else "[]"), ``qa_id``, ``provenance``.
+    Only multiple-choice items: open-ended ones are counted in ``result.skipped``."""
+    letters = LETTERS[:max(max_options, 1)]
+    columns = ["index", "question", *letters, "answer", "video", "video_path", "candidates", "category", "condition",
+               "clip_start_s", "clip_end_s", "medias", "qa_id", "provenance"]
+    tmp = _atomic(out)
+    index = 0
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f, delimiter="\t", lineterminator="\n")
+            writer.writerow(columns)
+            for item in eval_items(rows, result):
+                options = item["options"]
+                if not options or not 0 <= item["answer_index"] < len(options) or len(options) > len(letters):
+                    result.skipped["not multiple choice"] = result.skipped.get("not multiple choice", 0) + 1
+                    continue
+                medias = [{"type": "video", "video_path": v["media_path"], "video_start": v["start_s"],
+                           "video_end": v["end_s"]} for v in item["videos"]]
+                a, b = item["item_clip"]
+                writer.writerow([
+                    index, item["question"], *(options[i] if i < len(options) else "" for i in range(len(letters))),
+                    letters[item["answer_index"]], _video_key(item), item["item_media"][0] if item["item_media"] else "",
+                    repr(list(options)), item["qa_type"], item["condition"], a, b, repr(medias), item["id"],
+                    item["provenance"],
+                ])
+                index += 1
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    result.items = index
+    result.files.append(out)
+
+
+LMMS_UTILS = '''"""lmms-eval hooks for this exported task (written by the annotator's export_qa; see its README).
+
+Paths in the JSONL are relative to this folder. Multiple-choice items are scored by the letter the
+model answers; open-ended items by normalised exact match, a floor: the source papers judge them
+with an LLM (EgoNight seed 000 App. A.5).
+"""
+
+import json
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+OPEN_PROMPT = ("Please carefully read the question, use the visual cues in the video to answer the question: "
+               "{question}\\nDo not include any other content. You need to answer the question in any case and not "
+               "demand additional context information.")
+
+
+def doc_to_visual(doc):
+    paths = [os.path.join(HERE, p) for p in doc["media"]]
+    if not paths:
+        raise FileNotFoundError(f"QA {doc['qa_id']} has no media: export it with export_qa --with-media DIR")
+    return paths
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    if doc["options"]:
+        lines = [doc["question"]] + [f"{LETTERS[i]}. {o}" for i, o in enumerate(doc["options"])]
+        return "\\n".join(lines) + "\\nAnswer with the option's letter from the given choices directly."
+    return OPEN_PROMPT.format(question=doc["question"])
+
+
+def _norm(text):
+    return re.sub(r"[^a-z0-9 ]", "", str(text).lower()).strip()
+
+
+def process_results(doc, results):
+    pred = results[0] if results else ""
+    if doc["options"]:
+        found = re.search(r"\\b([A-Z])\\b", str(pred))
+        correct = bool(found) and found.group(1) == doc["answer"]
+    else:
+        correct = _norm(pred) == _norm(doc["answer"])
+    return {"accuracy": float(correct)}
+'''
+
+
+def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *, task: str) -> None:
+    """An lmms-eval task folder: ``<task>.jsonl`` (one evaluation item a line: ``qa_id``,
+    ``qa_type``, ``condition``, ``question``, ``options``, ``answer`` (the letter for multiple
+    choice, else the text), ``answer_text``, ``answer_index``, ``answer_start_s``/``answer_end_s``,
+    ``clip_start_s``/``clip_end_s``, ``video`` (sha256 name), ``media`` (relative clip paths),
+    ``video_labels``), ``utils.py`` (doc_to_visual, doc_to_text, process_results) and ``<task>.yaml``
+    (``dataset_path: json`` with ``dataset_kwargs.data_files`` naming the JSONL by absolute path,
+    as lmms-eval hands them to ``datasets.load_dataset``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / f"{task}.jsonl"
+    tmp = _atomic(data)
+
+    def items():
+        for item in eval_items(rows, result):
+            options = item["options"]
+            mc = bool(options) and 0 <= item["answer_index"] < len(options) <= len(LETTERS)
+            a, b = item["item_clip"]
+            media = item["item_media"]
+            if item["videos"]:
+                media = [v["media_path"] for v in item["videos"] if v["media_path"]]
+            yield {
+                "qa_id": item["id"], "qa_type": item["qa_type"], "condition": item["condition"],
+                "question": item["question"], "options": options if mc else [],
+                "answer": LETTERS[item["answer_index"]] if mc else item["answer"], "answer_text": item["answer"],
+                "answer_index": item["answer_index"] if mc else NO_INT,
+                "answer_start_s": item["answer_start_s"], "answer_end_s": item["answer_end_s"],
+                "clip_start_s": a, "clip_end_s": b, "video": _video_key(item), "media": media,
+                "video_labels": [v["label"] for v in item["videos"]],
+            }
+
+    n = 0
+    try:
+        with open(tmp, "wb") as f:
+            for item in items():
+                f.write(_dumps(item))
+                n += 1
+        os.replace(tmp, data)
+    finally:
+        tmp.unlink(missing_ok=True)
+    (folder / "utils.py").write_text(LMMS_UTILS)
+    config = (
+        f"# lmms-eval task written by the annotator's export_qa (README: Export formats).\n"
+        f"task: {task}\n"
+        f"dataset_path: json\n"
+        f"dataset_kwargs:\n"
+        f"  data_files:\n"
+        f"    test: {orjson.dumps(str(data.resolve())).decode()}\n"
+        f"test_split: test\n"
+        f"output_type: generate_until\n"
+        f"doc_to_visual: !function utils.doc_to_visual\n"
+        f"doc_to_text: !function utils.doc_to_text\n"
+        f"doc_to_target: answer\n"
+        f"generation_kwargs:\n"
+        f"  max_new_tokens: 128\n"
+        f"  temperature: 0\n"
+        f"  do_sample: false\n"
+        f"process_results: !function utils.process_results\n"
+        f"metric_list:\n"
+        f"  - metric: accuracy\n"
+        f"    aggregation: mean\n"
+        f"    higher_is_better: true\n"
+        f"metadata:\n"
+        f"  version: 1\n"
+    )
+    (folder / f"{task}.yaml").write_text(config)
+    result.items = n
+    result.files += [folder / f"{task}.yaml", data, folder / "utils.py"]
+
+
+def max_options(project: Project, filters: Filters) -> int:
+    """The most options any multiple-choice item of the export has (one query)."""
+    video_join, where, params = _filters_sql(filters)
+    sql = (f"SELECT coalesce(max(jsonb_array_length(q.options)), 0) FROM qa_qapair q "
+           f"JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} WHERE q.project_id = %(project)s "
+           f"AND q.status = 'verified' AND jsonb_typeof(q.options) = 'array' {where}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**params, "project": project.pk})
+        return cursor.fetchone()[0]
+
+
+def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = Filters(),
+           media_dir: Path | None = None, stream=None, progress=None, task: str | None = None) -> ExportResult:
+    """Write the export of ``project`` in format ``fmt`` (one of ``FORMATS``) to ``out`` (a file;
+    for ``lmms-eval`` a folder), or JSONL to the binary ``stream`` when ``out`` is None.
+
+    ``media_dir``: cut the rows' clips there (``ClipMedia``), paths relative to the export's folder.
+    ``progress`` wraps the row iterator (a progress bar). Raises ValueError for an unknown format
+    or a format that needs a file given none. Returns an ``ExportResult``; clip failures are in it,
+    never raised."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if out is None and fmt != "jsonl":
+        raise ValueError(f"the {fmt} format is written to a file: give --out PATH, not '-'")
+    result = ExportResult()
+    base = (out if fmt == "lmms-eval" else out.parent) if out is not None else Path.cwd()
+    media = ClipMedia(media_dir, base, result) if media_dir is not None else None
+    rows = iter_rows(project, filters, media=media)
+    if progress is not None:
+        rows = progress(rows)
+    if fmt == "jsonl":
+        write_jsonl(rows, out if out is not None else stream, result)
+    elif fmt == "parquet":
+        write_parquet(rows, out, result)
+    elif fmt == "vlmevalkit":
+        write_vlmevalkit(rows, out, result, max_options=max_options(project, filters))
+    else:
+        write_lmms_eval(rows, out, result, task=task or f"{project.slug}_qa".replace("-", "_"))
+    if fmt in ("jsonl", "parquet") and out is not None:
+        card = write_card(out.parent, dataset_card(project, fmt, filters, result.rows))
+        if card is not None:
+            result.files.append(card)
+    return result
