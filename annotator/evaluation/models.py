@@ -88,6 +88,12 @@ class Prediction(models.Model):
     ('' / null when none could be), ``correct`` when it is the truth's index (an unparseable answer is
     wrong). Open (``kind=open``): the judge's ``judge_pred``, ``judge_score`` (EgoNight 0-5; VUDG
     accuracy + relevance, 0-10), ``judge_accuracy``/``judge_relevance`` (VUDG) and ``judge_reason``.
+    Interval (``kind=interval``, a temporal-localisation item of a life log, X-LeBench seed 002
+    App. C.1; ``role=life_log``): ``truth_start_s``/``truth_end_s`` the true interval, ``intervals``
+    the ones read from the answer (``annotator.scoring.localisation.parse_intervals``, best first, at
+    most 5), ``tious`` each one's tIoU with the truth, ``correct`` whether one of them reaches tIoU
+    0.3 (the paper's recall@5); an answer naming no interval is wrong, with the reason in
+    ``judge_reason``. Times of interval items (clip, truth, intervals) are virtual seconds of the log.
     Clip times are seconds of this prediction's video; ``frame_times`` the seconds sampled.
     ``call_ids`` are every ModelCall of this item (attempts and cache hits); ``cost_usd`` their sum.
     """
@@ -95,11 +101,13 @@ class Prediction(models.Model):
     class Kind(models.TextChoices):
         MCQ = "mcq", "multiple choice"
         OPEN = "open", "open-ended"
+        INTERVAL = "interval", "a time interval (temporal localisation)"
 
     class Role(models.TextChoices):
         SINGLE = "single", "single video"
         DAY = "day", "day video of a pair"
         NIGHT = "night", "night video of a pair"
+        LIFE_LOG = "life_log", "a life log, in virtual time"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -125,6 +133,11 @@ class Prediction(models.Model):
     clip_start_s = models.FloatField()
     clip_end_s = models.FloatField()
     frame_times = models.JSONField(default=list, blank=True)
+    truth_start_s = models.FloatField(null=True, blank=True, help_text="Interval items: the true start, seconds.")
+    truth_end_s = models.FloatField(null=True, blank=True, help_text="Interval items: the true end, seconds.")
+    intervals = models.JSONField(default=list, blank=True,
+                                 help_text="Interval items: [[start, end], ...] read from the answer, best first.")
+    tious = models.JSONField(default=list, blank=True, help_text="Interval items: each interval's tIoU with the truth.")
     # The work.
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=20, blank=True, help_text="The stage running now, or the one that failed.")
