@@ -178,11 +178,18 @@ def check_decodable(src: str | Path, duration_s: float, *, timeout_s: float = 60
             raise MediaError(f"truncated or corrupt: no frame decodes at {at:.1f} s")
 
 
-def rendition_args(src: str | Path, dst: str | Path, *, max_height: int) -> list[str]:
+def _keyframes(keyframe_every_s: int | None) -> dict:
+    # A key frame at every multiple of the interval (and x264's own ones between), so the file can be
+    # cut into HLS segments of exactly that length with -c copy.
+    return {"force_key_frames": f"expr:gte(t,n_forced*{keyframe_every_s})"} if keyframe_every_s else {}
+
+
+def rendition_args(src: str | Path, dst: str | Path, *, max_height: int, keyframe_every_s: int | None = None) -> list[str]:
     """argv for the browser rendition: H.264 + AAC in MP4 with ``+faststart``, height <= max_height.
 
     Width keeps the aspect ratio and is rounded to an even number (``-2``), as H.264 requires.
-    Rotation metadata is applied by ffmpeg's autorotate, so the output is upright.
+    Rotation metadata is applied by ffmpeg's autorotate, so the output is upright. With
+    ``keyframe_every_s`` (seconds), a key frame is forced at every multiple of it (for HLS segments).
     """
     stream = ffmpeg.input(str(src))
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
@@ -190,14 +197,15 @@ def rendition_args(src: str | Path, dst: str | Path, *, max_height: int) -> list
         ffmpeg.output(
             video, stream.audio, str(dst),
             vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-            acodec="aac", audio_bitrate="128k", movflags="+faststart", format="mp4",
+            acodec="aac", audio_bitrate="128k", movflags="+faststart", format="mp4", **_keyframes(keyframe_every_s),
         )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
 
 
-def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int) -> list[str]:
+def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int,
+                          keyframe_every_s: int | None = None) -> list[str]:
     """As ``rendition_args`` for a source with no audio stream."""
     stream = ffmpeg.input(str(src))
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
@@ -205,7 +213,7 @@ def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int) 
         ffmpeg.output(
             video, str(dst),
             vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-            movflags="+faststart", format="mp4",
+            movflags="+faststart", format="mp4", **_keyframes(keyframe_every_s),
         )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
@@ -275,6 +283,57 @@ def clip_args(src: str | Path, dst: str | Path, *, start_s: float, end_s: float,
         ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
                       movflags="+faststart", format="mp4", an=None, map_metadata=-1,
                       map_chapters=-1)
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def hls_level_args(src: str | Path, dst: str | Path, *, height: int, keyframe_every_s: int, audio: bool) -> list[str]:
+    """argv for a lower HLS quality level made from the (already scaled) rendition ``src``: H.264 MP4
+    of ``height`` px (width keeps the aspect ratio, even), key frames forced every ``keyframe_every_s``
+    seconds as in the rendition, the audio copied (not encoded again) when ``audio``."""
+    stream = ffmpeg.input(str(src))
+    video = stream.video.filter("scale", -2, height)
+    streams = [video, stream.audio] if audio else [video]
+    extra = {"acodec": "copy"} if audio else {"an": None}
+    return (
+        ffmpeg.output(*streams, str(dst), vcodec="libx264", preset="veryfast", crf=26, pix_fmt="yuv420p",
+                      format="mp4", **_keyframes(keyframe_every_s), **extra)
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def hls_package_args(src: str | Path, out_dir: str | Path, *, name: str, segment_s: int) -> list[str]:
+    """argv that cuts the MP4 ``src`` (key frames every ``segment_s`` seconds) into a VOD HLS media
+    playlist ``out_dir/NAME.m3u8`` of fMP4 segments ``NAME-00000.m4s``... (init segment
+    ``NAME-init.mp4``) of ``segment_s`` seconds each (the last may be shorter), without re-encoding."""
+    out_dir = Path(out_dir)
+    return (
+        ffmpeg.input(str(src))
+        .output(str(out_dir / f"{name}.m3u8"), c="copy", format="hls", hls_time=segment_s, hls_playlist_type="vod",
+                hls_segment_type="fmp4", hls_fmp4_init_filename=f"{name}-init.mp4",
+                hls_segment_filename=str(out_dir / f"{name}-%05d.m4s"), hls_flags="independent_segments",
+                map=0)
+        .global_args("-v", "error", "-nostdin", "-y")
+        .compile()
+    )
+
+
+def sprite_args(src: str | Path, out_pattern: str | Path, *, every_s: float, width: int, columns: int, rows: int,
+                keyframes_only: bool = False) -> list[str]:
+    """argv for timeline thumbnail sprite sheets: one frame every ``every_s`` seconds, ``width`` px
+    wide (height keeps the aspect ratio, even), laid out ``columns`` x ``rows`` per JPEG sheet, written
+    to ``out_pattern`` (e.g. ``dir/sprite-%d.jpg``, numbered from 0; the last sheet is padded).
+    ``keyframes_only`` decodes key frames only (much faster on long videos; exact when ``every_s``
+    is a multiple of the source's key frame interval)."""
+    before = {"skip_frame": "nokey"} if keyframes_only else {}
+    return (
+        ffmpeg.input(str(src), **before)
+        .video.filter("fps", fps=f"1/{every_s}")
+        .filter("scale", width, -2)
+        .filter("tile", f"{columns}x{rows}")
+        .output(str(out_pattern), vcodec="mjpeg", start_number=0, fps_mode="vfr", **{"q:v": 5})
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )

@@ -259,42 +259,73 @@ def work_dir(prefix: str) -> Iterator[Path]:
 
 
 def transcode(video_id: int) -> Video | None:
-    """Write the browser rendition (H.264/AAC MP4, ``+faststart``, height <= MEDIA_RENDITION_MAX_HEIGHT)
-    and a poster JPEG for a ``processing`` video, then mark it ``ready``.
+    """Write the browser rendition (H.264/AAC MP4, ``+faststart``, height <= MEDIA_RENDITION_MAX_HEIGHT),
+    a poster JPEG and timeline thumbnails (sprite sheets + WebVTT, ``media.streaming``) for a
+    ``processing`` video and, when it is longer than MEDIA_HLS_MIN_DURATION_S, an HLS rendition (two
+    levels; the rendition's key frames are then forced every MEDIA_HLS_SEGMENT_S seconds so its
+    segments are cut from it without a second encode); then mark it ``ready``.
 
     Idempotent: returns at once if the video is gone or not processing. Outputs are written to
-    temporary files and saved to storage only when complete. A file ffmpeg cannot transcode marks
-    the video ``failed`` with ffmpeg's reason (retrying would not help). Storage errors (OSError)
-    propagate so the Celery task retries them.
+    temporary files and saved to storage only when all are complete. A file ffmpeg cannot transcode,
+    or whose thumbnails or HLS rendition ffmpeg cannot make, marks the video ``failed`` with ffmpeg's
+    reason (retrying would not help; nothing is saved). Storage errors (OSError) propagate so the
+    Celery task retries them.
     """
+    from annotator.media import streaming
+
     video = Video.objects.filter(pk=video_id).first()
     if video is None or video.status != Video.Status.PROCESSING:
         return video
     max_height = settings.MEDIA_RENDITION_MAX_HEIGHT
+    long = streaming.needs_hls(video.duration_s)
+    keyframes = settings.MEDIA_HLS_SEGMENT_S if long else None
     with local_copy(video.original.name) as src, work_dir(f"transcode-{video.pk}-") as work:
         out = work / "rendition.mp4"
         poster = work / "poster.jpg"
+        thumbs, hls = work / "thumbs", work / "hls"
+        thumbs.mkdir()
+        hls.mkdir()
         build = ffmpeg.rendition_args if video.audio_codec else ffmpeg.rendition_args_silent
         timeout = ffmpeg.timeout_for(video.duration_s)
         try:
-            ffmpeg.run(build(src, out, max_height=max_height), timeout_s=timeout, what="transcode")
+            ffmpeg.run(build(src, out, max_height=max_height, keyframe_every_s=keyframes), timeout_s=timeout,
+                       what="transcode")
             at = min(1.0, (video.duration_s or 0) / 2)
             ffmpeg.run(ffmpeg.still_args(src, at, max_side=max_height * 16 // 9, dst=str(poster)),
                        timeout_s=120, what="poster")
+            streaming.make_thumbnails(out, thumbs, duration_s=video.duration_s or 0, keyframe_every_s=keyframes)
+            if long:
+                streaming.make_hls(out, hls, work, duration_s=video.duration_s or 0, audio=bool(video.audio_codec))
         except ffmpeg.MediaError as exc:
             Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
                 status=Video.Status.FAILED, error=str(exc).replace(str(src), video.filename)
             )
             return Video.objects.filter(pk=video.pk).first()
         base = f"renditions/{video.pk}/{video.sha256[:16]}"
-        with out.open("rb") as fh:
-            rendition_name = default_storage.save(f"{base}.mp4", File(fh))
-        with poster.open("rb") as fh:
-            poster_name = default_storage.save(f"{base}-poster.jpg", File(fh))
+        saved: list[str] = []
+        try:
+            with out.open("rb") as fh:
+                rendition_name = default_storage.save(f"{base}.mp4", File(fh))
+            saved.append(rendition_name)
+            with poster.open("rb") as fh:
+                poster_name = default_storage.save(f"{base}-poster.jpg", File(fh))
+            saved.append(poster_name)
+            saved += streaming.save_folder(thumbs, streaming.thumbs_prefix(video))
+            vtt_name = f"{streaming.thumbs_prefix(video)}/{streaming.VTT}"
+            hls_name = ""
+            if long:
+                saved += streaming.save_folder(hls, streaming.hls_prefix(video))
+                hls_name = f"{streaming.hls_prefix(video)}/{streaming.MASTER}"
+        except BaseException:
+            for name in saved:
+                default_storage.delete(name)
+            raise
     updated = Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
-        status=Video.Status.READY, rendition=rendition_name, poster=poster_name, error=""
+        status=Video.Status.READY, rendition=rendition_name, poster=poster_name, thumbnails_vtt=vtt_name, hls=hls_name,
+        error="",
     )
     if not updated:  # someone else finished first (a redelivered message), or the video was deleted
+        # (the thumbnails and HLS files have fixed names, the same the winner's row points at: kept)
         for name in (rendition_name, poster_name):
             default_storage.delete(name)
     video = Video.objects.filter(pk=video.pk).first()

@@ -102,14 +102,34 @@ def may_see_study_clip(user, name: str) -> bool:
     return open_trial_shows(user, name)
 
 
+# The files of one video's HLS rendition and timeline thumbnails (``media.streaming``):
+# ``hls/<video pk>/<first 16 hex of its sha256>/<file>`` and ``thumbs/<pk>/<sha16>/<file>``. Hundreds
+# of segments need no row each: the prefix names the video. A file name is letters, digits, ``-``,
+# ``_`` and ``.`` (no ``..``, no further folder).
+_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(\d{1,18})/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
+
+
+def _video_of_prefixed(name: str) -> Video | None:
+    """The video whose HLS or thumbnails folder holds ``name``, or None (an odd name included)."""
+    match = _VIDEO_FILES.match(name)
+    if match is None or ".." in name:
+        return None
+    pk, sha16, _ = match.groups()
+    return Video.objects.filter(pk=int(pk), sha256__startswith=sha16).select_related("project").first()
+
+
 def _may_fetch(user, name: str) -> bool:
     """The access rule of ``serve_media``: frames by ``may_see_frame``; study clips by
-    ``may_see_study_clip``; a video's rendition or poster by ``may_see_video``; anything else
+    ``may_see_study_clip``; a video's rendition or poster, and the files of its HLS rendition and
+    timeline thumbnails (by path prefix, ``_VIDEO_FILES``), by ``may_see_video``; anything else
     (originals included) by nobody."""
     if name.startswith("frames/"):
         return may_see_frame(user, name)
     if name.startswith("studyclips/"):
         return may_see_study_clip(user, name)
+    if name.startswith(("hls/", "thumbs/")):
+        video = _video_of_prefixed(name)
+        return video is not None and may_see_video(user, video)
     video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
     return video is not None and may_see_video(user, video)
 

@@ -1,0 +1,235 @@
+"""Long videos get an HLS rendition (two levels, 4-6 s segments) and every video timeline thumbnails
+(sprite sheets + WebVTT); their files are served by path prefix to those who may see the video.
+
+The 2-hour video is the real demo footage (bikes.mp4) scaled down and looped with ``-c copy``: made
+once and cached under .local/, ingested and transcoded once per test session (``long_transcoded``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import subprocess
+from io import StringIO
+from pathlib import Path
+
+import m3u8
+import pytest
+from django.conf import settings
+from django.core.files import File
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+from PIL import Image
+
+from annotator.adapters import ffmpeg
+from annotator.media import services, streaming
+from annotator.media.models import Video
+from annotator.projects.services import ensure_member, ensure_project
+from annotator.qa.models import QueueItem, WorkUnit
+from annotator.studies.models import Participant, Study
+from tests.conftest import FOOTAGE, REPO, make_video
+
+TWO_HOURS_S = 7200.0
+CACHE = REPO / ".local" / "footage-cache"
+
+
+def make_two_hour_video() -> Path:
+    """bikes.mp4 (10 s) scaled to 160 px wide at 10 fps, looped 720 times without re-encoding:
+    7200 s, about 45 MB. Cached: built only when missing."""
+    out = CACHE / "bikes-2h-160w.mp4"
+    if out.is_file():
+        return out
+    source = FOOTAGE / "bikes.mp4"
+    if not source.is_file():
+        pytest.fail(f"{source} is missing: run scripts/fetch_footage.sh (make test does)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    small = CACHE / "bikes-160w.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", "scale=160:-2,fps=10", "-c:v", "libx264",
+                    "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
+    partial = out.with_suffix(".part.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", "719", "-i", str(small), "-c", "copy", str(partial)],
+                   check=True)
+    partial.rename(out)
+    return out
+
+
+def ingest_now(project, path: Path) -> Video:
+    """What ``services.ingest_file`` does up to the queue (probe, store the original, a processing
+    row), without sending a transcode job: the test transcodes it synchronously itself."""
+    probed = ffmpeg.probe(path)
+    digest = services.sha256_of(path)
+    video = Video(project=project, sha256=digest, filename=path.name, size_bytes=path.stat().st_size,
+                  status=Video.Status.PROCESSING, container=probed.container, duration_s=probed.duration_s,
+                  fps=probed.fps, frame_count=probed.frame_count, width=probed.width, height=probed.height,
+                  video_codec=probed.video_codec, audio_codec=probed.audio_codec)
+    with path.open("rb") as fh:
+        video.original.save(f"originals/{digest[:2]}/{digest}.mp4", File(fh), save=False)
+    video.save()
+    return video
+
+
+@pytest.fixture(scope="session")
+def two_hour_video() -> Path:
+    return make_two_hour_video()
+
+
+@pytest.fixture(scope="session")
+def long_transcoded(two_hour_video, django_db_setup, django_db_blocker) -> dict:
+    """The 2-hour video ingested and transcoded once per session; its row's fields. The row (in a
+    project of its own) is deleted again, the stored files stay: ``long_video`` puts the row back."""
+    with django_db_blocker.unblock():
+        project = ensure_project("hls-long", "Long videos")
+        video = ingest_now(project, two_hour_video)
+        services.transcode(video.pk)
+        fields = Video.objects.filter(pk=video.pk).values().get()
+        project.delete()
+    return fields
+
+
+@pytest.fixture
+def long_video(long_transcoded, project) -> Video:
+    return Video.objects.create(**{**long_transcoded, "project_id": project.pk})
+
+
+def _path(name: str) -> Path:
+    return Path(settings.MEDIA_ROOT, name)
+
+
+def test_a_two_hour_video_gets_hls_with_two_levels_of_4_to_6_s_segments(long_video):
+    assert long_video.status == "ready", long_video.error
+    assert long_video.hls.name == f"hls/{long_video.pk}/{long_video.sha256[:16]}/master.m3u8"
+    master = m3u8.load(str(_path(long_video.hls.name)))
+    assert master.is_variant and len(master.playlists) >= 2
+    heights = sorted(p.stream_info.resolution[1] for p in master.playlists)
+    assert heights == [34, 68]  # the rendition's height (68: 160 px wide footage) and half of it
+    for variant in master.playlists:
+        assert variant.stream_info.bandwidth > 0
+        level = m3u8.load(str(_path(long_video.hls.name).parent / variant.uri))
+        assert level.playlist_type == "vod" and level.is_endlist
+        durations = [s.duration for s in level.segments]
+        assert all(4.0 <= d <= 6.0 for d in durations[:-1]) and 0 < durations[-1] <= 6.0
+        assert sum(durations) == pytest.approx(TWO_HOURS_S, abs=1.0)
+        for segment in (level.segments[0], level.segments[len(durations) // 2], level.segments[-1]):
+            assert (_path(long_video.hls.name).parent / segment.uri).stat().st_size > 0
+    # The top level is the MP4 rendition cut without a second encode: its segments hold the rendition's bytes.
+    assert long_video.rendition.name.endswith(".mp4") and _path(long_video.rendition.name).is_file()
+
+
+def _cues(vtt_text: str) -> list[tuple[float, float, str]]:
+    def seconds(stamp: str) -> float:
+        h, m, s = stamp.split(":")
+        return int(h) * 3600 + int(m) * 60 + float(s)
+
+    cues = re.findall(r"(\d\d:\d\d:\d\d\.\d{3}) --> (\d\d:\d\d:\d\d\.\d{3})\n(\S+)", vtt_text)
+    return [(seconds(a), seconds(b), target) for a, b, target in cues]
+
+
+def _check_thumbnails(video: Video) -> list[tuple[float, float, str]]:
+    """Assert ``video``'s VTT covers [0, duration] without gaps and every cue's region lies inside
+    an existing sprite sheet; return the cues."""
+    vtt = _path(video.thumbnails_vtt.name)
+    text = vtt.read_text()
+    assert text.startswith("WEBVTT\n")
+    cues = _cues(text)
+    assert cues and cues[0][0] == 0.0
+    assert cues[-1][1] == pytest.approx(video.duration_s, abs=0.001)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(cues))
+    assert len(cues) <= settings.MEDIA_THUMB_MAX_TILES
+    sizes = {}
+    for _, _, target in cues:
+        sheet, xywh = re.fullmatch(r"(sprite-\d+\.jpg)#xywh=(\d+,\d+,\d+,\d+)", target).groups()
+        if sheet not in sizes:
+            with Image.open(vtt.parent / sheet) as image:
+                sizes[sheet] = image.size
+        x, y, w, h = map(int, xywh.split(","))
+        assert w == settings.MEDIA_THUMB_WIDTH and x + w <= sizes[sheet][0] and y + h <= sizes[sheet][1]
+    return cues
+
+
+def test_sprites_and_vtt_cover_the_whole_two_hours(long_video):
+    assert long_video.thumbnails_vtt.name == f"thumbs/{long_video.pk}/{long_video.sha256[:16]}/thumbnails.vtt"
+    cues = _check_thumbnails(long_video)
+    assert len(cues) == 720  # one tile every 10 s (ceil(7200 / 1000) = 8, rounded up to the 5 s key frame grid)
+    assert cues[1] == (10.0, 20.0, "sprite-0.jpg#xywh=160,0,160,68")
+    assert cues[-1][2] == "sprite-7.jpg#xywh=1440,68,160,68"  # tile 719: sheet 7, row 1, column 9
+    assert (_path(long_video.thumbnails_vtt.name).parent / "sprite-7.jpg").is_file()
+
+
+def test_a_short_video_keeps_its_mp4_and_gets_thumbnails(project, tmp_path):
+    video = services.transcode(ingest_now(project, make_video(tmp_path / "short.mp4", seconds=4.0)).pk)
+    assert video.status == "ready" and video.rendition.name and not video.hls.name
+    assert [c[2] for c in _check_thumbnails(video)] == [f"sprite-0.jpg#xywh={i * 160},0,160,120" for i in range(4)]
+    from annotator.media.urls import media_urls
+
+    assert media_urls(video) == {"url": f"/files/{video.rendition.name}", "poster_url": f"/files/{video.poster.name}",
+                                 "hls_url": None, "thumbnails_vtt_url": f"/files/{video.thumbnails_vtt.name}"}
+
+
+def test_backfill_makes_what_ready_videos_lack_once(project, tmp_path, settings):
+    settings.MEDIA_HLS_MIN_DURATION_S = 10.0
+    video = services.transcode(ingest_now(project, make_video(tmp_path / "twelve.mp4", seconds=12.0, size="96x64")).pk)
+    assert video.hls.name  # 12 s > 10 s
+    Video.objects.filter(pk=video.pk).update(hls="", thumbnails_vtt="")  # as a video transcoded before both existed
+    streaming.clear_prefix(streaming.hls_prefix(video))
+    streaming.clear_prefix(streaming.thumbs_prefix(video))
+    out = StringIO()
+    call_command("media_backfill", "--project", project.slug, stdout=out)
+    assert f"video {video.pk}: thumbnails, HLS" in out.getvalue()
+    video.refresh_from_db()
+    assert video.status == "ready"
+    master = m3u8.load(str(_path(video.hls.name)))
+    assert len(master.playlists) == 2
+    _check_thumbnails(video)
+    again = StringIO()
+    call_command("media_backfill", "--project", project.slug, stdout=again)
+    assert "0 videos to backfill" in again.getvalue()
+
+
+# --- /files/ by path prefix -------------------------------------------------------------------------
+
+def _stored_video(project) -> tuple[Video, list[str]]:
+    video = Video.objects.create(project=project, sha256=hashlib.sha256(b"long").hexdigest(), filename="long.mp4",
+                                 status="ready", duration_s=7200.0)
+    names = [f"hls/{video.pk}/{video.sha256[:16]}/master.m3u8", f"hls/{video.pk}/{video.sha256[:16]}/v1-00042.m4s",
+             f"thumbs/{video.pk}/{video.sha256[:16]}/thumbnails.vtt", f"thumbs/{video.pk}/{video.sha256[:16]}/sprite-0.jpg"]
+    for name in names:
+        default_storage.save(name, ContentFile(b"x" * 10))
+    Video.objects.filter(pk=video.pk).update(hls=names[0], thumbnails_vtt=names[2])
+    return video, names
+
+
+def _status(user, name: str) -> int:
+    client = Client()
+    client.force_login(user)
+    return client.get("/files/" + name).status_code
+
+
+def test_segments_and_thumbnails_are_served_by_prefix_to_who_may_see_the_video(project, annotator, annotator2, admin_user):
+    video, names = _stored_video(project)
+    unit = WorkUnit.objects.create(project=project, video=video, start_s=0, end_s=7200)
+    QueueItem.objects.create(project=project, unit=unit, leased_by=annotator, claimed_at=timezone.now(),
+                             lease_expires_at=timezone.now() + timezone.timedelta(seconds=120))
+    outsider = ensure_member("outsider", role="admin", project=ensure_project("elsewhere"))[0]
+    study = Study.objects.create(project=project, name="pilot", kind="ordering")
+    participant = ensure_member("part", role="annotator", project=project)[0]
+    Participant.objects.create(study=study, user=participant)
+    assert [_status(admin_user, n) for n in names] == [200] * 4
+    assert [_status(annotator, n) for n in names] == [200] * 4        # holds a unit of the video
+    assert [_status(annotator2, n) for n in names] == [404] * 4       # a member without a unit of it
+    assert [_status(participant, n) for n in names] == [404] * 4      # a study participant
+    assert [_status(outsider, n) for n in names] == [404] * 4         # an admin of another project
+
+
+@pytest.mark.parametrize("name", [
+    "hls/{pk}/{sha}/../../../renditions/x.mp4", "hls/{pk}/{sha}/a/b.m4s", "hls/{pk}/{sha}/..m4s", "hls/{pk}/{sha}/.hidden",
+    "hls/{pk}/0000000000000000/master.m3u8", "hls/{other}/{sha}/master.m3u8", "hls/{pk}/{sha}/", "hls/x/{sha}/master.m3u8",
+    "thumbs/{pk}/{sha}/sprite 0.jpg", "hlsx/{pk}/{sha}/master.m3u8", "hls/{pk}/{SHA}/master.m3u8",
+])
+def test_odd_names_under_the_prefixes_are_refused(project, admin_user, name):
+    video, _ = _stored_video(project)
+    sha = video.sha256[:16]
+    assert _status(admin_user, name.format(pk=video.pk, sha=sha, SHA=sha.upper(), other=video.pk + 1)) == 404
