@@ -11,8 +11,10 @@ def _storage_retry(exc: OSError) -> RetryLater:
     return RetryLater(f"storage error: {exc}", countdown_s=30)
 
 
-# Two ffmpeg runs (rendition, then a poster capped at 120 s), each within FFMPEG_TIMEOUT_MAX_S.
-@job_task("media.transcode", time_limit_s=settings.FFMPEG_TIMEOUT_MAX_S + 300, max_deliveries=3,
+# ffmpeg runs, each within FFMPEG_TIMEOUT_MAX_S: the rendition, a poster (at most 120 s), the timeline
+# thumbnails (key frames only on long videos) and, for a long video, its lower HLS level (encoded from
+# the rendition, a few times cheaper than the rendition) and two -c copy cuts into segments.
+@job_task("media.transcode", time_limit_s=2 * settings.FFMPEG_TIMEOUT_MAX_S + 300, max_deliveries=3,
           on_give_up=services.mark_transcode_failed)
 def transcode_video(video_id: int) -> str:
     """Transcode one video (``media.services.transcode``). A file ffmpeg cannot read fails the video
