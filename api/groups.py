@@ -67,7 +67,7 @@ class GroupOut(serializers.Serializer):
 
     @extend_schema_field(GroupMemberOut(many=True))
     def get_members(self, group) -> list[dict]:
-        return GroupMemberOut(selectors.ordered_members(group), many=True).data
+        return GroupMemberOut(selectors.ordered_members(group.members.all()), many=True).data
 
 
 class GroupListView(ListAPIView):

@@ -64,7 +64,8 @@ class DecisionIn(serializers.Serializer):
 
 
 class AdditionIn(serializers.Serializer):
-    qa_type = serializers.CharField(max_length=64)
+    # Blank is let through so that the service refuses it in plain words, on the card concerned.
+    qa_type = serializers.CharField(max_length=64, allow_blank=True, help_text="The slug of one of the project's QA types (required).")
     question = _text(allow_blank=True)
     answer = _text(allow_blank=True)
     clip_start_s = serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True)
@@ -102,6 +103,20 @@ class FlagOut(serializers.Serializer):
     source = serializers.CharField()
 
 
+class LabelledVideoOut(serializers.Serializer):
+    """A video an item shows under a label (EgoExoBench seed 001 Fig. 2: "Video 1", "Video 2", ...)."""
+
+    label = serializers.CharField()
+    video_id = serializers.IntegerField()
+    role = serializers.ChoiceField(choices=["query", "reference", "candidate"])
+    start_s = serializers.FloatField()
+    end_s = serializers.FloatField()
+    fps = serializers.FloatField(required=False)
+    duration_s = serializers.FloatField(required=False)
+    url = serializers.CharField(allow_null=True, required=False)
+    poster_url = serializers.CharField(allow_null=True, required=False)
+
+
 class UnitQAOut(serializers.Serializer):
     id = serializers.IntegerField()
     qa_type = serializers.CharField()
@@ -117,11 +132,13 @@ class UnitQAOut(serializers.Serializer):
     answer_kind = serializers.ChoiceField(choices=["text", "interval"])
     answer_start_s = serializers.FloatField(allow_null=True)
     answer_end_s = serializers.FloatField(allow_null=True)
+    videos = LabelledVideoOut(many=True, help_text='Items whose options are videos: the labelled videos, in order.')
 
 
 class UnitVideoOut(serializers.Serializer):
     id = serializers.IntegerField()
-    role = serializers.ChoiceField(choices=["single", "day", "night"])
+    role = serializers.ChoiceField(choices=["single", "day", "night", "ego", "exo", "part"])
+    label = serializers.CharField(allow_null=True, help_text='What the player shows: "ego", "exo 1", "day", "night".')
     filename = serializers.CharField()
     duration_s = serializers.FloatField()
     fps = serializers.FloatField()

@@ -36,10 +36,20 @@ def member_label(role: str, position: int) -> str:
         f"part {position + 1}" if role == VideoGroupMember.Role.PART else role)
 
 
-def ordered_members(group: VideoGroup) -> list[VideoGroupMember]:
-    """The group's members in display order (``ROLE_ORDER``, then ``position``), videos loaded if
-    the group was fetched by ``project_groups``."""
-    return sorted(group.members.all(), key=lambda m: (ROLE_ORDER.get(m.role, 9), m.position))
+def ordered_members(members) -> list[VideoGroupMember]:
+    """Group members (any iterable: ``group.members.all()``, a queryset) in display order:
+    ``ROLE_ORDER``, then ``position`` (ego then exo 1..N; day then night; life-log parts in order)."""
+    return sorted(members, key=lambda m: (ROLE_ORDER.get(m.role, 9), m.position))
+
+
+def group_window(members) -> tuple[float, float]:
+    """The stretch of the lead member's time (seconds; the day or ego video, whose offset is 0) in
+    which every member of a day-night pair or an ego-exo set has footage, given the members with
+    their videos loaded (member time = lead time + offset_s). See ``services.ego_exo_window``."""
+    from annotator.media.services import ego_exo_window
+
+    lead, *others = ordered_members(members)
+    return ego_exo_window(lead.video.duration_s, [(m.video.duration_s, m.offset_s) for m in others])
 
 
 def project_groups(project: Project) -> QuerySet[VideoGroup]:

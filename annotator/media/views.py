@@ -50,8 +50,9 @@ def may_see_video(user, video: Video) -> bool:
 
     The project's admins, reviewers and researchers (and superusers) may. An annotator may only for
     a video of a work unit they hold or held in a queue (a ``QueueItem`` of the unit, or of its
-    day-night pair, whose ``leased_by`` or ``completed_by`` is them): that is what the verify page
-    plays. Nobody else, and so no participant of a human-baseline study, which shows frames and never
+    group: any member of its day-night pair or ego-exo set, or a labelled video of one of its QA
+    pairs, ``QAPair.videos``; whose ``leased_by`` or ``completed_by`` is them): that is what the
+    verify page plays. Nobody else, and so no participant of a human-baseline study, which shows frames and never
     its source video (issue 7: the rendition let a participant read every frame's time); and never
     footage (or a rendition derived from it) whose frames the annotator still has to order in a study.
     One query for overseers, three for annotators.
@@ -68,7 +69,9 @@ def may_see_video(user, video: Video) -> bool:
     if (video.derived_from_id or video.pk) in footage_in_open_trials(user):
         return False  # its frames are to be ordered by this person: the footage would give the order away
     mine = Q(leased_by=user) | Q(completed_by=user)
-    return QueueItem.objects.filter(mine).filter(Q(unit__video=video) | Q(unit__group__members__video=video)).exists()
+    shown = (Q(unit__video=video) | Q(unit__group__members__video=video)
+             | Q(unit__qa_pairs__videos__contains=[{"video_id": video.pk}]))
+    return QueueItem.objects.filter(mine).filter(shown).exists()
 
 
 def may_see_frame(user, name: str) -> bool:

@@ -13,6 +13,7 @@ from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 
 from annotator.media.models import Video, VideoGroupMember
+from annotator.media.selectors import member_label, ordered_members
 from annotator.media.urls import media_url, media_urls  # noqa: F401 (media_url: imported from here by studies)
 from annotator.projects.models import Project
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
@@ -50,9 +51,9 @@ def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:
     return unit.qa_pairs.filter(**{column: value})
 
 
-def _video_out(video: Video, role: str, offset_s: float = 0.0) -> dict:
+def _video_out(video: Video, role: str, offset_s: float = 0.0, label: str | None = None) -> dict:
     return {
-        "id": video.pk, "role": role, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
+        "id": video.pk, "role": role, "label": label, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
         "width": video.width, "height": video.height, "illumination": video.illumination or None,
         "difficulty": video.difficulty or None, "offset_s": offset_s,
         **media_urls(video),  # url, poster_url, hls_url, thumbnails_vtt_url
@@ -60,13 +61,14 @@ def _video_out(video: Video, role: str, offset_s: float = 0.0) -> dict:
 
 
 def unit_videos(unit: WorkUnit) -> list[dict]:
-    """The unit's videos in display order: the video alone (role ``single``), or for a day-night
-    pair the day video then the night one with its offset (night time = day time + ``offset_s``)."""
+    """The unit's videos in display order: the video alone (role ``single``, no label), or every
+    member of its group (``media.selectors.ordered_members``): the day video then the night one
+    (night time = day time + ``offset_s``), or the ego video then exo 1..N (exo time = ego time +
+    ``offset_s``, EgoExoBench seed 001 Sec. 3), each with the label players show ("ego", "exo 1")."""
     if unit.group_id is None:
         return [_video_out(unit.video, "single")]
-    members = {m.role: m for m in VideoGroupMember.objects.filter(group_id=unit.group_id).select_related("video")}
-    day, night = members["day"], members["night"]
-    return [_video_out(day.video, "day", day.offset_s), _video_out(night.video, "night", night.offset_s)]
+    members = ordered_members(VideoGroupMember.objects.filter(group_id=unit.group_id).select_related("video"))
+    return [_video_out(m.video, m.role, m.offset_s, member_label(m.role, m.position)) for m in members]
 
 
 # Everything of a unit a claim shows, in one round trip and without the ORM's compile step: this is
@@ -78,7 +80,7 @@ SELECT u.id, u.start_s, u.end_s, u.group_id,
        q.id, q.origin, q.question, q.answer, q.options, q.answer_index, q.clip_start_s, q.clip_end_s, q.version,
        q.flag_reason, q.flag_source, t.slug, t.name,
        d.question, d.answer, d.options, d.answer_index,
-       t.answer_kind, q.answer_start_s, q.answer_end_s
+       t.answer_kind, q.answer_start_s, q.answer_end_s, q.videos
 FROM qa_workunit u
 JOIN media_video v ON v.id = u.video_id
 LEFT JOIN qa_qapair q ON q.unit_id = u.id AND q.{column} = %(value)s
@@ -124,7 +126,7 @@ def unit_payload(item: QueueItem, user) -> dict:
     for row in rows:
         (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
          flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index,
-         answer_kind, answer_start_s, answer_end_s) = row[16:]
+         answer_kind, answer_start_s, answer_end_s, labelled) = row[16:]
         if qa_id is None:
             continue
         if blind and d_question is not None:
@@ -135,9 +137,11 @@ def unit_payload(item: QueueItem, user) -> dict:
             "clip": {"start_s": clip_start_s, "end_s": clip_end_s}, "version": version,
             "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
             "answer_kind": answer_kind, "answer_start_s": answer_start_s, "answer_end_s": answer_end_s,
+            "videos": _json(labelled) or [],
         })
+    with_labelled_videos(qa_pairs)
     own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
-    paired = group_id is not None
+    paired = any(v["role"] == VideoGroupMember.Role.NIGHT for v in videos)  # a day-night pair, not an ego-exo set
     return {
         "id": unit_id,
         "project": item.project.slug,
@@ -160,6 +164,22 @@ def unit_payload(item: QueueItem, user) -> dict:
                     "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
                     "time_spent_ms": carried.time_spent_ms} if carried else None,
     }
+
+
+def with_labelled_videos(qa_pairs: list[dict]) -> None:
+    """Give each labelled video of these QA pairs (``QAPair.videos``: items whose options are
+    videos, EgoExoBench seed 001 Fig. 2) what a player needs: its ``fps``, ``duration_s`` and media
+    URLs (``media_urls``), in place. One query for all of them, none when there are none."""
+    ids = {v["video_id"] for p in qa_pairs for v in p["videos"]}
+    if not ids:
+        return
+    found = {v.pk: v for v in Video.objects.filter(pk__in=ids).only(
+        "id", "fps", "duration_s", "rendition", "poster", "hls", "thumbnails_vtt")}
+    for pair in qa_pairs:
+        for entry in pair["videos"]:
+            video = found.get(entry["video_id"])
+            if video is not None:
+                entry.update(fps=video.fps, duration_s=video.duration_s, **media_urls(video))
 
 
 def _autosaves_for(item: QueueItem, user) -> tuple[Autosave | None, Autosave | None]:

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotator.drafts.models import Draft
 from annotator.errors import Conflict, Invalid
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
+from annotator.media.selectors import group_window
 from annotator.projects.models import Project
 from annotator.qa import queue
 from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
@@ -57,43 +58,72 @@ def chosen(project: Project, unit_id: int, what: str, share: float) -> bool:
 
 # ----------------------------------------------------------------------------- units from drafts
 
+def groups_led_by(video: Video, kind: str, role: str) -> list[VideoGroup]:
+    """Groups of ``kind`` in which ``video`` is the member with ``role`` (the lead: day or ego)."""
+    return list(VideoGroup.objects.filter(kind=kind, members__video=video, members__role=role).order_by("id"))
+
+
 def day_night_groups_of(video: Video) -> list[VideoGroup]:
     """Day-night groups in which ``video`` is the day member."""
-    return list(VideoGroup.objects.filter(kind=VideoGroup.Kind.DAY_NIGHT, members__video=video,
-                                          members__role=VideoGroupMember.Role.DAY).order_by("id"))
+    return groups_led_by(video, VideoGroup.Kind.DAY_NIGHT, VideoGroupMember.Role.DAY)
+
+
+def asked_of(qa_type: QAType) -> tuple[str, str] | None:
+    """The group kind a QA type is asked of and the role its video leads it in: an ego-exo set
+    (``set_kind`` ego_exo, EgoExoBench seed 001 Sec. 3) by its ego video, a day-night pair (``paired``,
+    EgoNight seed 000 Sec. 3.2) by its day video; None for one video."""
+    if qa_type.set_kind == QAType.SetKind.EGO_EXO:
+        return VideoGroup.Kind.EGO_EXO, VideoGroupMember.Role.EGO
+    if qa_type.paired:
+        return VideoGroup.Kind.DAY_NIGHT, VideoGroupMember.Role.DAY
+    return None
 
 
 def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *, actor: str) -> list[WorkUnit]:
     """Create the units that serve ``drafts`` of ``video``, each with a QA pair and a ``draft``
     revision per draft and its queue items.
 
-    Drafts of paired QA types on the day video of day-night pairs go to one unit per pair (the
-    same question asked of both videos, EgoNight seed 000 Sec. 3.2); all others to one unit on the
-    video alone. Must run inside the caller's transaction (the draft job's).
+    Drafts of QA types asked of a group (``asked_of``) go to one unit per group that ``video``
+    leads: paired types on the day video of day-night pairs (the same question asked of both
+    videos, EgoNight seed 000 Sec. 3.2), ego-exo types on the ego video of ego-exo sets (one unit
+    shows every view, EgoExoBench seed 001 Sec. 3). Drafts whose video leads no such group, and all
+    others, go to one unit on the video alone. Must run inside the caller's transaction (the
+    draft job's).
     """
     types = {t.slug: t for t in QAType.objects.filter(project=project, slug__in={d.qa_type for d in drafts})}
-    groups = day_night_groups_of(video)
-    paired = [d for d in drafts if groups and types[d.qa_type].paired]
-    single = [d for d in drafts if not (groups and types[d.qa_type].paired)]
+    by_set: dict[tuple[str, str], list[Draft]] = {}
+    for d in drafts:
+        if (kind := asked_of(types[d.qa_type])) is not None:
+            by_set.setdefault(kind, []).append(d)
+    grouped, in_group = [], set()
+    for (kind, role), set_drafts in by_set.items():
+        for group in groups_led_by(video, kind, role):
+            grouped.append((group, set_drafts))
+            in_group.update(id(d) for d in set_drafts)
+    single = [d for d in drafts if id(d) not in in_group]
     units = []
     if single:
         units.append(_open_unit(project, video, None, single, types, actor))
-    for group in groups if paired else []:
-        units.append(_open_unit(project, video, group, paired, types, actor))
+    for group, set_drafts in grouped:
+        units.append(_open_unit(project, video, group, set_drafts, types, actor))
     return units
 
 
 def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
-    end_s = video.duration_s
-    if group is not None:
-        night = group.members.select_related("video").get(role=VideoGroupMember.Role.NIGHT)
-        end_s = min(end_s, night.video.duration_s - night.offset_s)
-    unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=0.0, end_s=end_s)
+    start_s, end_s = 0.0, video.duration_s
+    if group is not None:  # the time every member has footage, in the lead video's time
+        start_s, end_s = group_window(group.members.select_related("video"))
+    unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=start_s, end_s=end_s)
+
+    def clamp(t: float) -> float:
+        return min(max(t, start_s), end_s)
+
     pairs = QAPair.objects.bulk_create([
         QAPair(project=project, unit=unit, video=video, qa_type=types[d.qa_type], draft=d,
                origin=QAPair.Origin.MACHINE, question=d.question, answer=d.answer, options=d.options,
-               answer_index=d.answer_index, clip_start_s=min(d.clip_start_s, end_s), clip_end_s=min(d.clip_end_s, end_s))
-        for d in drafts if min(d.clip_start_s, end_s) < min(d.clip_end_s, end_s)
+               answer_index=d.answer_index, clip_start_s=clamp(d.clip_start_s), clip_end_s=clamp(d.clip_end_s),
+               videos=(d.params or {}).get("videos") or [])
+        for d in drafts if clamp(d.clip_start_s) < clamp(d.clip_end_s)
     ])
     Revision.objects.bulk_create([
         Revision(qa_pair=p, actor_model=actor, action=Revision.Action.DRAFT, after=p.snapshot(), version=1) for p in pairs

@@ -56,7 +56,7 @@ def group_videos(project_slug: str, kind: str, *, ego=None, exos=(), day=None, n
 def describe(group) -> str:
     """One line per group: id, kind, name and each member as role[position] file (+offset s)."""
     members = ", ".join(f"{m.role}{m.position if m.role == 'exo' else ''} {m.video.filename} ({m.offset_s:+g} s)"
-                        for m in ordered_members(group))
+                        for m in ordered_members(group.members.all()))
     return f"{group.get_kind_display()} {group.pk}: {group.name}: {members}"
 
 
