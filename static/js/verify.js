@@ -32,7 +32,7 @@
   let heartbeatTimer = null;
   let autosaveTimer = null;
   let players = [];         // [{el, video}] leader first
-  let qaTypes = [];         // the project's QA types, read once: [{slug, name, paired, ...}]
+  let qaTypes = config.qaTypes || [];  // the project's QA types: [{slug, name, answer_kind, set_kind}]
   const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check" };
 
   // ---------------------------------------------------------------- helpers
@@ -203,6 +203,7 @@
     loadedAt = performance.now();
     selectedSince = loadedAt;
     setupPlayers();
+    if (items[selected]) { const clip = clipOf(items[selected]); setLoop(clip.start_s, clip.end_s); }  // the first item's clip
     render();
     $("workspace").hidden = false;
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
@@ -242,38 +243,66 @@
   // --------------------------------------------------------------- players
   // The first player leads; the others follow its play, pause, seek and rate. A follower shows
   // time (leader time - leader offset + its own offset): for a day-night pair, night = day + offset.
+  // Only the leader may play sound (M); followers stay muted, so a pair is never heard twice.
   let loop = { start: 0, end: 0 };
+  let looping = true;       // false once the person seeks outside the selected clip: the unit plays on
+  let audioOn = false;      // the person's choice, kept across units
+  let compare = "side";     // day-night comparison: side (by side), flicker (A/B) or swipe (A/B)
+  let flickerShows = 0;     // in flicker mode, the index of the player shown
+  let swipeAt = 50;         // in swipe mode, where the divider is (% of the width)
+  const BRIGHT_ON = 2.2;    // L's brightness for the night player (was the one "Brighten" level)
   const leader = () => players[0].video;
+  const swipeHandle = $("swipe-handle");  // moved into #players in swipe mode (so looked up once)
+  const timeline = window.Timeline.create($("timeline"), {
+    seek: (t) => seekTo(t),
+    onZoom: (z) => { $("zoom-level").textContent = z > 1 ? "×" + z : "whole unit"; },
+  });
 
   function setupPlayers() {
     for (const p of players) if (p.video.detachMedia) p.video.detachMedia();  // stop the previous unit's loading
     const box = $("players");
-    box.className = "players" + (unit.videos.length > 1 ? "" : " single");
+    const many = unit.videos.length > 1;
     players = unit.videos.map((v) => {
       const video = el("video", { preload: "auto", playsinline: true, muted: true, "data-role": v.role });
       video.muted = true;
       if (v.poster_url) video.poster = v.poster_url;
       video.detachMedia = window.attachMedia(video, v);  // HLS (long videos) or MP4: static/js/media_source.js
-      if ($("bright").checked) video.classList.add("bright");
-      const wrap = el("div", { class: "video-wrap" },
-        v.role === "single" ? null : el("span", { class: "player-label" }, v.role + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);
-      return { el: wrap, video, meta: v };
+      const wrap = el("div", { class: "video-wrap", "data-role": v.role },
+        v.role === "single" ? null : el("span", { class: "player-label" }, (v.label || v.role) + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);
+      return { el: wrap, video, meta: v, bright: 1 };
     });
     box.replaceChildren(...players.map((p) => p.el));
+    $("workspace").classList.toggle("wide", many);
+    $("compare-bar").hidden = players.length !== 2;
+    if (players.length !== 2) compare = "side";
+    $("compare").value = compare;
+    setupBrightness();
+    applyCompare();
     $("video-name").textContent = unit.videos.map((v) => v.filename).join(" + ");
     const lead = leader();
     lead.playbackRate = parseFloat($("rate").value);
     lead.addEventListener("timeupdate", onLeaderTime);
-    lead.addEventListener("loadedmetadata", () => { lead.currentTime = loop.start; });
+    lead.addEventListener("loadedmetadata", () => {
+      lead.currentTime = loop.start;
+      timeline.setDuration(Number.isFinite(lead.duration) ? lead.duration : unit.video.duration_s);
+    });
     lead.addEventListener("play", () => { $("play").textContent = "Pause"; followers((f) => f.play().catch(() => {})); syncFollowers(true); });
     lead.addEventListener("pause", () => { $("play").textContent = "Play"; followers((f) => f.pause()); syncFollowers(true); });
-    lead.addEventListener("seeked", () => syncFollowers(true));
+    lead.addEventListener("seeked", () => { syncFollowers(true); timeline.setTime(lead.currentTime); });
     lead.addEventListener("ratechange", () => followers((f) => { f.playbackRate = lead.playbackRate; }));
     for (const p of players.slice(1)) p.video.addEventListener("loadedmetadata", () => syncFollowers(true));
     if (lead.requestVideoFrameCallback) {
-      const onFrame = () => { if (players[0] && players[0].video === lead) { syncFollowers(false); lead.requestVideoFrameCallback(onFrame); } };
+      const onFrame = () => {
+        if (players[0] && players[0].video === lead) { syncFollowers(false); timeline.setTime(lead.currentTime); lead.requestVideoFrameCallback(onFrame); }
+      };
       lead.requestVideoFrameCallback(onFrame);
     }
+    applyAudio();
+    timeline.setDuration(unit.video.duration_s || unit.end_s);
+    timeline.setBounds(unit.start_s, unit.end_s);
+    timeline.zoomReset();
+    timeline.setTime(unit.start_s);
+    timeline.loadThumbnails(unit.videos[0].thumbnails_vtt_url || null);
     setLoop(unit.start_s, unit.end_s);
   }
 
@@ -293,17 +322,36 @@
     });
   }
 
+  // Loop the selected item's clip (seconds of the leading video).
   function setLoop(start, end) {
     loop = { start, end };
-    $("loop-range").textContent = fmt(start) + " – " + fmt(end);
+    looping = true;
+    $("loop-note").textContent = "Looping " + fmt(start) + " – " + fmt(end);
     const lead = players.length ? leader() : null;
     if (lead && lead.readyState >= 1 && (lead.currentTime < start || lead.currentTime > end)) lead.currentTime = start;
+    drawRanges();
+  }
+
+  // Seek the leader (the followers follow) to ``t`` seconds, within the unit. Outside the looped
+  // clip the loop is released, so the person can look around the whole unit (e.g. to set In / Out).
+  function seekTo(t) {
+    if (!unit || !players.length) return;
+    t = Math.min(unit.end_s, Math.max(unit.start_s, t));
+    if (looping && (t < loop.start || t > loop.end)) {
+      looping = false;
+      $("loop-note").textContent = "Playing the whole unit " + fmt(unit.start_s) + " – " + fmt(unit.end_s) + " (select the item again to loop its clip)";
+    }
+    leader().currentTime = t;
+    $("clock").textContent = fmt(t);
+    timeline.setTime(t);
   }
 
   function onLeaderTime() {
     const lead = leader();
     $("clock").textContent = fmt(lead.currentTime);
-    if (lead.currentTime >= loop.end - 0.01 || lead.currentTime < loop.start - 0.05) lead.currentTime = loop.start;
+    timeline.setTime(lead.currentTime);
+    const range = looping ? loop : { start: unit.start_s, end: unit.end_s };
+    if (lead.currentTime >= range.end - 0.01 || lead.currentTime < range.start - 0.05) lead.currentTime = range.start;
   }
 
   function togglePlay() { const lead = leader(); if (lead.paused) lead.play().catch(() => {}); else lead.pause(); }
@@ -311,7 +359,8 @@
     const lead = leader();
     lead.pause();
     const dt = 1 / (unit && unit.video.fps ? unit.video.fps : 30);
-    lead.currentTime = Math.min(loop.end, Math.max(loop.start, lead.currentTime + dir * dt));
+    const range = looping ? loop : { start: unit.start_s, end: unit.end_s };
+    lead.currentTime = Math.min(range.end, Math.max(range.start, lead.currentTime + dir * dt));
     $("clock").textContent = fmt(lead.currentTime);
   }
   function changeRate(dir) {
@@ -319,18 +368,184 @@
     sel.selectedIndex = Math.min(sel.options.length - 1, Math.max(0, sel.selectedIndex + dir));
     leader().playbackRate = parseFloat(sel.value);
   }
-  function applyBright() { for (const p of players) p.video.classList.toggle("bright", $("bright").checked); }
-  function toggleBright() { $("bright").checked = !$("bright").checked; applyBright(); }
+
+  // Sound: the leader only (M). Browsers allow unmuting after a key press or click, which this is.
+  function applyAudio() {
+    players.forEach((p, i) => { p.video.muted = i > 0 || !audioOn; });
+    const b = $("audio");
+    b.textContent = audioOn ? "Sound on (M)" : "Sound off (M)";
+    b.setAttribute("aria-pressed", audioOn ? "true" : "false");
+    b.classList.toggle("on", audioOn);
+  }
+  function toggleAudio() { audioOn = !audioOn; applyAudio(); }
+
+  // Brightness per player: a slider each (1 = as recorded). L toggles the night player's (the
+  // only player's for a single video) between as recorded and bright.
+  function setupBrightness() {
+    const box = $("brightness");
+    box.replaceChildren(el("span", { class: "muted" }, "Brightness"), ...players.map((p, i) => {
+      const input = el("input", { type: "range", min: "0.5", max: "3", step: "0.1", value: String(p.bright),
+        "data-role": p.meta.role, "aria-label": "brightness of the " + (p.meta.role === "single" ? "video" : p.meta.role + " video"),
+        oninput: (e) => { p.bright = parseFloat(e.target.value); applyBright(p); } });
+      p.slider = input;
+      return el("label", { class: "bright-control" }, players.length > 1 ? p.meta.role + " " : "", input);
+    }));
+    players.forEach(applyBright);
+  }
+  function applyBright(p) {
+    p.video.style.filter = p.bright === 1 ? "" : "brightness(" + p.bright + ")";  // CSSOM: allowed by the CSP
+    p.video.dataset.brightness = String(p.bright);
+    if (p.slider) p.slider.value = String(p.bright);
+  }
+  function toggleBright() {
+    const p = players.find((x) => x.meta.role === "night") || players[players.length - 1];
+    if (!p) return;
+    p.bright = p.bright > 1 ? 1 : BRIGHT_ON;
+    applyBright(p);
+  }
+
+  // Day-night comparison (two players): side by side, or A/B in one frame by flicker (B shows the
+  // other video) or swipe (a divider over the two aligned videos, the night one on the right).
+  function applyCompare() {
+    const box = $("players");
+    const ab = players.length === 2 && compare !== "side";
+    box.className = "players" + (players.length > 1 ? "" : " single") + (ab ? " ab " + compare : "");
+    players.forEach((p, i) => {
+      p.el.classList.toggle("ab-hidden", ab && compare === "flicker" && i !== flickerShows);
+      p.el.style.clipPath = ab && compare === "swipe" && i === 1 ? "inset(0 0 0 " + swipeAt + "%)" : "";
+    });
+    const handle = swipeHandle;
+    if (ab && compare === "swipe") {
+      if (handle.parentNode !== box) box.append(handle);  // moving it would end a drag's pointer capture
+      handle.style.left = swipeAt + "%";
+    }
+    handle.hidden = !(ab && compare === "swipe");
+    $("swipe").value = String(swipeAt);
+    $("swipe-label").hidden = !(ab && compare === "swipe");
+    $("flip").hidden = !(ab && compare === "flicker");
+    if (players.length === 2) $("flip").textContent = "Showing " + players[flickerShows].meta.role + " (B)";
+  }
+  function setCompare(mode) { compare = mode; $("compare").value = mode; applyCompare(); }
+  function cycleCompare() { setCompare({ side: "flicker", flicker: "swipe", swipe: "side" }[compare]); }
+  function flip() {
+    if (players.length !== 2) return;
+    if (compare === "side") compare = "flicker";
+    flickerShows = 1 - flickerShows;
+    setCompare(compare);
+  }
+  function setSwipe(pct) { swipeAt = Math.min(100, Math.max(0, pct)); applyCompare(); }
+
   $("play").addEventListener("click", togglePlay);
   $("step-back").addEventListener("click", () => stepFrame(-1));
   $("step-fwd").addEventListener("click", () => stepFrame(1));
   $("rate").addEventListener("change", () => { leader().playbackRate = parseFloat($("rate").value); });
-  $("bright").addEventListener("change", applyBright);
+  $("audio").addEventListener("click", toggleAudio);
+  $("zoom-in").addEventListener("click", () => timeline.zoomBy(2));
+  $("zoom-out").addEventListener("click", () => timeline.zoomBy(0.5));
+  $("compare").addEventListener("change", (e) => setCompare(e.target.value));
+  $("flip").addEventListener("click", flip);
+  $("swipe").addEventListener("input", (e) => setSwipe(parseFloat(e.target.value)));
+  (function dragSwipe() {
+    const handle = swipeHandle;
+    const move = (e) => {
+      const r = $("players").getBoundingClientRect();
+      setSwipe(((e.clientX - r.left) / Math.max(1, r.width)) * 100);
+    };
+    handle.addEventListener("pointerdown", (e) => {
+      try { handle.setPointerCapture(e.pointerId); } catch (err) { /* synthetic events */ }
+      handle.dataset.dragging = "1";
+      move(e);
+      e.preventDefault();
+    });
+    handle.addEventListener("pointermove", (e) => { if (handle.dataset.dragging) move(e); });
+    const stop = () => { delete handle.dataset.dragging; };
+    handle.addEventListener("pointerup", stop);
+    handle.addEventListener("pointercancel", stop);
+  })();
 
   // ------------------------------------------------------------------ cards
+  // The clip an item loops: a draft's own; an added item's In..Out once both are set, else the unit.
   function clipOf(it) {
     if (it.kind === "draft") return it.qa.clip;
+    const d = it.decision;
+    if (Number.isFinite(d.clip_start_s) && Number.isFinite(d.clip_end_s) && d.clip_end_s > d.clip_start_s) {
+      return { start_s: d.clip_start_s, end_s: d.clip_end_s };
+    }
     return { start_s: unit.start_s, end_s: unit.end_s };
+  }
+
+  const typeOf = (slug) => qaTypes.find((t) => t.slug === slug) || null;
+  const isInterval = (slug) => { const t = typeOf(slug); return !!t && t.answer_kind === "interval"; };
+
+  // The answer interval of an item, if its QA type's answer is one: the decision's (an added item,
+  // or a draft being modified) or the draft's own. Seconds, or null.
+  function answerOf(it) {
+    const d = it.decision;
+    if (it.kind === "added") return isInterval(d.qa_type) ? { start: d.answer_start_s, end: d.answer_end_s } : null;
+    if (it.qa.answer_kind !== "interval") return null;
+    if (d && d.action === "modify") return { start: d.answer_start_s, end: d.answer_end_s };
+    return { start: it.qa.answer_start_s, end: it.qa.answer_end_s };
+  }
+
+  // The timeline's marks: the unit, the selected item's clip (or In / Out), its answer interval.
+  function drawRanges() {
+    if (!unit) return;
+    const list = [{ start: unit.start_s, end: unit.end_s, kind: "unit", label: "Unit" }];
+    const it = items[selected];
+    if (it) {
+      const c = clipOf(it);
+      list.push({ start: c.start_s, end: c.end_s, kind: "clip", label: "Clip of item " + (selected + 1) });
+      if (it.kind === "added") {
+        const d = it.decision;
+        if (Number.isFinite(d.clip_start_s)) list.push({ start: d.clip_start_s, end: d.clip_start_s + 1e-3, kind: "in", label: "In" });
+        if (Number.isFinite(d.clip_end_s)) list.push({ start: d.clip_end_s - 1e-3, end: d.clip_end_s, kind: "out", label: "Out" });
+      }
+      const a = answerOf(it);
+      if (a && Number.isFinite(a.start) && Number.isFinite(a.end)) list.push({ start: a.start, end: a.end, kind: "answer", label: "Answer" });
+    }
+    timeline.setRanges(list);
+  }
+
+  // The leader's time, rounded to hundredths of a second (the fields' precision).
+  const now100 = () => Math.round(leader().currentTime * 100) / 100;
+
+  // I / O: the selected added item's clip starts / ends at the playhead. Shift+I / Shift+O: the
+  // answer interval of an interval QA type (an added item, or a draft being modified).
+  function markClip(which) {
+    const it = items[selected];
+    if (!it || it.kind !== "added") {
+      setStatus("In / Out set the clip of an added QA pair: add one with N first.");
+      return;
+    }
+    it.decision[which === "in" ? "clip_start_s" : "clip_end_s"] = now100();
+    render();
+    saveLocal();
+    drawRanges();
+  }
+  function markAnswer(which) {
+    const it = items[selected];
+    const d = it && it.decision;
+    const can = it && ((it.kind === "added" && isInterval(d.qa_type)) || (it.kind === "draft" && it.qa.answer_kind === "interval" && d && d.action === "modify"));
+    if (!can) {
+      setStatus("Shift+I / Shift+O set the answer of a QA type whose answer is a time interval (added, or being modified).");
+      return;
+    }
+    d[which === "in" ? "answer_start_s" : "answer_end_s"] = now100();
+    render();
+    saveLocal();
+    drawRanges();
+  }
+
+  // A seconds field (In, Out, answer start / end): typed values are kept as numbers, empty is null.
+  function secondsField(label, d, key, hint) {
+    const value = Number.isFinite(d[key]) ? String(d[key]) : "";
+    const bad = key.endsWith("end_s") && Number.isFinite(d[key]) && Number.isFinite(d[key.replace("end", "start")]) &&
+      d[key] <= d[key.replace("end", "start")];
+    return el("label", { class: "seconds-field" + (bad ? " invalid" : "") }, label + " ",
+      el("input", { type: "number", min: String(unit.start_s), max: String(unit.end_s), step: "0.01", value, "data-field": key,
+        "aria-label": label + " (seconds)", "aria-invalid": bad ? "true" : null,
+        oninput: (e) => { const v = e.target.value.trim(); d[key] = v === "" ? null : parseFloat(v); saveLocal(); drawRanges(); } }),
+      el("span", { class: "muted" }, " s" + (hint ? " " + hint : "")));
   }
 
   function select(i) {
@@ -342,6 +557,7 @@
     const clip = clipOf(items[selected]);
     setLoop(clip.start_s, clip.end_s);
     render();
+    drawRanges();
     focusCard();
     saveLocal();
   }
@@ -361,6 +577,7 @@
       it.decision = prev || {
         action: "modify", question: it.qa.question, answer: it.qa.answer,
         options: it.qa.options ? it.qa.options.slice() : null, answer_index: it.qa.answer_index,
+        answer_start_s: it.qa.answer_start_s, answer_end_s: it.qa.answer_end_s,
       };
     }
     render();
@@ -384,11 +601,13 @@
     return true;
   }
 
+  // A new QA pair: no QA type is preselected (the person chooses one: focus starts on the type),
+  // and its clip is set with I / O or typed (nothing is taken silently).
   function addItem() {
-    const first = qaTypes[0] ? qaTypes[0].slug : "";
-    items.push({ kind: "added", decision: { qa_type: first, question: "", answer: "" }, ms: 0, errors: [] });
+    items.push({ kind: "added", decision: { qa_type: "", question: "", answer: "", clip_start_s: null, clip_end_s: null,
+                                            answer_start_s: null, answer_end_s: null }, ms: 0, errors: [] });
     select(items.length - 1);
-    focusEnd(cardsEl.children[selected].querySelector("textarea[data-field=question]"));
+    focusEnd(cardsEl.children[selected].querySelector("select[data-field=qa_type]"));
   }
 
   function removeItem(i) {
@@ -457,14 +676,22 @@
     const state = d ? d.action : "undecided";
     const body = [conflictBox(it), errorBox(it)];
     if (qa.flag) body.push(el("div", { class: "flag" }, "⚑ Flagged by " + qa.flag.source + ": " + qa.flag.reason));
+    const interval = qa.answer_kind === "interval";
     if (d && d.action === "modify") {
       body.push(field("Question", d.question, "question", (v) => { d.question = v; }));
       if (!d.options) body.push(field("Answer", d.answer, "answer", (v) => { d.answer = v; }));
       body.push(optionsEditor(d));
+      if (interval) {
+        body.push(el("div", { class: "interval-fields" }, secondsField("Answer start", d, "answer_start_s", "(Shift+I)"),
+          secondsField("Answer end", d, "answer_end_s", "(Shift+O)")));
+      }
     } else {
       body.push(el("p", { class: "question" }, qa.question));
       if (qa.options) body.push(optionsView(qa));
       else body.push(el("p", { class: "answer" }, el("span", { class: "muted" }, "Answer: "), qa.answer));
+      if (interval && Number.isFinite(qa.answer_start_s)) {
+        body.push(el("p", { class: "answer" }, el("span", { class: "muted" }, "Answer interval: "), fmt(qa.answer_start_s) + " – " + fmt(qa.answer_end_s)));
+      }
     }
     if (d && d.action === "delete") {
       body.push(el("fieldset", { class: "reasons" }, el("legend", {}, "Why delete? (1–5)"),
@@ -491,16 +718,24 @@
 
   function addedCard(it, i) {
     const d = it.decision;
+    const interval = isInterval(d.qa_type);
     return el("li", { class: "qa-card added" + (i === selected ? " selected" : ""), tabindex: "-1", "data-state": "added",
-      onclick: () => { if (i !== selected) select(i); } },
+      onclick: (e) => { if (i !== selected && !/^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName)) select(i); } },
       el("div", { class: "card-head" }, el("span", { class: "idx" }, String(i + 1)),
         el("span", { class: "badge added" }, "new"),
         el("label", {}, "QA type ",
-          el("select", { "data-field": "qa_type", onchange: (e) => { d.qa_type = e.target.value; saveLocal(); } },
+          el("select", { "data-field": "qa_type", required: true, "aria-invalid": d.qa_type ? null : "true",
+            onchange: (e) => { d.qa_type = e.target.value; saveLocal(); render(); drawRanges(); } },
+            el("option", { value: "", selected: !d.qa_type, disabled: true }, "Choose a QA type…"),
             qaTypes.map((t) => el("option", { value: t.slug, selected: t.slug === d.qa_type }, t.name))))),
       errorBox(it),
+      el("div", { class: "clip-fields" }, el("span", { class: "muted" }, "Clip "),
+        secondsField("In", d, "clip_start_s", "(I)"), secondsField("Out", d, "clip_end_s", "(O)"),
+        el("button", { type: "button", class: "link", onclick: () => { d.clip_start_s = unit.start_s; d.clip_end_s = unit.end_s; render(); saveLocal(); select(i); } }, "whole unit")),
       field("Question", d.question, "question", (v) => { d.question = v; }),
-      field("Answer", d.answer, "answer", (v) => { d.answer = v; }),
+      interval ? el("div", { class: "interval-fields" }, secondsField("Answer start", d, "answer_start_s", "(Shift+I)"),
+        secondsField("Answer end", d, "answer_end_s", "(Shift+O)")) : null,
+      field(interval ? "Answer (optional: the interval is the answer)" : "Answer", d.answer, "answer", (v) => { d.answer = v; }),
       el("div", { class: "card-actions" },
         el("button", { type: "button", onclick: () => removeItem(i) }, "Remove")));
   }
@@ -529,11 +764,16 @@
         if (d.action !== "modify") { delete d.question; delete d.answer; delete d.options; delete d.answer_index; }
         if (d.options === null) { delete d.options; delete d.answer_index; }
         if (d.options) delete d.answer;  // a multiple-choice answer is its correct option
+        if (d.action !== "modify" || it.qa.answer_kind !== "interval") { delete d.answer_start_s; delete d.answer_end_s; }
         return d;
       }),
-      added: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "added").map(([it, i]) => ({
-        qa_type: it.decision.qa_type, question: it.decision.question, answer: it.decision.answer, time_spent_ms: ms[i],
-      })),
+      added: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "added").map(([it, i]) => {
+        const d = it.decision;
+        const out = { qa_type: d.qa_type, question: d.question, answer: d.answer, time_spent_ms: ms[i],
+                      clip_start_s: d.clip_start_s, clip_end_s: d.clip_end_s };
+        if (isInterval(d.qa_type)) Object.assign(out, { answer_start_s: d.answer_start_s, answer_end_s: d.answer_end_s });
+        return out;
+      }),
     };
   }
 
@@ -547,11 +787,14 @@
     if (!unit || submitting) return;
     const undecided = items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft" && !it.decision);
     const noReason = items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft" && it.decision && it.decision.action === "delete" && !it.decision.reason);
+    const noClip = items.map((it, i) => [it, i]).filter(([it]) => it.kind === "added" &&
+      !(Number.isFinite(it.decision.clip_start_s) && Number.isFinite(it.decision.clip_end_s)));
     const problems = undecided.map(([, i]) => "Item " + (i + 1) + ": choose keep, modify or delete.")
-      .concat(noReason.map(([, i]) => "Item " + (i + 1) + ": choose a reason for deleting (1–5)."));
+      .concat(noReason.map(([, i]) => "Item " + (i + 1) + ": choose a reason for deleting (1–5)."))
+      .concat(noClip.map(([, i]) => "Item " + (i + 1) + ": set the clip's In and Out (I / O at the playhead, or type them)."));
     if (problems.length) {
       showErrors(problems);
-      select((undecided[0] || noReason[0])[1]);
+      select((undecided[0] || noReason[0] || noClip[0])[1]);
       return;
     }
     showErrors([]);
@@ -600,6 +843,7 @@
   const FIELD_LABEL = {
     question: "Question", answer: "Answer", reason: "Reason for deleting", options: "Options",
     answer_index: "Correct option", time_spent_ms: "Time spent", qa_type: "QA type", clip: "Clip",
+    answer_start_s: "Answer interval", answer_end_s: "Answer end", clip_start_s: "In", clip_end_s: "Out",
     qa_id: "Item", action: "Decision", version: "Version",
   };
 
@@ -684,12 +928,18 @@
     if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
     if ($("guidelines").open || $("skip-dialog").open) return;
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (e.shiftKey && (key === "i" || key === "o")) { e.preventDefault(); markAnswer(key === "i" ? "in" : "out"); return; }
     const actions = {
       j: () => select(selected + 1), ArrowDown: () => select(selected + 1),
       k: () => select(selected - 1), ArrowUp: () => select(selected - 1),
       v: () => decide("keep"), e: () => decide("modify"), x: () => decide("delete"),
       n: addItem, s: openSkip, " ": togglePlay, ",": () => stepFrame(-1), ".": () => stepFrame(1),
       "[": () => changeRate(-1), "]": () => changeRate(1), l: toggleBright,
+      i: () => markClip("in"), o: () => markClip("out"), m: toggleAudio,
+      "+": () => timeline.zoomBy(2), "=": () => timeline.zoomBy(2), "-": () => timeline.zoomBy(0.5), "0": () => timeline.zoomReset(),
+      ArrowLeft: () => seekTo(leader().currentTime - (e.shiftKey ? 10 : 1)),
+      ArrowRight: () => seekTo(leader().currentTime + (e.shiftKey ? 10 : 1)),
+      b: flip, c: cycleCompare,
       g: () => $("guidelines").showModal(), "?": () => $("guidelines").showModal(),
     };
     if (/^[1-9]$/.test(key) && setReason(parseInt(key, 10))) { e.preventDefault(); return; }
