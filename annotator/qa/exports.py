@@ -35,7 +35,7 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timezone as dt_timezone
+from datetime import UTC
 from pathlib import Path
 
 import orjson
@@ -182,7 +182,7 @@ def _pseudonymiser():
 
 
 def _iso(ts) -> str:
-    return ts.astimezone(dt_timezone.utc).isoformat().replace("+00:00", "Z") if ts else ""
+    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z") if ts else ""
 
 
 def _num(value, default=NO_FLOAT) -> float:

@@ -5,12 +5,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator
-from datetime import timezone as dt_timezone
 
 from django.conf import settings
-from django.contrib.postgres.aggregates import ArrayAgg
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from annotator.media.models import Video, VideoGroupMember
 from annotator.media.selectors import member_label, ordered_members
@@ -220,76 +217,6 @@ def queue_counts(projects: list[Project]) -> dict[int, dict[str, int]]:
                           done=Count("id", filter=Q(status=QueueItem.Status.DONE)))):
         counts[row["project"]] = {"open": row["open"], "done": row["done"]}
     return counts
-
-
-def verified_qa(project: Project, *, qa_type: str | None = None, provenance: str | None = None,
-                source: str | None = None, illumination: str | None = None) -> QuerySet[QAPair]:
-    """Verified QA pairs of a project (never deleted or undecided ones), with what the export needs
-    joined or aggregated in the same query: annotator ids and the count of verifying revisions."""
-    qs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
-    if qa_type:
-        qs = qs.filter(qa_type__slug=qa_type)
-    if provenance:
-        qs = qs.filter(provenance=provenance)
-    if source:
-        qs = qs.filter(video__source=source)
-    if illumination:
-        qs = qs.filter(video__illumination=illumination)
-    human = Q(revisions__actor_user__isnull=False, revisions__action__in=VERIFYING_ACTIONS)
-    return (
-        qs.select_related("project", "qa_type", "video", "draft__job__run", "unit__group")
-        .prefetch_related(Prefetch("unit__group__members", queryset=VideoGroupMember.objects.select_related("video")))
-        .annotate(
-            annotator_ids=ArrayAgg("revisions__actor_user_id", filter=human, distinct=True, default=[]),
-            n_verifications=Count("revisions", filter=human),
-        )
-        .order_by("id")
-    )
-
-
-def _export_video(v: Video) -> dict:
-    return {"id": v.pk, "sha256": v.sha256, "filename": v.filename, "duration_s": v.duration_s, "fps": v.fps,
-            "illumination": v.illumination or None, "source": v.source, "metadata": v.metadata()}
-
-
-def export_record(p: QAPair) -> dict:
-    """One export line (README, "Export schema"). Times in seconds, ``verified_at`` ISO 8601 UTC."""
-    v = p.video
-    pair = None
-    if p.unit.group_id is not None:
-        night = next(m for m in p.unit.group.members.all() if m.role == VideoGroupMember.Role.NIGHT)
-        pair = {"kind": p.unit.group.kind, "name": p.unit.group.name, "night_video": _export_video(night.video),
-                "offset_s": night.offset_s}
-    draft = None
-    if p.draft_id is not None:
-        run = p.draft.job.run
-        draft = {"question": p.draft.question, "answer": p.draft.answer, "pipeline": run.pipeline,
-                 "model": run.model or None}
-    return {
-        "id": p.pk,
-        "project": p.project.slug,
-        "qa_type": p.qa_type.slug,
-        "paired": pair is not None,
-        "question": p.question,
-        "answer": p.answer,
-        "options": p.options,
-        "answer_index": p.answer_index,
-        "video": _export_video(v),
-        "pair": pair,
-        "clip": {"start_s": p.clip_start_s, "end_s": p.clip_end_s},
-        "provenance": p.provenance,
-        "draft": draft,
-        "annotators": sorted(pseudonym(uid) for uid in p.annotator_ids),
-        "verifications": p.n_verifications,
-        "verified_at": p.verified_at.astimezone(dt_timezone.utc).isoformat().replace("+00:00", "Z") if p.verified_at else None,
-    }
-
-
-def export_lines(queryset: QuerySet[QAPair], chunk_size: int = 2000) -> Iterator[str]:
-    """Yield one JSON line (with ``\\n``) per QA pair, reading the database in chunks of
-    ``chunk_size`` rows through a server-side cursor, so memory stays flat for any size."""
-    for pair in queryset.iterator(chunk_size=chunk_size):
-        yield json.dumps(export_record(pair), ensure_ascii=False) + "\n"
 
 
 def progress(project: Project) -> dict:

@@ -14,9 +14,9 @@ from annotator.adapters import ffmpeg
 from annotator.errors import Invalid
 from annotator.media.models import Video, VideoGroup
 from annotator.media.services import make_day_night_group
+from annotator.qa.exports import iter_rows
 from annotator.qa.models import QAPair, WorkUnit
 from annotator.qa.queue import claim_next
-from annotator.qa.selectors import export_lines, verified_qa
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
 
 
@@ -99,9 +99,10 @@ def test_paired_drafts_make_one_unit_per_pair_and_export_both_videos(project, an
         item = claim_next(project, annotator)
         submit_unit(item.unit_id, annotator, idempotency_key=f"k{item.pk}", additions=[], time_spent_ms=None,
                     decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.all()])
-    rows = [json.loads(line) for line in export_lines(verified_qa(project))]
+    rows = list(iter_rows(project))
     assert [(r["qa_type"], r["paired"]) for r in rows] == [("counting_dynamics", False), ("object_recognition", True),
                                                           ("object_recognition", True)]
-    assert rows[0]["pair"] is None
-    assert [(r["pair"]["night_video"]["filename"], r["pair"]["offset_s"]) for r in rows[1:]] == [("night-e.mp4", 0.0), ("night-f.mp4", 3.0)]
+    assert rows[0]["group"]["members"] == []
+    assert [[(m["role"], m["filename"], m["offset_s"]) for m in r["group"]["members"]] for r in rows[1:]] == [
+        [("day", "day.mp4", 0.0), ("night", "night-e.mp4", 0.0)], [("day", "day.mp4", 0.0), ("night", "night-f.mp4", 3.0)]]
     assert QAPair.objects.filter(status="verified").count() == 3
