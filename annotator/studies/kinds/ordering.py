@@ -228,15 +228,64 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
         progress(f"  condition {cond.number} ({cond.label}): {report.items[cond.number]} items, {skipped} videos too short")
 
 
-def _text_items(study, conditions, videos, report: BuildReport, progress) -> None:
-    """Text-ordering items (X-LeBench summary ordering, seed 002 App. C.4): for each video with at
-    least n annotated actions, n of them spread evenly over its timeline (in start order), as texts
-    to put back in order. Videos with fewer actions are skipped and counted."""
+def _text_item(study, cond, index: int, texts: list[str], *, key: str, footage, clip: dict):
+    """One text-ordering item of ``cond``: ``texts`` in true order become elements (created in
+    random order, so element ids do not follow the true order), shown in the order drawn from the
+    item's recorded seed."""
     from annotator.studies.models import Element, Item
 
+    n = len(texts)
+    created = list(range(n))
+    random.SystemRandom().shuffle(created)
+    made_elements = {i: Element.objects.create(kind=Element.Kind.TEXT, text=texts[i]) for i in created}
+    elements = [made_elements[i] for i in range(n)]
+    seed = item_seed(study.seed, cond.number, index)
+    order = scoring.shown_order(n, seed, cond.variables["hints"])
+    return Item.objects.create(condition=cond, index=index, seed=seed, key=key, footage=footage,
+                               truth=[e.pk for e in elements],
+                               payload={"shown": [elements[i].pk for i in order], "hints": cond.variables["hints"],
+                                        "annotation": "", "clip": clip})
+
+
+def _life_log_items(study, cond, report: BuildReport) -> int:
+    """X-LeBench summary ordering proper (seed 002 App. C.4): for each life log of the project
+    whose parts have at least n summaries (``params["summaries"]``, by position, from the
+    ``lifelog_build`` manifest), n of them spread evenly over the log in part order (all of them
+    when it has n: the paper's logs have 4, 9 or 15 parts). The item's clip is the whole log in
+    virtual seconds on its first part; participants see the texts only. Returns items made."""
+    from annotator.media.lifelogs import parts_of
+    from annotator.media.models import VideoGroup
+
+    n = cond.variables["n_frames"]
+    made = skipped = 0
+    for group in VideoGroup.objects.filter(project=study.project, kind=VideoGroup.Kind.LIFE_LOG).order_by("id"):
+        parts = parts_of(group)
+        summaries = group.params.get("summaries") or []
+        texts = [str(summaries[p.position]).strip() for p in parts
+                 if p.position < len(summaries) and str(summaries[p.position] or "").strip()]
+        if len(texts) < n:
+            skipped += 1
+            continue
+        step = len(texts) / n
+        chosen = [texts[int(i * step)] for i in range(n)]
+        first = Video.objects.get(pk=parts[0].video_id)
+        _text_item(study, cond, made, chosen, key=f"lifelog:{group.pk}", footage=first,
+                   clip={"video_id": first.pk, "start_s": 0.0, "end_s": parts[-1].end_s, "life_log_id": group.pk})
+        made += 1
+    if skipped:
+        report.skipped[f"life logs with fewer than {n} part summaries"] = skipped
+    return made
+
+
+def _text_items(study, conditions, videos, report: BuildReport, progress) -> None:
+    """Text-ordering items (X-LeBench summary ordering, seed 002 App. C.4): for each life log with
+    at least n part summaries, n of them (``_life_log_items``); then for each video with at least n
+    annotated actions, n of them spread evenly over its timeline (in start order), as texts to put
+    back in order. Videos with fewer actions are skipped and counted."""
     for cond in conditions:
         n = cond.variables["n_frames"]
-        made = skipped = 0
+        made = _life_log_items(study, cond, report)
+        skipped = 0
         for video in videos:
             actions = sorted((a for a in (video.annotations or {}).get("actions") or []
                               if isinstance(a, dict) and str(a.get("label") or "").strip()), key=lambda a: float(a.get("start_s", 0)))
@@ -244,20 +293,9 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
                 skipped += 1
                 continue
             step = len(actions) / n
-            chosen = [actions[int(i * step)] for i in range(n)]
-            # Created in random order, so element ids do not follow the true order (the frames' rule).
-            created = list(range(n))
-            random.SystemRandom().shuffle(created)
-            made_elements = {i: Element.objects.create(kind=Element.Kind.TEXT, text=str(chosen[i]["label"]).strip())
-                             for i in created}
-            elements = [made_elements[i] for i in range(n)]
-            seed = item_seed(study.seed, cond.number, made)
-            order = scoring.shown_order(len(elements), seed, cond.variables["hints"])
-            Item.objects.create(condition=cond, index=made, seed=seed, key=f"record:{video.pk}", footage=video,
-                                truth=[e.pk for e in elements],
-                                payload={"shown": [elements[i].pk for i in order], "hints": cond.variables["hints"],
-                                         "annotation": "", "clip": {"video_id": video.pk, "start_s": 0.0,
-                                                                    "end_s": video.duration_s or 0.0}})
+            chosen = [str(actions[int(i * step)]["label"]).strip() for i in range(n)]
+            _text_item(study, cond, made, chosen, key=f"record:{video.pk}", footage=video,
+                       clip={"video_id": video.pk, "start_s": 0.0, "end_s": video.duration_s or 0.0})
             made += 1
         report.items[cond.number] = made
         if skipped:
