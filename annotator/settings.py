@@ -215,6 +215,7 @@ elif STORAGE_BACKEND == "s3":
             "secret_key": env_str("AWS_SECRET_ACCESS_KEY", "") or None,
             "file_overwrite": False,
             "querystring_auth": True,
+            "signature_version": "s3v4",  # presigned URLs as every region and S3-compatible server takes them
             # /files/ answers a 302 to a presigned URL valid this long (seconds); a player re-asks
             # /files/ for a new one when it reloads.
             "querystring_expire": env_int("AWS_QUERYSTRING_EXPIRE", 3600, minimum=60),

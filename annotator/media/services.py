@@ -170,12 +170,13 @@ def local_copy(name: str) -> Iterator[Path]:
         pass
     suffix = Path(name).suffix
     with tempfile.NamedTemporaryFile(suffix=suffix, dir=work_root()) as tmp:
-        bucket = getattr(default_storage, "bucket", None)
-        if bucket is not None:  # storages.backends.s3.S3Storage
+        if hasattr(default_storage, "bucket_name"):  # storages.backends.s3.S3Storage
             from botocore.exceptions import ClientError
 
+            # The storage's connection is per thread (exports cut clips from several threads).
+            client = default_storage.connection.meta.client
             try:
-                bucket.download_fileobj(default_storage._normalize_name(name), tmp)
+                client.download_fileobj(default_storage.bucket_name, default_storage._normalize_name(name), tmp)
             except ClientError as exc:
                 code = exc.response.get("Error", {}).get("Code", "")
                 if code in ("404", "NoSuchKey"):
