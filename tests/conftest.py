@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 
 from tests.fake_model_server import FakeModelServer
+from tests.long_video import long_transcoded, long_video, two_hour_video  # noqa: F401 (fixtures: the 2-hour video)
 
 REPO = Path(__file__).resolve().parent.parent
 FOOTAGE = Path(os.environ.get("FOOTAGE_DIR", REPO / ".cache" / "footage"))

@@ -1,0 +1,84 @@
+"""The 2-hour video of the long-video tests (HLS, timeline thumbnails, seeking in Chromium) and
+bench/seek.py: the real demo footage (bikes.mp4) scaled down and looped with ``-c copy``, made once
+and cached under .local/footage-cache/, ingested and transcoded once per test session."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.core.files import File
+
+from annotator.adapters import ffmpeg
+from annotator.media import services
+from annotator.media.models import Video
+from annotator.projects.services import ensure_project
+
+REPO = Path(__file__).resolve().parent.parent
+TWO_HOURS_S = 7200.0
+CACHE = REPO / ".local" / "footage-cache"
+
+
+def make_two_hour_video(footage: Path) -> Path:
+    """bikes.mp4 (10 s) scaled to 160 px wide at 10 fps, looped 720 times without re-encoding:
+    7200 s, about 45 MB. Cached: built only when missing."""
+    out = CACHE / "bikes-2h-160w.mp4"
+    if out.is_file():
+        return out
+    source = footage / "bikes.mp4"
+    if not source.is_file():
+        raise FileNotFoundError(f"{source} is missing: run scripts/fetch_footage.sh (make test does)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    small = CACHE / "bikes-160w.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", "scale=160:-2,fps=10", "-c:v", "libx264",
+                    "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
+    partial = out.with_suffix(".part.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", "719", "-i", str(small), "-c", "copy", str(partial)],
+                   check=True)
+    partial.rename(out)
+    return out
+
+
+def ingest_now(project, path: Path) -> Video:
+    """What ``services.ingest_file`` does up to the queue (probe, store the original, a processing
+    row), without sending a transcode job: the test transcodes it synchronously itself."""
+    probed = ffmpeg.probe(path)
+    digest = services.sha256_of(path)
+    video = Video(project=project, sha256=digest, filename=path.name, size_bytes=path.stat().st_size,
+                  status=Video.Status.PROCESSING, container=probed.container, duration_s=probed.duration_s,
+                  fps=probed.fps, frame_count=probed.frame_count, width=probed.width, height=probed.height,
+                  video_codec=probed.video_codec, audio_codec=probed.audio_codec)
+    with path.open("rb") as fh:
+        video.original.save(f"originals/{digest[:2]}/{digest}.mp4", File(fh), save=False)
+    video.save()
+    return video
+
+
+@pytest.fixture(scope="session")
+def two_hour_video() -> Path:
+    from tests.conftest import FOOTAGE
+
+    try:
+        return make_two_hour_video(FOOTAGE)
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def long_transcoded(two_hour_video, django_db_setup, django_db_blocker) -> dict:
+    """The 2-hour video ingested and transcoded once per session; its row's fields. The row (in a
+    project of its own) is deleted again, the stored files stay: ``long_video`` puts the row back."""
+    with django_db_blocker.unblock():
+        project = ensure_project("hls-long", "Long videos")
+        video = ingest_now(project, two_hour_video)
+        services.transcode(video.pk)
+        fields = Video.objects.filter(pk=video.pk).values().get()
+        project.delete()
+    return fields
+
+
+@pytest.fixture
+def long_video(long_transcoded, project) -> Video:
+    """The transcoded 2-hour video's row again (same pk, so its hls/ and thumbs/ prefixes map to it), in ``project``."""
+    return Video.objects.create(**{**long_transcoded, "project_id": project.pk})
