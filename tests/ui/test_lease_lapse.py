@@ -144,9 +144,11 @@ def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(liv
     page.keyboard.press("Escape")
     page.keyboard.press("j")
     page.keyboard.press("v")
-    page.keyboard.press("n")  # a new QA pair with no question
-    page.keyboard.press("Tab")
-    page.keyboard.type("yes")
+    page.keyboard.press("n")  # a new QA pair with no question (its QA type is focused)
+    page.keyboard.press("Escape")
+    page.keyboard.press("i")  # In and Out at the playhead
+    page.keyboard.press("o")
+    page.locator("#cards > li").nth(3).locator("[data-field=answer]").fill("yes")
     page.keyboard.press("Control+Enter")
 
     cards = page.locator("#cards > li")

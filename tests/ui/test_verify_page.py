@@ -49,7 +49,13 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     page.keyboard.press("j")
     page.keyboard.press("x")                                   # 3: delete ...
     page.keyboard.press("1")                                   # ... as meaningless
-    page.keyboard.press("n")                                   # add, the question is focused
+    page.keyboard.press("n")                                   # add: the QA type is focused, none chosen
+    page.locator("#cards > li").nth(3).locator("[data-field=qa_type]").select_option("scene_description")
+    page.keyboard.press("Escape")
+    page.keyboard.press("i")                                   # the clip: In at the playhead (0 s, paused) ...
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("o")                                   # ... Out 1 s later
+    page.locator("#cards > li").nth(3).locator("[data-field=question]").focus()
     page.keyboard.type("What sound plays?")
     page.keyboard.press("Tab")
     page.keyboard.type("a 440 Hz tone")
@@ -61,6 +67,8 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     expect(page.locator("#submit-status")).to_contain_text("1 kept, 1 modified, 1 deleted, 1 added")
     expect(page.locator("#empty")).to_be_visible()  # the next unit: none left
     assert QAPair.objects.get(question="What pattern fills the screen?").provenance == "machine_kept"
+    added = QAPair.objects.get(question="What sound plays?")
+    assert (added.qa_type.slug, added.clip_start_s, added.clip_end_s) == ("scene_description", 0.0, 1.0)
     context.close()
 
     admin_context, admin_page = log_in(browser, base, "boss", "pw-boss-123")
