@@ -6,7 +6,9 @@
 - ``wilson``: a proportion's 95% Wilson score interval (statsmodels ``proportion_confint``).
 - ``mean_interval``: a mean's 95% Student-t interval from n, mean and standard deviation (scipy).
 - ``breakdown``: per dimension (QA type, illumination, source, provenance) and value, the MCQ
-  accuracy, the judge's mean score and its accuracy (share judged correct), each with its interval.
+  accuracy, the judge's mean score and its accuracy (share judged correct), and for interval items
+  (temporal localisation, X-LeBench seed 002 App. C.1) recall@1 and recall@5 at tIoU 0.3 and the
+  mean tIoU of the first interval, each with its interval.
   The provenance split puts answers kept as the machine drafted them against those people modified
   or added: EgoNight's check that the judge does not favour machine-styled answers (seed 000
   App. A.5.1 reports 26.73% against 27.87%).
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
+
+from annotator.scoring.localisation import RECALL_KS, TIOU_THRESHOLD
 
 LETTERS = string.ascii_uppercase
 CONFIDENCE = 0.95
@@ -157,6 +161,7 @@ class Scored:
     illumination: str = ""
     source: str = ""
     provenance: str = ""
+    tious: list | None = None  # interval items: tIoU of each interval read from the answer, best first
 
 
 def provenance_group(provenance: str) -> str:
@@ -186,6 +191,20 @@ def _mean(values: list[float]) -> dict:
     return {"n": n, "value": mean, "sd": sd, "ci": mean_interval(n, mean, sd)}
 
 
+def _interval_recall(rows: list[Scored], k: int) -> dict:
+    """Recall@k at tIoU 0.3 (seed 002 App. C.1) over interval ``rows``, as a proportion with its
+    Wilson interval: an item is found when one of its first k intervals reaches the threshold (an
+    answer naming none is not found)."""
+    found = sum(1 for r in rows if any(t >= TIOU_THRESHOLD for t in (r.tious or [])[:k]))
+    return _proportion(found, len(rows))
+
+
+def _tiou_mean(rows: list[Scored]) -> dict:
+    values = [(r.tious or [0.0])[0] for r in rows]
+    n, mean, sd = describe(values)
+    return {"n": n, "value": mean, "sd": sd, "ci": mean_interval(n, mean, sd, within=(0.0, 1.0))}
+
+
 def summarize(rows: list[Scored]) -> dict:
     """The scores of ``rows``::
 
@@ -193,7 +212,9 @@ def summarize(rows: list[Scored]) -> dict:
          "mcq": {"n", "k", "value", "ci"},                   # accuracy of done MCQ items (Wilson)
          "judge_accuracy": {"n", "k", "value", "ci"},        # share of judged open answers judged correct
          "judge_score": {"n", "value", "sd", "ci"},          # mean judge score (t interval)
-         "judge_accuracy_score": {...}, "judge_relevance_score": {...}}   # VUDG's two scores
+         "judge_accuracy_score": {...}, "judge_relevance_score": {...},  # VUDG's two scores
+         "interval_r1": {"n", "k", "value", "ci"}, "interval_r5": {...},   # recall@1, @5 at tIoU 0.3
+         "interval_tiou": {"n", "value", "sd", "ci"}}       # mean tIoU of the first interval (0 if none)
 
     Failed and cancelled items are left out of every score (they are counted). ``ci`` is [low,
     high] or None when it cannot be had (no item, or fewer than 2 for a mean).
@@ -201,6 +222,7 @@ def summarize(rows: list[Scored]) -> dict:
     done = [r for r in rows if r.status == "done"]
     mcq = [r for r in done if r.kind == "mcq"]
     judged = [r for r in done if r.kind == "open" and r.judge_pred]
+    located = [r for r in done if r.kind == "interval"]
     return {
         "items": len(rows),
         "done": len(done),
@@ -212,6 +234,8 @@ def summarize(rows: list[Scored]) -> dict:
         "judge_score": _mean([r.judge_score for r in judged if r.judge_score is not None]),
         "judge_accuracy_score": _mean([r.judge_accuracy for r in judged if r.judge_accuracy is not None]),
         "judge_relevance_score": _mean([r.judge_relevance for r in judged if r.judge_relevance is not None]),
+        **{f"interval_r{k}": _interval_recall(located, k) for k in RECALL_KS},
+        "interval_tiou": _tiou_mean(located),
     }
 
 

@@ -52,6 +52,49 @@ def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, optio
     return text
 
 
+# ------------------------------------------------------------------------------ life logs and intervals
+
+# Seed 002 Fig. 5 ("Example of input context"): X-LeBench's time-stamped records of a life log.
+_LIFE_LOG = ('You will act as a "Life Recording Assistant" using the provided records to help camera wearer C '
+             "obtain specific information. The provided data contains daily life recordings of C with the "
+             "corresponding record time.\n"
+             "First, analyze the question and identify the corresponding segments (the records within the specified "
+             "or relevant time periods) that contain relevant information. Then, based on your analysis and the "
+             "question, analyze the provided recordings in depth and answer the question accurately.\n"
+             "Context:\n{context}\n"
+             "Question: {question}")
+
+
+def interval_format(times_s: list[float] | None = None, *, k: int = 5) -> str:
+    """The answer format asked of an interval item (``annotator.scoring.localisation.ANSWER_FORMAT``),
+    for one video: with ``times_s``, the frames' times as H:MM:SS from the video's start."""
+    from annotator.scoring.localisation import ANSWER_FORMAT, format_clock
+
+    head = ""
+    if times_s:
+        head = "The frames are at " + ", ".join(format_clock(None, t) for t in times_s) + " (H:MM:SS from the video's start).\n"
+    return head + ANSWER_FORMAT.format(k=k)
+
+
+def ask_life_log(question: str, *, stamps: list[str], records: list[tuple[str, str]], options: list[str] | None,
+                 interval: bool, k: int = 5) -> str:
+    """The user message for an item of a life log (seed 002 Fig. 5): for each recording sampled
+    (``records``: its wall-clock start and end), "The following frames are recorded during time of
+    [start - end]", then the frames' own wall-clock times (``stamps``, in the order the images are
+    sent), the question, and the answer format: intervals (``interval``), option letters
+    (``options``) or free text."""
+    lines = [f"The following frames are recorded during time of [{a} - {b}]." for a, b in records]
+    lines.append("Frames, in order: " + ", ".join(f"frame {i + 1} at {t}" for i, t in enumerate(stamps)) + ".")
+    text = _LIFE_LOG.format(context="\n".join(lines), question=question.strip())
+    if interval:
+        from annotator.scoring.localisation import ANSWER_FORMAT
+
+        text += "\n" + ANSWER_FORMAT.format(k=k)
+    elif options:
+        text += "\n" + _CHOICES.format(options="\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options)))
+    return text
+
+
 # ------------------------------------------------------------------------------ EgoNight's judge
 
 JUDGE_SCHEMA = {

@@ -43,9 +43,11 @@ from annotator.errors import Conflict, Invalid
 from annotator.evaluation import prompts
 from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Evaluation, Prediction, Rubric
-from annotator.media.models import Video, VideoGroupMember
+from annotator.media import lifelogs
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, QAType
+from annotator.scoring.localisation import MAX_INTERVALS, TIOU_THRESHOLD, IntervalParseError, parse_intervals, tiou
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +86,35 @@ def _check(project: Project, *, server: str, model: str, n_frames, qa_type: str,
         raise Invalid(f"project {project.slug} has no QA type {qa_type!r}", errors={"qa_type": "unknown"})
 
 
+def _kind(pair: QAPair) -> str:
+    if pair.qa_type.answer_kind == QAType.AnswerKind.INTERVAL and pair.answer_start_s is not None:
+        return Prediction.Kind.INTERVAL
+    return Prediction.Kind.MCQ if pair.options else Prediction.Kind.OPEN
+
+
+def _life_log_item(evaluation: Evaluation, pair: QAPair) -> Prediction:
+    """The one prediction of a pair of a life-log unit: asked of the whole log in virtual time
+    (``video`` is its first part; clip, truth and answers in virtual seconds)."""
+    first = min(pair.unit.group.members.all(), key=lambda m: (m.role != VideoGroupMember.Role.PART, m.position))
+    video = first.video
+    return Prediction(
+        evaluation=evaluation, qa_pair=pair, video=video, role=Prediction.Role.LIFE_LOG, kind=_kind(pair),
+        qa_type=pair.qa_type.slug, illumination=video.illumination or "unknown", source=video.source or "unknown",
+        provenance=pair.provenance, question=pair.question, truth=pair.answer, options=pair.options,
+        answer_index=pair.answer_index, clip_start_s=pair.clip_start_s, clip_end_s=pair.clip_end_s,
+        truth_start_s=pair.answer_start_s, truth_end_s=pair.answer_end_s)
+
+
 def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
     """Prediction rows for ``pairs``: one on the pair's video, or, for a pair of a day-night unit,
-    one on the day clip and one on the night clip (night time = day time + the offset)."""
+    one on the day clip and one on the night clip (night time = day time + the offset), or, for a
+    pair of a life-log unit, one on the log in virtual time (``_life_log_item``). A pair of an
+    interval QA type with its answer interval is an ``interval`` item (scored by tIoU)."""
     out = []
     for pair in pairs:
+        if pair.unit.group_id is not None and pair.unit.group.kind == VideoGroup.Kind.LIFE_LOG:
+            out.append(_life_log_item(evaluation, pair))
+            continue
         if pair.unit.group_id is not None:
             members = {m.role: m for m in pair.unit.group.members.all()}
             day = members.get(VideoGroupMember.Role.DAY)
@@ -102,7 +128,7 @@ def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
                 end = min(end, video.duration_s)
             out.append(Prediction(
                 evaluation=evaluation, qa_pair=pair, video=video, role=role,
-                kind=Prediction.Kind.MCQ if pair.options else Prediction.Kind.OPEN,
+                kind=_kind(pair), truth_start_s=pair.answer_start_s, truth_end_s=pair.answer_end_s,
                 qa_type=pair.qa_type.slug, illumination=video.illumination or (role if role != "single" else "unknown"),
                 source=video.source or "unknown", provenance=pair.provenance, question=pair.question, truth=pair.answer,
                 options=pair.options, answer_index=pair.answer_index,
@@ -185,9 +211,77 @@ def _frames(video: Video, times_s: list[float]):
     return frame_key(video, times_s, FRAME_MAX_SIDE), lambda: sample_frames(video, times_s, FRAME_MAX_SIDE)
 
 
+def _usable(video: Video | None) -> Video:
+    if video is None:
+        raise Invalid("the video of this QA pair is gone")
+    if video.status != Video.Status.READY:
+        raise Invalid(f"video {video.filename} is not ready ({video.status}); frames cannot be sampled")
+    if not (video.rendition.name or video.original.name):
+        raise Invalid(f"video {video.filename} has no stored file; frames cannot be sampled")
+    return video
+
+
+def recorded_times(parts: list[lifelogs.Part], start_s: float, end_s: float, n: int) -> list[tuple[int, float]]:
+    """``n`` moments spread evenly over the recorded seconds of virtual ``start_s``..``end_s``
+    (gaps have no frames, so they take none), as (index into parts, local seconds), in time order:
+    the middles of n equal shares of the recorded time. Empty when nothing is recorded there."""
+    segments = [(i, max(start_s, p.offset_s), min(end_s, p.end_s)) for i, p in enumerate(parts)]
+    segments = [(i, a, b) for i, a, b in segments if b > a]
+    total = sum(b - a for _, a, b in segments)
+    out: list[tuple[int, float]] = []
+    if total <= 0 or n < 1:
+        return out
+    for j in range(n):
+        x = (j + 0.5) * total / n
+        for i, a, b in segments:
+            if x < b - a or (i, a, b) == segments[-1]:
+                out.append((i, round(a + min(x, b - a) - parts[i].offset_s, 3)))
+                break
+            x -= b - a
+    return out
+
+
+def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
+    """A life-log item's input: ``n_frames`` frames over the log's recorded time in the clip, each
+    with its wall-clock time, in X-LeBench's time-stamped context (seed 002 Fig. 5)."""
+    group = p.qa_pair.unit.group if p.qa_pair_id and p.qa_pair else None
+    if group is None:
+        raise Invalid("the life log of this QA pair is gone")
+    parts = lifelogs.parts_of(group)
+    picked = recorded_times(parts, p.clip_start_s, p.clip_end_s, evaluation.n_frames)
+    if not picked:
+        raise Invalid(f"nothing of the life log {group.name} is recorded in {p.clip_start_s:g}-{p.clip_end_s:g} s")
+    videos = {v.pk: v for v in Video.objects.filter(pk__in={parts[i].video_id for i, _ in picked})}
+    by_part: dict[int, list[float]] = {}
+    for i, local in picked:
+        by_part.setdefault(i, []).append(local)
+    for i in by_part:
+        _usable(videos.get(parts[i].video_id))
+    p.frame_times = [parts[i].offset_s + local for i, local in picked]
+    start = lifelogs.log_start(group)
+    stamps = [lifelogs.clock(start, t) for t in p.frame_times]
+    keys = "|".join(frame_key(videos[parts[i].video_id], times, FRAME_MAX_SIDE) for i, times in by_part.items())
+
+    def load() -> list[bytes]:
+        frames: list[bytes] = []
+        for i, times in by_part.items():
+            frames += sample_frames(videos[parts[i].video_id], times, FRAME_MAX_SIDE)
+        return frames
+
+    records = [(lifelogs.clock(start, parts[i].offset_s), lifelogs.clock(start, parts[i].end_s)) for i in by_part]
+    text = prompts.ask_life_log(p.question, stamps=stamps, records=records, options=p.options,
+                                interval=p.kind == Prediction.Kind.INTERVAL, k=MAX_INTERVALS)
+    return engine.StageInput(text=text, image_key=keys, images=load,
+                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
+                                     "video": p.video_id, "frame_times_s": p.frame_times})
+
+
 def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     """The evaluated model's input for ``p``: its question (and options) with frames sampled evenly
-    over its clip. Raises Invalid when the video cannot give frames."""
+    over its clip (over a life log's recorded time, ``_ask_life_log``). Raises Invalid when the
+    video cannot give frames."""
+    if p.role == Prediction.Role.LIFE_LOG:
+        return _ask_life_log(evaluation, p)
     video = p.video
     if video is None:
         raise Invalid("the video of this QA pair is gone")
@@ -203,6 +297,8 @@ def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     key, load = _frames(video, times)
     text = prompts.ask(p.question, n_frames=len(times), clip_s=p.clip_end_s - p.clip_start_s, fps=video.fps,
                        options=p.options)
+    if p.kind == Prediction.Kind.INTERVAL:
+        text += "\n" + prompts.interval_format(times, k=MAX_INTERVALS)
     return engine.StageInput(text=text, image_key=key, images=load,
                              record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
                                      "video": video.pk, "frame_times_s": times})
@@ -215,6 +311,9 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
     Prediction.objects.filter(pk=p.pk).update(stage="predict")
     out, p.predict_call_id = _call(prompts.PREDICT, endpoints["predict"], _ask(evaluation, p), evaluation, cancelled, calls)
     p.prediction = out["text"]
+    if p.kind == Prediction.Kind.INTERVAL:
+        _score_interval(p)
+        return
     if p.kind == Prediction.Kind.MCQ:
         index = extract_choice(p.prediction, p.options or [])
         p.choice_index = index
@@ -234,9 +333,28 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
         setattr(p, field, value)
 
 
+def _score_interval(p: Prediction) -> None:
+    """Read the answer's intervals (best first, at most 5) and score each by tIoU with the truth;
+    ``correct`` when one reaches tIoU 0.3 (recall@5, seed 002 App. C.1). An answer naming no
+    interval is wrong, its reason in ``judge_reason``."""
+    start = None
+    if p.role == Prediction.Role.LIFE_LOG and p.qa_pair_id and p.qa_pair and p.qa_pair.unit.group_id:
+        start = lifelogs.log_start(p.qa_pair.unit.group)
+    truth = (p.truth_start_s, p.truth_end_s)
+    try:
+        found = parse_intervals(p.prediction, start, limit=MAX_INTERVALS)
+        p.judge_reason = ""
+    except IntervalParseError as exc:
+        found = []
+        p.judge_reason = f"unparseable answer: {exc}"
+    p.intervals = [[round(a, 3), round(b, 3)] for a, b in found]
+    p.tious = [round(tiou((a, b), truth), 6) for a, b in found]
+    p.correct = any(t >= TIOU_THRESHOLD for t in p.tious)
+
+
 SAVED = ["status", "stage", "error", "prediction", "choice_letter", "choice_index", "correct", "judge_pred", "judge_score",
          "judge_accuracy", "judge_relevance", "judge_reason", "judge_output", "predict_call", "judge_call", "call_ids",
-         "cost_usd", "frame_times", "updated_at"]
+         "cost_usd", "frame_times", "intervals", "tious", "updated_at"]
 
 
 def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
@@ -247,7 +365,7 @@ def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cance
             status=Prediction.Status.RUNNING, attempts=F("attempts") + 1, error="")
         if not claimed:
             return "gone"
-        p = Prediction.objects.select_related("video").get(pk=prediction_id)
+        p = Prediction.objects.select_related("video", "qa_pair__unit__group").get(pk=prediction_id)
         calls: list[int] = list(p.call_ids or [])
         try:
             _score(evaluation, p, endpoints, cancelled, calls)

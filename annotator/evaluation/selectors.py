@@ -77,7 +77,7 @@ def leaderboard(project: Project) -> list[dict]:
 
 
 SCORED_FIELDS = ("kind", "status", "correct", "judge_pred", "judge_score", "judge_accuracy", "judge_relevance",
-                 "qa_type", "illumination", "source", "provenance")
+                 "qa_type", "illumination", "source", "provenance", "tious")
 
 
 def scored(evaluation: Evaluation) -> list[metrics.Scored]:
@@ -132,7 +132,8 @@ EXPORT_COLUMNS = ["prediction_id", "evaluation_id", "model", "qa_pair_id", "vide
                   "illumination", "source", "provenance", "question", "truth", "options", "answer_index",
                   "clip_start_s", "clip_end_s", "frame_times", "status", "error", "prediction", "choice_letter",
                   "choice_index", "correct", "judge_pred", "judge_score", "judge_accuracy", "judge_relevance",
-                  "judge_reason", "predict_call_id", "judge_call_id", "call_ids", "cost_usd"]
+                  "judge_reason", "predict_call_id", "judge_call_id", "call_ids", "cost_usd",
+                  "truth_start_s", "truth_end_s", "intervals", "tious"]
 EXPORT_FORMATS = ("jsonl", "csv")
 
 
