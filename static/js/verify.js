@@ -313,12 +313,20 @@
     const lead = leader();
     const base = lead.currentTime - players[0].meta.offset_s;
     const frame = 1 / ((unit && unit.video.fps) || 30);
+    const playing = !lead.paused;
     followers((f, meta) => {
       const target = base + meta.offset_s;
       const drift = f.currentTime - target;
-      if (force || Math.abs(drift) > frame / 2) f.currentTime = Math.max(0, target);
-      if (f.playbackRate !== lead.playbackRate) f.playbackRate = lead.playbackRate;
-      if (!lead.paused && f.paused) f.play().catch(() => {});
+      if (force || Math.abs(drift) > (playing ? 3 * frame : frame / 2)) {
+        f.currentTime = Math.max(0, target);
+        f.playbackRate = lead.playbackRate;
+      } else if (playing) {
+        // A small drift while playing is closed by nudging the follower's rate (up to 25% for a
+        // while): a seek would stall it for longer than a frame and leave it behind again, the more
+        // so with several followers decoding at once (ego-exo sets).
+        f.playbackRate = lead.playbackRate * (1 - Math.max(-0.25, Math.min(0.25, drift * 4)));
+      }
+      if (playing && f.paused) f.play().catch(() => {});
     });
   }
 

