@@ -35,7 +35,6 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 
 import orjson
@@ -112,7 +111,8 @@ class Filters:
 
 _ROWS_SQL = """
 SELECT q.id, t.slug, t.set_kind, t.answer_kind, t.paired, q.question, q.answer, q.options::text, q.answer_index,
-       q.answer_start_s, q.answer_end_s, q.clip_start_s, q.clip_end_s, q.videos::text, q.provenance, q.verified_at,
+       q.answer_start_s, q.answer_end_s, q.clip_start_s, q.clip_end_s, q.videos::text, q.provenance,
+       to_char(q.verified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
        q.video_id, u.group_id, d.question, d.answer, r.pipeline, r.model, rv.users, rv.n
 FROM qa_qapair q
 JOIN qa_qatype t ON t.id = q.qa_type_id
@@ -181,10 +181,6 @@ def _pseudonymiser():
     return pseudonym
 
 
-def _iso(ts) -> str:
-    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z") if ts else ""
-
-
 def _num(value, default=NO_FLOAT) -> float:
     return float(value) if value is not None else default
 
@@ -200,8 +196,11 @@ class Media:
     """Where rows' media paths come from. The base class exports no media (every ``media_path`` is
     ``""``); ``ClipMedia`` cuts clips."""
 
+    enabled = False
+
     def clip(self, video: dict, start_s: float, end_s: float) -> str:
-        """The path (relative to the export) of ``video``'s clip ``start_s``..``end_s`` seconds, or ""."""
+        """A handle for ``video``'s (a record of ``_load_videos``) clip ``start_s``..``end_s`` seconds,
+        or "" for none."""
         return ""
 
     def resolve(self, handle: str) -> str:
@@ -227,6 +226,7 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
     pseudonym = _pseudonymiser()
     videos: dict[int, dict] = {}
     groups: dict[int, dict] = {}
+    annotators: dict[tuple, list[str]] = {}  # sets of verifiers (few) -> their sorted pseudonyms
     slug = project.slug
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, {**params, "project": project.pk})
@@ -247,12 +247,14 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
             for gid in {r[17] for r in chunk if r[17] is not None}:
                 want.update(m["video_id"] for m in groups[gid]["members"])
             _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
-            built = [_build(r, slug, videos, groups, media, pseudonym) for r in chunk]
+            built = [_build(r, slug, videos, groups, media, pseudonym, annotators) for r in chunk]
             media.flush()
             for row, paths in built:
                 for target, key, clip in paths:
                     target[key] = media.resolve(clip) if clip else ""
                 yield row
+            if len(annotators) > _CACHE_MAX:
+                annotators.clear()
 
 
 def _load_videos(ids: set[int], videos: dict[int, dict]) -> None:
@@ -262,13 +264,16 @@ def _load_videos(ids: set[int], videos: dict[int, dict]) -> None:
         cursor.execute(_VIDEO_SQL, [list(ids)])
         for (vid, sha, filename, duration, fps, width, height, illumination, source, original, rendition, difficulty,
              domain, scenario, view, extra) in cursor.fetchall():
-            videos[vid] = {
+            public = {
                 "id": vid, "sha256": sha, "filename": filename, "duration_s": _num(duration), "fps": _num(fps),
                 "width": width if width is not None else NO_INT, "height": height if height is not None else NO_INT,
                 "illumination": illumination or "", "source": source, "storage_path": original or "",
                 "metadata": _metadata(difficulty, domain, scenario, view, extra),
-                "_source_file": rendition or original or "",
             }
+            # Built once per video and shared by its rows (orjson writes a shared dict like any other).
+            videos[vid] = {"public": public, "member": {k: v for k, v in public.items() if k != "metadata"},
+                           "source_file": rendition or original or "", "sha256": sha, "filename": filename, "id": vid,
+                           "duration_s": public["duration_s"]}
 
 
 def _load_groups(ids: set[int], groups: dict[int, dict]) -> None:
@@ -289,65 +294,87 @@ _EMPTY_GROUP = {"kind": "", "name": "", "params": "{}", "members": []}
 _EMPTY_DRAFT = {"question": "", "answer": "", "pipeline": "", "model": ""}
 
 
-def _public_video(video: dict) -> dict:
-    return {k: v for k, v in video.items() if not k.startswith("_")}
+def _members(group: dict, videos: dict, c_start: float, c_end: float, media: Media, paths: list) -> list[dict]:
+    """The group's members for a row whose clip is ``c_start``..``c_end`` seconds, with the clip handle
+    of each member's range appended to ``paths``; without media the same list serves every row."""
+    if not media.enabled:
+        shared = group.get("shared")
+        if shared is None:
+            shared = group["shared"] = [{"role": m["role"], "position": m["position"], "offset_s": m["offset_s"],
+                                         **videos[m["video_id"]]["member"], "media_path": ""} for m in group["members"]]
+        return shared
+    life_log = group["kind"] == "life_log"
+    members = []
+    for m in group["members"]:
+        record = videos[m["video_id"]]
+        out = {"role": m["role"], "position": m["position"], "offset_s": m["offset_s"], **record["member"],
+               "media_path": ""}
+        if life_log:
+            # A part at virtual offset o covering [o, o + d] shows the overlap of the clip's virtual range.
+            a, b = max(c_start - m["offset_s"], 0.0), min(c_end - m["offset_s"], record["duration_s"])
+        else:  # day-night and ego-exo: member time = day (ego) time + offset_s
+            a, b = max(c_start + m["offset_s"], 0.0), max(c_end + m["offset_s"], 0.0)
+        if b > a:
+            paths.append((out, "media_path", media.clip(record, a, b)))
+        members.append(out)
+    return members
 
 
-def _build(r, slug, videos, groups, media: Media, pseudonym) -> tuple[dict, list]:
+def _labelled(text: str, videos: dict, media: Media, paths: list) -> list[dict]:
+    """``QAPair.videos`` (JSON text) as rows' ``videos``: each labelled video with its sha256, filename
+    and the clip handle of its range appended to ``paths``."""
+    out_list = []
+    for item in orjson.loads(text):
+        if not isinstance(item, dict):
+            continue
+        record = videos.get(item.get("video_id"))
+        start, end = _num(item.get("start_s")), _num(item.get("end_s"))
+        out = {"label": str(item.get("label", "")), "video_id": item.get("video_id") or NO_INT,
+               "role": str(item.get("role") or ""), "start_s": start, "end_s": end,
+               "sha256": record["sha256"] if record else "", "filename": record["filename"] if record else "",
+               "media_path": ""}
+        if record is not None and media.enabled:
+            a, b = max(start, 0.0), (end if end > 0 else record["duration_s"])
+            if b > a:
+                paths.append((out, "media_path", media.clip(record, a, b)))
+        out_list.append(out)
+    return out_list
+
+
+def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict) -> tuple[dict, list]:
     """One row from one SQL row, plus the media paths to fill in once clips exist:
-    [(dict, key, clip handle)]."""
+    [(dict, key, clip handle)] (empty without media)."""
     (qa_id, qa_type, set_kind, answer_kind, paired, question, answer, options, answer_index, a_start, a_end,
      c_start, c_end, labelled, provenance, verified_at, video_id, group_id, d_question, d_answer, pipeline, model,
      users, n) = r
-    video = videos[video_id]
+    record = videos[video_id]
     paths: list = []
     group_out = _EMPTY_GROUP
     life_log = False
     if group_id is not None:
         group = groups[group_id]
         life_log = group["kind"] == "life_log"
-        members = []
-        for m in group["members"]:
-            mv = videos[m["video_id"]]
-            out = {"role": m["role"], "position": m["position"], "offset_s": m["offset_s"],
-                   **{k: v for k, v in mv.items() if k != "metadata" and not k.startswith("_")}, "media_path": ""}
-            if life_log:
-                # A part at virtual offset o covering [o, o + d] shows the overlap of the clip's virtual range.
-                a, b = max(c_start - m["offset_s"], 0.0), min(c_end - m["offset_s"], mv["duration_s"])
-            else:
-                a, b = max(c_start + m["offset_s"], 0.0), max(c_end + m["offset_s"], 0.0)
-            if b > a:
-                paths.append((out, "media_path", media.clip(mv, a, b)))
-            members.append(out)
-        group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"], "members": members}
-    videos_out = []
-    if labelled and labelled != "[]":
-        for item in orjson.loads(labelled):
-            lv = videos.get(item.get("video_id"))
-            start, end = _num(item.get("start_s")), _num(item.get("end_s"))
-            out = {"label": str(item.get("label", "")), "video_id": item.get("video_id") or NO_INT,
-                   "role": str(item.get("role") or ""), "start_s": start, "end_s": end,
-                   "sha256": lv["sha256"] if lv else "", "filename": lv["filename"] if lv else "", "media_path": ""}
-            if lv is not None:
-                a, b = max(start, 0.0), (end if end > 0 else lv["duration_s"])
-                if b > a:
-                    paths.append((out, "media_path", media.clip(lv, a, b)))
-            videos_out.append(out)
+        group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"],
+                     "members": _members(group, videos, c_start, c_end, media, paths)}
+    key = tuple(users) if users else ()
+    names = annotators.get(key)
+    if names is None:
+        names = annotators[key] = sorted({pseudonym(u) for u in key})
     row = {
         "id": qa_id, "project": slug, "qa_type": qa_type, "set_kind": set_kind or "", "answer_kind": answer_kind,
         "paired": bool(paired and group_id is not None), "question": question, "answer": answer,
         "options": orjson.loads(options) if options and options != "null" else [],
         "answer_index": answer_index if answer_index is not None else NO_INT,
         "answer_start_s": _num(a_start), "answer_end_s": _num(a_end), "clip_start_s": c_start, "clip_end_s": c_end,
-        "video": _public_video(video), "media_path": "", "group": group_out, "videos": videos_out,
+        "video": record["public"], "media_path": "", "group": group_out,
+        "videos": _labelled(labelled, videos, media, paths) if labelled and labelled != "[]" else [],
         "provenance": provenance,
         "draft": {"question": d_question, "answer": d_answer, "pipeline": pipeline or "", "model": model or ""}
         if d_question is not None else _EMPTY_DRAFT,
-        "annotators": sorted(pseudonym(u) for u in users) if users else [],
-        "verifications": n or 0, "verified_at": _iso(verified_at),
+        "annotators": names, "verifications": n or 0, "verified_at": verified_at or "",
     }
-    if not life_log:
-        paths.append((row, "media_path", media.clip(video, c_start, c_end)))
+    if media.enabled and not life_log:
+        paths.append((row, "media_path", media.clip(record, c_start, c_end)))
     return row, paths
 
 
@@ -391,6 +418,8 @@ class ClipMedia(Media):
         self.pending: dict[str, tuple[dict, float, float]] = {}
         self.done: dict[str, bool] = {}  # name -> cut (True) or failed (False); bounded like the caches
 
+    enabled = True
+
     def clip(self, video: dict, start_s: float, end_s: float) -> str:
         name = clip_name(video["sha256"], start_s, end_s)
         if name not in self.done and name not in self.pending:
@@ -427,11 +456,11 @@ class ClipMedia(Media):
 
         name, (video, a, b) = item
         what = f"clip {a:.3f}-{b:.3f} s of {video['filename']} (video {video['id']})"
-        if not video["_source_file"]:
+        if not video["source_file"]:
             return name, f"{what}: the video has no stored file"
         tmp = self.folder / f".{name}.part"
         try:
-            with local_copy(video["_source_file"]) as src:
+            with local_copy(video["source_file"]) as src:
                 ffmpeg.run(ffmpeg.clip_args(src, tmp, start_s=a, end_s=b, max_height=self.max_height),
                            timeout_s=ffmpeg.timeout_for(b - a), what=what)
             if not tmp.is_file() or tmp.stat().st_size == 0:

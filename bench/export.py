@@ -1,0 +1,217 @@
+"""Export benchmark (issue 11): 1M verified QA pairs exported in under 60 s with memory flat.
+
+    .venv/bin/python bench/export.py [--sizes 100000,1000000] [--formats jsonl,parquet] [--repeats 1]
+
+Needs the local stack (``scripts/stack.sh start``, or ``make bench-export``).
+
+1. **Seed**, once per size, in a scratch database of its own (``annotator_bench_export``, created
+   and migrated if missing; ``BENCH_EXPORT_DB`` overrides): a project ``bench-export-<size>`` with
+   1,000 videos (750 day, 250 night, the night ones paired with a day one, with the night recipe's
+   mixed-type metadata), a draft run with a job per video, 1,250 units (one per video, one per
+   pair) and ``size`` verified QA pairs: 60% open-ended, 20% multiple choice (4 options), 10% paired
+   multiple choice and 10% paired open-ended, each from a machine draft, with one verifying revision
+   by one of 5 annotators and a second (a double-check) on every fifth. The big tables are filled
+   by ``INSERT ... SELECT generate_series`` in one statement each; a project already holding
+   ``size`` pairs is kept.
+2. **Export**, per size and format, in a child process (``manage.py export_qa`` does the same):
+   ``annotator.qa.exports.export`` to a file under ``.local/bench-export/``; the child prints the
+   rows, seconds, its peak RSS (``ru_maxrss``) and its RSS before the export (Django and the
+   libraries loaded), so "memory flat" reads as the same peak at 100k and 1M.
+
+Prints one line per (size, format): rows, seconds, rows/s, peak RSS and RSS growth during the
+export. Target: 1,000,000 rows in under 60 s, peak RSS the same at 100k and 1M.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# bench/ holds queue.py, which would shadow the standard library's ``queue`` (psycopg imports it):
+# drop this folder (sys.path[0] when run as a script) and put the repository first.
+sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
+
+DB = os.environ.get("BENCH_EXPORT_DB", "annotator_bench_export")
+OUT = REPO / ".local" / "bench-export"
+N_VIDEOS, N_NIGHT, N_ANNOTATORS = 1000, 250, 5
+
+
+def setup_django() -> None:
+    """Django on the scratch database, created if missing and migrated."""
+    import psycopg
+
+    pg = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
+              user=os.environ.get("POSTGRES_USER", "annotator"))
+    with psycopg.connect(**pg, dbname="postgres", autocommit=True) as conn:
+        if not conn.execute("select 1 from pg_database where datname = %s", [DB]).fetchone():
+            conn.execute(f'create database "{DB}"')
+    os.environ["POSTGRES_DB"] = DB
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def seed(size: int) -> str:
+    """The project ``bench-export-<size>`` with ``size`` verified QA pairs (see the module docstring);
+    returns its slug. Kept when it already holds ``size``."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.media.models import Video, VideoGroup, VideoGroupMember
+    from annotator.projects.services import ensure_project
+    from annotator.qa.models import QAPair, QAType, WorkUnit
+
+    slug = f"bench-export-{size}"
+    project = ensure_project(slug)
+    if QAPair.objects.filter(project=project, status="verified").count() == size:
+        return slug
+    started = time.perf_counter()
+    with transaction.atomic():
+        with connection.cursor() as c:  # a half-made earlier seed goes first (revisions refuse DELETE but here)
+            c.execute("alter table qa_revision disable trigger qa_revision_append_only")
+            c.execute("delete from qa_revision r using qa_qapair q where q.id = r.qa_pair_id and q.project_id = %s",
+                      [project.pk])
+            c.execute("alter table qa_revision enable trigger qa_revision_append_only")
+        for model in (QAPair, WorkUnit, VideoGroupMember, VideoGroup):
+            model.objects.filter(**({"group__project": project} if model is VideoGroupMember else {"project": project})).delete()
+        DraftRun.objects.filter(project=project).delete()
+        Video.objects.filter(project=project).delete()
+        QAType.objects.filter(project=project).delete()
+        User = get_user_model()
+        users = [User.objects.get_or_create(username=f"bench-export-{i}")[0] for i in range(N_ANNOTATORS)]
+        types = {slug_: QAType.objects.create(project=project, slug=slug_, name=slug_, paired=paired)
+                 for slug_, paired in (("scene_description", False), ("object_recognition", False),
+                                       ("spatial_reasoning", True))}
+        recipe = [["eq", {"brightness": -0.3, "gamma": 0.8}], ["noise", {"alls": 12}], "tmix"]
+        videos = Video.objects.bulk_create([
+            Video(project=project, sha256=f"{size:08x}{i:056x}", filename=f"clip{i:04d}.mp4", original=f"originals/clip{i:04d}.mp4",
+                  status="ready", duration_s=60.0, fps=30.0, width=1280, height=720,
+                  illumination="night" if i >= N_VIDEOS - N_NIGHT else "day", domain="kitchen",
+                  source="synthetic" if i >= N_VIDEOS - N_NIGHT else "real",
+                  extra={"night_recipe": recipe} if i >= N_VIDEOS - N_NIGHT else {"camera": "gopro"})
+            for i in range(N_VIDEOS)])
+        groups = VideoGroup.objects.bulk_create([VideoGroup(project=project, kind="day_night", name=f"pair {i}")
+                                                 for i in range(N_NIGHT)])
+        VideoGroupMember.objects.bulk_create(
+            [VideoGroupMember(group=g, video=videos[i], role="day") for i, g in enumerate(groups)]
+            + [VideoGroupMember(group=g, video=videos[N_VIDEOS - N_NIGHT + i], role="night", offset_s=0.5)
+               for i, g in enumerate(groups)])
+        run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+        jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in videos])
+        units = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=v, start_s=0, end_s=60) for v in videos])
+        paired = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=videos[i], group=g, start_s=0, end_s=60)
+                                               for i, g in enumerate(groups)])
+        params = {
+            "n": size, "jobs": [j.pk for j in jobs], "units": [u.pk for u in units], "unit_videos": [u.video_id for u in units],
+            "paired": [u.pk for u in paired], "paired_videos": [u.video_id for u in paired], "project": project.pk,
+            "open": types["scene_description"].pk, "mc": types["object_recognition"].pk,
+            "pt": types["spatial_reasoning"].pk, "users": [u.pk for u in users], "run": run.pk,
+        }
+        with connection.cursor() as c:
+            # One draft per QA pair; g % 10 picks the kind: 0-5 open, 6-7 multiple choice, 8 paired MC, 9 paired open.
+            c.execute("""
+                insert into drafts_draft (job_id, qa_type, question, answer, options, answer_index, clip_start_s,
+                                          clip_end_s, source_key, params, created_at)
+                select (%(jobs)s::bigint[])[g %% 1000 + 1],
+                       case when g %% 10 < 6 then 'scene_description' when g %% 10 < 8 then 'object_recognition'
+                            else 'spatial_reasoning' end,
+                       'What happens in part ' || g || ' of the clip?', 'Someone pours water into a glass ' || g,
+                       case when g %% 10 in (6, 7, 8) then '["pan", "cup", "lamp", "shoe"]'::jsonb end,
+                       case when g %% 10 in (6, 7, 8) then 1 end,
+                       (g %% 57)::float, (g %% 57 + 3)::float, 'k' || g, '{}'::jsonb, now()
+                from generate_series(1, %(n)s) g""", params)
+            c.execute("""
+                insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, draft_id, origin, question, answer,
+                                       options, answer_index, clip_start_s, clip_end_s, videos, status, provenance,
+                                       delete_reason, flag_reason, flag_source, version, verified_at, created_at,
+                                       updated_at)
+                select %(project)s,
+                       case when x.k < 8 then (%(units)s::bigint[])[x.g %% 1000 + 1] else (%(paired)s::bigint[])[x.g %% 250 + 1] end,
+                       case when x.k < 8 then (%(unit_videos)s::bigint[])[x.g %% 1000 + 1]
+                            else (%(paired_videos)s::bigint[])[x.g %% 250 + 1] end,
+                       case when x.k < 6 then %(open)s when x.k < 8 then %(mc)s else %(pt)s end,
+                       x.id, 'machine', x.question, case when x.k in (6, 7, 8) then 'cup' else x.answer end,
+                       x.options, x.answer_index, x.clip_start_s, x.clip_end_s, '[]'::jsonb, 'verified',
+                       case when x.g %% 7 = 0 then 'machine_modified' else 'machine_kept' end, '', '', '', 2, now(),
+                       now(), now()
+                from (select d.*, substr(d.source_key, 2)::int as g, substr(d.source_key, 2)::int %% 10 as k
+                      from drafts_draft d join drafts_draftjob j on j.id = d.job_id where j.run_id = %(run)s) x
+                order by x.id""", params)
+            c.execute("""
+                insert into qa_revision (qa_pair_id, actor_user_id, actor_model, action, after, version, created_at)
+                select q.id, (%(users)s::int[])[q.id %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
+                from qa_qapair q where q.project_id = %(project)s
+                union all
+                select q.id, (%(users)s::int[])[(q.id + 1) %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
+                from qa_qapair q where q.project_id = %(project)s and q.id %% 5 = 0""", params)
+    with connection.cursor() as c:
+        c.execute("vacuum analyze qa_qapair, qa_revision, drafts_draft")
+    print(f"seeded {size:,} QA pairs in {time.perf_counter() - started:.1f} s", flush=True)
+    return slug
+
+
+def child(slug: str, fmt: str) -> None:
+    """(Child process.) Export project ``slug`` as ``fmt``; print rows, seconds and RSS as JSON."""
+    setup_django()
+    from annotator.projects.models import Project
+    from annotator.qa import exports
+
+    import pyarrow  # noqa: F401  (loaded before the baseline, as the exporter loads it for parquet)
+
+    project = Project.objects.get(slug=slug)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT / f"{slug}.{'parquet' if fmt == 'parquet' else 'jsonl'}"
+    started = time.perf_counter()
+    result = exports.export(project, fmt, out)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rows": result.rows, "seconds": seconds, "rss_before_mb": before / 1024, "peak_mb": peak / 1024,
+                      "bytes": out.stat().st_size}))
+    out.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--formats", default="jsonl,parquet")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per (size, format); the median is shown")
+    parser.add_argument("--child", nargs=2, metavar=("SLUG", "FORMAT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    setup_django()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    slugs = {size: seed(size) for size in sizes}
+    print(f"{'rows':>10} {'format':>8} {'seconds':>8} {'rows/s':>9} {'peak RSS':>9} {'growth':>8} {'file':>9}")
+    for size in sizes:
+        for fmt in args.formats.split(","):
+            runs = []
+            for _ in range(args.repeats):
+                done = subprocess.run([sys.executable, __file__, "--child", slugs[size], fmt], capture_output=True,
+                                      text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+                if done.returncode != 0:
+                    sys.exit(done.stderr[-3000:])
+                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            run = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+            print(f"{run['rows']:>10,} {fmt:>8} {run['seconds']:>8.1f} {run['rows'] / run['seconds']:>9,.0f} "
+                  f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
+                  f"{run['bytes'] / 2**20:>7.0f}MB", flush=True)
+
+
+if __name__ == "__main__":
+    main()
