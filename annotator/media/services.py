@@ -154,14 +154,18 @@ def on_local_disk() -> bool:
     return True
 
 
+COPY_CHUNK = 1 << 20  # bytes
+
+
 @contextmanager
 def local_copy(name: str) -> Iterator[Path]:
     """A local filesystem path for a stored file: the file itself on disk storage, else a temporary
     copy under ``MEDIA_WORK_DIR``, removed on exit.
 
-    From an S3 bucket the object is streamed to that file by boto3's managed download (in parts,
-    never whole in memory: django-storages' own ``open`` reads an object into a spooled buffer
-    that stays in memory unless ``AWS_S3_MAX_MEMORY_SIZE`` is set). Raises FileNotFoundError when
+    From an S3 bucket the object is streamed to that file by one GET, 1 MiB at a time (never whole
+    in memory: django-storages' own ``open`` reads an object into a spooled buffer that stays in
+    memory unless ``AWS_S3_MAX_MEMORY_SIZE`` is set, and boto3's managed download buffers parts of
+    several ranges at once, 32 MiB of a 48 MiB object here). Raises FileNotFoundError when
     the object is missing, OSError on other storage errors."""
     try:
         yield Path(default_storage.path(name))
@@ -176,7 +180,9 @@ def local_copy(name: str) -> Iterator[Path]:
             # The storage's connection is per thread (exports cut clips from several threads).
             client = default_storage.connection.meta.client
             try:
-                client.download_fileobj(default_storage.bucket_name, default_storage._normalize_name(name), tmp)
+                body = client.get_object(Bucket=default_storage.bucket_name, Key=default_storage._normalize_name(name))["Body"]
+                with body:
+                    shutil.copyfileobj(body, tmp, COPY_CHUNK)
             except ClientError as exc:
                 code = exc.response.get("Error", {}).get("Code", "")
                 if code in ("404", "NoSuchKey"):

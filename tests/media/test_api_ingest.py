@@ -119,6 +119,21 @@ def test_a_json_body_is_415(project, admin_user):
     assert res.status_code == 415
 
 
+def test_a_session_upload_needs_the_csrf_token(project, admin_user, short_video):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    client.get(f"/projects/{project.slug}/videos/")  # sets the CSRF cookie
+    url = f"/api/projects/{project.slug}/videos/"
+    with short_video.open("rb") as fh:
+        assert client.post(url, {"file": fh}).status_code == 403
+    assert Video.objects.count() == 0
+    with short_video.open("rb") as fh:
+        res = client.post(url, {"file": fh}, HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    assert res.status_code == 201 and Video.objects.get().filename == "short.mp4"
+
+
 def test_annotators_may_not_upload(project, annotator, short_video):
     assert _upload(_client(annotator), project, short_video).status_code == 403
     assert Video.objects.count() == 0
@@ -136,6 +151,7 @@ def test_registering_by_key_needs_s3_storage(project, admin_user):
 def test_a_bad_key_is_a_400_naming_it(project, admin_user, key):
     res = _client(admin_user).post(f"/api/projects/{project.slug}/videos/register/", {"key": key}, format="json")
     assert res.status_code == 400 and "key" in res.json()["errors"], res.content
+    assert res.json()["errors"]["key"] != "storage is a local folder"  # refused for the key itself, first
     assert Video.objects.count() == 0
 
 

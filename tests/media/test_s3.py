@@ -164,7 +164,7 @@ def test_a_missing_key_is_a_400_naming_it_and_a_large_object_is_refused_before_d
     client.put_object(Bucket=bucket, Key="incoming/big.mp4", Body=short_video.read_bytes())
     settings.MEDIA_MAX_UPLOAD_BYTES = 1000
     res = _api(admin_user).post(url, {"key": "incoming/big.mp4"}, format="json")
-    assert res.status_code == 400 and "too large" in res.json()["detail"]
+    assert res.status_code == 400 and "'incoming/big.mp4' is too large" in res.json()["detail"]  # from its size alone
     assert Video.objects.count() == 0 and list(Path(django_settings.MEDIA_WORK_DIR).glob("*")) == []
 
 
@@ -187,6 +187,23 @@ def test_local_copy_streams_an_object_to_the_work_folder_and_removes_it(s3, shor
     assert not path.exists()
     with pytest.raises(FileNotFoundError), services.local_copy("incoming/missing.mp4"):
         pass
+
+
+@pytest.mark.django_db
+def test_local_copy_never_holds_a_whole_object_in_memory(s3):
+    import tracemalloc
+
+    client, bucket = s3
+    size = 48 * 1024 * 1024
+    client.put_object(Bucket=bucket, Key="incoming/big.bin", Body=os.urandom(size))
+    tracemalloc.start()
+    try:
+        with services.local_copy("incoming/big.bin") as path:
+            assert path.stat().st_size == size
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 3, f"peak {peak / 2**20:.1f} MiB for a {size / 2**20:.0f} MiB object"
 
 
 @pytest.fixture
