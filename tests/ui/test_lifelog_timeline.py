@@ -1,0 +1,100 @@
+"""The life-log day timeline (X-LeBench seed 002 Sec. 3) in headless Chromium: parts at their
+wall-clock times with the gaps shown, a click at a virtual time plays the right part at the right
+local time, playback crosses a gap to the next part, and the keys move between parts."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from annotator.media.models import Video, VideoGroup
+from tests.conftest import make_video, wait_for
+from tests.ui.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# 08:00:00-08:00:04, gap 6 s, 08:00:10-08:00:14, gap 6 s, 08:00:20-08:00:24: span 24 s.
+STARTS = ["2024-05-01T08:00:00", "2024-05-01T08:00:10", "2024-05-01T08:00:20"]
+SPAN = 24.0
+
+
+@pytest.fixture
+def life_log(worker, project, tmp_path):
+    rows = []
+    for i, start in enumerate(STARTS):
+        make_video(tmp_path / f"p{i}.mp4", seconds=4.0, size=("160x120", "176x144", "192x144")[i], audio=False)
+        rows.append({"path": f"p{i}.mp4", "start": start, "summary": f"activity {i}"})
+    manifest = tmp_path / "day.jsonl"
+    manifest.write_text("\n".join(json.dumps(r) for r in rows))
+    call_command("lifelog_build", "--project", project.slug, "--name", "day", "--manifest", str(manifest), stdout=StringIO())
+    wait_for(lambda: Video.objects.filter(status="ready").count() == 3, what="3 parts transcoded")
+    return VideoGroup.objects.get(name="day")
+
+
+def _click_at(page, t):
+    box = page.locator("#lifelog-track").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * t / SPAN, box["y"] + box["height"] * 0.7)
+
+
+def _state(page):
+    return page.evaluate("() => ({part: lifelog.player.part, local: lifelog.player.localTime, "
+                         "virtual: lifelog.player.currentTime, src: document.getElementById('lifelog-video').currentSrc, "
+                         "playing: !document.getElementById('lifelog-video').paused})")
+
+
+def test_click_plays_the_right_part_and_playback_crosses_gaps(live_server, browser, project, admin_user, life_log):
+    context, page = log_in(browser, live_server.url, "boss", "pw-boss-123")
+    page.goto(f"{live_server.url}/projects/{project.slug}/lifelogs/")
+    page.get_by_role("link", name="day").click()
+    expect(page.locator(".lifelog-block")).to_have_count(3)
+    expect(page.locator(".lifelog-gap-row")).to_have_text([
+        "gap 08:00:04 – 08:00:10: 6 s not recorded", "gap 08:00:14 – 08:00:20: 6 s not recorded"])
+    expect(page.locator("#lifelog-summary")).to_contain_text("3 parts from 08:00:00 to 08:00:24")
+    urls = [p["url"] for p in page.evaluate("() => JSON.parse(document.getElementById('lifelog-config').textContent).parts")]
+
+    # A click at virtual 12 s (08:00:12) plays part 2 at 2 s of its video.
+    _click_at(page, 12.0)
+    page.wait_for_function("() => lifelog.player.part === 1 && !document.getElementById('lifelog-video').paused "
+                           "&& document.getElementById('lifelog-video').readyState >= 2")
+    s = _state(page)
+    assert s["src"].endswith(urls[1])
+    assert 1.8 <= s["local"] <= 3.0, s
+    expect(page.locator("#lifelog-clock")).to_contain_text("08:00:1")
+
+    # Space pauses; a click in a gap (virtual 6 s) plays the next part from its start.
+    page.keyboard.press("Space")
+    page.wait_for_function("() => document.getElementById('lifelog-video').paused")
+    _click_at(page, 6.0)
+    expect(page.locator("#lifelog-note")).to_have_text("Skipped 4 s not recorded (08:00:06 – 08:00:10).")
+    page.wait_for_function("() => lifelog.player.part === 1 && lifelog.player.localTime < 1.0 "
+                           "&& !document.getElementById('lifelog-video').paused")
+    assert 10.0 <= _state(page)["virtual"] < 11.0
+
+    # Played from 3 s of part 1, playback ends it, jumps the 6 s gap and goes on in part 2.
+    _click_at(page, 3.0)
+    page.wait_for_function("() => lifelog.player.part === 0")
+    page.wait_for_function("() => lifelog.player.part === 1 && lifelog.player.localTime > 0.2 "
+                           "&& !document.getElementById('lifelog-video').paused", timeout=15000)
+    s = _state(page)
+    assert s["src"].endswith(urls[1]) and s["virtual"] >= 10.2, s
+    expect(page.locator("#lifelog-note")).to_have_text("Skipped 6 s not recorded (08:00:04 – 08:00:10).")
+
+    # Keyboard: End goes to the last part, PageUp back one, Space pauses.
+    page.locator("#lifelog-track").focus()
+    page.keyboard.press("End")
+    page.wait_for_function("() => lifelog.player.part === 2")
+    page.keyboard.press("PageUp")
+    page.wait_for_function("() => lifelog.player.part === 1")
+    page.keyboard.press("Space")
+    page.wait_for_function("() => lifelog.player.paused && document.getElementById('lifelog-video').paused")
+    expect(page.locator("#lifelog-play")).to_have_text("Play")
+    context.close()
+
+
+def test_annotators_do_not_see_life_logs(live_server, browser, project, annotator, admin_user, life_log):
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    response = page.goto(f"{live_server.url}/projects/{project.slug}/lifelogs/{life_log.pk}/")
+    assert response.status == 403
+    context.close()
