@@ -39,7 +39,7 @@ def _draft(project, video, specs):
 
 
 def test_set_drafts_on_the_ego_video_get_one_unit_per_set_over_the_common_time(project, ego_set):
-    ego, a, b, group = ego_set
+    ego, _, b, group = ego_set
     other = make_ego_exo_set(ego, [(b, 0.0)], name="second take")
     _draft(project, ego, [
         DraftSpec("action_relation", "Which view shows the same action?", "exo 1", 0.0, 10.0, source_key="ar"),
@@ -71,7 +71,7 @@ def test_a_day_night_pair_of_the_ego_video_does_not_take_set_drafts(project, ego
 
 
 def test_the_payload_shows_the_ego_then_each_exo_with_label_offset_and_urls(project, ego_set, annotator):
-    ego, a, b, group = ego_set
+    ego, a, b, _ = ego_set
     _draft(project, ego, [DraftSpec("action_relation", "Which view?", "exo 1", 0.0, 10.0, source_key="ar")])
     item = claim_next(project, annotator)
     payload = unit_payload(item, annotator)

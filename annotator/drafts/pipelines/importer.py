@@ -16,7 +16,17 @@ blank lines are skipped; at most ``MAX_ROWS`` rows and ``MAX_BYTES`` bytes. Two 
                                                  "B" or the option's text),
        "options": [TEXT, ...] | null, "answer_index": INT | null,
        "clip": {"start_s": S, "end_s": S} | "clip_start_s"/"clip_end_s" (seconds; default the whole video),
-       "id": the original id, "model": the model that wrote it}
+       "id": the original id, "model": the model that wrote it,
+       "videos": [{"label": "Video 1", "video": SHA256 | FILENAME | {...}  or  "video_id": ID,
+                   "role": "query" | "reference" | "candidate", "start_s": S, "end_s": S}, ...] | absent}
+
+``videos`` are the labelled videos of an item whose options are videos (EgoExoBench seed 001 Fig. 2:
+a query or reference video and candidates "Video 1", "Video 2", ...): at most
+``MAX_LABELLED_VIDEOS``, labels unique, each a video of the project, its range (default the whole
+video) within it. When some are candidates, ``options`` are exactly the candidates' labels in the
+order listed and the answer names one of them; otherwise the options are free text that may
+mention the labels ("In Video 1 ..."). They are kept on the draft (``params["videos"]``) and on its
+QA pair (``QAPair.videos``, with ``video_id``) as [{label, video_id, role, start_s, end_s}].
 
 A row names its video by SHA-256 of content (64 hex digits; decides when given) or by file name
 within the project. Every draft keeps its provenance in ``Draft.params``: ``imported_from`` (the
@@ -70,6 +80,9 @@ MAX_UNKNOWN_SHOWN = 100
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
 LETTER = re.compile(r"^\(?([A-Za-z])\)?[.):]?$")
+MAX_LABELLED_VIDEOS = 10
+LABEL_MAX = 40
+VIDEO_ROLES = ("query", "reference", "candidate")
 
 
 class RowError(ValueError):
@@ -123,6 +136,48 @@ def _clip(row: dict) -> tuple[float, float] | None:
     return start, end
 
 
+def _labelled_videos(value, options) -> list[dict] | None:
+    """A row's ``videos`` (see the module docstring) as [{label, video (a ref as ``_video_ref``) or
+    video_id, role, range: [start_s, end_s] | None}], checked for shape; None when absent. The
+    videos and their ranges are checked against the project in ``Import._resolve``."""
+    if value is None or value == []:  # the export writes [] for items without labelled videos
+        return None
+    if not isinstance(value, list) or len(value) > MAX_LABELLED_VIDEOS:
+        raise RowError(f"videos must be a list of at most {MAX_LABELLED_VIDEOS} labelled videos")
+    out, seen = [], set()
+    for k, entry in enumerate(value, start=1):
+        if not isinstance(entry, dict):
+            raise RowError(f"videos[{k}] must be an object with label, video, role")
+        label = entry.get("label")
+        if not isinstance(label, str) or not label.strip() or len(label.strip()) > LABEL_MAX:
+            raise RowError(f"videos[{k}].label must be a non-empty text of at most {LABEL_MAX} characters")
+        label = label.strip()
+        if " ".join(label.lower().split()) in seen:
+            raise RowError(f"videos: the label {label!r} is used twice")
+        seen.add(" ".join(label.lower().split()))
+        if entry.get("role") not in VIDEO_ROLES:
+            raise RowError(f"videos[{k}].role must be one of {', '.join(VIDEO_ROLES)}")
+        vid = entry.get("video_id")
+        if entry.get("video") is None and isinstance(vid, int) and not isinstance(vid, bool) and 0 < vid < 2**63:
+            ref = {"id": vid}
+        else:
+            try:
+                ref = _video_ref(entry.get("video"))
+            except RowError:
+                raise RowError(f"videos[{k}] ({label}) must name its video: video (a SHA-256 or file name) "
+                               f"or video_id") from None
+        span = None
+        if entry.get("start_s") is not None or entry.get("end_s") is not None:
+            span = (_seconds(entry.get("start_s"), f"{label} start_s"), _seconds(entry.get("end_s"), f"{label} end_s"))
+            if span[1] <= span[0]:
+                raise RowError(f"{label} must end after it starts")
+        out.append({"label": label, "video": ref, "role": entry["role"], "range": span})
+    candidates = [v["label"] for v in out if v["role"] == "candidate"]
+    if candidates and (options is None or [o.strip() for o in options] != candidates):
+        raise RowError("options must be the candidate videos' labels in the order listed: " + ", ".join(candidates))
+    return out
+
+
 def parse_row(row) -> dict:
     """One line's object as the normalized row the jobs read; raises RowError saying what is wrong.
 
@@ -168,6 +223,7 @@ def parse_row(row) -> dict:
         if kind == "qa" and " ".join(answer.lower().split()) != " ".join(options[index].lower().split()):
             raise RowError(f"answer is not the option at answer_index {index}")
         answer = options[index]
+    videos = _labelled_videos(row.get("videos"), options)
     original_id = row.get("id")
     if isinstance(original_id, bool) or not (original_id is None or isinstance(original_id, int)
                                              or (isinstance(original_id, str) and len(original_id) <= 200)):
@@ -185,7 +241,7 @@ def parse_row(row) -> dict:
         original = {"truth_index": truth_index}
     return {"video": video, "qa_type": qa_type.strip(), "question": question, "answer": answer, "options": options,
             "answer_index": index, "clip": _clip(row), "kind": kind, "original_id": original_id, "model": model,
-            "original": original}
+            "original": original, "videos": videos}
 
 
 def _lines(path: Path, digest):
@@ -201,6 +257,35 @@ def _lines(path: Path, digest):
                 continue
             if text.strip():
                 yield number, text
+
+
+def _resolve_labelled(videos, project, by_sha, by_name, by_id) -> list[dict] | None:
+    """A row's labelled videos (``_labelled_videos``) as stored: [{label, video_id, role, start_s,
+    end_s}], each a usable video of ``project`` with its range within it (default the whole video).
+    Raises RowError naming the label."""
+    if not videos:
+        return None
+    out = []
+    for v in videos:
+        ref, label = v["video"], v["label"]
+        if "id" in ref:
+            video, shown = by_id.get(ref["id"]), f"id {ref['id']}"
+        elif "sha256" in ref:
+            video, shown = by_sha.get(ref["sha256"]), ref["sha256"]
+        else:
+            named = by_name.get(ref["filename"], [])
+            if len(named) > 1:
+                raise RowError(f"{label}: {len(named)} videos are named {ref['filename']}: name it by its sha256")
+            video, shown = (named[0] if named else None), ref["filename"]
+        if video is None:
+            raise RowError(f"{label}: no video {shown} in project {project.slug}")
+        if video.status == Video.Status.FAILED or not video.duration_s:
+            raise RowError(f"{label}: video {video.filename} has no usable footage (failed or not probed)")
+        start, end = v["range"] or (0.0, video.duration_s)
+        if end > video.duration_s + 1e-6:
+            raise RowError(f"{label}: {start:g}-{end:g} s is not within {video.filename} ({video.duration_s:g} s)")
+        out.append({"label": label, "video_id": video.pk, "role": v["role"], "start_s": start, "end_s": end})
+    return out
 
 
 class Import(PipelineDef):
@@ -267,10 +352,11 @@ class Import(PipelineDef):
     def _resolve(project, rows: list[tuple[int, dict]]) -> tuple[list[tuple[int, dict]], list[dict], list[tuple[int, str]]]:
         """Rows with ``video_id`` and their clip checked against the video; the unknown-video
         reports ({line, video, reason}); and the errors (line, why) of clips outside their video."""
-        by_sha, by_name = {}, {}
+        by_sha, by_name, by_id = {}, {}, {}
         for video in Video.objects.filter(project=project).only("id", "sha256", "filename", "duration_s", "status"):
             by_sha[video.sha256] = video
             by_name.setdefault(video.filename, []).append(video)
+            by_id[video.pk] = video
         known, unknown, errors = [], [], []
         for number, row in rows:
             ref = row["video"]
@@ -294,7 +380,13 @@ class Import(PipelineDef):
                 why = f"the clip starts at {clip[0]:g} s, after the end of {video.filename} ({video.duration_s:g} s)"
                 errors.append((number, why))
                 continue
-            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], video.duration_s)]}))
+            try:
+                labelled = _resolve_labelled(row.get("videos"), project, by_sha, by_name, by_id)
+            except RowError as exc:
+                errors.append((number, str(exc)))
+                continue
+            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], video.duration_s)],
+                                   "videos": labelled}))
         return known, unknown, errors
 
     def select(self, run):
@@ -316,6 +408,8 @@ class Import(PipelineDef):
                           "kind": row["kind"], "original_id": row["original_id"], "model": row["model"]}
             if row["original"] is not None:
                 provenance["original"] = row["original"]
+            if row.get("videos"):
+                provenance["videos"] = row["videos"]  # copied to the QA pair's videos when its unit opens
             specs.append(DraftSpec(row["qa_type"], row["question"], row["answer"], *row["clip"],
                                    source_key=f"line-{row['line']}", options=row["options"],
                                    answer_index=row["answer_index"], params=provenance))
