@@ -91,6 +91,7 @@
     let view = [0, 0];          // the visible window [start, end], seconds
     let cues = [];
     let dragging = false;
+    let loading = null;         // the latest thumbnails request
 
     const root = el("div", "timeline");
     const track = el("div", "tl-track");
@@ -245,16 +246,20 @@
       get thumbnails() { return cues.length; },
       // Fetch and parse the thumbnails VTT; resolves to the number of cues (0: no thumbnails).
       async loadThumbnails(url) {
+        const token = (loading = {});  // a newer call (the next unit) wins over this one
         cues = [];
+        root.dataset.thumbnails = "0";
         if (!url) return 0;
+        let found = [];
         try {
           const abs = new URL(url, window.location.href).href;
           const res = await fetch(abs, { credentials: "same-origin" });
-          if (!res.ok) return 0;
-          cues = parseThumbnailsVtt(await res.text(), abs);
+          if (res.ok) found = parseThumbnailsVtt(await res.text(), abs);
         } catch (e) {
-          cues = [];
+          found = [];  // unreadable or offline: no thumbnails, the timeline works without
         }
+        if (token !== loading) return 0;
+        cues = found;
         root.dataset.thumbnails = String(cues.length);
         return cues.length;
       },

@@ -70,6 +70,7 @@ def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zoom
     video = _single(project, tmp_path)
     assert video.thumbnails_vtt.name  # the worker made sprites and their WebVTT
     context, page = _open(browser, live_server)
+    expect(page.locator(".timeline")).to_have_attribute("data-thumbnails", "12")  # one a second
     leader_time = f"() => {LEADER}.currentTime"
 
     page.mouse.click(*_track_at(page, 0.75))                   # click: seek to 9 s of 12
@@ -118,7 +119,8 @@ def test_a_missing_thumbnails_vtt_means_no_thumbnail_and_the_timeline_still_seek
     context, page = _open(browser, live_server)
     page.mouse.move(*_track_at(page, 0.5))
     expect(page.locator(".tl-tip-time")).to_have_text("0:06.0")
-    expect(page.locator(".tl-thumb")).to_be_hidden()
+    expect(page.locator(".timeline")).to_have_attribute("data-thumbnails", "0")
+    expect(page.locator(".tl-thumb")).to_have_attribute("hidden", "")
     page.mouse.click(*_track_at(page, 0.5))
     page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - 6.0) < 0.2")
     context.close()
