@@ -30,7 +30,6 @@ from rest_framework.views import APIView
 
 from annotator.errors import Invalid
 from annotator.media import services
-from annotator.media.manifest import ManifestEntry
 from annotator.media.models import Video
 from annotator.projects import access
 from api import serializers as s
@@ -111,10 +110,9 @@ class ManifestFieldsIn(serializers.Serializer):
 
     METADATA = ("source", "illumination", "difficulty", "view", "domain", "scenario")
 
-    def entry(self, name: str) -> ManifestEntry:
-        """The validated metadata as a manifest entry for file ``name`` (blank values left out)."""
-        fields = {k: v for k, v in self.validated_data.items() if k in self.METADATA and v}
-        return ManifestEntry(file=name, fields=fields)
+    def metadata(self) -> dict[str, str]:
+        """The validated metadata given (blank values left out)."""
+        return {k: v for k, v in self.validated_data.items() if k in self.METADATA and v}
 
 
 class VideoUploadIn(ManifestFieldsIn):
@@ -128,11 +126,18 @@ class VideoRegisterIn(ManifestFieldsIn):
                                           "prefixes originals/, renditions/, hls/, thumbs/, frames/, studyclips/, ...).")
 
 
-def _answer(result: services.IngestResult, request) -> Response:
-    """The ingested video (``VideoOut``): 201 for a new row (queued, or recorded as failed), 200 for
-    content the project already had. A failure that made no row (no such file, too large) is a 400."""
+def _answer(result: services.IngestResult, metadata: dict[str, str], request) -> Response:
+    """The ingested video (``VideoOut``), with ``metadata`` set on it: 201 for a new row (queued, or
+    recorded as failed), 200 for content the project already had. A failure that made no row (no
+    such file, too large) is a 400.
+
+    The metadata is set here rather than passed to ingest as a manifest entry: an entry also
+    replaces a video's ``annotations`` and ``extra``, which a re-upload of known content would
+    then wipe."""
     if result.video_id is None:
         raise Invalid(f"could not ingest {result.path}: {result.reason}", errors={"file": result.reason})
+    if metadata:
+        Video.objects.filter(pk=result.video_id).update(**metadata)
     video = Video.objects.get(pk=result.video_id)
     already = result.outcome == "duplicate" or result.reason.startswith("already ingested")
     return Response(s.VideoOut(video, context={"request": request}).data, status=200 if already else 201)
@@ -171,8 +176,8 @@ class VideoListUploadView(VideoListView):
         name = os.path.basename(upload.name.replace("\\", "/")).strip() or "upload"
         if any(ord(c) < 32 for c in name):
             raise Invalid("the file name has control characters", errors={"file": "control characters in the name"})
-        result = services.ingest_file(project, Path(upload.temporary_file_path()), data.entry(name), filename=name)
-        return _answer(result, request)
+        result = services.ingest_file(project, Path(upload.temporary_file_path()), filename=name)
+        return _answer(result, data.metadata(), request)
 
 
 class VideoRegisterView(APIView):
@@ -186,5 +191,5 @@ class VideoRegisterView(APIView):
         if not data.is_valid():
             raise Invalid("the registration has errors; nothing was saved", errors=flatten(data.errors))
         key = data.validated_data["key"]
-        result = services.register_stored(project, key, data.entry(Path(key).name))
-        return _answer(result, request)
+        result = services.register_stored(project, key)
+        return _answer(result, data.metadata(), request)

@@ -56,6 +56,16 @@ def test_the_same_content_again_answers_200_with_the_existing_video(project, adm
     assert Video.objects.count() == 1 and Video.objects.get().scenario == "street"
 
 
+def test_a_re_upload_sets_the_metadata_given_and_keeps_the_annotations(project, admin_user, short_video):
+    video_id = _upload(_client(admin_user), project, short_video, domain="kitchen").json()["id"]
+    Video.objects.filter(pk=video_id).update(annotations={"description": "a cook"}, extra={"camera": "gopro"})
+    res = _upload(_client(admin_user), project, short_video, illumination="night")
+    assert res.status_code == 200
+    video = Video.objects.get()
+    assert (video.domain, video.illumination) == ("kitchen", "night")
+    assert (video.annotations, video.extra) == ({"description": "a cook"}, {"camera": "gopro"})
+
+
 def test_an_upload_is_written_to_the_work_folder_as_it_arrives(project, admin_user, short_video, monkeypatch):
     seen = []
     real = services.ingest_file
