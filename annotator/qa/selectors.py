@@ -9,7 +9,7 @@ import json
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
-from annotator.media.models import Video, VideoGroupMember
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.media.selectors import member_label, ordered_members
 from annotator.media.urls import media_url, media_urls  # noqa: F401 (media_url: imported from here by studies)
 from annotator.projects.models import Project
@@ -139,6 +139,7 @@ def unit_payload(item: QueueItem, user) -> dict:
     with_labelled_videos(qa_pairs)
     own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
     paired = any(v["role"] == VideoGroupMember.Role.NIGHT for v in videos)  # a day-night pair, not an ego-exo set
+    life_log = _life_log_payload(group_id, videos) if any(v["role"] == VideoGroupMember.Role.PART for v in videos) else None
     return {
         "id": unit_id,
         "project": item.project.slug,
@@ -150,6 +151,7 @@ def unit_payload(item: QueueItem, user) -> dict:
                   "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS},
         "video": videos[0],
         "videos": videos,
+        "life_log": life_log,
         "qa_pairs": qa_pairs,
         "delete_reasons": [
             {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
@@ -161,6 +163,26 @@ def unit_payload(item: QueueItem, user) -> dict:
                     "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
                     "time_spent_ms": carried.time_spent_ms} if carried else None,
     }
+
+
+def _life_log_payload(group_id: int, videos: list[dict]) -> dict:
+    """A life-log unit's log (X-LeBench seed 002 Sec. 3), for playing it in virtual time
+    (``static/js/virtual_player.js``: the ``parts`` are ``videos`` entries, each placed at virtual
+    second ``offset_s`` after ``start``; the unit's range, clips and interval answers are virtual
+    seconds)::
+
+        {"id", "name", "start": ISO 8601 datetime, "span_s": end of the last part, "parts": [video...],
+         "gaps": [{"start_s", "end_s", "duration_s"}]}
+
+    One query (the group's name and start)."""
+    from annotator.media.lifelogs import Part, gaps
+
+    group = VideoGroup.objects.only("name", "params").get(pk=group_id)
+    parts = [v for v in videos if v["role"] == VideoGroupMember.Role.PART]
+    plain = [Part(i, v["id"], v["offset_s"], v["duration_s"] or 0.0) for i, v in enumerate(parts)]
+    return {"id": group_id, "name": group.name, "start": group.params.get("start", ""),
+            "span_s": plain[-1].end_s if plain else 0.0, "parts": parts,
+            "gaps": [{"start_s": a, "end_s": b, "duration_s": b - a} for a, b in gaps(plain)]}
 
 
 def with_labelled_videos(qa_pairs: list[dict]) -> None:

@@ -59,8 +59,10 @@ def chosen(project: Project, unit_id: int, what: str, share: float) -> bool:
 # ----------------------------------------------------------------------------- units from drafts
 
 def groups_led_by(video: Video, kind: str, role: str) -> list[VideoGroup]:
-    """Groups of ``kind`` in which ``video`` is the member with ``role`` (the lead: day or ego)."""
-    return list(VideoGroup.objects.filter(kind=kind, members__video=video, members__role=role).order_by("id"))
+    """Groups of ``kind`` in which ``video`` is the member with ``role`` at position 0 (the lead: day,
+    ego, or a life log's first part)."""
+    return list(VideoGroup.objects.filter(kind=kind, members__video=video, members__role=role,
+                                          members__position=0).order_by("id"))
 
 
 def day_night_groups_of(video: Video) -> list[VideoGroup]:
@@ -71,9 +73,12 @@ def day_night_groups_of(video: Video) -> list[VideoGroup]:
 def asked_of(qa_type: QAType) -> tuple[str, str] | None:
     """The group kind a QA type is asked of and the role its video leads it in: an ego-exo set
     (``set_kind`` ego_exo, EgoExoBench seed 001 Sec. 3) by its ego video, a day-night pair (``paired``,
-    EgoNight seed 000 Sec. 3.2) by its day video; None for one video."""
+    EgoNight seed 000 Sec. 3.2) by its day video, a life log (``set_kind`` life_log, X-LeBench seed
+    002 Sec. 3) by its first part; None for one video."""
     if qa_type.set_kind == QAType.SetKind.EGO_EXO:
         return VideoGroup.Kind.EGO_EXO, VideoGroupMember.Role.EGO
+    if qa_type.set_kind == QAType.SetKind.LIFE_LOG:
+        return VideoGroup.Kind.LIFE_LOG, VideoGroupMember.Role.PART
     if qa_type.paired:
         return VideoGroup.Kind.DAY_NIGHT, VideoGroupMember.Role.DAY
     return None
@@ -86,7 +91,10 @@ def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *
     Drafts of QA types asked of a group (``asked_of``) go to one unit per group that ``video``
     leads: paired types on the day video of day-night pairs (the same question asked of both
     videos, EgoNight seed 000 Sec. 3.2), ego-exo types on the ego video of ego-exo sets (one unit
-    shows every view, EgoExoBench seed 001 Sec. 3). Drafts whose video leads no such group, and all
+    shows every view, EgoExoBench seed 001 Sec. 3), life-log types on the first part of life logs
+    (one unit over the whole log in virtual seconds, X-LeBench seed 002 Sec. 3: the drafts' clip
+    times, and an interval answer in ``params["answer_start_s"/"answer_end_s"]``, are virtual
+    seconds after the log's start). Drafts whose video leads no such group, and all
     others, go to one unit on the video alone. Must run inside the caller's transaction (the
     draft job's).
     """
@@ -111,7 +119,9 @@ def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *
 
 def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
     start_s, end_s = 0.0, video.duration_s
-    if group is not None:  # the time every member has footage, in the lead video's time
+    if group is not None and group.kind == VideoGroup.Kind.LIFE_LOG:  # the whole log, in virtual seconds
+        start_s, end_s = 0.0, life_log_span(group)
+    elif group is not None:  # the time every member has footage, in the lead video's time
         start_s, end_s = group_window(group.members.select_related("video"))
     unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=start_s, end_s=end_s)
 
@@ -122,7 +132,7 @@ def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
         QAPair(project=project, unit=unit, video=video, qa_type=types[d.qa_type], draft=d,
                origin=QAPair.Origin.MACHINE, question=d.question, answer=d.answer, options=d.options,
                answer_index=d.answer_index, clip_start_s=clamp(d.clip_start_s), clip_end_s=clamp(d.clip_end_s),
-               videos=(d.params or {}).get("videos") or [])
+               videos=(d.params or {}).get("videos") or [], **_draft_interval(d, types[d.qa_type], clamp))
         for d in drafts if clamp(d.clip_start_s) < clamp(d.clip_end_s)
     ])
     Revision.objects.bulk_create([
@@ -133,6 +143,26 @@ def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
         items += [QueueItem(project=project, unit=unit, kind=QueueItem.Kind.OVERLAP, seq=i) for i in range(1, project.overlap_k)]
     QueueItem.objects.bulk_create(items)
     return unit
+
+
+def life_log_span(group: VideoGroup) -> float:
+    """Virtual seconds from a life log's start to the end of its last part (0 when it has none)."""
+    from annotator.media.lifelogs import parts_of
+
+    parts = parts_of(group)
+    return parts[-1].end_s if parts else 0.0
+
+
+def _draft_interval(draft: Draft, qa_type: QAType, clamp) -> dict:
+    """The interval answer a draft of an interval QA type carries (``params["answer_start_s"]`` and
+    ``["answer_end_s"]``, seconds in the unit's time base), clamped to the unit; none when missing,
+    not numbers, or empty after clamping."""
+    params = draft.params or {}
+    a, b = params.get("answer_start_s"), params.get("answer_end_s")
+    if qa_type.answer_kind != QAType.AnswerKind.INTERVAL or isinstance(a, bool) or isinstance(b, bool) \
+            or not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not clamp(a) < clamp(b):
+        return {}
+    return {"answer_start_s": clamp(float(a)), "answer_end_s": clamp(float(b))}
 
 
 @transaction.atomic
