@@ -387,16 +387,18 @@
   }
   function toggleAudio() { audioOn = !audioOn; applyAudio(); }
 
+  const nameOf = (p) => p.meta.label || p.meta.role;  // "day", "night", "ego", "exo 1"
+
   // Brightness per player: a slider each (1 = as recorded). L toggles the night player's (the
   // only player's for a single video) between as recorded and bright.
   function setupBrightness() {
     const box = $("brightness");
     box.replaceChildren(el("span", { class: "muted" }, "Brightness"), ...players.map((p, i) => {
       const input = el("input", { type: "range", min: "0.5", max: "3", step: "0.1", value: String(p.bright),
-        "data-role": p.meta.role, "aria-label": "brightness of the " + (p.meta.role === "single" ? "video" : p.meta.role + " video"),
+        "data-role": p.meta.role, "aria-label": "brightness of the " + (p.meta.role === "single" ? "video" : nameOf(p) + " video"),
         oninput: (e) => { p.bright = parseFloat(e.target.value); applyBright(p); } });
       p.slider = input;
-      return el("label", { class: "bright-control" }, players.length > 1 ? p.meta.role + " " : "", input);
+      return el("label", { class: "bright-control" }, players.length > 1 ? nameOf(p) + " " : "", input);
     }));
     players.forEach(applyBright);
   }
@@ -431,10 +433,10 @@
     $("swipe").value = String(swipeAt);
     $("swipe-label").hidden = !(ab && compare === "swipe");
     $("flip").hidden = !(ab && compare === "flicker");
-    if (players.length === 2) $("flip").textContent = "Showing " + players[flickerShows].meta.role + " (B)";
+    if (players.length === 2) $("flip").textContent = "Showing " + nameOf(players[flickerShows]) + " (B)";
   }
   function setCompare(mode) { compare = mode; $("compare").value = mode; applyCompare(); }
-  function cycleCompare() { setCompare({ side: "flicker", flicker: "swipe", swipe: "side" }[compare]); }
+  function cycleCompare() { if (players.length === 2) setCompare({ side: "flicker", flicker: "swipe", swipe: "side" }[compare]); }
   function flip() {
     if (players.length !== 2) return;
     if (compare === "side") compare = "flicker";

@@ -37,7 +37,8 @@ def _open(browser, live_server, n_videos=1):
     return context, page
 
 
-def _single(project, tmp_path, seconds=12.0):
+def _single(project, tmp_path, seconds=12.0, specs=None):
+    """A 12 s video ingested by the worker, with one draft (``specs``: others) in one unit."""
     clip = make_video(tmp_path / "walk.mp4", seconds=seconds)
     call_command("ingest", str(clip), "--project", project.slug, "--wait", stdout=StringIO())
     video = Video.objects.get(filename="walk.mp4")
@@ -45,8 +46,8 @@ def _single(project, tmp_path, seconds=12.0):
     QAType.objects.create(project=project, slug="temporal_localisation", name="Temporal localisation",
                           answer_kind=QAType.AnswerKind.INTERVAL)
     job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=video)
-    save_drafts(job, [DraftSpec("scene_description", "What pattern is shown?", "colour bars", 0.0, 3.0, source_key="a")],
-                actor="t")
+    save_drafts(job, specs or [DraftSpec("scene_description", "What pattern is shown?", "colour bars", 0.0, 3.0,
+                                         source_key="a")], actor="t")
     return video
 
 
@@ -240,4 +241,32 @@ def test_day_night_players_are_larger_sound_is_the_leaders_and_ab_flicker_swipe_
     assert page.evaluate(visible) == ["visible", "visible"]
     assert page.evaluate(SIZES) == [[dw, dh], [nw, nh]]
     page.screenshot(path=str(tmp_path / "day-night.png"))
+    context.close()
+
+
+def test_modifying_a_draft_interval_answer_with_shift_i_and_shift_o_saves_it(
+        worker, live_server, browser, project, annotator, tmp_path):
+    _single(project, tmp_path, specs=[DraftSpec("temporal_localisation", "When does the counter show 7?", "7-8 s",
+                                                 0.0, 12.0, source_key="t")])
+    pair = QAPair.objects.get(qa_type__slug="temporal_localisation")
+    QAPair.objects.filter(pk=pair.pk).update(answer_start_s=7.0, answer_end_s=8.0)
+    context, page = _open(browser, live_server)
+    cards = page.locator("#cards > li")
+    expect(cards).to_have_count(1)
+    card = cards.nth(0)
+    expect(card).to_contain_text("Answer interval: 7.00 s – 8.00 s")
+    expect(page.locator(".tl-range.answer")).to_have_count(1)
+    page.keyboard.press("e")
+    page.keyboard.press("Escape")
+    for fraction, key in ((6 / 12, "Shift+I"), (9 / 12, "Shift+O")):
+        page.mouse.click(*_track_at(page, fraction))
+        page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - {fraction * 12}) < 0.2")
+        page.keyboard.press(key)
+    start = float(card.locator("[data-field=answer_start_s]").input_value())
+    end = float(card.locator("[data-field=answer_end_s]").input_value())
+    assert abs(start - 6) < 0.2 and abs(end - 9) < 0.2
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#submit-status")).to_contain_text("0 kept, 1 modified")
+    pair.refresh_from_db()
+    assert (pair.answer_start_s, pair.answer_end_s, pair.provenance) == (start, end, "machine_modified")
     context.close()
