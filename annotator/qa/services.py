@@ -331,7 +331,8 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit, interva
         if d.action == "delete":
             if d.reason not in QAPair.DeleteReason.values:
                 errors[f"{where}.reason"] = "choose a reason: " + ", ".join(QAPair.DeleteReason.values)
-            elif d.reason == QAPair.DeleteReason.INCONSISTENT and unit.group_id is None:
+            elif d.reason == QAPair.DeleteReason.INCONSISTENT and (
+                    unit.group_id is None or unit.group.kind != VideoGroup.Kind.DAY_NIGHT):
                 errors[f"{where}.reason"] = "inconsistent across day and night applies only to a day-night pair"
         elif d.action == "modify":
             new = _proposed(base, d)

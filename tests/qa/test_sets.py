@@ -93,3 +93,19 @@ def test_the_holder_of_a_set_unit_may_fetch_every_view_and_others_none(project, 
     claim_next(project, annotator)
     assert [may_see_video(annotator, v) for v in (ego, a, b)] == [True, True, True]
     assert [may_see_video(annotator2, v) for v in (ego, a, b)] == [False, False, False]
+
+
+def test_inconsistent_across_day_and_night_is_no_reason_to_delete_an_ego_exo_item(project, ego_set, annotator):
+    from annotator.errors import Invalid
+    from annotator.qa.models import QAPair
+    from annotator.qa.services import Decision, submit_unit
+
+    ego = ego_set[0]
+    _draft(project, ego, [DraftSpec("action_relation", "Which view?", "exo 1", 0.0, 10.0, source_key="ar")])
+    item = claim_next(project, annotator)
+    pair = item.unit.qa_pairs.get()
+    with pytest.raises(Invalid) as refused:
+        submit_unit(item.unit_id, annotator, idempotency_key="k", time_spent_ms=None, additions=[],
+                    decisions=[Decision(pair.pk, "delete", reason="inconsistent")])
+    assert refused.value.errors == {"decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"}
+    assert QAPair.objects.get(pk=pair.pk).status == "draft"
