@@ -100,8 +100,10 @@ def unit_payload(item: QueueItem, user) -> dict:
 
     Never includes who else completed a pass of the unit; an overlap pass shows the machine drafts as drafted,
     not what the first pass made of them. Times in seconds, lease times ISO 8601. This is served on
-    every claim, so it costs one query, plus one for a day-night pair's videos and one when the
-    claim found an autosave.
+    every claim, so it costs one query, plus one for a group's videos (a day-night pair, an ego-exo
+    set: every member in display order with its ``label`` and ``offset_s``), one for the labelled
+    videos of its QA pairs (``with_labelled_videos``) when there are any, and one when the claim
+    found an autosave.
     """
     from django.db import connection
 
