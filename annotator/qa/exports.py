@@ -28,10 +28,13 @@ the failure is listed in ``ExportResult.media_failures``.
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import hmac
 import io
 import os
+import queue
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -125,8 +128,8 @@ LEFT JOIN LATERAL (
     SELECT array_agg(DISTINCT x.actor_user_id) AS users, count(*) AS n FROM qa_revision x
     WHERE x.qa_pair_id = q.id AND x.actor_user_id IS NOT NULL AND x.action IN ('keep', 'modify', 'add')
 ) rv ON true
-WHERE q.project_id = %(project)s AND q.status = 'verified' {where}
-ORDER BY q.id"""
+WHERE q.project_id = %(project)s AND q.status = 'verified' AND q.id > %(after)s {where}
+ORDER BY q.id LIMIT %(limit)s"""
 
 _VIDEO_SQL = """
 SELECT id, sha256, filename, duration_s, fps, width, height, illumination, source, original, rendition,
@@ -216,10 +219,12 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
     """Yield the export rows (``ROW_SCHEMA``, README "Export schema") of the project's verified QA
     pairs matching ``filters``, by id.
 
-    Steps: the pairs come from one SQL query read ``chunk_rows`` at a time through a server-side
-    cursor; for each chunk the videos and groups not yet seen are read in one query each (kept in
-    bounded caches), the rows are built, ``media.flush()`` cuts the chunk's clips, then the rows
-    are yielded with their media paths (a clip that failed has ``""``)."""
+    Steps, per page of ``chunk_rows`` pairs (one indexed query: id after the previous page's last):
+    the videos and groups not yet seen are read in one query each (kept in bounded caches), the
+    rows are built, ``media.flush()`` cuts the page's clips, then the rows are yielded with their
+    media paths (a clip that failed has ``""``). Memory holds one page, whatever the export's size.
+    Pages are separate statements, so rows verified during a long export may or may not be in it
+    (each row is whole)."""
     media = media or Media()
     video_join, where, params = _filters_sql(filters)
     sql = _ROWS_SQL.format(video_join=video_join, where=where)
@@ -228,33 +233,99 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
     groups: dict[int, dict] = {}
     annotators: dict[tuple, list[str]] = {}  # sets of verifiers (few) -> their sorted pseudonyms
     slug = project.slug
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, {**params, "project": project.pk})
-        while True:
-            chunk = cursor.fetchmany(chunk_rows)
-            if not chunk:
-                break
-            if len(videos) > _CACHE_MAX:
-                videos.clear()
-            if len(groups) > _CACHE_MAX:
-                groups.clear()
-            group_ids = {r[17] for r in chunk if r[17] is not None and r[17] not in groups}
-            _load_groups(group_ids, groups)
-            want = {r[16] for r in chunk}
+    for chunk in _pages(sql, {**params, "project": project.pk}, chunk_rows):
+        if len(videos) > _CACHE_MAX:
+            videos.clear()
+        if len(groups) > _CACHE_MAX:
+            groups.clear()
+        group_ids = {r[17] for r in chunk if r[17] is not None and r[17] not in groups}
+        _load_groups(group_ids, groups)
+        want = {r[16] for r in chunk}
+        for r in chunk:
+            if r[13] and r[13] != "[]":
+                want.update(v.get("video_id") for v in orjson.loads(r[13]) if isinstance(v, dict))
+        for gid in {r[17] for r in chunk if r[17] is not None}:
+            want.update(m["video_id"] for m in groups[gid]["members"])
+        _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
+        if not media.enabled:  # each row built as it is read, so it dies young (cheap for the GC)
             for r in chunk:
-                if r[13] and r[13] != "[]":
-                    want.update(v.get("video_id") for v in orjson.loads(r[13]) if isinstance(v, dict))
-            for gid in {r[17] for r in chunk if r[17] is not None}:
-                want.update(m["video_id"] for m in groups[gid]["members"])
-            _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
+                yield _build(r, slug, videos, groups, media, pseudonym, annotators)[0]
+        else:
             built = [_build(r, slug, videos, groups, media, pseudonym, annotators) for r in chunk]
             media.flush()
             for row, paths in built:
                 for target, key, clip in paths:
                     target[key] = media.resolve(clip) if clip else ""
                 yield row
-            if len(annotators) > _CACHE_MAX:
-                annotators.clear()
+        if len(annotators) > _CACHE_MAX:
+            annotators.clear()
+
+
+def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[list[tuple]]:
+    """The rows of ``sql`` page by page (keyset: ``id > %(after)s ... LIMIT %(limit)s``).
+
+    Each page is a small indexed query: nothing is sorted or held open between pages (a server-side
+    cursor outside a transaction is WITH HOLD, so Postgres would materialise the whole result first),
+    and no page costs enough to be JIT-compiled (that alone took 2.8 s of a 100k export). Outside a
+    transaction a reader thread with its own connection fetches the next page while the caller
+    builds this one (at most 2 pages wait); inside one (the caller's snapshot, e.g. a test) pages
+    are read on the caller's connection in turn."""
+
+    def fetch(after: int) -> list[tuple]:
+        with connection.cursor() as cursor:  # the calling thread's own connection
+            cursor.execute(sql, {**params, "after": after, "limit": chunk_rows})
+            return cursor.fetchall()
+
+    if connection.in_atomic_block:
+        after = 0
+        while chunk := fetch(after):
+            yield chunk
+            after = chunk[-1][0]
+        return
+
+    pages: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                pages.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def reader() -> None:
+        try:
+            after = 0
+            while True:
+                chunk = fetch(after)
+                if not put(chunk) or not chunk:
+                    return
+                after = chunk[-1][0]
+        except Exception as exc:  # noqa: BLE001  (handed to the caller, raised there)
+            put(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=reader, name="export-pages", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                chunk = pages.get(timeout=1.0)
+            except queue.Empty:
+                if not thread.is_alive():
+                    raise RuntimeError("the export's page reader stopped without a reason") from None
+                continue
+            if isinstance(chunk, BaseException):
+                raise chunk
+            if not chunk:
+                return
+            yield chunk
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _load_videos(ids: set[int], videos: dict[int, dict]) -> None:
@@ -823,6 +894,17 @@ def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = F
     if out is None and fmt != "jsonl":
         raise ValueError(f"the {fmt} format is written to a file: give --out PATH, not '-'")
     result = ExportResult()
+    # The objects alive before the export (Django, the libraries: hundreds of thousands) leave the
+    # collector's full passes while it runs; rows die young. A 100k export took 5.4 s with them in, 5.0 s out.
+    gc.freeze()
+    try:
+        _export(project, fmt, out, filters, media_dir, stream, progress, task, result)
+    finally:
+        gc.unfreeze()
+    return result
+
+
+def _export(project, fmt, out, filters, media_dir, stream, progress, task, result: ExportResult) -> None:
     base = (out if fmt == "lmms-eval" else out.parent) if out is not None else Path.cwd()
     media = ClipMedia(media_dir, base, result) if media_dir is not None else None
     rows = iter_rows(project, filters, media=media)
@@ -840,4 +922,3 @@ def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = F
         card = write_card(out.parent, dataset_card(project, fmt, filters, result.rows))
         if card is not None:
             result.files.append(card)
-    return result

@@ -181,10 +181,11 @@ def test_pyarrow_infers_the_declared_schema_and_pandas_reads_answer_index_as_int
 
 
 def _split_exports(project, folder, fmt="jsonl"):
-    """Two exports of different QA types into one folder: open-ended items only, and multiple choice only."""
+    """Two exports of different QA types into one folder: open-ended items only (read first: its empty
+    lists are what type inference cannot type), and multiple choice only."""
     ext = "parquet" if fmt == "parquet" else "jsonl"
-    _export(project, folder / f"open.{ext}", "--format", fmt, "--qa-type", "scene_description")
-    _export(project, folder / f"mc.{ext}", "--format", fmt, "--qa-type", "object_recognition")
+    _export(project, folder / f"1-open.{ext}", "--format", fmt, "--qa-type", "scene_description")
+    _export(project, folder / f"2-mc.{ext}", "--format", fmt, "--qa-type", "object_recognition")
     return folder
 
 
@@ -196,9 +197,9 @@ out["folder"] = sorted((r["qa_type"], r["answer_index"], r["options"]) for r in 
 out["features"] = str(ds.features["options"])
 # Each file alone, then together with concatenate_datasets (the order that needs no null-typed column).
 alone = [datasets.load_dataset("json", data_files=folder + f"/{n}.jsonl", split="train", features=ds.features,
-                               cache_dir=folder + "/.cache") for n in ("open", "mc")]
+                               cache_dir=folder + "/.cache") for n in ("1-open", "2-mc")]
 out["concatenated"] = len(datasets.concatenate_datasets(alone))
-tables = [paj.read_json(folder + f"/{n}.jsonl") for n in ("mc", "open")]
+tables = [paj.read_json(folder + f"/{n}.jsonl") for n in ("2-mc", "1-open")]
 out["pyarrow"] = pa.concat_tables([t.cast(tables[0].schema) for t in tables]).num_rows
 out["version"] = datasets.__version__
 print(json.dumps(out))
@@ -233,13 +234,13 @@ LOAD_PARQUET = r"""
 import json, sys, datasets, pyarrow.parquet as pq
 folder = sys.argv[1]
 out = {"version": datasets.__version__}
-for order in (["open", "mc"], ["mc", "open"]):
+for order in (["1-open", "2-mc"], ["2-mc", "1-open"]):
     ds = datasets.load_dataset("parquet", data_files=[f"{folder}/{n}.parquet" for n in order], split="train",
                                cache_dir=folder + "/.cache")
     out[order[0]] = [(r["qa_type"], r["answer_index"], r["options"]) for r in ds]
 card = datasets.load_dataset(folder, split="test", cache_dir=folder + "/.cache")
 out["card"] = len(card)
-out["schema"] = str(pq.read_schema(f"{folder}/open.parquet").field("options").type)
+out["schema"] = str(pq.read_schema(f"{folder}/1-open.parquet").field("options").type)
 print(json.dumps(out))
 """
 
@@ -249,14 +250,14 @@ def test_parquet_has_the_explicit_schema_and_a_dataset_card(catalogue, project, 
     import pyarrow.parquet as pq
 
     folder = _split_exports(project, tmp_path / "exports", fmt="parquet")
-    assert pq.read_schema(folder / "open.parquet").remove_metadata().equals(exports.row_schema())
+    assert pq.read_schema(folder / "1-open.parquet").remove_metadata().equals(exports.row_schema())
     card = (folder / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
     assert header["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "*.parquet"}]}]
     assert [f["name"] for f in header["dataset_info"]["features"]] == exports.row_schema().names
     got = _run_loader(LOAD_PARQUET, folder, legacy=legacy)
-    assert got["open"] == [["scene_description", -1, []], ["object_recognition", 1, ["pan", "cup", "lamp"]]]
-    assert got["mc"] == got["open"][::-1] and got["card"] == 2
+    assert got["1-open"] == [["scene_description", -1, []], ["object_recognition", 1, ["pan", "cup", "lamp"]]]
+    assert got["2-mc"] == got["1-open"][::-1] and got["card"] == 2
     assert got["schema"] == "list<element: string>" or got["schema"] == "list<item: string>"
 
 
@@ -426,3 +427,14 @@ def test_the_api_export_streams_the_same_rows(catalogue, project, tmp_path):
 def _no_cache_left(tmp_path):
     yield
     shutil.rmtree(tmp_path / "exports" / ".cache", ignore_errors=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_pages_are_read_ahead_with_the_same_rows(catalogue, project):
+    from django.db import transaction
+
+    ahead = list(exports.iter_rows(project, chunk_rows=2))  # autocommit: a reader thread fetches pages
+    with transaction.atomic():
+        in_turn = list(exports.iter_rows(project, chunk_rows=2))  # the caller's snapshot, page by page
+    assert [r["id"] for r in ahead] == sorted(p.pk for p in catalogue["pairs"].values())
+    assert ahead == in_turn
