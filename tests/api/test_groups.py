@@ -124,3 +124,16 @@ def test_the_group_list_is_three_queries_whatever_its_size(setup, project, djang
     with django_assert_max_num_queries(6):  # auth token, membership, count, page, members with their videos
         res = ann.get(f"/api/projects/{project.slug}/groups/")
     assert res.json()["count"] == 4
+
+
+def test_admins_define_qa_types_asked_of_an_ego_exo_set(setup, project):
+    admin, _, _ = setup
+    url = f"/api/projects/{project.slug}/qa-types/"
+    res = admin.post(url, {"slug": "direction_prediction", "name": "Direction prediction", "set_kind": "ego_exo"},
+                     format="json")
+    assert res.status_code == 201, res.content
+    assert (res.json()["set_kind"], res.json()["answer_kind"]) == ("ego_exo", "text")
+    res = admin.post(url, {"slug": "both", "name": "Both", "set_kind": "ego_exo", "paired": True}, format="json")
+    assert (res.status_code, res.json()["errors"]) == (
+        400, {"set_kind": "a QA type is asked of a day-night pair (paired) or of a set, not both"})
+    assert admin.post(url, {"slug": "x", "name": "X", "set_kind": "triple"}, format="json").status_code == 400
