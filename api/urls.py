@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, groups, media, runs, studies, views
+from api import agreement, evaluation, groups, lifelogs, media, runs, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/<slug:slug>/videos/register/", media.VideoRegisterView.as_view(), name="api-videos-register"),
     path("projects/<slug:slug>/groups/", groups.GroupListView.as_view(), name="api-groups"),
     path("projects/<slug:slug>/groups/<id:pk>/", groups.GroupView.as_view(), name="api-group"),
+    path("projects/<slug:slug>/lifelogs/", lifelogs.LifeLogBuildView.as_view(), name="api-lifelogs"),
     path("projects/<slug:slug>/export/", views.ExportView.as_view(), name="api-export"),
     path("projects/<slug:slug>/qa-types/", views.QATypeListView.as_view(), name="api-qa-types"),
     path("projects/<slug:slug>/policy/", views.PolicyView.as_view(), name="api-policy"),

@@ -36,6 +36,8 @@ API = [
     ("get", "/api/projects/{slug}/groups/", ALL, None),
     ("post", "/api/projects/{slug}/groups/", ADMIN, {}),
     ("get", "/api/projects/{slug}/groups/{grp}/", ALL, None),
+    # Life logs by API: admins, as they make other groups (issue 11).
+    ("post", "/api/projects/{slug}/lifelogs/", ADMIN, {}),
     ("get", "/api/projects/{slug}/qa-types/", ALL, None),
     ("post", "/api/projects/{slug}/qa-types/", ADMIN, {}),
     ("get", "/api/projects/{slug}/policy/", OVERSEE, None),
@@ -80,6 +82,7 @@ API = [
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
     ("get", "/projects/{slug}/videos/", ALL),
+    ("get", "/projects/{slug}/lifelogs/", OVERSEE),
     ("get", "/projects/{slug}/qa-types/", ALL),
     ("post", "/projects/{slug}/qa-types/", ADMIN),
     ("get", "/projects/{slug}/progress/", OVERSEE),
