@@ -88,3 +88,11 @@ bench-drafting: venv
 bench-export: venv
 	scripts/stack.sh start
 	$(PY) bench/export.py $(BENCH_EXPORT_ARGS)
+
+# Seeking in a 2-hour video (issue 11): the tests' looped demo footage, transcoded (MP4, HLS, thumbnails) into a
+# scratch database kept between runs, played in headless Chromium through hls.js and as MP4: time to first
+# frame, bytes before it, seek latency. BENCH_SEEK_ARGS adds options (--runs, --seeks, --width, --fresh).
+.PHONY: bench-seek
+bench-seek: venv
+	scripts/stack.sh start
+	$(PY) bench/seek.py $(BENCH_SEEK_ARGS)

@@ -20,18 +20,19 @@ TWO_HOURS_S = 7200.0
 CACHE = REPO / ".local" / "footage-cache"
 
 
-def make_two_hour_video(footage: Path) -> Path:
-    """bikes.mp4 (10 s) scaled to 160 px wide at 10 fps, looped 720 times without re-encoding:
-    7200 s, about 45 MB. Cached: built only when missing."""
-    out = CACHE / "bikes-2h-160w.mp4"
+def make_two_hour_video(footage: Path, *, width: int = 160, fps: int = 10) -> Path:
+    """bikes.mp4 (10 s of real footage, 640x272) scaled to ``width`` px wide at ``fps`` frames/s, looped
+    720 times without re-encoding: 7200 s (about 45 MB at the default 160 px, 10 fps). Cached under
+    .local/footage-cache/: built only when missing. Raises FileNotFoundError without the footage."""
+    out = CACHE / f"bikes-2h-{width}w-{fps}fps.mp4"
     if out.is_file():
         return out
     source = footage / "bikes.mp4"
     if not source.is_file():
         raise FileNotFoundError(f"{source} is missing: run scripts/fetch_footage.sh (make test does)")
     CACHE.mkdir(parents=True, exist_ok=True)
-    small = CACHE / "bikes-160w.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", "scale=160:-2,fps=10", "-c:v", "libx264",
+    small = CACHE / f"bikes-{width}w-{fps}fps.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", f"scale={width}:-2,fps={fps}", "-c:v", "libx264",
                     "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
     partial = out.with_suffix(".part.mp4")
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", "719", "-i", str(small), "-c", "copy", str(partial)],
