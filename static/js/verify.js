@@ -261,11 +261,15 @@
   function setupPlayers() {
     for (const p of players) if (p.video.detachMedia) p.video.detachMedia();  // stop the previous unit's loading
     const box = $("players");
-    const many = unit.videos.length > 1;
-    players = unit.videos.map((v) => {
+    const many = !unit.life_log && unit.videos.length > 1;
+    players = (unit.life_log ? unit.videos.slice(0, 1) : unit.videos).map((v) => {
       const video = el("video", { preload: "auto", playsinline: true, muted: true, "data-role": v.role });
       video.muted = true;
       if (v.poster_url) video.poster = v.poster_url;
+      if (unit.life_log) {  // a life log (X-LeBench): one player over its parts, in virtual seconds (virtual_player.js)
+        return { el: el("div", { class: "video-wrap", "data-role": "single" }, video), meta: { ...v, role: "single" }, bright: 1,
+                 video: window.VirtualPlayer.create(video, unit.life_log.parts) };
+      }
       video.detachMedia = window.attachMedia(video, v);  // HLS (long videos) or MP4: static/js/media_source.js
       const wrap = el("div", { class: "video-wrap", "data-role": v.role },
         v.role === "single" ? null : el("span", { class: "player-label" }, (v.label || v.role) + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);

@@ -7,9 +7,13 @@
 //   vp.currentTime = 1865;   // or vp.seek(1865): into a gap goes to the next part's start
 //   vp.play(); vp.pause(); vp.paused; vp.duration (end of the last part); vp.part (index or -1)
 //   vp.localTime (seconds of the current part's video)
-//   vp.addEventListener("timeupdate" | "partchange" | "gapjump" | "play" | "pause" | "ended", fn)
+//   vp.addEventListener("timeupdate" | "partchange" | "gapjump" | "play" | "pause" | "ended" |
+//                       "loadedmetadata" (once, the first part's) | "seeked" | "ratechange", fn)
 //     partchange: detail {index, part}; gapjump: detail {from, to} (virtual seconds)
-//   vp.destroy()
+//   vp.muted, vp.volume, vp.playbackRate (kept across parts), vp.readyState, vp.style, vp.dataset:
+//     the element's, so a page can use vp where it used the <video> (the verify page does for a
+//     life-log unit); vp.play() returns a promise as the element's does.
+//   vp.destroy() (also vp.detachMedia())
 //   VirtualPlayer.locate(parts, t) -> {index, local} | null   (null in a gap, before or after)
 //   VirtualPlayer.resumeAt(parts, t) -> {index, local} | null (a gap -> the next part at 0)
 // Parts are sorted by offset and do not overlap; a part covers [offset_s, offset_s + duration_s).
@@ -47,12 +51,16 @@
       this.wantPlay = false;
       this.detach = null;
       this.ended = false;
+      this.rate = 1;
+      this.metaSent = false;
       this.onTime = () => this.tick();
       this.onEnded = () => this.next();
       this.onMeta = () => this.applyPending();
+      this.onSeeked = () => { if (this.pending === null) this.emit("seeked"); };
       video.addEventListener("timeupdate", this.onTime);
       video.addEventListener("ended", this.onEnded);
       video.addEventListener("loadedmetadata", this.onMeta);
+      video.addEventListener("seeked", this.onSeeked);
     }
 
     emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail: detail || {} })); }
@@ -76,6 +84,22 @@
 
     get paused() { return !this.wantPlay; }
 
+    get muted() { return this.video.muted; }
+    set muted(v) { this.video.muted = v; }
+    get volume() { return this.video.volume; }
+    set volume(v) { this.video.volume = v; }
+    get playbackRate() { return this.rate; }
+    set playbackRate(r) {
+      this.rate = Number(r) || 1;
+      this.video.defaultPlaybackRate = this.rate;
+      this.video.playbackRate = this.rate;
+      this.emit("ratechange");
+    }
+    get readyState() { return this.pending !== null ? 0 : this.video.readyState; }
+    get style() { return this.video.style; }
+    get dataset() { return this.video.dataset; }
+    detachMedia() { this.destroy(); }
+
     load(index, local) {
       const part = this.parts[index];
       if (this.detach) this.detach();
@@ -95,7 +119,10 @@
       const local = this.pending;
       this.pending = null;
       if (Math.abs((this.video.currentTime || 0) - local) > EPS) this.video.currentTime = local;
+      this.video.playbackRate = this.rate;  // a new source starts at the default rate
       if (this.wantPlay) this.startVideo();
+      if (!this.metaSent) { this.metaSent = true; this.emit("loadedmetadata"); }
+      this.emit("seeked");
       this.emit("timeupdate");
     }
 
@@ -122,7 +149,7 @@
       if (to.index !== this.part) {
         this.load(to.index, to.local);
       } else if (this.video.readyState >= 1) {
-        this.video.currentTime = to.local;
+        this.video.currentTime = to.local;  // the element's "seeked" is passed on
         this.emit("timeupdate");
       } else {
         this.pending = to.local;
@@ -134,6 +161,7 @@
       this.wantPlay = true;
       if (this.pending === null) this.startVideo();
       this.emit("play");
+      return Promise.resolve();
     }
 
     pause() {
@@ -169,7 +197,9 @@
       this.video.removeEventListener("timeupdate", this.onTime);
       this.video.removeEventListener("ended", this.onEnded);
       this.video.removeEventListener("loadedmetadata", this.onMeta);
+      this.video.removeEventListener("seeked", this.onSeeked);
       if (this.detach) this.detach();
+      this.detach = null;
     }
   }
 
