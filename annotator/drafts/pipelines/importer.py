@@ -194,6 +194,8 @@ def parse_row(row) -> dict:
     kind = "prediction" if row.get("prediction") is not None else "qa"
     answer = _text(row, "prediction" if kind == "prediction" else "answer")
     options, index = row.get("options"), row.get("answer_index")
+    if options == [] and index in (None, -1):  # the export's open item (it writes no nulls: [] and -1)
+        options, index = None, None
     truth_index = None
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
@@ -230,13 +232,15 @@ def parse_row(row) -> dict:
         raise RowError("id must be a number or a text of at most 200 characters")
     draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
     model = row.get("model", draft.get("model") if draft else None)
+    if model == "":  # the export writes "" for no model
+        model = None
     if model is not None and (not isinstance(model, str) or len(model) > 200):
         raise RowError("model must be a text of at most 200 characters")
     exported = isinstance(row.get("video"), dict) and "provenance" in row
     original = None
     if exported:
         original = {"project": row.get("project"), "provenance": row.get("provenance"),
-                    "pipeline": draft.get("pipeline") if draft else None, "verified_at": row.get("verified_at")}
+                    "pipeline": (draft.get("pipeline") or None) if draft else None, "verified_at": row.get("verified_at")}
     elif isinstance(truth_index, int) and not isinstance(truth_index, bool):
         original = {"truth_index": truth_index}
     return {"video": video, "qa_type": qa_type.strip(), "question": question, "answer": answer, "options": options,
