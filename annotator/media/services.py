@@ -355,8 +355,9 @@ GROUP_OFFSET_MAX_S = 24 * 3600.0
 
 
 def _check_members(kind: str, videos: list[Video], name: str) -> None:
-    """Shared rules of every group: at least one video, all of one project, none twice, each probed
-    and not failed, and a name not taken in the project. Raises Invalid in plain words."""
+    """Shared rules of every group: ``videos`` (at least one) all of one project, none twice, each
+    probed and not failed, and ``name`` (when given) not taken in the project. Raises Invalid in
+    plain words."""
     if len({v.project_id for v in videos}) != 1:
         raise Invalid(f"a {kind} group needs videos of one project", errors={"members": "videos of another project"})
     if len({v.pk for v in videos}) != len(videos):
