@@ -17,6 +17,7 @@
   "use strict";
 
   const MAX_ZOOM = 4096;
+  const DRAG_SEEK_MS = 80;
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -201,12 +202,26 @@
       opts.seek(t);
       e.preventDefault();
     });
+    // While dragging, seeks go out at most every DRAG_SEEK_MS (a seek of an hour-long HLS video
+    // fetches a segment; one per pointer event would queue dozens), and the last one on release.
+    let lastSeek = 0, pendingT = null, pendingTimer = null;
+    function dragSeek(t) {
+      const now = performance.now();
+      clearTimeout(pendingTimer);
+      if (now - lastSeek >= DRAG_SEEK_MS) { lastSeek = now; pendingT = null; opts.seek(t); return; }
+      pendingT = t;
+      pendingTimer = setTimeout(() => { if (pendingT !== null) { lastSeek = performance.now(); opts.seek(pendingT); pendingT = null; } },
+        DRAG_SEEK_MS - (now - lastSeek));
+    }
     track.addEventListener("pointermove", (e) => {
       const t = x2t(e.clientX);
       showTip(e.clientX, t);
-      if (dragging) opts.seek(t);
+      if (dragging) dragSeek(t);
     });
-    const stop = () => { dragging = false; };
+    const stop = (e) => {
+      if (dragging && e && e.type === "pointerup") { clearTimeout(pendingTimer); pendingT = null; opts.seek(x2t(e.clientX)); }
+      dragging = false;
+    };
     track.addEventListener("pointerup", stop);
     track.addEventListener("pointercancel", stop);
     track.addEventListener("pointerleave", () => { if (!dragging) hideTip(); });
