@@ -42,3 +42,31 @@ def test_a_two_hour_video_plays_from_1_30_00_within_2_s(long_video, live_server,
     assert not any(url.endswith(long_video.rendition.name) for url in fetched)
     assert refused == []
     context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_long_video_with_sound_plays_its_hls_with_audio(live_server, browser, project, annotator, settings, tmp_path):
+    """The demo footage has no sound: ffmpeg's test pattern with a tone, 24 s, counts as long here."""
+    from annotator.media import services
+    from tests.conftest import make_video
+    from tests.long_video import ingest_now
+
+    settings.MEDIA_HLS_MIN_DURATION_S = 10.0
+    video = services.transcode(ingest_now(project, make_video(tmp_path / "tone.mp4", seconds=24.0, size="160x120")).pk)
+    assert video.hls.name and video.audio_codec == "aac"
+    ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
+    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES,
+                                                              prompt_version="templates-v1"), video=video)
+    save_drafts(job, [DraftSpec("scene_sequence", "What sound plays?", "a tone", 0.0, 24.0, source_key="0")],
+                actor="templates/templates-v1")
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
+    expect(page.locator("#cards > li")).to_have_count(1)
+    page.wait_for_function("() => document.querySelector('#players video').readyState >= 1")
+    assert page.evaluate("() => document.querySelector('#players video').src").startswith("blob:")
+    page.evaluate("() => { const v = document.querySelector('#players video'); v.currentTime = 15; v.play(); }")
+    page.wait_for_function("() => document.querySelector('#players video').currentTime > 15.5", timeout=5000)
+    # Chromium's count of decoded audio bytes: the muxed AAC track of the fMP4 segments is played too.
+    page.wait_for_function("() => document.querySelector('#players video').webkitAudioDecodedByteCount > 0", timeout=5000)
+    context.close()
