@@ -13,7 +13,6 @@ from urllib.parse import urljoin
 import pytest
 import requests
 from django.conf import settings as django_settings
-from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
 from annotator.core.models import Job
