@@ -116,7 +116,7 @@ _ROWS_SQL = """
 SELECT q.id, t.slug, t.set_kind, t.answer_kind, t.paired, q.question, q.answer, q.options::text, q.answer_index,
        q.answer_start_s, q.answer_end_s, q.clip_start_s, q.clip_end_s, q.videos::text, q.provenance,
        to_char(q.verified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-       q.video_id, u.group_id, d.question, d.answer, r.pipeline, r.model, rv.users, rv.n
+       q.video_id, u.group_id, d.question, d.answer, r.pipeline, r.model
 FROM qa_qapair q
 JOIN qa_qatype t ON t.id = q.qa_type_id
 JOIN qa_workunit u ON u.id = q.unit_id
@@ -124,12 +124,14 @@ JOIN qa_workunit u ON u.id = q.unit_id
 LEFT JOIN drafts_draft d ON d.id = q.draft_id
 LEFT JOIN drafts_draftjob j ON j.id = d.job_id
 LEFT JOIN drafts_draftrun r ON r.id = j.run_id
-LEFT JOIN LATERAL (
-    SELECT array_agg(DISTINCT x.actor_user_id) AS users, count(*) AS n FROM qa_revision x
-    WHERE x.qa_pair_id = q.id AND x.actor_user_id IS NOT NULL AND x.action IN ('keep', 'modify', 'add')
-) rv ON true
 WHERE q.project_id = %(project)s AND q.status = 'verified' AND q.id > %(after)s {where}
 ORDER BY q.id LIMIT %(limit)s"""
+
+# The people's verifying revisions (keep, modify, add) of a page's pairs: one range scan of the
+# qa_pair_id index instead of one probe per pair (pairs of other projects in the range are ignored).
+_REVISIONS_SQL = """
+SELECT qa_pair_id, actor_user_id FROM qa_revision
+WHERE qa_pair_id BETWEEN %s AND %s AND actor_user_id IS NOT NULL AND action IN ('keep', 'modify', 'add')"""
 
 _VIDEO_SQL = """
 SELECT id, sha256, filename, duration_s, fps, width, height, illumination, source, original, rendition,
@@ -233,7 +235,7 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
     groups: dict[int, dict] = {}
     annotators: dict[tuple, list[str]] = {}  # sets of verifiers (few) -> their sorted pseudonyms
     slug = project.slug
-    for chunk in _pages(sql, {**params, "project": project.pk}, chunk_rows):
+    for chunk, revisions in _pages(sql, {**params, "project": project.pk}, chunk_rows):
         if len(videos) > _CACHE_MAX:
             videos.clear()
         if len(groups) > _CACHE_MAX:
@@ -249,9 +251,9 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
         _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
         if not media.enabled:  # each row built as it is read, so it dies young (cheap for the GC)
             for r in chunk:
-                yield _build(r, slug, videos, groups, media, pseudonym, annotators)[0]
+                yield _build(r, slug, videos, groups, media, pseudonym, annotators, revisions)[0]
         else:
-            built = [_build(r, slug, videos, groups, media, pseudonym, annotators) for r in chunk]
+            built = [_build(r, slug, videos, groups, media, pseudonym, annotators, revisions) for r in chunk]
             media.flush()
             for row, paths in built:
                 for target, key, clip in paths:
@@ -261,8 +263,9 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
             annotators.clear()
 
 
-def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[list[tuple]]:
-    """The rows of ``sql`` page by page (keyset: ``id > %(after)s ... LIMIT %(limit)s``).
+def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[tuple[list[tuple], dict[int, list[int]]]]:
+    """The rows of ``sql`` page by page (keyset: ``id > %(after)s ... LIMIT %(limit)s``), each with
+    the user ids of the verifying revisions of its pairs ({qa id: [user id, ...]}).
 
     Each page is a small indexed query: nothing is sorted or held open between pages (a server-side
     cursor outside a transaction is WITH HOLD, so Postgres would materialise the whole result first),
@@ -271,16 +274,22 @@ def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[list[tuple]]:
     builds this one (at most 2 pages wait); inside one (the caller's snapshot, e.g. a test) pages
     are read on the caller's connection in turn."""
 
-    def fetch(after: int) -> list[tuple]:
+    def fetch(after: int) -> tuple[list[tuple], dict[int, list[int]]]:
+        revisions: dict[int, list[int]] = {}
         with connection.cursor() as cursor:  # the calling thread's own connection
             cursor.execute(sql, {**params, "after": after, "limit": chunk_rows})
-            return cursor.fetchall()
+            rows = cursor.fetchall()
+            if rows:
+                cursor.execute(_REVISIONS_SQL, [rows[0][0], rows[-1][0]])
+                for qa_id, user_id in cursor.fetchall():
+                    revisions.setdefault(qa_id, []).append(user_id)
+        return rows, revisions
 
     if connection.in_atomic_block:
         after = 0
-        while chunk := fetch(after):
-            yield chunk
-            after = chunk[-1][0]
+        while (page := fetch(after))[0]:
+            yield page
+            after = page[0][-1][0]
         return
 
     pages: queue.Queue = queue.Queue(maxsize=2)
@@ -297,12 +306,15 @@ def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[list[tuple]]:
 
     def reader() -> None:
         try:
+            with connection.cursor() as cursor:  # this connection only: small pages want neither
+                cursor.execute("SET jit = off")
+                cursor.execute("SET max_parallel_workers_per_gather = 0")
             after = 0
             while True:
-                chunk = fetch(after)
-                if not put(chunk) or not chunk:
+                page = fetch(after)
+                if not put(page) or not page[0]:
                     return
-                after = chunk[-1][0]
+                after = page[0][-1][0]
         except Exception as exc:  # noqa: BLE001  (handed to the caller, raised there)
             put(exc)
         finally:
@@ -320,7 +332,7 @@ def _pages(sql: str, params: dict, chunk_rows: int) -> Iterator[list[tuple]]:
                 continue
             if isinstance(chunk, BaseException):
                 raise chunk
-            if not chunk:
+            if not chunk[0]:
                 return
             yield chunk
     finally:
@@ -412,12 +424,12 @@ def _labelled(text: str, videos: dict, media: Media, paths: list) -> list[dict]:
     return out_list
 
 
-def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict) -> tuple[dict, list]:
+def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, revisions: dict) -> tuple[dict, list]:
     """One row from one SQL row, plus the media paths to fill in once clips exist:
     [(dict, key, clip handle)] (empty without media)."""
     (qa_id, qa_type, set_kind, answer_kind, paired, question, answer, options, answer_index, a_start, a_end,
-     c_start, c_end, labelled, provenance, verified_at, video_id, group_id, d_question, d_answer, pipeline, model,
-     users, n) = r
+     c_start, c_end, labelled, provenance, verified_at, video_id, group_id, d_question, d_answer, pipeline, model) = r
+    users = revisions.get(qa_id, ())
     record = videos[video_id]
     paths: list = []
     group_out = _EMPTY_GROUP
@@ -427,7 +439,7 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict) -
         life_log = group["kind"] == "life_log"
         group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"],
                      "members": _members(group, videos, c_start, c_end, media, paths)}
-    key = tuple(users) if users else ()
+    key = tuple(sorted(set(users)))
     names = annotators.get(key)
     if names is None:
         names = annotators[key] = sorted({pseudonym(u) for u in key})
@@ -442,7 +454,7 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict) -
         "provenance": provenance,
         "draft": {"question": d_question, "answer": d_answer, "pipeline": pipeline or "", "model": model or ""}
         if d_question is not None else _EMPTY_DRAFT,
-        "annotators": names, "verifications": n or 0, "verified_at": verified_at or "",
+        "annotators": names, "verifications": len(users), "verified_at": verified_at or "",
     }
     if media.enabled and not life_log:
         paths.append((row, "media_path", media.clip(record, c_start, c_end)))
