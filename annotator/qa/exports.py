@@ -4,8 +4,9 @@ One row shape for every format (``ROW_SCHEMA``, README "Export schema"): every k
 always of the same type, no nulls (absent values are ``""``, ``-1`` or ``-1.0``, empty lists), and
 free-form metadata (a video's manifest keys, a night recipe, a group's params) as ONE JSON string,
 so that pyarrow and Hugging Face ``datasets`` infer the same types for every export, whatever QA
-types it holds. Rows are read with one streaming SQL query through a server-side cursor (memory
-stays flat at any size) and serialised by orjson.
+types it holds. Rows are read in keyset pages of 5,000 (one indexed query each; outside a
+transaction a reader thread fetches the next page meanwhile), so memory holds about a page at any
+size, and are serialised by orjson (``bench/export.py`` measures it).
 
 Writers, one per ``--format`` of ``manage.py export_qa``:
 
