@@ -499,53 +499,6 @@ def make_group(project: Project, kind: str, members: list[dict], *, name: str = 
     return maker(project, resolved, name)
 
 
-def _day_night_from_members(project: Project, members: list[dict], name: str) -> VideoGroup:
-    day = [m for m in members if m["role"] == VideoGroupMember.Role.DAY]
-    night = [m for m in members if m["role"] == VideoGroupMember.Role.NIGHT]
-    if len(day) != 1 or len(night) != 1 or len(members) != 2:
-        raise Invalid("a day-night pair needs one day and one night member", errors={"members": "one day, one night"})
-    if day[0].get("offset_s", 0.0):
-        raise Invalid("the day member's offset is 0: give the night member's offset", errors={"members": "day offset"})
-    return make_day_night_group(day[0]["video"], night[0]["video"], offset_s=night[0].get("offset_s", 0.0), name=name)
-
-
-def _ego_exo_from_members(project: Project, members: list[dict], name: str) -> VideoGroup:
-    ego = [m for m in members if m["role"] == VideoGroupMember.Role.EGO]
-    exos = [m for m in members if m["role"] == VideoGroupMember.Role.EXO]
-    if len(ego) != 1 or len(ego) + len(exos) != len(members):
-        raise Invalid("an ego-exo set needs one ego member and exo members only", errors={"members": "one ego, then exo"})
-    if ego[0].get("offset_s", 0.0):
-        raise Invalid("the ego member's offset is 0: the exo offsets are relative to it", errors={"members": "ego offset"})
-    return make_ego_exo_set(ego[0]["video"], [(m["video"], m.get("offset_s", 0.0)) for m in exos], name=name)
-
-
-# How each kind of group is made from a list of members (``make_group``); a new kind adds its maker here.
-GROUP_MAKERS = {
-    VideoGroup.Kind.DAY_NIGHT: _day_night_from_members,
-    VideoGroup.Kind.EGO_EXO: _ego_exo_from_members,
-}
-
-
-def make_group(project: Project, kind: str, members: list[dict], *, name: str = "") -> VideoGroup:
-    """Make a group of ``kind`` in ``project`` from ``members`` [{video: id, role, offset_s}] (the
-    groups API's input; exo members in display order), by the kind's maker in ``GROUP_MAKERS``.
-    Raises Invalid in plain words: an unknown kind, a video id not of this project (naming the
-    member), roles that do not fit the kind, or any rule of the kind's maker."""
-    maker = GROUP_MAKERS.get(kind)
-    if maker is None:
-        raise Invalid(f"groups of kind {kind!r} cannot be made here; kinds: {', '.join(GROUP_MAKERS)}",
-                      errors={"kind": "unknown"})
-    videos = Video.objects.in_bulk([m["video"] for m in members])
-    resolved = []
-    for i, m in enumerate(members):
-        video = videos.get(m["video"])
-        if video is None or video.project_id != project.pk:
-            raise Invalid(f"members[{i}]: no video {m['video']} in project {project.slug}",
-                          errors={f"members[{i}].video": "not a video of this project"})
-        resolved.append({**m, "video": video})
-    return maker(project, resolved, name)
-
-
 def night_candidates(project: Project) -> list[Video]:
     """Real, ready videos that are not night videos: the day clips to derive night versions of."""
     return list(Video.objects.filter(project=project, source=Video.Source.REAL, status=Video.Status.READY)
@@ -589,4 +542,4 @@ def derive_night(day_id: int, level: str) -> Video | None:
 
 __all__ = ["IngestResult", "expand_paths", "ingest_file", "register_stored", "check_storage_key", "local_copy",
            "on_local_disk", "transcode", "mark_transcode_failed", "sha256_of",
-           "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "make_group", "GROUP_MAKERS", "make_group", "GROUP_MAKERS", "night_candidates", "derive_night"]
+           "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "make_group", "GROUP_MAKERS", "night_candidates", "derive_night"]
