@@ -192,7 +192,6 @@ def test_day_night_players_are_larger_sound_is_the_leaders_and_ab_flicker_swipe_
     context, page = _open(browser, live_server, 2)
     (dw, dh), (nw, nh) = page.evaluate(SIZES)
     print(f"day-night players at 1366x768: day {dw}x{dh}, night {nw}x{nh}")
-    page.screenshot(path="/work/main/.local/h3-after.png")
     # Before this page change, each was 350x263 at 1366x768 (two players in the left column).
     assert dw >= 480 and dh >= 360 and (nw, nh) == (dw, dh), page.evaluate(SIZES)
 
