@@ -13,7 +13,7 @@ from django.conf import settings
 
 from tests.fake_model_server import FakeModelServer
 from tests.long_video import long_transcoded, long_video, two_hour_video  # noqa: F401 (fixtures: the 2-hour video)
-from tests.s3_server import s3, s3_endpoint, s3_storage_settings  # noqa: F401 (fixtures: S3 storage on moto's server)
+from tests.s3_server import s3, s3_built_settings, s3_endpoint, s3_storage_settings  # noqa: F401 (fixtures: S3 storage on moto's server)
 
 REPO = Path(__file__).resolve().parent.parent
 FOOTAGE = Path(os.environ.get("FOOTAGE_DIR", REPO / ".cache" / "footage"))

@@ -55,16 +55,30 @@ def s3_endpoint():
     server.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def s3_storage_settings(s3_endpoint) -> dict:
-    """``STORAGES["default"]`` as ``annotator.settings`` builds it for S3 (bucket name replaced per test)."""
+def _settings_for_s3(endpoint: str) -> dict:
+    """``STORAGES["default"]`` and ``CONTENT_SECURITY_POLICY`` as ``annotator.settings`` builds them
+    with ``STORAGE_BACKEND=s3`` and the ``AWS_*`` variables (a subprocess imports the settings)."""
     env = {**os.environ, **KEYS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": "placeholder",
-           "AWS_S3_ENDPOINT_URL": s3_endpoint, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    code = "import json; from django.conf import settings; print(json.dumps(settings.STORAGES['default']))"
+           "AWS_S3_ENDPOINT_URL": endpoint, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    code = ("import json; from django.conf import settings as s; "
+            "print(json.dumps({'storage': s.STORAGES['default'], 'csp': s.CONTENT_SECURITY_POLICY}, default=str))")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
-    built = json.loads(out.stdout.strip().splitlines()[-1])
-    assert built["BACKEND"] == "storages.backends.s3.S3Storage" and built["OPTIONS"]["endpoint_url"] == s3_endpoint
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def s3_built_settings(s3_endpoint) -> dict:
+    """``{"storage": ..., "csp": ...}`` from ``_settings_for_s3`` for the session's server."""
+    built = _settings_for_s3(s3_endpoint)
+    assert built["storage"]["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert built["storage"]["OPTIONS"]["endpoint_url"] == s3_endpoint
     return built
+
+
+@pytest.fixture(scope="session")
+def s3_storage_settings(s3_built_settings) -> dict:
+    """``STORAGES["default"]`` as ``annotator.settings`` builds it for S3 (bucket name replaced per test)."""
+    return s3_built_settings["storage"]
 
 
 @pytest.fixture
