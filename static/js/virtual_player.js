@@ -61,6 +61,7 @@
       video.addEventListener("ended", this.onEnded);
       video.addEventListener("loadedmetadata", this.onMeta);
       video.addEventListener("seeked", this.onSeeked);
+      if (this.parts.length) this.load(0, 0);  // the first part's media, as a <video> with a src would
     }
 
     emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail: detail || {} })); }

@@ -98,3 +98,35 @@ def test_annotators_do_not_see_life_logs(live_server, browser, project, annotato
     response = page.goto(f"{live_server.url}/projects/{project.slug}/lifelogs/{life_log.pk}/")
     assert response.status == 403
     context.close()
+
+
+def test_the_verify_page_plays_a_life_log_unit_in_virtual_time(live_server, browser, project, annotator, life_log):
+    from annotator.drafts.models import DraftJob, DraftRun
+    from annotator.drafts.services import save_drafts
+    from annotator.drafts.templates import DraftSpec
+    from annotator.qa.models import QAType
+
+    QAType.objects.create(project=project, slug="moment_query", name="Moment query", set_kind="life_log",
+                          answer_kind="interval")
+    first = life_log.members.get(position=0).video
+    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"),
+                                  video=first)
+    save_drafts(job, [DraftSpec("moment_query", "When is the second part?", "08:00:10-08:00:14", 0.0, SPAN,
+                                source_key="m", params={"answer_start_s": 10.0, "answer_end_s": 14.0})], actor="t")
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
+    expect(page.locator("#players video")).to_have_count(1)  # one player over the three parts
+    page.wait_for_function("() => document.querySelector('#players video').readyState >= 2")
+    names = [m.video.rendition.name for m in life_log.members.order_by("position")]
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Shift+ArrowRight")  # virtual 10 s: the second part's start (across the 6 s gap)
+    page.keyboard.press("ArrowRight")        # virtual 11 s: 1 s into the second part
+    page.wait_for_function("(u) => { const v = document.querySelector('#players video'); "
+                           "return v.currentSrc.endsWith(u) && v.readyState >= 1 && Math.abs(v.currentTime - 1.0) < 0.3; }",
+                           arg=names[1])
+    expect(page.locator("#clock")).to_have_text("11.00 s")  # the page's clock is virtual time
+    assert not errors, errors
+    context.close()
