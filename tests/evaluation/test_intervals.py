@@ -77,7 +77,7 @@ def test_interval_items_are_scored_by_tiou_and_recall(worker, project, admin_use
     times = ride.frame_times
     assert len(times) == 6 and times == sorted(times)
     assert all(any(o <= t < o + 3.0 for o in (0.0, 60.0, 600.0)) for t in times), times
-    asked = [b for b in model_server.requests if "When does C ride?" in user_text(b)][0]
+    asked = next(b for b in model_server.requests if "When does C ride?" in user_text(b))
     assert n_images(asked) == 6
     text = user_text(asked)
     assert "The following frames are recorded during time of [08:01:00 - 08:01:03]." in text
