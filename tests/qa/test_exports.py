@@ -409,6 +409,9 @@ def test_a_bad_format_is_a_clear_error_and_writes_nothing(catalogue, project, tm
         call_command("export_qa", "--project", project.slug, "--out", str(tmp_path / "qa.csv"), "--format", "csv")
     with pytest.raises(CommandError, match="the parquet format is written to a file or folder: give --out PATH"):
         call_command("export_qa", "--project", project.slug, "--out", "-", "--format", "parquet")
+    with pytest.raises(CommandError, match="--task must be 1 to 64 letters, digits, - or _"):
+        call_command("export_qa", "--project", project.slug, "--out", str(tmp_path / "t"), "--format", "lmms-eval",
+                     "--task", "../escape")
     assert list(tmp_path.iterdir()) == []
 
 

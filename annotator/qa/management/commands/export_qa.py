@@ -1,6 +1,7 @@
 """python manage.py export_qa --project SLUG [--format jsonl|parquet|vlmevalkit|lmms-eval] --out PATH
 [--with-media DIR] [filters]"""
 
+import re
 import sys
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class Command(BaseCommand):
         fmt = opts["format"]
         if fmt not in exports.FORMATS:
             raise CommandError(f"unknown --format {fmt!r}: choose one of {', '.join(exports.FORMATS)}")
+        if opts["task"] is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", opts["task"]):
+            raise CommandError("--task must be 1 to 64 letters, digits, - or _ (it names the task's files)")
         project = Project.objects.filter(slug=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project {opts['project']!r}")
