@@ -209,7 +209,7 @@ class ExportView(APIView):
 
 def export_filters(params) -> dict[str, str | None]:
     """The export's filters from query ``params`` (``ExportFilterIn``; an empty value is no filter),
-    for ``selectors.verified_qa``. Raises Invalid (too long, a NUL character)."""
+    for ``qa.exports.Filters``. Raises Invalid (too long, a NUL character)."""
     data = s.ExportFilterIn(data={k: params.get(k, "") for k in s.ExportFilterIn().fields})
     if not data.is_valid():
         raise Invalid("the export filters have errors", errors=flatten(data.errors))
