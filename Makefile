@@ -35,7 +35,8 @@ DATASETS216 := .local/datasets216
 .PHONY: datasets216
 datasets216: $(DATASETS216)/.installed
 
-$(DATASETS216)/.installed: requirements-datasets216.txt $(VENV)/.installed
+# Order-only on the venv (its pip is used): a venv reinstall does not reinstall this.
+$(DATASETS216)/.installed: requirements-datasets216.txt | $(VENV)/.installed
 	rm -rf $(DATASETS216)
 	$(VENV)/bin/pip install -q --disable-pip-version-check --target $(DATASETS216) -r requirements-datasets216.txt
 	touch $@
