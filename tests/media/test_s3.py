@@ -128,6 +128,8 @@ def test_local_copy_never_holds_a_whole_object_in_memory(s3):
     client, bucket = s3
     size = 48 * 1024 * 1024
     client.put_object(Bucket=bucket, Key="incoming/big.bin", Body=os.urandom(size))
+    with services.local_copy("incoming/big.bin"):  # the storage's client and S3's service model, loaded once
+        pass
     tracemalloc.start()
     try:
         with services.local_copy("incoming/big.bin") as path:
@@ -135,7 +137,8 @@ def test_local_copy_never_holds_a_whole_object_in_memory(s3):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < size // 3, f"peak {peak / 2**20:.1f} MiB for a {size / 2**20:.0f} MiB object"
+    # 2 MiB seen; django-storages' open (8 MiB spool) 16 MiB, boto3's managed download 32 MiB.
+    assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB for a {size / 2**20:.0f} MiB object"
 
 
 @pytest.fixture
