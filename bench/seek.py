@@ -53,7 +53,7 @@ PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ
           user=os.environ.get("POSTGRES_USER", "annotator"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required"]
-ANNOTATOR = ("seek-ann", "pw-seek-ann-123")
+PASSWORD = "pw-seek-ann-123"
 FIRST_FRAME_TARGET_MS = 1000.0
 SEEK_TARGET_MS = 500.0
 
@@ -118,11 +118,15 @@ def _fresh_database() -> None:
 
 def build(width: int, fps: int, progress):
     """The project, an annotator holding a unit over the whole 2-hour video, the video transcoded;
-    returns the Video (reused when already built for this footage)."""
+    returns the Video (reused when already built for this footage), its annotator's username in
+    ``bench_user``."""
+    from datetime import timedelta
+
     import django
 
     django.setup()
     from django.core.management import call_command
+    from django.utils import timezone
 
     from annotator.drafts.models import DraftJob, DraftRun, Pipeline
     from annotator.drafts.services import save_drafts
@@ -130,6 +134,7 @@ def build(width: int, fps: int, progress):
     from annotator.media import services
     from annotator.media.models import Video
     from annotator.projects.services import ensure_member, ensure_project
+    from annotator.qa.models import QueueItem
     from annotator.qa.queue import claim_next
     from annotator.qa.services import ensure_qa_type
     from tests.long_video import ingest_now, make_two_hour_video
@@ -138,7 +143,6 @@ def build(width: int, fps: int, progress):
     call_command("collectstatic", "--noinput", verbosity=0)
     source = make_two_hour_video(REPO / ".cache" / "footage", width=width, fps=fps)
     project = ensure_project("seek", "Seek bench")
-    annotator = ensure_member(ANNOTATOR[0], role="annotator", project=project, password=ANNOTATOR[1])[0]
     video = Video.objects.filter(project=project, filename=source.name, status=Video.Status.READY).first()
     if video is None:
         progress(f"  ingesting and transcoding {source.name} (2 h; MP4, HLS, thumbnails)")
@@ -152,7 +156,17 @@ def build(width: int, fps: int, progress):
                                                                   prompt_version="templates-v1"), video=video)
         save_drafts(job, [DraftSpec("scene_sequence", "In what order do the riders pass?", "left to right", 0.0,
                                     video.duration_s, source_key="0")], actor="templates/templates-v1")
-        claim_next(project, annotator)  # the annotator holds the unit: may fetch the video's files
+    # An annotator per video holds its unit (so may fetch its files, checked as for any annotator);
+    # leases are made to last, so no claim takes another video's lapsed unit.
+    annotator = ensure_member(f"seek-ann-{video.pk}", role="annotator", project=project, password=PASSWORD)[0]
+    if not QueueItem.objects.filter(leased_by=annotator, unit__video=video).exists():
+        lasting = timezone.now() + timedelta(days=3650)
+        QueueItem.objects.filter(project=project, leased_by__isnull=False).update(lease_expires_at=lasting)
+        item = claim_next(project, annotator)
+        if item is None or item.unit.video_id != video.pk:
+            raise SystemExit("the bench database has no unit of this video to claim: run with --fresh")
+        QueueItem.objects.filter(pk=item.pk).update(lease_expires_at=lasting)
+    video.bench_user = annotator.username
     return video
 
 
@@ -175,13 +189,13 @@ def serve(port: int) -> subprocess.Popen:
     raise SystemExit("gunicorn did not answer within 30 s")
 
 
-def one_run(browser, base: str, meta: dict, positions: list[float]) -> dict:
+def one_run(browser, base: str, user: str, meta: dict, positions: list[float]) -> dict:
     """A new context (empty cache), logged in; first frame, bytes before it, then the seeks."""
     context = browser.new_context()
     page = context.new_page()
     page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", ANNOTATOR[0])
-    page.fill("#id_password", ANNOTATOR[1])
+    page.fill("#id_username", user)
+    page.fill("#id_password", PASSWORD)
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base}/")
     page.add_script_tag(url=f"{base}/static/vendor/hls.js-1.7.4/hls.min.js")
@@ -247,7 +261,7 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             for mode, meta in (("HLS", urls), ("MP4", {**urls, "hls_url": None})):
-                results[mode] = [one_run(browser, base, meta, positions) for _ in range(args.runs)]
+                results[mode] = [one_run(browser, base, video.bench_user, meta, positions) for _ in range(args.runs)]
             browser.close()
     finally:
         server.terminate()
