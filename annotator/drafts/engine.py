@@ -217,7 +217,10 @@ class StageInput:
 
     ``image_key`` identifies the images by content (e.g. the video's sha256, the frame times in
     seconds and the frame size) for the cache; ``images`` is called only on a cache miss and returns
-    JPEG bytes in the order the text describes them. ``context`` is passed to the stage's check.
+    JPEG bytes in the order the text describes them. ``captions`` {image index: text} are text parts
+    sent just before the image of that index (the label introducing each video's frames when several
+    videos are sent, EgoExoBench seed 001 App. B.1 Fig. 18: "Video1: <frames> Video2: <frames>").
+    ``context`` is passed to the stage's check.
     """
 
     text: str
@@ -225,12 +228,16 @@ class StageInput:
     images: Callable[[], list[bytes]] | None = None
     context: dict = field(default_factory=dict)
     record: dict = field(default_factory=dict)  # extra input fields stored on the call (frame times, ids)
+    captions: dict[int, str] = field(default_factory=dict)
 
 
 def cache_key(stage: Stage, endpoint: Endpoint, inp: StageInput) -> str:
-    """SHA-256 hex of the model, stage, prompt version, system prompt, schema, text and image key."""
-    blob = json.dumps([endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema,
-                       inp.text, inp.image_key], sort_keys=True, ensure_ascii=False)
+    """SHA-256 hex of the model, stage, prompt version, system prompt, schema, text, image key and
+    captions (when there are any: keys of inputs without captions are as they always were)."""
+    parts = [endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema, inp.text, inp.image_key]
+    if inp.captions:
+        parts.append(sorted(inp.captions.items()))
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -284,6 +291,8 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
     stage = STAGES[stage] if isinstance(stage, str) else stage
     key = cache_key(stage, endpoint, inp)
     request = {"system": stage.system, "text": inp.text, "image_key": inp.image_key, **inp.record}
+    if inp.captions:
+        request["captions"] = {str(i): c for i, c in sorted(inp.captions.items())}
     base = dict(project_id=project_id, job=job, server_id=endpoint.server_id, stage=stage.name,
                 prompt_version=stage.prompt_version, model=endpoint.model, request=request, cache_key=key)
     if use_cache:
@@ -311,7 +320,11 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
         try:
             if images is None:
                 images = inp.images() if inp.images else []
-            content = [{"type": "text", "text": inp.text}, *map(llm.image_part, images)]
+            content = [{"type": "text", "text": inp.text}]
+            for i, jpeg in enumerate(images):
+                if i in inp.captions:
+                    content.append({"type": "text", "text": inp.captions[i]})
+                content.append(llm.image_part(jpeg))
             with slots.hold(cancelled):
                 reply = llm.chat(base_url=endpoint.base_url, api_key=api_key, model=endpoint.model, system=stage.system,
                                  content=content, timeout_s=endpoint.timeout_s, response_format=stage.response_format(),

@@ -95,6 +95,11 @@ class Prediction(models.Model):
     0.3 (the paper's recall@5); an answer naming no interval is wrong, with the reason in
     ``judge_reason``. Times of interval items (clip, truth, intervals) are virtual seconds of the log.
     Clip times are seconds of this prediction's video; ``frame_times`` the seconds sampled.
+    Multi-video items (EgoExoBench seed 001): ``role=ego_exo`` is a pair of an ego-exo set asked once
+    of every view (``video`` the ego one, clip in ego time), ``role=videos`` a pair whose
+    ``QAPair.videos`` are labelled videos ("Video 1", ...; ``video`` the pair's own); their
+    ``frame_times`` are every video's sampled seconds (each in that video's own time) in the order
+    sent, video after video, the same number per video (``runs.frames_per_video``).
     ``call_ids`` are every ModelCall of this item (attempts and cache hits); ``cost_usd`` their sum.
     """
 
@@ -108,6 +113,8 @@ class Prediction(models.Model):
         DAY = "day", "day video of a pair"
         NIGHT = "night", "night video of a pair"
         LIFE_LOG = "life_log", "a life log, in virtual time"
+        EGO_EXO = "ego_exo", "every view of an ego-exo set"
+        VIDEOS = "videos", "the labelled videos of an item"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
