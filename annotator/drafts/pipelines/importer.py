@@ -6,8 +6,9 @@ machine running the command; the API refuses a ``file`` parameter). One JSON obj
 blank lines are skipped; at most ``MAX_ROWS`` rows and ``MAX_BYTES`` bytes. Two shapes of row:
 
 * **The platform's own export** (``export_qa``, README "Export schema"): ``video`` is an object
-  with ``sha256`` and ``filename``, ``clip`` is {start_s, end_s}; ``id``, ``project``,
-  ``provenance`` and ``draft`` {pipeline, model} are kept as the draft's provenance.
+  with ``sha256`` and ``filename``, ``clip`` is {start_s, end_s}, ``answer_start_s``/``answer_end_s``
+  are -1.0 for an item without an interval answer; ``id``, ``project``, ``provenance`` and ``draft``
+  {pipeline, model} are kept as the draft's provenance.
 * **A QA pair or a prediction from elsewhere**::
 
       {"video": SHA256 | FILENAME | {"sha256": ..., "filename": ...},
@@ -16,6 +17,10 @@ blank lines are skipped; at most ``MAX_ROWS`` rows and ``MAX_BYTES`` bytes. Two 
                                                  "B" or the option's text),
        "options": [TEXT, ...] | null, "answer_index": INT | null,
        "clip": {"start_s": S, "end_s": S} | "clip_start_s"/"clip_end_s" (seconds; default the whole video),
+       "answer_start_s": S, "answer_end_s": S (the interval answer of an interval QA type; then
+                                                 "answer"/"prediction" may be "" or absent),
+       "set_kind": "" | "ego_exo" | "life_log", "answer_kind": "text" | "interval" (optional: the kinds
+                                                 of a QA type the import creates),
        "id": the original id, "model": the model that wrote it,
        "videos": [{"label": "Video 1", "video": SHA256 | FILENAME | {...}  or  "video_id": ID,
                    "role": "query" | "reference" | "candidate", "start_s": S, "end_s": S}, ...] | absent}
@@ -33,13 +38,27 @@ within the project. Every draft keeps its provenance in ``Draft.params``: ``impo
 file's name), ``file_sha256``, ``line`` (1-based), ``kind`` (``qa`` or ``prediction``),
 ``original_id``, ``model`` and, for export rows, ``original`` {project, provenance, pipeline,
 verified_at}. Imported pairs are machine drafts (status ``draft``), served to the first pass like
-any other. Unknown QA types are created (whole-video clip policy).
+any other. Unknown QA types are created (whole-video clip policy) with the ``set_kind`` and
+``answer_kind`` their rows declare (default one video, text answers).
+
+**Interval answers** (temporal localisation, X-LeBench seed 002 App. C.1): a row of a QA type whose
+``answer_kind`` is ``interval`` must give ``answer_start_s`` < ``answer_end_s`` (seconds from 0 in the
+unit's time base, within the unit), and a row of a text QA type must not give one. They are kept in
+the draft's ``params["answer_start_s"/"answer_end_s"]``, which become the QA pair's interval when
+its unit opens (``qa.services.open_units_for_drafts``); without text, the answer reads
+"12.00-15.50 s". **Life logs**: a row of a life-log QA type (``set_kind`` life_log) names the log's
+first part as its video, as the export does; its clip and interval are virtual seconds after the
+log's start and must lie within the log's span (from 0 to the end of its last part; the shortest
+log when that video leads several, as each gets the draft), and its draft opens a unit over the
+whole log. A row of a life-log type whose video leads no life log is malformed.
 
 Validation, all at start (``clean_params``), before anything is written:
 
 * A malformed line (not JSON, not an object, a missing or wrong field, bad options, a clip outside
-  its video) refuses the whole file: Invalid naming each bad line by number (the first
-  ``MAX_ERRORS_SHOWN``) and how many there are. Nothing is written, not even QA types.
+  its video or log, an interval answer missing, outside the unit, or given to a text QA type,
+  ``set_kind``/``answer_kind`` other than the project's QA type's) refuses the whole file: Invalid
+  naming each bad line by number (the first ``MAX_ERRORS_SHOWN``) and how many there are. Nothing
+  is written, not even QA types.
 * A row naming an unknown video (no such sha256 or file name in the project, a file name shared by
   several videos, a video that failed to ingest) is reported per line in the run's
   ``params["unknown_videos"]`` (the first ``MAX_UNKNOWN_SHOWN``; ``unknown_rows`` counts them all)
@@ -69,9 +88,10 @@ from annotator.drafts.models import Draft
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import DraftSpec
 from annotator.errors import Invalid
-from annotator.media.models import Video
+from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.qa import services as qa_services
-from annotator.qa.services import MAX_TEXT, check_options
+from annotator.qa.models import QAType
+from annotator.qa.services import MAX_TEXT, check_options, interval_answer_text, life_log_span
 
 MAX_ROWS = 100_000
 MAX_BYTES = 256 * 1024 * 1024
@@ -83,6 +103,8 @@ LETTER = re.compile(r"^\(?([A-Za-z])\)?[.):]?$")
 MAX_LABELLED_VIDEOS = 10
 LABEL_MAX = 40
 VIDEO_ROLES = ("query", "reference", "candidate")
+SET_KINDS = tuple(QAType.SetKind.values)
+ANSWER_KINDS = tuple(QAType.AnswerKind.values)
 
 
 class RowError(ValueError):
@@ -136,6 +158,31 @@ def _clip(row: dict) -> tuple[float, float] | None:
     return start, end
 
 
+def _interval(row: dict) -> tuple[float, float] | None:
+    """A row's interval answer ``answer_start_s``/``answer_end_s`` (seconds in the unit's time base),
+    or None when absent (missing, null, or the export's -1.0 for a non-interval item). Raises RowError
+    for one without the other, a value that is not a number of seconds from 0, or end <= start."""
+    start, end = row.get("answer_start_s"), row.get("answer_end_s")
+    if start in (None, -1, -1.0) and end in (None, -1, -1.0) and not isinstance(start, bool) \
+            and not isinstance(end, bool):
+        return None
+    if start is None or end is None:
+        raise RowError("an interval answer needs both answer_start_s and answer_end_s")
+    start, end = _seconds(start, "answer_start_s"), _seconds(end, "answer_end_s")
+    if end <= start:
+        raise RowError("the answer interval must end after it starts (answer_end_s > answer_start_s)")
+    return start, end
+
+
+def _kind(row: dict, key: str, allowed: tuple[str, ...]) -> str | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if value not in allowed:
+        raise RowError(f"{key} must be one of {', '.join(repr(a) for a in allowed)}")
+    return value
+
+
 def _labelled_videos(value, options) -> list[dict] | None:
     """A row's ``videos`` (see the module docstring) as [{label, video (a ref as ``_video_ref``) or
     video_id, role, range: [start_s, end_s] | None}], checked for shape; None when absent. The
@@ -182,8 +229,10 @@ def parse_row(row) -> dict:
     """One line's object as the normalized row the jobs read; raises RowError saying what is wrong.
 
     Returns {"video": {"sha256"} | {"filename"}, "qa_type", "question", "answer", "options",
-    "answer_index", "clip": [start_s, end_s] | None, "kind": "qa" | "prediction", "original_id",
-    "model", "original": {...} | None}."""
+    "answer_index", "clip": [start_s, end_s] | None, "interval": [start_s, end_s] | None, "set_kind"
+    and "answer_kind" (as the row declares them, or None), "kind": "qa" | "prediction",
+    "original_id", "model", "original": {...} | None}. Whether the interval suits the QA type and lies
+    within the unit is checked in ``Import._resolve``."""
     if not isinstance(row, dict):
         raise RowError("a row must be a JSON object")
     video = _video_ref(row.get("video"))
@@ -191,8 +240,13 @@ def parse_row(row) -> dict:
     if not isinstance(qa_type, str) or not SLUG.match(qa_type.strip()):
         raise RowError("qa_type must be a slug (letters, digits, - and _; at most 64)")
     question = _text(row, "question")
+    interval = _interval(row)
     kind = "prediction" if row.get("prediction") is not None else "qa"
-    answer = _text(row, "prediction" if kind == "prediction" else "answer")
+    key = "prediction" if kind == "prediction" else "answer"
+    if interval is not None and row.get(key) in (None, ""):  # an interval answer needs no text
+        answer = interval_answer_text(*interval)
+    else:
+        answer = _text(row, key)
     options, index = row.get("options"), row.get("answer_index")
     if options == [] and index in (None, -1):  # the export's open item (it writes no nulls: [] and -1)
         options, index = None, None
@@ -244,8 +298,9 @@ def parse_row(row) -> dict:
     elif isinstance(truth_index, int) and not isinstance(truth_index, bool):
         original = {"truth_index": truth_index}
     return {"video": video, "qa_type": qa_type.strip(), "question": question, "answer": answer, "options": options,
-            "answer_index": index, "clip": _clip(row), "kind": kind, "original_id": original_id, "model": model,
-            "original": original, "videos": videos}
+            "answer_index": index, "clip": _clip(row), "interval": interval,
+            "set_kind": _kind(row, "set_kind", SET_KINDS), "answer_kind": _kind(row, "answer_kind", ANSWER_KINDS),
+            "kind": kind, "original_id": original_id, "model": model, "original": original, "videos": videos}
 
 
 def _lines(path: Path, digest):
@@ -290,6 +345,24 @@ def _resolve_labelled(videos, project, by_sha, by_name, by_id) -> list[dict] | N
             raise RowError(f"{label}: {start:g}-{end:g} s is not within {video.filename} ({video.duration_s:g} s)")
         out.append({"label": label, "video_id": video.pk, "role": v["role"], "start_s": start, "end_s": end})
     return out
+
+
+def _type_kinds(types: dict[str, tuple[str, str, int | None]], row: dict, number: int) -> tuple[str, str]:
+    """(set_kind, answer_kind) of the row's QA type: the project's QA type's, else as the row declares
+    them (the export's ``set_kind``/``answer_kind``; default one video, text answers), the same for
+    every row of a new type (``types`` learns new types, with the line that declared them). Raises
+    RowError when the row declares kinds other than the type's."""
+    slug, declared = row["qa_type"], (row["set_kind"], row["answer_kind"])
+    if slug not in types:
+        types[slug] = (declared[0] or QAType.SetKind.VIDEO, declared[1] or QAType.AnswerKind.TEXT, number)
+    set_kind, answer_kind, line = types[slug]
+    where = f"as line {line} declares it" if line is not None else "in this project"
+    shown = {"": "one video", "ego_exo": "an ego-exo set", "life_log": "a life log"}
+    if declared[0] is not None and declared[0] != set_kind:
+        raise RowError(f"qa_type {slug} is asked of {shown[set_kind]} {where}, not of {shown[declared[0]]}")
+    if declared[1] is not None and declared[1] != answer_kind:
+        raise RowError(f"qa_type {slug} has {answer_kind} answers {where}, not {declared[1]} answers")
+    return set_kind, answer_kind
 
 
 class Import(PipelineDef):
@@ -346,21 +419,30 @@ class Import(PipelineDef):
             default_storage.save(f"{stored}{video_id}.json", ContentFile(json.dumps(video_rows).encode()))
         default_storage.save(f"{stored}index.json",
                              ContentFile(json.dumps({str(v): len(r) for v, r in by_video.items()}).encode()))
-        for slug in sorted({row["qa_type"] for _, row in rows}):
-            qa_services.ensure_qa_type(project, slug)
+        kinds = {row["qa_type"]: (row["set_kind"], row["answer_kind"]) for _, row in rows}
+        for slug in sorted(kinds):
+            qa_type = qa_services.ensure_qa_type(project, slug)
+            if (qa_type.set_kind, qa_type.answer_kind) != kinds[slug]:  # just created: the kinds its rows declare
+                QAType.objects.filter(pk=qa_type.pk).update(set_kind=kinds[slug][0], answer_kind=kinds[slug][1])
         return {**params, "file": name, "imported_from": path.name, "file_sha256": digest.hexdigest(), "stored": stored,
                 "rows": len(rows) + len(unknown), "importable_rows": len(rows), "videos": len(by_video),
                 "unknown_rows": len(unknown), "unknown_videos": unknown[:MAX_UNKNOWN_SHOWN]}
 
     @staticmethod
     def _resolve(project, rows: list[tuple[int, dict]]) -> tuple[list[tuple[int, dict]], list[dict], list[tuple[int, str]]]:
-        """Rows with ``video_id`` and their clip checked against the video; the unknown-video
-        reports ({line, video, reason}); and the errors (line, why) of clips outside their video."""
+        """Rows with ``video_id``, their clip and interval answer checked against the unit they will
+        open (the video, or for a life-log QA type the logs the video leads as first part, in virtual
+        seconds); the unknown-video reports ({line, video, reason}); and the errors (line, why): clips
+        starting after their unit, interval answers outside it or given to a text QA type, kinds that
+        contradict the project's QA type."""
         by_sha, by_name, by_id = {}, {}, {}
         for video in Video.objects.filter(project=project).only("id", "sha256", "filename", "duration_s", "status"):
             by_sha[video.sha256] = video
             by_name.setdefault(video.filename, []).append(video)
             by_id[video.pk] = video
+        types = {t.slug: (t.set_kind, t.answer_kind, None)
+                 for t in QAType.objects.filter(project=project).only("slug", "set_kind", "answer_kind")}
+        log_spans: dict[int, list[tuple[str, float]]] = {}
         known, unknown, errors = [], [], []
         for number, row in rows:
             ref = row["video"]
@@ -379,18 +461,38 @@ class Import(PipelineDef):
             if video is None:
                 unknown.append({"line": number, "video": shown, "reason": reason})
                 continue
-            clip = row["clip"] or (0.0, video.duration_s)
-            if clip[0] >= video.duration_s:
-                why = f"the clip starts at {clip[0]:g} s, after the end of {video.filename} ({video.duration_s:g} s)"
-                errors.append((number, why))
-                continue
             try:
+                set_kind, answer_kind = _type_kinds(types, row, number)
+                if set_kind == QAType.SetKind.LIFE_LOG:
+                    if video.pk not in log_spans:
+                        log_spans[video.pk] = [(g.name, life_log_span(g)) for g in qa_services.groups_led_by(
+                            video, VideoGroup.Kind.LIFE_LOG, VideoGroupMember.Role.PART)]
+                    if not log_spans[video.pk]:
+                        raise RowError(f"{video.filename} is not the first part of a life log, and rows of the life-log "
+                                       f"QA type {row['qa_type']} name the log's first part (times are virtual seconds)")
+                    name, span = min(log_spans[video.pk], key=lambda g: g[1])
+                    unit = f"life log {name} ({span:g} virtual s)"
+                else:
+                    span, unit = video.duration_s, f"{video.filename} ({video.duration_s:g} s)"
+                clip = row["clip"] or (0.0, span)
+                if clip[0] >= span:
+                    raise RowError(f"the clip starts at {clip[0]:g} s, after the end of {unit}")
+                interval = row["interval"]
+                if interval is not None and answer_kind != QAType.AnswerKind.INTERVAL:
+                    raise RowError(f"qa_type {row['qa_type']} has text answers, not a time interval: drop answer_start_s "
+                                   f"and answer_end_s, or import it into an interval QA type")
+                if interval is None and answer_kind == QAType.AnswerKind.INTERVAL:
+                    raise RowError(f"qa_type {row['qa_type']} answers with a time interval: give answer_start_s and "
+                                   f"answer_end_s")
+                if interval is not None and interval[1] > span + 1e-6:
+                    raise RowError(f"the answer interval {interval[0]:g}-{interval[1]:g} s is not within {unit}")
                 labelled = _resolve_labelled(row.get("videos"), project, by_sha, by_name, by_id)
             except RowError as exc:
                 errors.append((number, str(exc)))
                 continue
-            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], video.duration_s)],
-                                   "videos": labelled}))
+            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], span)],
+                                   "interval": list(interval) if interval else None, "videos": labelled,
+                                   "set_kind": set_kind, "answer_kind": answer_kind}))
         return known, unknown, errors
 
     def select(self, run):
@@ -414,6 +516,8 @@ class Import(PipelineDef):
                 provenance["original"] = row["original"]
             if row.get("videos"):
                 provenance["videos"] = row["videos"]  # copied to the QA pair's videos when its unit opens
+            if row.get("interval"):  # the QA pair's interval answer when its unit opens (qa.services._draft_interval)
+                provenance["answer_start_s"], provenance["answer_end_s"] = row["interval"]
             specs.append(DraftSpec(row["qa_type"], row["question"], row["answer"], *row["clip"],
                                    source_key=f"line-{row['line']}", options=row["options"],
                                    answer_index=row["answer_index"], params=provenance))
