@@ -18,7 +18,7 @@ import pytest
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 from PIL import Image
@@ -124,6 +124,20 @@ def test_backfill_makes_what_ready_videos_lack_once(project, tmp_path, settings)
     again = StringIO()
     call_command("media_backfill", "--project", project.slug, stdout=again)
     assert "0 videos to backfill" in again.getvalue()
+
+
+def test_a_backfill_ffmpeg_cannot_make_leaves_the_video_as_it_was(project, tmp_path):
+    video = services.transcode(ingest_now(project, make_video(tmp_path / "four.mp4", seconds=4.0, size="96x64")).pk)
+    Video.objects.filter(pk=video.pk).update(thumbnails_vtt="")
+    streaming.clear_prefix(streaming.thumbs_prefix(video))
+    _path(video.rendition.name).write_bytes(b"not a video any more" * 100)  # a damaged rendition
+    err = StringIO()
+    with pytest.raises(CommandError, match="1 of 1 videos failed"):
+        call_command("media_backfill", "--project", project.slug, stdout=StringIO(), stderr=err)
+    assert f"video {video.pk} (four.mp4): failed, left as it was: timeline thumbnails:" in err.getvalue()
+    video.refresh_from_db()
+    assert video.status == "ready" and video.thumbnails_vtt.name == "" and video.rendition.name
+    assert not _path(streaming.thumbs_prefix(video)).exists() or not any(_path(streaming.thumbs_prefix(video)).iterdir())
 
 
 # --- /files/ by path prefix -------------------------------------------------------------------------
