@@ -2,7 +2,9 @@
 
 - ``predict``: a free-text stage (no schema; the engine stores the reply as ``{"text": ...}``)
   asking the evaluated model the question with the frames, worded as EgoNight's "Model Evaluation
-  Prompt" (seed 000 App. A.5.1), with the options lettered A, B, C... for multiple choice.
+  Prompt" (seed 000 App. A.5.1), with the options lettered A, B, C... for multiple choice; for
+  several videos (an ego-exo set, an item whose options are videos), EgoExoBench's multi-video
+  input (seed 001 Sec. 4.1 and App. B.1), its own prompt version (``PREDICT_VIDEOS``).
 - ``judge`` (registered with the engine, ``STAGE_NAMES``): EgoNight's "Evaluation Protocol"
   (seed 000 App. A.5.1), system and user prompt as the paper gives them; the answer is
   ``{"pred": "correct"|"incorrect", "score": 0-5, "reason": str}``.
@@ -46,6 +48,45 @@ def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, optio
     ``options``, lettered A, B, C... and the letter asked for."""
     text = _ASK.format(video=f"{n_frames} video frame{'s' if n_frames != 1 else ''} given", question=question.strip(),
                        fps=_fps(fps), sampling=_fps(n_frames / clip_s if clip_s > 0 else None))
+    if options:
+        lines = "\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
+        text += "\n" + _CHOICES.format(options=lines)
+    return text
+
+
+# ------------------------------------------------------------------------------ several videos (EgoExoBench)
+
+PREDICT_VIDEOS_VERSION = "eval-egoexobench-multi-v1"
+PREDICT_VIDEOS = engine.Stage(
+    name="predict", prompt_version=PREDICT_VIDEOS_VERSION, schema=None, temperature=0.0,
+    system="You answer questions about several videos from frames sampled from each of them, in order.",
+)
+
+# Seed 001 Sec. 4.1 (the question stem, the labelled options, only the letter asked for) and App. B.1
+# Fig. 18 (the number of videos given, then each video's label followed by its frames).
+_VIDEOS = ("You will be provided with {k} videos: {labels}. Each video's label is followed by its frames, {m} "
+           "frame{s} per video sampled evenly from its clip, in order.{views}\n"
+           "Please carefully analyze the content of each video and use the visual cues in the videos to answer the "
+           "question: {question}\n"
+           "Do not include any other content. You need to answer the question in any case and not demand additional "
+           "context information.")
+_VIEWS = (" The videos are synchronised views of the same activity: ego is the first-person (egocentric) view and "
+          "the exo videos ({exos}) are third-person (exocentric) views.")
+
+
+def ask_videos(question: str, *, labels: list[str], per_video: int, options: list[str] | None,
+               ego_exo: bool = False) -> str:
+    """The user message asking ``question`` about several videos, whose frames follow (each video's
+    ``per_video`` frames introduced by its label, in ``labels`` order, as ``StageInput.captions``):
+    EgoExoBench's multi-video input (seed 001 App. B.1, Fig. 18) with its MCQ instruction (Sec. 4.1:
+    the options lettered, the letter alone asked for). ``ego_exo``: the videos are the views of an
+    ego-exo set ("ego", "exo 1", ...), which the text says."""
+    views = ""
+    if ego_exo:
+        exos = [x for x in labels if x != "ego"]
+        views = _VIEWS.format(exos=", ".join(exos))
+    text = _VIDEOS.format(k=len(labels), labels=", ".join(labels), m=per_video, s="s" if per_video != 1 else "",
+                          views=views, question=question.strip())
     if options:
         lines = "\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
         text += "\n" + _CHOICES.format(options=lines)
@@ -241,4 +282,4 @@ def read_judgement(rubric: str, output: dict) -> dict:
 def prompt_version(rubric: str) -> str:
     """What an evaluation records as its prompt versions."""
     judge = f"{JUDGE_VUDG_VERSION}|{JUDGE_VUDG_TEMPORAL_VERSION}" if rubric == "vudg" else JUDGE_VERSION
-    return f"predict:{PREDICT_VERSION}, judge:{judge}"
+    return f"predict:{PREDICT_VERSION}|{PREDICT_VIDEOS_VERSION}, judge:{judge}"

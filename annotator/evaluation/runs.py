@@ -45,6 +45,7 @@ from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Evaluation, Prediction, Rubric
 from annotator.media import lifelogs
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
+from annotator.media.selectors import member_label, ordered_members
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, QAType
 from annotator.scoring.localisation import MAX_INTERVALS, TIOU_THRESHOLD, IntervalParseError, parse_intervals, tiou
@@ -96,9 +97,14 @@ def _life_log_item(evaluation: Evaluation, pair: QAPair) -> Prediction:
     """The one prediction of a pair of a life-log unit: asked of the whole log in virtual time
     (``video`` is its first part; clip, truth and answers in virtual seconds)."""
     first = min(pair.unit.group.members.all(), key=lambda m: (m.role != VideoGroupMember.Role.PART, m.position))
-    video = first.video
+    return _whole_item(evaluation, pair, Prediction.Role.LIFE_LOG, first.video)
+
+
+def _whole_item(evaluation: Evaluation, pair: QAPair, role: str, video: Video) -> Prediction:
+    """The one prediction of ``pair`` asked once of all its videos (a life log, an ego-exo set,
+    labelled videos), ``video`` standing for them; clip and truth as the pair has them."""
     return Prediction(
-        evaluation=evaluation, qa_pair=pair, video=video, role=Prediction.Role.LIFE_LOG, kind=_kind(pair),
+        evaluation=evaluation, qa_pair=pair, video=video, role=role, kind=_kind(pair),
         qa_type=pair.qa_type.slug, illumination=video.illumination or "unknown", source=video.source or "unknown",
         provenance=pair.provenance, question=pair.question, truth=pair.answer, options=pair.options,
         answer_index=pair.answer_index, clip_start_s=pair.clip_start_s, clip_end_s=pair.clip_end_s,
@@ -108,12 +114,21 @@ def _life_log_item(evaluation: Evaluation, pair: QAPair) -> Prediction:
 def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
     """Prediction rows for ``pairs``: one on the pair's video, or, for a pair of a day-night unit,
     one on the day clip and one on the night clip (night time = day time + the offset), or, for a
-    pair of a life-log unit, one on the log in virtual time (``_life_log_item``). A pair of an
-    interval QA type with its answer interval is an ``interval`` item (scored by tIoU)."""
+    pair of a life-log unit, one on the log in virtual time (``_life_log_item``). A pair with
+    labelled videos (``QAPair.videos``, options that are videos) is one ``videos`` item over them,
+    a pair of an ego-exo unit one ``ego_exo`` item over every view of the set (``_ask_videos``). A
+    pair of an interval QA type with its answer interval is an ``interval`` item (scored by tIoU)."""
     out = []
     for pair in pairs:
+        if pair.videos:
+            out.append(_whole_item(evaluation, pair, Prediction.Role.VIDEOS, pair.video))
+            continue
         if pair.unit.group_id is not None and pair.unit.group.kind == VideoGroup.Kind.LIFE_LOG:
             out.append(_life_log_item(evaluation, pair))
+            continue
+        if pair.unit.group_id is not None and pair.unit.group.kind == VideoGroup.Kind.EGO_EXO:
+            ego = ordered_members(pair.unit.group.members.all())[0]
+            out.append(_whole_item(evaluation, pair, Prediction.Role.EGO_EXO, ego.video))
             continue
         if pair.unit.group_id is not None:
             members = {m.role: m for m in pair.unit.group.members.all()}
@@ -276,12 +291,96 @@ def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
                                      "video": p.video_id, "frame_times_s": p.frame_times})
 
 
+@dataclasses.dataclass(frozen=True)
+class View:
+    """One video of a multi-video item: its ``label`` in the prompt, its id, and the range of it
+    shown (seconds of that video)."""
+
+    label: str
+    video_id: int | None
+    start_s: float
+    end_s: float
+
+
+def frames_per_video(n_frames: int, n_videos: int) -> int:
+    """Frames sampled from each video of a multi-video item: the evaluation's ``n_frames`` split
+    evenly, ``n_frames // n_videos`` (every video the same number, as EgoExoBench samples the same
+    8 frames uniformly from each video, seed 001 App. B.1), at least 1 (so more videos than frames
+    send one frame each, over the budget). A remainder of ``n_frames % n_videos`` is not sent."""
+    return max(1, n_frames // max(1, n_videos))
+
+
+def views_of(p: Prediction) -> list[View]:
+    """The videos of a multi-video item in prompt order. ``videos``: the pair's labelled videos as
+    they are. ``ego_exo``: ego then exo 1..N (``selectors.ordered_members``, labels by
+    ``member_label``), each over the pair's clip in its own time (member time = ego time +
+    offset_s, ``VideoGroup``), clamped to its footage. Raises Invalid when the pair or set is gone."""
+    pair = p.qa_pair if p.qa_pair_id else None
+    if pair is None:
+        raise Invalid("the QA pair of this item is gone")
+    if p.role == Prediction.Role.VIDEOS:
+        return [View(str(v.get("label", "")), v.get("video_id"), float(v["start_s"]), float(v["end_s"]))
+                for v in pair.videos]
+    if pair.unit.group_id is None:
+        raise Invalid("the ego-exo set of this QA pair is gone")
+    out = []
+    for m in ordered_members(pair.unit.group.members.select_related("video")):
+        end = p.clip_end_s + m.offset_s
+        if m.video.duration_s:
+            end = min(end, m.video.duration_s)
+        out.append(View(member_label(m.role, m.position), m.video_id, max(0.0, p.clip_start_s + m.offset_s), end))
+    return out
+
+
+def _ask_videos(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
+    """A multi-video item's input (EgoExoBench seed 001 Sec. 4.1, App. B.1): ``frames_per_video``
+    frames sampled evenly over each video's range (``views_of``), sent video after video, each
+    video's frames introduced by its label (``StageInput.captions``); the question, the labels in
+    order and the lettered options in the text (``prompts.ask_videos``). An interval item also gets
+    the first video's frame times (the ego view's: the truth is in ego time). Raises Invalid naming
+    the video that cannot give frames."""
+    views = views_of(p)
+    if not views:
+        raise Invalid("this item names no video")
+    per = frames_per_video(evaluation.n_frames, len(views))
+    videos = {v.pk: v for v in Video.objects.filter(pk__in={view.video_id for view in views})}
+    sent, captions, keys, loaders = [], {}, [], []
+    for view in views:
+        try:
+            video = _usable(videos.get(view.video_id))
+            times = ffmpeg.sample_times(view.start_s, view.end_s, per)
+        except Invalid as exc:
+            raise Invalid(f"{view.label}: {exc}") from None
+        except ValueError:
+            raise Invalid(f"{view.label}: the range {view.start_s:g}-{view.end_s:g} s of {video.filename} "
+                          "is empty") from None
+        captions[len(sent) * per] = f"{view.label}:"
+        key, load = _frames(video, times)
+        keys.append(f"{view.label}={key}")
+        loaders.append(load)
+        sent.append({"label": view.label, "video": video.pk, "frame_times_s": times})
+    p.frame_times = [t for s in sent for t in s["frame_times_s"]]
+    text = prompts.ask_videos(p.question, labels=[v.label for v in views], per_video=per, options=p.options,
+                              ego_exo=p.role == Prediction.Role.EGO_EXO)
+    if p.kind == Prediction.Kind.INTERVAL:
+        text += "\n" + prompts.interval_format(sent[0]["frame_times_s"], k=MAX_INTERVALS)
+    return engine.StageInput(text=text, image_key="|".join(keys), captions=captions,
+                             images=lambda: [f for load in loaders for f in load()],
+                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
+                                     "video": p.video_id, "frame_times_s": p.frame_times, "videos": sent})
+
+
+MULTI_VIDEO = (Prediction.Role.EGO_EXO, Prediction.Role.VIDEOS)
+
+
 def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     """The evaluated model's input for ``p``: its question (and options) with frames sampled evenly
-    over its clip (over a life log's recorded time, ``_ask_life_log``). Raises Invalid when the
-    video cannot give frames."""
+    over its clip (over a life log's recorded time, ``_ask_life_log``; over each of several videos,
+    ``_ask_videos``). Raises Invalid when the video cannot give frames."""
     if p.role == Prediction.Role.LIFE_LOG:
         return _ask_life_log(evaluation, p)
+    if p.role in MULTI_VIDEO:
+        return _ask_videos(evaluation, p)
     video = p.video
     if video is None:
         raise Invalid("the video of this QA pair is gone")
@@ -309,7 +408,8 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
     saved before the judge is asked, so a judge that fails leaves the answer on the item."""
     p.stage = "predict"
     Prediction.objects.filter(pk=p.pk).update(stage="predict")
-    out, p.predict_call_id = _call(prompts.PREDICT, endpoints["predict"], _ask(evaluation, p), evaluation, cancelled, calls)
+    stage = prompts.PREDICT_VIDEOS if p.role in MULTI_VIDEO else prompts.PREDICT
+    out, p.predict_call_id = _call(stage, endpoints["predict"], _ask(evaluation, p), evaluation, cancelled, calls)
     p.prediction = out["text"]
     if p.kind == Prediction.Kind.INTERVAL:
         _score_interval(p)
