@@ -66,6 +66,7 @@
     blocks.appendChild(block);
 
     const li = el("li", "lifelog-part");
+    li.value = i + 1;  // gap rows are list items too; parts keep their own numbers
     const button = el("button", "link", `${p.clock} – ${clock(p.offset_s + p.duration_s)}`);
     button.type = "button";
     button.addEventListener("click", () => { player.seek(p.offset_s); player.play(); });

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from annotator.projects.demo_media import long_and_multiview
 from annotator.projects.models import Project
 from annotator.qa.services import set_queue_policy
 
@@ -76,6 +77,8 @@ class Command(BaseCommand):
             whole = [r for r in scope["reports"] if r["subset"] == "" and r["round"] == "first"]
             words = ", ".join(f"{r['metric']} {r['value']:.3f}" for r in whole[:3]) or "nothing to compare yet"
             self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
+        # Long and multi-view video (issue 11): an ego-exo set, a life log with an HLS part, their drafts.
+        long_and_multiview(proj, opts["footage"], opts["manifest"], out)
         if opts["model_base_url"]:
             models_in_the_loop(proj, opts["model_base_url"], out)
 
