@@ -56,7 +56,7 @@ def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, optio
 
 # ------------------------------------------------------------------------------ several videos (EgoExoBench)
 
-PREDICT_VIDEOS_VERSION = "eval-egoexobench-multi-v1"
+PREDICT_VIDEOS_VERSION = "eval-egoexo-s41-v1"  # prompt_version (100 chars) holds all
 PREDICT_VIDEOS = engine.Stage(
     name="predict", prompt_version=PREDICT_VIDEOS_VERSION, schema=None, temperature=0.0,
     system="You answer questions about several videos from frames sampled from each of them, in order.",
