@@ -4,7 +4,8 @@ multi-view set (EgoExoBench seed 001 Sec. 3.2) from videos of the project.
 
 Members are named by video id with their role and offset in seconds (``VideoGroup`` says what the
 offset means per kind); exo members are shown in the order given. Every member of the project may
-list and read groups (as they may list videos); only admins make them. The rules of each kind are
+list and read groups (as they may list videos); only admins make them. Life logs are listed to the
+people who run the project only (``visible_groups``), as their pages are. The rules of each kind are
 ``annotator.media.services.make_group``'s (a 400 in plain words, nothing written).
 """
 
@@ -70,6 +71,18 @@ class GroupOut(serializers.Serializer):
         return GroupMemberOut(selectors.ordered_members(group.members.all()), many=True).data
 
 
+def visible_groups(request, project):
+    """``selectors.project_groups`` that ``request.user`` may read: all of them for the people who run
+    the project (``access.OVERSEE_ROLES``); no life log for annotators. Annotators are the
+    participants of the project's human-baseline studies, and a life log's params (its parts'
+    summaries in true order, its start) and members (wall-clock offsets, file names) are the truth
+    of the X-LeBench summary-ordering items (seed 002 App. C.4) built from it."""
+    groups = selectors.project_groups(project)
+    if access.role_in(request.user, project) not in access.OVERSEE_ROLES:
+        groups = groups.exclude(kind=VideoGroup.Kind.LIFE_LOG)
+    return groups
+
+
 class GroupListView(ListAPIView):
     """The project's video groups, oldest first, a page at a time, with their members."""
 
@@ -77,7 +90,7 @@ class GroupListView(ListAPIView):
 
     def get_queryset(self):
         project = project_for(self.request, self.kwargs["slug"], access.VIEW_VIDEOS_ROLES)
-        return selectors.project_groups(project)
+        return visible_groups(self.request, project)
 
     @extend_schema(request=GroupIn, responses={201: GroupOut},
                    summary="Make a day-night pair or an ego-exo set from videos of the project (admins)")
@@ -94,7 +107,7 @@ class GroupView(APIView):
     @extend_schema(responses={200: GroupOut}, summary="One video group with its members")
     def get(self, request, slug, pk):
         project = project_for(request, slug, access.VIEW_VIDEOS_ROLES)
-        group = selectors.project_groups(project).filter(pk=pk).first()
+        group = visible_groups(request, project).filter(pk=pk).first()
         if group is None:
             raise NotFound(f"no group {pk} in project {project.slug}")
         return Response(GroupOut(group).data)
