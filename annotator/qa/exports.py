@@ -23,11 +23,15 @@ toolkit formats; the dataset formats keep one row per QA pair with the group's m
 Media (``--with-media DIR``): each (video, clip range) is cut once by ffmpeg into
 ``DIR/<sha256[:16]>_<start_ms>-<end_ms>.mp4`` (a clip already there is reused) and rows carry its
 path relative to the export. A clip that cannot be cut fails alone: its rows get an empty path and
-the failure is listed in ``ExportResult.media_failures``.
+the failure is listed in ``ExportResult.media_failures``. A life-log item's clip is in virtual
+seconds over parts with gaps between them (X-LeBench seed 002 Sec. 3), which no one video holds: its
+row's ``media_path`` is ``""`` and ``media_segments`` lists, in order, each part the range covers
+with its local range and the clip cut from it (every other row has ``[]``).
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
 import gc
 import hashlib
@@ -68,6 +72,9 @@ def _schema():
     ]
     member = pa.struct([("role", pa.string()), ("position", pa.int64()), ("offset_s", pa.float64()),
                         *video_fields[:10], ("media_path", pa.string())])
+    segment = pa.struct([("position", pa.int64()), ("video_id", pa.int64()), ("sha256", pa.string()),
+                         ("filename", pa.string()), ("start_s", pa.float64()), ("end_s", pa.float64()),
+                         ("virtual_start_s", pa.float64()), ("virtual_end_s", pa.float64()), ("media_path", pa.string())])
     labelled = pa.struct([("label", pa.string()), ("video_id", pa.int64()), ("role", pa.string()),
                           ("start_s", pa.float64()), ("end_s", pa.float64()), ("sha256", pa.string()),
                           ("filename", pa.string()), ("media_path", pa.string())])
@@ -77,7 +84,7 @@ def _schema():
         ("options", pa.list_(pa.string())), ("answer_index", pa.int64()),
         ("answer_start_s", pa.float64()), ("answer_end_s", pa.float64()),
         ("clip_start_s", pa.float64()), ("clip_end_s", pa.float64()),
-        ("video", pa.struct(video_fields)), ("media_path", pa.string()),
+        ("video", pa.struct(video_fields)), ("media_path", pa.string()), ("media_segments", pa.list_(segment)),
         ("group", pa.struct([("kind", pa.string()), ("name", pa.string()), ("params", pa.string()),
                              ("members", pa.list_(member))])),
         ("videos", pa.list_(labelled)),
@@ -404,6 +411,34 @@ def _members(group: dict, videos: dict, c_start: float, c_end: float, media: Med
     return members
 
 
+def _segments(group: dict, videos: dict, c_start: float, c_end: float, media: Media, paths: list) -> list[dict]:
+    """The parts of life log ``group`` that the virtual range ``c_start``..``c_end`` (seconds after the
+    log's start) covers, in order, each with the local range of its video (``start_s``..``end_s``,
+    seconds in the part's own video), the virtual range it shows, and the clip handle of that local
+    range appended to ``paths`` (with media). Gaps between parts have no segment (X-LeBench seed 002
+    Sec. 3: time not recorded). The parts' order and ends are kept on the group (bisect per row)."""
+    parts = group.get("parts")
+    if parts is None:
+        parts = group["parts"] = sorted(
+            ((m["offset_s"], m["position"], videos[m["video_id"]]) for m in group["members"] if m["role"] == "part"),
+            key=lambda p: (p[0], p[1]))
+        group["part_ends"] = [o + max(record["duration_s"], 0.0) for o, _, record in parts]
+    out = []
+    for offset, position, record in parts[bisect.bisect_right(group["part_ends"], c_start):]:
+        if offset >= c_end:
+            break
+        a, b = max(c_start - offset, 0.0), min(c_end - offset, max(record["duration_s"], 0.0))
+        if b <= a:
+            continue
+        segment = {"position": position, "video_id": record["id"], "sha256": record["sha256"],
+                   "filename": record["filename"], "start_s": a, "end_s": b, "virtual_start_s": offset + a,
+                   "virtual_end_s": offset + b, "media_path": ""}
+        if media.enabled:
+            paths.append((segment, "media_path", media.clip(record, a, b)))
+        out.append(segment)
+    return out
+
+
 def _labelled(text: str, videos: dict, media: Media, paths: list) -> list[dict]:
     """``QAPair.videos`` (JSON text) as rows' ``videos``: each labelled video with its sha256, filename
     and the clip handle of its range appended to ``paths``."""
@@ -435,11 +470,14 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, r
     paths: list = []
     group_out = _EMPTY_GROUP
     life_log = False
+    segments: list[dict] = []
     if group_id is not None:
         group = groups[group_id]
         life_log = group["kind"] == "life_log"
         group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"],
                      "members": _members(group, videos, c_start, c_end, media, paths)}
+        if life_log:
+            segments = _segments(group, videos, c_start, c_end, media, paths)
     key = tuple(sorted(set(users)))
     names = annotators.get(key)
     if names is None:
@@ -450,7 +488,7 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, r
         "options": orjson.loads(options) if options and options != "null" else [],
         "answer_index": answer_index if answer_index is not None else NO_INT,
         "answer_start_s": _num(a_start), "answer_end_s": _num(a_end), "clip_start_s": c_start, "clip_end_s": c_end,
-        "video": record["public"], "media_path": "", "group": group_out,
+        "video": record["public"], "media_path": "", "media_segments": segments, "group": group_out,
         "videos": _labelled(labelled, videos, media, paths) if labelled and labelled != "[]" else [],
         "provenance": provenance,
         "draft": {"question": d_question, "answer": d_answer, "pipeline": pipeline or "", "model": model or ""}
@@ -713,7 +751,7 @@ def eval_items(rows: Iterable[dict], result: ExportResult) -> Iterator[dict]:
         elif row["group"]["kind"] == "life_log":
             yield {**row, "condition": "", "item_video": row["video"],
                    "item_clip": (row["clip_start_s"], row["clip_end_s"]),
-                   "item_media": [m["media_path"] for m in members if m["media_path"]]}
+                   "item_media": [s["media_path"] for s in row["media_segments"] if s["media_path"]]}
         else:
             yield {**row, "condition": row["video"]["illumination"], "item_video": row["video"],
                    "item_clip": (row["clip_start_s"], row["clip_end_s"]),
