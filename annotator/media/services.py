@@ -228,10 +228,14 @@ def register_stored(project: Project, key: str, entry: ManifestEntry | None = No
     object is missing, or when it is above ``MEDIA_MAX_UPLOAD_BYTES`` (its size from one HEAD, before
     any download); stream it to a temporary file under ``MEDIA_WORK_DIR`` (``local_copy``), then
     ``ingest_file`` it (hash, dedup by SHA-256 within the project, probe and decode both ends, queue
-    the transcode). The hash needs every byte anyway, so one download serves hash and probe; the
+    the transcode). An object that is already the original of another project's video is refused (the
+    bucket is shared by every project; it is theirs). The hash needs every byte anyway, so one download serves hash and probe; the
     temporary file is removed on return. Raises Invalid in plain words for the refusals; a file that
     is not a readable video is a ``failed`` result, as for ``ingest_file``."""
     check_storage_key(key)
+    if Video.objects.filter(original=key).exclude(project=project).exists():
+        raise Invalid(f"cannot register {key!r}: it is the original of a video of another project",
+                      errors={"key": "another project's video"})
     if on_local_disk():
         raise Invalid("registering by key needs S3 storage (STORAGE_BACKEND=s3); upload the file instead",
                       errors={"key": "storage is a local folder"})

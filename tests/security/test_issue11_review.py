@@ -40,3 +40,25 @@ def test_a_participant_cannot_read_a_life_logs_summaries_in_order_from_the_group
     (overseer,) = people(project, 1, role="researcher", prefix="r")
     seen = api_as(overseer).get(f"/api/projects/{project.slug}/groups/{life_log.pk}/")
     assert seen.status_code == 200 and SUMMARIES[0] in seen.content.decode()
+
+
+def test_an_admin_cannot_register_the_key_of_another_projects_video(s3, project, admin_user, short_video):
+    """The bucket is shared by every project: an object another project registered (its video's
+    original, left where it was) is that project's, and registering its key would copy its content
+    into this project (renditions, frames, exports) for anyone who knows or guesses the key."""
+    from annotator.media import services
+    from annotator.projects.services import ensure_member, ensure_project, token_for
+    from rest_framework.test import APIClient
+
+    client, bucket = s3
+    client.put_object(Bucket=bucket, Key="incoming/theirs.mp4", Body=short_video.read_bytes())
+    other = ensure_project("other", "Another group's project")
+    theirs = services.register_stored(other, "incoming/theirs.mp4")
+    assert theirs.video_id is not None
+    mine = ensure_member("h9-admin", role="admin", project=project)[0]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(mine)}")
+    res = api.post(f"/api/projects/{project.slug}/videos/register/", {"key": "incoming/theirs.mp4"}, format="json")
+    assert res.status_code == 400, res.content
+    assert "another project" in res.json()["detail"]
+    assert not Video.objects.filter(project=project).exists()
