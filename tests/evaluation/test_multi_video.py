@@ -1,7 +1,8 @@
 """Multi-video items evaluated end to end (EgoExoBench seed 001): a real Celery worker samples frames
 with ffmpeg from every video of the item and asks the loopback model once per item, each video's
 frames introduced by its label in order (App. B.1, Fig. 18), the evaluation's frames split evenly
-across the videos; the option letter is scored exactly (Sec. 4.1).
+across the videos; the option letter is scored exactly (Sec. 4.1); evaluating again is answered
+from the cache.
 
 - A QA pair of an ego-exo set (Sec. 3): the ego and two exo views, each over the pair's clip in its
   own time (member time = ego time + offset_s), labelled "ego", "exo 1", "exo 2".
@@ -110,6 +111,14 @@ def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_labe
                            "its frames, 2 frames per video")
     assert "A. ego\nB. exo 1\nC. exo 2\nAnswer with the option's letter" in text
     assert body["messages"][0]["content"] == prompts.PREDICT_VIDEOS.system
+
+    # Evaluated again: every answer comes from the cache (same frames, labels and text), no request.
+    asked = len(model_server.requests)
+    again = runs.start(project, server="fake", n_frames=7)
+    wait_for(lambda: Evaluation.objects.get(pk=again.pk).status == "done", timeout=120, what="the second evaluation")
+    assert len(model_server.requests) == asked
+    assert sorted(Prediction.objects.filter(evaluation=again).values_list("question", "correct", "cost_usd")) == [
+        ("Which view is the camera wearer's?", False, 0.0), ("Which view shows the scene from above?", True, 0.0)]
 
 
 def test_an_item_whose_options_are_videos_shows_each_labelled_video_under_its_label(footage, project, add_server,
