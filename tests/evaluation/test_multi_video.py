@@ -157,3 +157,22 @@ def test_an_item_whose_options_are_videos_shows_each_labelled_video_under_its_la
     assert failed.error == "Video 2: video broken.mp4 is not ready (failed); frames cannot be sampled"
     assert not [b for b in model_server.requests if "same task" in user_text(b)]
     assert Evaluation.objects.get(pk=evaluation.pk).status == "failed"
+
+
+def test_captions_are_in_the_cache_key_only_when_there_are_some():
+    import hashlib
+    import json
+
+    from annotator.drafts import engine
+
+    endpoint = engine.Endpoint(server="s", base_url="http://127.0.0.1:9/v1", model="m")
+    stage = prompts.PREDICT_VIDEOS
+    plain = engine.StageInput(text="Which?", image_key="k")
+    before = [endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema, "Which?", "k"]
+    # Inputs without captions keep the key they had before captions existed (cached answers stay found).
+    assert engine.cache_key(stage, endpoint, plain) == hashlib.sha256(
+        json.dumps(before, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    ego_first = engine.StageInput(text="Which?", image_key="k", captions={0: "ego:", 2: "exo 1:"})
+    exo_first = engine.StageInput(text="Which?", image_key="k", captions={0: "exo 1:", 2: "ego:"})
+    keys = {engine.cache_key(stage, endpoint, x) for x in (plain, ego_first, exo_first)}
+    assert len(keys) == 3
