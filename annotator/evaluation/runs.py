@@ -10,7 +10,8 @@ as many threads as the two servers allow (the larger concurrency, at most
 1. claim the row (``queued``/``running`` -> ``running``, a conditional update: a redelivered job
    never works an item twice at once... unless its first delivery died, which is what ``running``
    being claimable is for);
-2. sample ``n_frames`` frames evenly over the clip (ffmpeg) and ask the model (free text);
+2. sample ``n_frames`` frames evenly over the clip (ffmpeg) and ask the model (free text); an item
+   of several videos (an ego-exo set, labelled videos) gets an even share from each, labelled;
 3. multiple choice: extract the option letter and score it exactly; open: ask the judge;
 4. save the item whole, with its ModelCall ids and their cost; a failure (the model's, the
    judge's, the video's) is saved on the item with its reason and the run goes on.
