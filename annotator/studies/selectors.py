@@ -117,10 +117,19 @@ def footage_seen_in_queues(user, project_id: int) -> set[int]:
 def footage_in_open_trials(user) -> set[int]:
     """Ids of the videos whose frames or texts ``user`` still has to order (unanswered trials of
     ordering studies): while such a trial is open, its source video and the videos derived from it
-    are not served to them (the video would give the order away)."""
-    return set(Trial.objects.filter(participant__user=user, answered_at__isnull=True,
+    are not served to them (the video would give the order away). For a life log's summary-ordering
+    item (X-LeBench seed 002 App. C.4; ``payload["clip"]["life_log_id"]``) that is every part of the
+    log, not only the first one the item names as its footage. One query, two with life logs."""
+    from annotator.media.models import VideoGroupMember
+
+    rows = set(Trial.objects.filter(participant__user=user, answered_at__isnull=True,
                                     participant__study__kind="ordering")
-               .values_list("item__footage_id", flat=True).distinct())
+               .values_list("item__footage_id", "item__payload__clip__life_log_id").distinct())
+    footage = {video_id for video_id, _ in rows}
+    logs = {log_id for _, log_id in rows if isinstance(log_id, int)}
+    if logs:
+        footage |= set(VideoGroupMember.objects.filter(group_id__in=logs).values_list("video_id", flat=True))
+    return footage
 
 
 def open_trial_shows(user, name: str) -> bool:

@@ -2,9 +2,11 @@
 study can read about a life log, and the edges of the new media paths."""
 
 import pytest
+from django.utils import timezone
 
 from annotator.media.lifelogs import build_life_log, read_rows
 from annotator.media.models import Video
+from annotator.studies.models import Trial
 from annotator.studies.services import create_study
 from tests.studies.conftest import api_as, people
 
@@ -62,3 +64,23 @@ def test_an_admin_cannot_register_the_key_of_another_projects_video(s3, project,
     assert res.status_code == 400, res.content
     assert "another project" in res.json()["detail"]
     assert not Video.objects.filter(project=project).exists()
+
+
+def test_a_participant_holding_a_life_log_unit_gets_none_of_its_parts_while_ordering_its_summaries(project, life_log):
+    """The summary-ordering item's footage is the log's first part only; every part shows what a
+    summary is about at its place in the day, so none may be served to a participant who still has
+    to order that log's summaries (as for the footage of frame-ordering items, issue 7)."""
+    from annotator.media.views import may_see_video
+    from annotator.qa.models import QueueItem, WorkUnit
+
+    study, _ = create_study(project, "summaries", "ordering", preset="xlebench-summary")
+    (person,) = people(project, 1)
+    parts = [life_log.members.get(position=i).video for i in range(len(SUMMARIES))]
+    assert api_as(person).post(f"/api/studies/{study.pk}/enroll/").status_code in (200, 201)
+    assert Trial.objects.filter(participant__user=person, item__key=f"lifelog:{life_log.pk}").exists()
+    # Then the verification queue gives them a unit of that log (the queue does not look at studies).
+    unit = WorkUnit.objects.create(project=project, video=parts[0], group=life_log, start_s=0.0, end_s=27000.0)
+    QueueItem.objects.create(project=project, unit=unit, leased_by=person)
+    assert [may_see_video(person, v) for v in parts] == [False] * len(parts)
+    Trial.objects.filter(participant__user=person).update(answered_at=timezone.now())
+    assert all(may_see_video(person, v) for v in parts)  # the unit's holder, once the trial is answered
