@@ -302,7 +302,7 @@ def _resolve(project: Project, rows: list[LogRow], base_dir: Path | None, ingest
 
 def _place(rows: list[LogRow], videos: list[Video | None], start: datetime | None) -> tuple[datetime | None, list[float], list[str]]:
     """The log's start and each row's offset (seconds); problems for unplaceable, out-of-order,
-    overlapping or too-late rows."""
+    overlapping or too-late rows, or a start too near the end of the calendar for the log's span."""
     problems: list[str] = []
     if start is None:
         first = next((r for r in rows if r.start is not None), None)
@@ -311,6 +311,11 @@ def _place(rows: list[LogRow], videos: list[Video | None], start: datetime | Non
         if rows[0].start is None:
             return None, [], [f"{rows[0].where}: the first row needs a start datetime, or give the log's start (--start)"]
         start = rows[0].start
+    try:
+        start + timedelta(seconds=MAX_SPAN_S)  # every wall-clock time of the log must be a datetime
+    except OverflowError:
+        return start, [], [f"the log's start {start.isoformat()} is too late: the {MAX_SPAN_S / 86400:g} days a log "
+                           f"may span would pass the year 9999"]
     offsets: list[float] = []
     for row in rows:
         if row.start is not None:

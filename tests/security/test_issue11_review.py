@@ -84,3 +84,20 @@ def test_a_participant_holding_a_life_log_unit_gets_none_of_its_parts_while_orde
     assert [may_see_video(person, v) for v in parts] == [False] * len(parts)
     Trial.objects.filter(participant__user=person).update(answered_at=timezone.now())
     assert all(may_see_video(person, v) for v in parts)  # the unit's holder, once the trial is answered
+
+
+@pytest.mark.parametrize("start", ["9999-12-31T23:00:00Z", "9999-12-28T00:00:00+14:00"])
+def test_a_life_log_starting_at_the_end_of_the_calendar_is_a_400_that_writes_nothing(project, start):
+    """Its parts' wall-clock times would pass datetime's last year: the log was saved, then the
+    answer (and every later page or payload of the log) failed with a 500 (OverflowError)."""
+    from annotator.media.models import VideoGroup
+    from annotator.projects.services import ensure_member
+
+    video = Video.objects.create(project=project, sha256=f"{99:064x}", filename="late.mp4", status="ready",
+                                 duration_s=600.0, fps=25)
+    admin = api_as(ensure_member("h9-ll-admin", role="admin", project=project)[0])
+    res = admin.post(f"/api/projects/{project.slug}/lifelogs/", {"name": "late", "start": start, "parts": [
+        {"video": video.pk, "offset_s": 500000.0}]}, format="json")
+    assert res.status_code == 400, res.content
+    assert "start" in res.json()["detail"]
+    assert not VideoGroup.objects.filter(project=project, name="late").exists()
