@@ -10,7 +10,15 @@ TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "py
              # schemathesis (API fuzzing in the suite) and what it needs
              "schemathesis", "hypothesis", "hypothesis-graphql", "graphql-core", "harfile", "jsonschema-rs",
              "pyrate-limiter", "requests", "certifi", "charset-normalizer", "rich", "markdown-it-py", "mdurl",
-             "markupsafe", "sortedcontainers", "werkzeug"}
+             "markupsafe", "sortedcontainers", "werkzeug",
+             # Hugging Face datasets (exports must load in it) and what it needs beyond production
+             "datasets", "dill", "multiprocess", "xxhash",
+             # moto's S3 server (tests/s3_server.py) and what it needs
+             "moto[server]", "antlr4-python3-runtime", "aws-xray-sdk", "blinker", "cffi", "cfn-lint", "cryptography",
+             "docker", "flask", "flask-cors", "itsdangerous", "joserfc", "jsonpatch", "jsonpath-ng", "jsonpointer",
+             "jsonschema-path", "lazy-object-proxy", "openapi-schema-validator", "openapi-spec-validator", "pathable",
+             "py-partiql-parser", "pycparser", "pydantic-settings", "python-dotenv", "responses", "rfc3339-validator",
+             "xmltodict"}
 
 
 def _pins(name: str) -> dict[str, str]:

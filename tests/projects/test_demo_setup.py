@@ -36,7 +36,7 @@ def _snapshot():
 def _setup(footage, manifest) -> str:
     out = io.StringIO()
     call_command("demo_setup", footage=str(footage), manifest=str(manifest), project="demo", questions=4,
-                 stdout=out, stderr=out)
+                 no_long_video=True, stdout=out, stderr=out)
     return out.getvalue()
 
 
@@ -50,13 +50,22 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
 
     first_out = _setup(footage, manifest)
     first = _snapshot()
-    assert first["videos"] == 8 and first["groups"] == 6  # 2 day clips + 3 night renditions of each, paired
+    # 2 day clips + 3 night renditions of each, paired; 3 synthetic views of walk.mp4 as an ego-exo set; a life log
+    assert first["videos"] == 11 and first["groups"] == 8
+    assert set(VideoGroup.objects.values_list("kind", flat=True)) == {"day_night", "ego_exo", "life_log"}
     assert ("counting", 3.0) in first["window_types"]
     assert first["qa_pairs"] > 0 and first["items"] > 0
     # A scripted first pass verified (and deleted) some pairs, so every kind of study has items.
     assert QAPair.objects.filter(status="verified").exists() and QAPair.objects.filter(status="deleted").exists()
     assert first["studies"] == [("likert", "vudg-quality"), ("likert", "xlebench-realism"), ("mcq", "egoexobench-human"),
                                 ("open_answer", "open-answers"), ("ordering", "ego-flight")]
+    # Issue 11: a video-option item on the set and interval items on the life log's unit, in virtual seconds.
+    set_item = QAPair.objects.get(qa_type__slug="egoexo-view-match")
+    assert set_item.unit.group.kind == "ego_exo" and [v["label"] for v in set_item.videos] == ["Video 1", "Video 2", "Video 3", "Video 4"]
+    intervals = QAPair.objects.filter(qa_type__slug="lifelog-when")
+    assert intervals.count() == 2 and all(p.unit.group.kind == "life_log" for p in intervals)
+    assert all(p.answer_end_s > p.answer_start_s > 0 for p in intervals)
+    assert "no summary-ordering study: the life log has 2 part summaries, 4 needed" in first_out
     assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
         "likert", "mcq", "open_answer", "ordering"}
     assert not Trial.objects.exists()

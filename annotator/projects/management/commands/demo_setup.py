@@ -35,6 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--questions", type=int, default=12, help="Scored ordering questions per participant.")
         parser.add_argument("--first-pass-units", type=int, default=8,
                             help="Units the demo admin verifies by script (the others stay for the annotators).")
+        parser.add_argument("--no-long-video", action="store_true",
+                            help="Leave out the long looped video (past MEDIA_HLS_MIN_DURATION_S, so it gets HLS).")
         parser.add_argument("--model-base-url", default="",
                             help="An OpenAI-compatible server (make demo starts demo/model_server.py, canned answers): "
                                  "registered as model server demo-canned, then one VUDG run and one evaluation.")
@@ -78,7 +80,7 @@ class Command(BaseCommand):
             words = ", ".join(f"{r['metric']} {r['value']:.3f}" for r in whole[:3]) or "nothing to compare yet"
             self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
         # Long and multi-view video (issue 11): an ego-exo set, a life log with an HLS part, their drafts.
-        long_and_multiview(proj, opts["footage"], opts["manifest"], out)
+        long_and_multiview(proj, opts["footage"], opts["manifest"], out, long_video=not opts["no_long_video"])
         if opts["model_base_url"]:
             models_in_the_loop(proj, opts["model_base_url"], out)
 
