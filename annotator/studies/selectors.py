@@ -101,17 +101,25 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
 
 def footage_seen_in_queues(user, project_id: int) -> set[int]:
     """Ids of the source footage ``user`` could play in a verification queue of the project: the videos
-    of units whose queue item they hold or held (and the other videos of those units' day-night pairs),
-    each mapped to the video it was derived from, if any (a night rendition shows the same route).
-    A participant is never assigned an item about footage they could download (issue 7)."""
+    of units whose queue item they hold or held (and the other videos of those units' groups, and the
+    labelled videos of their QA pairs, ``QAPair.videos``: ``media.views.may_see_video`` serves all of
+    them), each mapped to the video it was derived from, if any (a night rendition shows the same
+    route); and with any part of a life log, every part of it (a summary-ordering item's footage is
+    the log's first part, X-LeBench seed 002 App. C.4). A participant is never assigned an item about
+    footage they could download (issue 7)."""
     from django.db.models import Q
 
-    from annotator.media.models import Video
-    from annotator.qa.models import QueueItem
+    from annotator.media.models import Video, VideoGroup, VideoGroupMember
+    from annotator.qa.models import QAPair, QueueItem
 
     units = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), project_id=project_id).values("unit_id")
-    videos = Video.objects.filter(Q(units__in=units) | Q(memberships__group__units__in=units)).values_list("id", "derived_from_id")
-    return {root or vid for vid, root in videos}
+    labelled = {v.get("video_id") for videos in QAPair.objects.filter(unit__in=units).exclude(videos=[])
+                .values_list("videos", flat=True) for v in (videos or []) if isinstance(v, dict)}
+    videos = Video.objects.filter(Q(units__in=units) | Q(memberships__group__units__in=units)
+                                  | Q(pk__in=[v for v in labelled if isinstance(v, int)])).values_list("id", "derived_from_id")
+    seen = {root or vid for vid, root in videos}
+    logs = VideoGroupMember.objects.filter(video_id__in=seen, group__kind=VideoGroup.Kind.LIFE_LOG).values("group_id")
+    return seen | set(VideoGroupMember.objects.filter(group_id__in=logs).values_list("video_id", flat=True))
 
 
 def footage_in_open_trials(user) -> set[int]:

@@ -101,3 +101,31 @@ def test_a_life_log_starting_at_the_end_of_the_calendar_is_a_400_that_writes_not
     assert res.status_code == 400, res.content
     assert "start" in res.json()["detail"]
     assert not VideoGroup.objects.filter(project=project, name="late").exists()
+
+
+def test_footage_seen_in_queues_counts_labelled_videos_and_a_life_logs_other_parts(project, life_log):
+    """A participant is never assigned an item about footage they could play in a verification
+    queue (issue 7). The verify page also plays a QA pair's labelled videos (EgoExoBench items whose
+    options are videos) and ``may_see_video`` serves them to the unit's holder; and a summary-ordering
+    item's footage is its log's first part, while holding a unit of any part shows that part."""
+    from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
+    from annotator.studies.selectors import footage_seen_in_queues
+
+    parts = [life_log.members.get(position=i).video for i in range(len(SUMMARIES))]
+    other = Video.objects.create(project=project, sha256=f"{77:064x}", filename="lead.mp4", status="ready",
+                                 duration_s=60.0, fps=25)
+    labelled = Video.objects.create(project=project, sha256=f"{78:064x}", filename="option.mp4", status="ready",
+                                    duration_s=60.0, fps=25)
+    (person,) = people(project, 1)
+    qa_type = QAType.objects.create(project=project, slug="view_match", name="View match")
+    unit = WorkUnit.objects.create(project=project, video=other, start_s=0.0, end_s=60.0)
+    QAPair.objects.create(project=project, unit=unit, video=other, qa_type=qa_type,
+                          question="Which video shows the same moment?",
+                          answer="Video 1", clip_start_s=0.0, clip_end_s=60.0,
+                          videos=[{"label": "Video 1", "video_id": labelled.pk, "role": "candidate",
+                                   "start_s": 0.0, "end_s": 60.0}])
+    QueueItem.objects.create(project=project, unit=unit, leased_by=person)
+    part_unit = WorkUnit.objects.create(project=project, video=parts[2], start_s=0.0, end_s=600.0)
+    QueueItem.objects.create(project=project, unit=part_unit, completed_by=person)
+    seen = footage_seen_in_queues(person, project.pk)
+    assert {other.pk, labelled.pk, parts[2].pk, parts[0].pk} <= seen
