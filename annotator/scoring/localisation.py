@@ -88,7 +88,8 @@ class IntervalParseError(ValueError):
     """A model's answer that names no interval; the message says why, in plain words."""
 
 
-_TIME = r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?(?:\s*\+(\d+)\s*d)?"
+# Days past the first are at most 3 digits (a log spans at most 7 days): a longer count is no time.
+_TIME = r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?(?:\s*\+(\d{1,3})\s*d)?"
 _LINE = re.compile(_TIME + r"\s*(?:-|–|—|to)\s*" + _TIME, re.IGNORECASE)
 _CLOCK = re.compile(r"^\s*" + _TIME + r"\s*$", re.IGNORECASE)
 
@@ -163,7 +164,7 @@ def parse_intervals(text: str, start: datetime | None = None, *, limit: int = MA
     if fenced[:1] in "[{":
         try:
             value = json.loads(fenced)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: arrays nested thousands deep
             value = None
         if value is not None:
             intervals = _from_json(value, start)

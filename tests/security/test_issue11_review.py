@@ -129,3 +129,15 @@ def test_footage_seen_in_queues_counts_labelled_videos_and_a_life_logs_other_par
     QueueItem.objects.create(project=project, unit=part_unit, completed_by=person)
     seen = footage_seen_in_queues(person, project.pk)
     assert {other.pk, labelled.pk, parts[2].pk, parts[0].pk} <= seen
+
+
+@pytest.mark.parametrize("answer", ["08:00 +" + "9" * 400 + "d - 09:00",    # OverflowError (int to float)
+                                    "08:00 +" + "9" * 5000 + "d - 09:00",   # ValueError (int digits limit)
+                                    "[" * 100000])                          # RecursionError (json)
+def test_a_model_answer_that_names_no_usable_interval_is_an_interval_parse_error(answer):
+    """Scoring an interval item reads the model's free text; only IntervalParseError is caught there
+    (``evaluation.runs._score_interval``), so any other error failed the scoring of the prediction."""
+    from annotator.scoring.localisation import IntervalParseError, parse_intervals
+
+    with pytest.raises(IntervalParseError):
+        parse_intervals(answer)
