@@ -197,7 +197,8 @@ def local_copy(name: str) -> Iterator[Path]:
 
 # Storage prefixes the platform writes itself. An object under them belongs to some project's video
 # (the bucket is shared by every project), so it cannot be registered into another.
-MANAGED_PREFIXES = ("originals/", "renditions/", "hls/", "thumbs/", "frames/", "studyclips/", "drafts/", "exports/")
+MANAGED_PREFIXES = ("originals/", "renditions/", "hls/", "thumbs/", "frames/", "studyclips/", "drafts/", "exports/",
+                    "imports/")
 KEY_MAX = 1024  # S3's own limit on a key's length, in UTF-8 bytes
 
 

@@ -141,3 +141,13 @@ def test_a_model_answer_that_names_no_usable_interval_is_an_interval_parse_error
 
     with pytest.raises(IntervalParseError):
         parse_intervals(answer)
+
+
+def test_the_importers_stored_rows_cannot_be_registered_as_a_video(project):
+    """``draft --pipeline import`` stores its rows under ``imports/<project id>/`` in the same bucket:
+    a platform folder, not footage, like the other prefixes register_stored refuses."""
+    from annotator.errors import Invalid
+    from annotator.media.services import check_storage_key
+
+    with pytest.raises(Invalid, match="platform's own files"):
+        check_storage_key(f"imports/{project.pk}/0123abcd/index.json")
