@@ -19,6 +19,14 @@ from annotator.projects import access
 from api.views import project_for
 
 
+class WallClockField(serializers.DateTimeField):
+    """A datetime kept as given: DRF would convert an offset to the server's zone, and the life
+    log's clock labels (local wall-clock time, X-LeBench seed 002 Sec. 3) with it."""
+
+    def enforce_timezone(self, value):
+        return value
+
+
 class LifeLogPartIn(serializers.Serializer):
     video = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A video id of the project.")
     offset_s = serializers.FloatField(min_value=0.0, max_value=lifelogs.MAX_SPAN_S,
@@ -29,7 +37,7 @@ class LifeLogPartIn(serializers.Serializer):
 
 class LifeLogIn(serializers.Serializer):
     name = serializers.CharField(max_length=lifelogs.MAX_NAME, help_text="Unique in the project.")
-    start = serializers.DateTimeField(help_text="The log's wall-clock start, ISO 8601.")
+    start = WallClockField(help_text="The log's wall-clock start, ISO 8601 (kept with its offset, or naive, as given).")
     parts = serializers.ListField(child=LifeLogPartIn(), min_length=1, max_length=lifelogs.MAX_PARTS,
                                   help_text=f"1 to {lifelogs.MAX_PARTS} parts in time order; they may not overlap.")
 

@@ -893,7 +893,7 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
     (folder / "utils.py").write_text(LMMS_UTILS)
     config = (
         f"# lmms-eval task written by the annotator's export_qa (README: Export formats).\n"
-        f"task: {task}\n"
+        f"task: {orjson.dumps(task).decode()}\n"  # quoted: a task named yes or 123 stays a string
         f"dataset_path: json\n"
         f"dataset_kwargs:\n"
         f"  data_files:\n"

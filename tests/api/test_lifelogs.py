@@ -70,3 +70,14 @@ def test_annotators_cannot_build_life_logs(project, videos):
                    {"name": "x", "start": "2024-05-01T08:00:00", "parts": [{"video": videos[0].pk, "offset_s": 0}]},
                    format="json")
     assert res.status_code == 403
+
+
+def test_a_start_with_an_offset_keeps_its_local_wall_clock(project, videos):
+    # DRF turned 07:30+14:00 into 17:30 UTC the day before, and every clock label of the log with it.
+    admin = _client(ensure_member("l-admin", role="admin", project=project)[0])
+    res = admin.post(f"/api/projects/{project.slug}/lifelogs/", {
+        "name": "kiribati", "start": "2024-01-01T07:30:00+14:00", "parts": [{"video": videos[0].pk, "offset_s": 600}]},
+        format="json")
+    assert res.status_code == 201, res.content
+    assert res.json()["parts"][0]["clock"] == "07:40:00"
+    assert VideoGroup.objects.get(name="kiribati").params["start"] == "2024-01-01T07:30:00+14:00"
