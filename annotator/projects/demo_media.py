@@ -85,7 +85,7 @@ def _drafts_file(work: Path, project, log: VideoGroup, annotations: dict) -> Pat
     shift = VIEWS[2][2] - VIEWS[0][2]  # the right view started this much later: the same moment is this much earlier
 
     def at(fraction_from, fraction_to):
-        return round(span * fraction_from, 1), round(span * fraction_to, 1)
+        return {"start_s": round(span * fraction_from, 1), "end_s": round(span * fraction_to, 1)}
 
     rows = [{
         "video": VIEWS[0][0], "qa_type": SET_TYPE, "id": "demo-egoexo-1",
@@ -93,9 +93,9 @@ def _drafts_file(work: Path, project, log: VideoGroup, annotations: dict) -> Pat
         "clip_start_s": query[0], "clip_end_s": query[1],
         "videos": [
             {"label": "Video 1", "video": VIEWS[0][0], "role": "query", "start_s": query[0], "end_s": query[1]},
-            {"label": "Video 2", "video": VIEWS[1][0], "role": "candidate", "start_s": at(0.5, 0.65)[0], "end_s": at(0.5, 0.65)[1]},
+            {"label": "Video 2", "video": VIEWS[1][0], "role": "candidate", **at(0.5, 0.65)},
             {"label": "Video 3", "video": VIEWS[2][0], "role": "candidate", "start_s": query[0] - shift, "end_s": query[1] - shift},
-            {"label": "Video 4", "video": VIEWS[1][0], "role": "candidate", "start_s": at(0.75, 0.9)[0], "end_s": at(0.75, 0.9)[1]},
+            {"label": "Video 4", "video": VIEWS[1][0], "role": "candidate", **at(0.75, 0.9)},
         ],
         "options": ["Video 2", "Video 3", "Video 4"], "answer_index": 1, "answer": "Video 3",
     }]
