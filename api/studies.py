@@ -46,6 +46,8 @@ class StudyIn(serializers.Serializer):
     seed = serializers.IntegerField(min_value=0, max_value=INT_MAX, required=False, default=0)
     per_type = serializers.IntegerField(min_value=1, max_value=10_000, required=False,
                                         help_text="Items sampled per QA type (subtask).")
+    qa_types = serializers.ListField(child=serializers.SlugField(max_length=64), min_length=1, max_length=100,
+                                     required=False, help_text="Multiple choice, open answers, Likert: only these QA types.")
     time_limits = serializers.ListField(child=serializers.FloatField(min_value=1, max_value=3600), min_length=1,
                                         max_length=20, required=False,
                                         help_text="Seconds per trial, one condition each (e.g. [60, 180]).")
@@ -291,7 +293,7 @@ class StudyResultsView(APIView):
                            "intervals (Student's t), without and with excluded participants (admins, reviewers, researchers)")
     def get(self, request, pk):
         study = _study(request, pk, access.OVERSEE_ROLES)
-        flags = list(Participant.objects.filter(study=study).values_list("excluded", flat=True))
+        flags = list(Participant.objects.filter(study=study, kind=Participant.Kind.PERSON).values_list("excluded", flat=True))
         tables = selectors.score_tables(study)  # one read for the four tables
         return Response({
             "study": {"id": study.pk, "name": study.name, "status": study.status},

@@ -152,7 +152,7 @@ def _verification(project: Project) -> list[Dataset]:
 
 def _study(study: Study) -> list[Dataset]:
     rows = (Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                 answered_at__isnull=False, participant__excluded=False)
+                                 answered_at__isnull=False, participant__excluded=False, participant__kind="person")
             .values_list("item_id", "item__key", "item__condition__label", "item__group", "item__qa_pair_id",
                          "item__payload", "participant__user_id", "response", "timed_out")
             .order_by("id"))

@@ -65,7 +65,8 @@ def results(request, slug: str, name: str):
     groups), the score table without and with excluded participants, the participants with their
     exclusion reasons, and the export links."""
     study = _study(request, slug, name)
-    participants = list(Participant.objects.filter(study=study).select_related("user").order_by("started_at"))
+    participants = list(Participant.objects.filter(study=study, kind=Participant.Kind.PERSON).select_related("user")
+                        .order_by("started_at"))
     excluded = sum(p.excluded for p in participants)
     views = selectors.score_tables(study)  # one read for the four tables
     tables = [views[(False, True)], views[(True, True)]]

@@ -166,7 +166,15 @@ class Item(models.Model):
 
 
 class Participant(models.Model):
-    """A person taking a study: their conditions, stage, and exclusion flag with reasons."""
+    """Who takes a study: a person (``kind=person``, ``user`` set) with their conditions, stage and
+    exclusion flag with reasons, or a model (``kind=model``, ``model`` its column name in results,
+    e.g. ``gpt-4o`` or ``gpt-4o (text only)``, ``user`` null) whose answers to the study's items
+    (``evaluate --study``, issue 18) are stored as trials, so people and models are scored by one
+    code path (``services.score_pending``). Model trials carry no times and are never excluded."""
+
+    class Kind(models.TextChoices):
+        PERSON = "person", "person"
+        MODEL = "model", "model"
 
     class Stage(models.TextChoices):
         INSTRUCTIONS = "instructions", "instructions"
@@ -175,7 +183,9 @@ class Participant(models.Model):
         DONE = "done", "done"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PERSON)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200, blank=True, help_text="A model participant's name in results.")
     conditions = models.ManyToManyField(Condition, related_name="participants")
     stage = models.CharField(max_length=20, choices=Stage.choices, default=Stage.INSTRUCTIONS)
     excluded = models.BooleanField(default=False)
@@ -184,7 +194,14 @@ class Participant(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["study", "user"], name="study_participant_unique_user")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="study_participant_unique_user"),
+            models.UniqueConstraint(fields=["study", "model"], name="study_participant_unique_model",
+                                    condition=models.Q(kind="model")),
+            models.CheckConstraint(condition=(models.Q(kind="person", user__isnull=False, model="")
+                                              | models.Q(kind="model", user__isnull=True) & ~models.Q(model="")),
+                                   name="study_participant_person_or_model"),
+        ]
 
 
 class Trial(models.Model):

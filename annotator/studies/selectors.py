@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotator.scoring.ordering import mean_ci
 from annotator.studies.kinds import kind_module
-from annotator.studies.models import Condition, Item, Prediction, Study, Trial
+from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
 
 def trial_payload(trial: Trial) -> dict:
@@ -76,8 +76,9 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     if not any(include for include, _ in views):
         trials = trials.filter(participant__excluded=False)
     fields = ("item__condition_id", "item__subtask", "item__group", "scores")
-    rows = ((cond, subtask, group, scores, "human", excluded) for cond, subtask, group, scores, excluded
-            in trials.values_list(*fields, "participant__excluded").iterator(chunk_size=5000))
+    # A model participant's trials (``evaluate --study``) are that model's column; people's are "human".
+    rows = ((cond, subtask, group, scores, model or "human", excluded) for cond, subtask, group, scores, excluded, model
+            in trials.values_list(*fields, "participant__excluded", "participant__model").iterator(chunk_size=5000))
     predictions = ((cond, subtask, group, scores, model, False) for cond, subtask, group, scores, model
                    in Prediction.objects.filter(study=study, scored_at__isnull=False)
                    .values_list(*fields, "model").iterator(chunk_size=5000))
@@ -142,9 +143,12 @@ def footage_in_open_trials(user) -> set[int]:
 
 def open_trial_shows(user, name: str) -> bool:
     """Whether one of ``user``'s unanswered trials has an item whose page plays the stored clip
-    ``name`` (``Item.payload["media"]``)."""
-    return Trial.objects.filter(participant__user=user, answered_at__isnull=True,
-                                item__payload__contains={"media": [{"name": name}]}).exists()
+    ``name`` (``Item.payload["media"]``: a video's clip, or a clip of a life log's segment)."""
+    from django.db.models import Q
+
+    return Trial.objects.filter(Q(item__payload__contains={"media": [{"name": name}]})
+                                | Q(item__payload__contains={"media": [{"segments": [{"name": name}]}]}),
+                                participant__user=user, answered_at__isnull=True).exists()
 
 
 
@@ -164,7 +168,8 @@ def trials_export(study: Study):
             .select_related("participant", "item__condition").order_by("participant_id", "-practice", "position"))
     for t in rows.iterator(chunk_size=2000):
         yield {
-            "trial_id": t.pk, "item_id": t.item_id, "participant": pseudonym(t.participant.user_id),
+            "trial_id": t.pk, "item_id": t.item_id,
+            "participant": pseudonym(t.participant.user_id) if t.participant.user_id else f"model:{t.participant.model}",
             "excluded": t.participant.excluded, "exclusion_reasons": t.participant.exclusion_reasons,
             "condition": t.item.condition.number, "subtask": t.item.subtask, "group": t.item.group, "role": t.item.role,
             "practice": t.practice, "position": t.position + 1, "response": t.response, "scores": t.scores,
@@ -195,7 +200,7 @@ def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
     stored timed out: answered after the limit plus grace, or closed by it, the latter without a
     client RT). Trials of participants flagged for exclusion only with ``include_excluded``."""
     trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                  answered_at__isnull=False)
+                                  answered_at__isnull=False, participant__kind=Participant.Kind.PERSON)
     if not include_excluded:
         trials = trials.filter(participant__excluded=False)
     per = {c.pk: {"condition": c.described(), "rts_s": [], "timed_out": 0}

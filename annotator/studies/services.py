@@ -215,7 +215,9 @@ def enroll(study: Study, user) -> Participant:
         participant = Participant.objects.create(study=study, user=user)
         rng = random.Random(f"{study.seed}:{user.pk}")
         conditions = list(Condition.objects.filter(study=study, items__role=Item.Role.SCORED).distinct()
-                          .annotate(n=Count("participants", distinct=True)).order_by("number"))
+                          .annotate(n=Count("participants", distinct=True,
+                                            filter=Q(participants__kind=Participant.Kind.PERSON)))
+                          .order_by("number"))
         rng.shuffle(conditions)
         conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
         chosen = conditions[: study.conditions_per_participant]
@@ -227,8 +229,10 @@ def enroll(study: Study, user) -> Participant:
         seen = selectors.footage_seen_in_queues(user, study.project_id)
         picked: list[Item] = []
         for cond, quota in zip(chosen, per):
+            # People's trials only: a model's answers take no place from a person.
             candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
-                          .annotate(n=Count("trials")).order_by("n", "index"))
+                          .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
+                          .order_by("n", "index"))
             if study.raters_per_item:
                 candidates = candidates.filter(n__lt=study.raters_per_item)
             fresh = []

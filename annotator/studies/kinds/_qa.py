@@ -2,11 +2,11 @@
 sampling verified pairs per QA type with a recorded seed, time-limit conditions, and cutting the
 clips a page plays.
 
-Clips are cut per item by ffmpeg (``adapters.ffmpeg.clip_args``: the pair's clip range only, no
+What an item shows comes from ``annotator.qa.stimulus`` (the builder a model's input comes from
+too, issue 18). Clips are cut per item by ffmpeg (``adapters.ffmpeg.clip_args``: the pair's clip range only, no
 audio, no metadata) and stored as ``studyclips/<SHA-256 of the bytes>.mp4``, so the page gets
 exactly what the item shows (issue 8, Integrity: no source video the task does not show, no file
-name, no time stamp). Paired QA types (a day-night group, EgoNight) play every video of the group
-over the same range, each shifted by its offset.
+name, no time stamp).
 """
 
 from __future__ import annotations
@@ -66,14 +66,49 @@ def sample_pairs(study, pairs, per_type: int | None, *, record: str = "per_type"
     return out
 
 
-def pair_ranges(pair) -> list[tuple]:
-    """The (video, start_s, end_s) ranges a page plays for a QA pair: its clip of its video, or for a
-    paired type every video of its unit's group over the clip shifted by the member's offset."""
-    group = pair.unit.group if pair.qa_type.paired else None
-    if group is None:
-        return [(pair.video, pair.clip_start_s, pair.clip_end_s)]
-    members = list(group.members.select_related("video").order_by("role"))
-    return [(m.video, max(0.0, pair.clip_start_s + m.offset_s), max(0.0, pair.clip_end_s + m.offset_s)) for m in members]
+def qa_pool(study, pool, options: dict):
+    """``pool`` (a QAPair queryset) narrowed to the QA types of ``options["qa_types"]`` (slugs; all
+    when absent). Raises Invalid naming a slug the project does not have."""
+    from annotator.qa.models import QAType
+
+    wanted = options.get("qa_types") or []
+    if not wanted:
+        return pool
+    if isinstance(wanted, str) or not all(isinstance(t, str) for t in wanted) or len(wanted) > 100:
+        raise Invalid("qa_types is a list of QA type slugs", errors={"qa_types": "not a list of slugs"})
+    known = set(QAType.objects.filter(project=study.project, slug__in=wanted).values_list("slug", flat=True))
+    unknown = [t for t in wanted if t not in known]
+    if unknown:
+        raise Invalid(f"project {study.project.slug} has no QA type {', '.join(map(repr, unknown))}",
+                      errors={"qa_types": "unknown"})
+    return pool.filter(qa_type__slug__in=wanted)
+
+
+def render(pairs: list, report: BuildReport, progress: Callable[[str], None]) -> tuple[list, dict[int, dict]]:
+    """The stimulus of every QA pair in ``pairs`` (``annotator.qa.stimulus.of_pair``: every view of
+    an ego-exo set, each labelled video, a day-night pair's two videos, a life log's segments in
+    virtual time), its clips cut (``cut_clips``), as stored on an item: QA pair id ->
+    ``{"layout", "media"}`` (``stimulus.to_json`` with each range's clip name). A pair whose
+    stimulus cannot be shown (a video not ready, a range longer than ``CLIP_MAX_S``, nothing
+    recorded in a life log's range) is refused, counted in ``report.skipped`` under its reason, and
+    left out of the returned pairs (in their order). Raises MediaError if ffmpeg fails."""
+    from annotator.media.models import Video
+    from annotator.qa import stimulus
+
+    stimuli = {p.pk: stimulus.of_pair(p) for p in pairs}
+    videos = Video.objects.in_bulk({v for s in stimuli.values() for v in stimulus.video_ids(s) if v is not None})
+    kept = []
+    for pair in pairs:
+        reason = stimulus.problem(stimuli[pair.pk], videos, max_clip_s=CLIP_MAX_S)
+        if reason:
+            key = f"QA pairs that cannot be shown ({reason})"
+            report.skipped[key] = report.skipped.get(key, 0) + 1
+            progress(f"  refused QA pair {pair.pk} ({pair.qa_type.slug}): {reason}")
+            continue
+        kept.append(pair)
+    ranges = {(videos[v], a, b) for p in kept for m in stimuli[p.pk].media for v, a, b in m.ranges}
+    clips = cut_clips(ranges, report, progress)
+    return kept, {p.pk: stimulus.to_json(stimuli[p.pk], clips) for p in kept}
 
 
 def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str], None]) -> dict[tuple, str]:
@@ -116,15 +151,37 @@ def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str],
     return out
 
 
-def media_of(pair, clips: dict[tuple, str]) -> list[dict]:
-    """The ``payload["media"]`` of an item about ``pair``: its clips labelled "Video 1", "Video 2", ...
-    (EgoExoBench Fig. 2 names videos by number only)."""
-    return [{"name": clips[(v.pk, a, b)], "label": f"Video {i}"} for i, (v, a, b) in enumerate(pair_ranges(pair), start=1)]
+def clip_names(payload: dict) -> list[str]:
+    """The storage names of every clip an item's page plays (``payload["media"]``; a life log's
+    segments each have one), in order."""
+    out = []
+    for m in payload.get("media", []):
+        out += [seg["name"] for seg in m["segments"]] if m.get("kind") == "life_log" else [m["name"]]
+    return out
 
 
 def media_payload(item) -> list[dict]:
-    """The page's view of an item's clips: ``[{"label": "Video 1", "url": ...}]`` (URLs of the
-    content-named clip files, served only to participants of the item)."""
+    """The page's view of an item's media, in order: a video is ``{"label", "url"}`` (the
+    content-named clip, served only to participants of the item); a life log is ``{"label",
+    "clock_start", "duration_s", "parts": [{"url", "offset_s", "duration_s"}]}``, its parts placed
+    in virtual seconds after the range's start, for the virtual player (``static/js/virtual_player.js``).
+    No video id, file name or source time."""
     from annotator.qa.selectors import media_url
 
-    return [{"label": m["label"], "url": media_url(m["name"])} for m in item.payload.get("media", [])]
+    out = []
+    for m in item.payload.get("media", []):
+        if m.get("kind") == "life_log":
+            out.append({"label": m["label"], "clock_start": m.get("clock_start", ""),
+                        "duration_s": round(m["end_s"] - m["start_s"], 3),
+                        "parts": [{"url": media_url(s["name"]), "offset_s": round(s["virtual_start_s"] - m["start_s"], 3),
+                                   "duration_s": round(s["end_s"] - s["start_s"], 3)} for s in m["segments"]]})
+        else:
+            out.append({"label": m["label"], "url": media_url(m["name"])})
+    return out
+
+
+def video_layout(item) -> str:
+    """How the page lays out an item's videos: ``sync`` (views of one moment, one control plays
+    them together: an ego-exo set, a day-night pair), ``labelled`` (separate videos the options
+    name), ``life_log`` or ``single``."""
+    return item.payload.get("layout") or ("single" if len(item.payload.get("media", [])) <= 1 else "labelled")

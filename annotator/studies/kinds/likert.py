@@ -17,7 +17,7 @@ criteria). Items of one thing share no key across criteria: the same rater may r
 relevance and its correctness, as in the papers.
 
 Item ``payload``: ``criterion`` (name), ``scale`` (what 1 and 5 mean), ``question`` and ``answer``
-(QA source) or ``description`` (records), ``media`` (clips, ``_qa.media_of``), ``justify_below``
+(QA source) or ``description`` (records), ``layout`` and ``media`` (clips, ``_qa.render``), ``justify_below``
 (a score below this needs a justification; 0: never), and for attention items ``instruction``.
 ``truth``: None (no right answer), or the instructed score of an attention item. ``group`` is on the
 item row only, never in the payload.
@@ -144,7 +144,7 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     """The real, random-matched and filtered QA things to rate (see ``build``)."""
     from annotator.qa.models import QAPair
 
-    verified = QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED)
+    verified = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED), options)
     sampled = _qa.sample_pairs(study, verified, options.get("per_type"))
     control = bool(options.get("control_groups", True))
     things: list[tuple[str, object, str]] = []  # (group, pair whose question and clip are shown, answer)
@@ -152,7 +152,7 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
         things += [("real", p, p.answer) for p in pairs]
     if control:
         answers = list(verified.order_by("id").values_list("id", "answer"))
-        deleted = QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED)
+        deleted = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED), options)
         # Every deleted pair, in a seeded order (recorded apart from the real sample's draw).
         deleted_by_type = _qa.sample_pairs(study, deleted, None, record="deleted_per_type")
         for slug, pairs in sampled.items():
@@ -163,14 +163,16 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
                     things.append(("random_matched", p, rng.choice(others)))
             things += [("filtered", d, d.answer) for d in deleted_by_type.get(slug, [])[: len(pairs)]]
         study.sampling["controls"] = {g: sum(1 for t in things if t[0] == g) for g in ("random_matched", "filtered")}
-    clips = _qa.cut_clips({r for _, p, _ in things for r in _qa.pair_ranges(p)}, report, progress)
+    kept, shown = _qa.render(list({p.pk: p for _, p, _ in things}.values()), report, progress)
+    kept_ids = {p.pk for p in kept}
+    things = [t for t in things if t[1].pk in kept_ids]
     # Real and control things are interleaved in a seeded order so item indexes say nothing of the group.
     random.Random(f"{study.seed}:likert-order").shuffle(things)
     # Keyed by the pair, whatever the group: nobody rates one question (and clip) both with its own
     # answer and with a random-matched one, which would tell the two apart.
     return [{"group": group, "subtask": p.qa_type.slug, "key": f"qa:{p.pk}", "qa_pair": p,
              "footage_id": p.video.derived_from_id or p.video_id,
-             "payload": {"question": p.question, "answer": answer, "media": _qa.media_of(p, clips)}}
+             "payload": {"question": p.question, "answer": answer, **shown[p.pk]}}
             for group, p, answer in things]
 
 
@@ -235,7 +237,7 @@ def payload(trial) -> dict:
     attention item's ``instruction``; ``videos`` (``[{"label", "url"}]``). Never the group."""
     p = trial.item.payload
     out = {"criterion": p["criterion"].replace("_", " "), "scale": p["scale"], "justify_below": p.get("justify_below", 0),
-           "videos": _qa.media_payload(trial.item)}
+           "videos": _qa.media_payload(trial.item), "video_layout": _qa.video_layout(trial.item)}
     for k in ("question", "answer", "description", "instruction"):
         if p.get(k):
             out[k] = p[k]
@@ -298,4 +300,4 @@ def export(item) -> dict:
     p = item.payload
     return {"criterion": p["criterion"], "group": item.group, "question": p.get("question", ""), "answer": p.get("answer", ""),
             "description": p.get("description", ""), "instructed_score": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": [m["name"] for m in p.get("media", [])]}
+            "media": _qa.clip_names(p)}

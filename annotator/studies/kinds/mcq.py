@@ -8,7 +8,8 @@ option's place says nothing (drafting pipelines often put it first); the same QA
 shuffle in every condition, and ``key`` keeps one person from getting it twice. Evaluators are
 independent by default (``DEFAULTS``): nobody who built the QA pairs takes part.
 
-Item ``payload``: ``question``, ``options`` (shown order), ``media`` (clips, ``_qa.media_of``).
+Item ``payload``: ``question``, ``options`` (shown order), ``layout`` and ``media`` (the QA pair's
+stimulus with its clips, ``_qa.render``: every view, labelled video or life-log segment).
 ``truth``: the right option's index in the shown order. Response (API and predictions): an option
 index, 0-based, in the shown order (``study_items`` lists the options in that order).
 """
@@ -71,21 +72,25 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     from annotator.studies.models import Item
 
     conditions = _qa.time_limit_conditions(study, options.get("time_limits"), LIMIT_LABELS)
-    pool = QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED, options__isnull=False)
+    pool = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED,
+                                                    options__isnull=False), options)
     sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
     drawn = {p.pk for pairs in sampled.values() for p in pairs}
     practice_pairs = list(pool.exclude(pk__in=drawn).select_related("qa_type", "unit__group", "video")
                           .order_by("id")[: study.practice_items])
     report = BuildReport()
     everything = [p for pairs in sampled.values() for p in pairs] + practice_pairs
-    clips = _qa.cut_clips({r for p in everything for r in _qa.pair_ranges(p)}, report, progress)
+    kept, shown = _qa.render(everything, report, progress)
+    kept_ids = {p.pk for p in kept}
+    sampled = {slug: [p for p in pairs if p.pk in kept_ids] for slug, pairs in sampled.items()}
+    practice_pairs = [p for p in practice_pairs if p.pk in kept_ids]
 
     def make(cond, index, pair, role):
         opts, right = shuffled(list(pair.options), pair.answer_index, option_seed(study.seed, pair.pk))
         return Item.objects.create(
             condition=cond, index=index, role=role, subtask=pair.qa_type.slug, key=f"qa:{pair.pk}", qa_pair=pair,
             footage_id=pair.video.derived_from_id or pair.video_id, seed=option_seed(study.seed, pair.pk),
-            payload={"question": pair.question, "options": opts, "media": _qa.media_of(pair, clips)}, truth=right)
+            payload={"question": pair.question, "options": opts, **shown[pair.pk]}, truth=right)
 
     for cond in conditions:
         index = 0
@@ -117,10 +122,10 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
 
 def payload(trial) -> dict:
     """``question``, ``options`` (``[{"letter": "A", "text": ...}]`` in the shown order) and
-    ``videos`` (``[{"label": "Video 1", "url": ...}]``). No correctness."""
+    ``videos`` (``_qa.media_payload``) with their ``video_layout``. No correctness."""
     p = trial.item.payload
     return {"question": p["question"], "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(p["options"])],
-            "videos": _qa.media_payload(trial.item)}
+            "videos": _qa.media_payload(trial.item), "video_layout": _qa.video_layout(trial.item)}
 
 
 def _index(value, n: int, exc=Invalid):
@@ -161,4 +166,4 @@ def export(item) -> dict:
     ``qa_pair_id``, ``media`` (storage names of the clips)."""
     p = item.payload
     return {"question": p["question"], "options": p["options"], "answer_index": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": [m["name"] for m in p.get("media", [])]}
+            "media": _qa.clip_names(p)}

@@ -48,16 +48,15 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     from annotator.studies.models import Item
 
     conditions = _qa.time_limit_conditions(study, options.get("time_limits"))
-    pool = QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED)
+    pool = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED), options)
     sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
     report = BuildReport()
-    pairs = [p for ps in sampled.values() for p in ps]
-    clips = _qa.cut_clips({r for p in pairs for r in _qa.pair_ranges(p)}, report, progress)
+    pairs, shown = _qa.render([p for ps in sampled.values() for p in ps], report, progress)
     for cond in conditions:
         for index, pair in enumerate(pairs):
             Item.objects.create(condition=cond, index=index, subtask=pair.qa_type.slug, key=f"qa:{pair.pk}", qa_pair=pair,
                                 footage_id=pair.video.derived_from_id or pair.video_id,
-                                payload={"question": pair.question, "media": _qa.media_of(pair, clips)}, truth=pair.answer)
+                                payload={"question": pair.question, **shown[pair.pk]}, truth=pair.answer)
         report.items[cond.number] = len(pairs)
         progress(f"  condition {cond.number} ({cond.label}): {len(pairs)} items")
     return report
@@ -65,7 +64,8 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
 
 def payload(trial) -> dict:
     """``question`` and ``videos`` (``[{"label", "url"}]``). No draft, no answer, no one else's answer."""
-    return {"question": trial.item.payload["question"], "videos": _qa.media_payload(trial.item)}
+    return {"question": trial.item.payload["question"], "videos": _qa.media_payload(trial.item),
+            "video_layout": _qa.video_layout(trial.item)}
 
 
 def _text(value, exc) -> str:
@@ -147,4 +147,4 @@ def feedback(trial) -> dict:
 def export(item) -> dict:
     """Researcher fields: ``question``, ``answer`` (verified), ``qa_pair_id``, ``media``."""
     return {"question": item.payload["question"], "answer": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": [m["name"] for m in item.payload.get("media", [])]}
+            "media": _qa.clip_names(item.payload)}

@@ -45,6 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--preset", default="", choices=["", *sorted(presets())],
                             help="A paper's protocol: " + ", ".join(f"{n} ({k})" for n, (k, _) in sorted(presets().items())))
         parser.add_argument("--per-type", type=int, metavar="N", help="Items sampled per QA type (subtask).")
+        parser.add_argument("--qa-type", metavar="T[,T...]", help="mcq, open_answer, likert: only these QA types.")
         parser.add_argument("--time-limits", type=time_limits, metavar="S[,S...]",
                             help="Seconds per trial, one condition each (e.g. 60,180; 0 for none).")
         parser.add_argument("--raters-per-item", type=int, metavar="K", help="At most K participants get each item.")
@@ -88,6 +89,7 @@ class Command(BaseCommand):
             "attention_items": opts["attention_items"], "frame_size": opts["frame_size"], "source": opts["source"],
             "criteria": [c.strip() for c in opts["criteria"].split(",")] if opts["criteria"] else None,
             "control_groups": False if opts["no_control_groups"] else None, "justify_below": opts["justify_below"],
+            "qa_types": [t.strip() for t in opts["qa_type"].split(",") if t.strip()] if opts["qa_type"] else None,
         }
         rules = {"min_median_rt_s": opts["exclude_median_rt_below"], "min_practice_score": opts["exclude_practice_below"],
                  "max_attention_failures": opts["exclude_attention_failures_above"]}
