@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "annotator.studies",
     "annotator.agreement",
     "annotator.evaluation",
+    "annotator.reports",
     "api",
 ]
 

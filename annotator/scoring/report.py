@@ -35,6 +35,7 @@ predictions with 1,000 resamples in under 5 s, ``bench/report.py``).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +46,7 @@ HUMAN = "human"
 CONFIDENCE = 0.95
 N_RESAMPLES = 1000
 _CHUNK_CELLS = 1 << 22  # resamples x keys drawn at once (32 MB of int64)
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass(frozen=True)
@@ -260,16 +262,17 @@ def _codes(column) -> tuple[np.ndarray, list]:
     return codes, list(index)
 
 
-def _sort_key(value, order: Sequence | None):
+def sort_key(value, order: Sequence | None = None):
     """Rows' order: values named in ``order`` first, in that order; then the rest, numbers by value,
     texts alphabetically; None last."""
     if order and value in order:
-        return (0, order.index(value), 0, "")
+        return (0, order.index(value), 0, ())
     if value is None:
-        return (3, 0, 0, "")
+        return (3, 0, 0, ())
     if isinstance(value, (int, float)):
-        return (1, 0, float(value), "")
-    return (2, 0, 0, str(value))
+        return (1, 0, float(value), ())
+    # Natural order: "2. x" before "10. y".
+    return (2, 0, 0, tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _DIGITS.split(str(value)) if p))
 
 
 def _per_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -284,7 +287,7 @@ def table(records: Records, *, by: Sequence[str], key: str, columns: Sequence[st
           order: Mapping[str, Sequence] | None = None, overall: bool = True, seed: int = 0,
           n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE) -> list[dict]:
     """The report's rows for metric ``key``: one per split cell (the distinct combinations of the
-    ``by`` fields present, in ``order``'s order where given, see ``_sort_key``), then, if
+    ``by`` fields present, in ``order``'s order where given, see ``sort_key``), then, if
     ``overall`` and ``by`` is not empty, one over everything with every split value "all"::
 
         [{"split": {field: value}, "cells": {column: summarise(...)},
@@ -353,7 +356,7 @@ def table(records: Records, *, by: Sequence[str], key: str, columns: Sequence[st
         split = {name: field_codes[i][1][int(parts[i])] for i, name in enumerate(by)}
         labelled.append((split, a, b))
     order = order or {}
-    labelled.sort(key=lambda t: tuple(_sort_key(t[0][name], order.get(name)) for name in by))
+    labelled.sort(key=lambda t: tuple(sort_key(t[0][name], order.get(name)) for name in by))
     rows = [row(split, a, b) for split, a, b in labelled]
     if by and overall and cell.size:
         # Everything at once: re-sort by respondent and key only.
