@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, groups, lifelogs, media, runs, studies, views
+from api import agreement, evaluation, groups, lifelogs, media, reports, runs, studies, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -46,4 +46,5 @@ urlpatterns = [
     path("evaluations/<id:pk>/rejudge/", evaluation.RejudgeView.as_view(), name="api-rejudge"),
     path("evaluations/<id:pk>/rejudge/next/", evaluation.RejudgeNextView.as_view(), name="api-rejudge-next"),
     path("rejudge/<id:pk>/", evaluation.RejudgeVerdictView.as_view(), name="api-rejudge-verdict"),
+    path("projects/<slug:slug>/report/", reports.ReportView.as_view(), name="api-report"),
 ]
