@@ -17,10 +17,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.errors import Invalid, NotFound
-from annotator.evaluation import rejudge, runs, selectors
-from annotator.evaluation.models import FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, Rubric
+from annotator.evaluation import rejudge, runs, selectors, study_items
+from annotator.evaluation.models import FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, RejudgeItem, Rubric
 from annotator.projects import access
 from annotator.projects.models import Role
+from annotator.studies.models import Study
 from api.exceptions import flatten
 from api.studies import FormatIsTheExports
 from api.validators import BIGINT_MAX
@@ -195,6 +196,14 @@ class StartIn(serializers.Serializer):
     rubric = serializers.ChoiceField(choices=Rubric.choices, required=False, default=Rubric.EGONIGHT)
     cache = serializers.BooleanField(required=False, default=True,
                                      help_text="Reuse stored answers to unchanged inputs (no cost).")
+    ablation = serializers.ChoiceField(choices=Ablation.choices, required=False, default="",
+                                       help_text="An input ablation, recorded and reported as its own column.")
+    study = serializers.SlugField(max_length=100, required=False, allow_blank=True, default="",
+                                  help_text="Evaluate on this study's scored items, with what its participants got; "
+                                            "the answers are stored as a model participant of the study.")
+    frames_by_condition = serializers.DictField(
+        child=serializers.IntegerField(min_value=FRAMES_MIN, max_value=FRAMES_MAX), required=False, default=dict,
+        help_text='Study evaluations: frames per condition number, e.g. {"1": 4, "2": 8} (others get frames).')
 
 
 class EvaluationListView(APIView):
@@ -215,9 +224,21 @@ class EvaluationListView(APIView):
         data = StartIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        evaluation = runs.start(project, server=v["server"], model=v["model"], n_frames=v["frames"], qa_type=v["qa_type"],
-                                judge_server=v["judge_server"], rubric=v["rubric"], use_cache=v["cache"],
-                                user=request.user)
+        if v["study"]:
+            study = Study.objects.filter(project=project, name=v["study"]).first()
+            if study is None:
+                raise Invalid(f"project {project.slug} has no study {v['study']!r}", errors={"study": "unknown"})
+            if len(v["frames_by_condition"]) > 1000 or not all(str(k).isdigit() and len(str(k)) <= 3
+                                                              for k in v["frames_by_condition"]):
+                raise Invalid("frames_by_condition maps condition numbers to frames", errors={"frames_by_condition": "keys"})
+            spec = ",".join(f"{k}={n}" for k, n in v["frames_by_condition"].items()) or None
+            evaluation = study_items.start(study, server=v["server"], model=v["model"], n_frames=v["frames"],
+                                           frames=spec, judge_server=v["judge_server"], rubric=v["rubric"],
+                                           ablation=v["ablation"], use_cache=v["cache"], user=request.user)
+        else:
+            evaluation = runs.start(project, server=v["server"], model=v["model"], n_frames=v["frames"],
+                                    qa_type=v["qa_type"], judge_server=v["judge_server"], rubric=v["rubric"],
+                                    use_cache=v["cache"], ablation=v["ablation"], user=request.user)
         return Response(selectors.evaluation_head(evaluation), status=201)
 
 

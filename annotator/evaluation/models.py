@@ -25,6 +25,18 @@ from annotator.qa.models import QAPair
 FRAMES_MIN, FRAMES_MAX, FRAMES_DEFAULT = 1, 64, 8
 
 
+class Ablation(models.TextChoices):
+    """Input ablations, each recorded on its evaluation and shown as its own column (issue 18):
+    EgoExoBench's text-only check (seed 001 Sec. 3.2), VUDG's static-bias check (seed 004: one
+    frame; frames in a shuffled order) and EGO-FLIGHT's hint study (seed 003 Sec. 3.4)."""
+
+    NONE = "", "none"
+    TEXT_ONLY = "text_only", "text only (no frames)"
+    ONE_FRAME = "one_frame", "one frame per video"
+    SHUFFLED_FRAMES = "shuffled_frames", "frames in a shuffled order"
+    NO_HINTS = "no_hints", "ordering hints not stated"
+
+
 class Rubric(models.TextChoices):
     EGONIGHT = "egonight", "EgoNight: correct/incorrect and a score 0-5 (seed 000 App. A.5.1)"
     VUDG = "vudg", "VUDG: accuracy 0-5 and relevance 0-5 (seed 004 Sec. 3.4)"
@@ -55,6 +67,13 @@ class Evaluation(models.Model):
     n_frames = models.PositiveSmallIntegerField(default=FRAMES_DEFAULT,
                                                 validators=[MinValueValidator(FRAMES_MIN), MaxValueValidator(FRAMES_MAX)])
     qa_type = models.CharField(max_length=64, blank=True, help_text="Only this QA type ('' for all).")
+    study = models.ForeignKey("studies.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+                              help_text="Evaluated on this study's scored items, with what its participants got.")
+    participant = models.ForeignKey("studies.Participant", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+", help_text="The model participant its study answers are stored as.")
+    frames_by_condition = models.JSONField(default=dict, blank=True,
+                                           help_text="Study evaluations: frames per condition number (else n_frames).")
+    ablation = models.CharField(max_length=20, choices=Ablation.choices, blank=True, default="")
     rubric = models.CharField(max_length=10, choices=Rubric.choices, default=Rubric.EGONIGHT)
     prompt_version = models.CharField(max_length=100)
     use_cache = models.BooleanField(default=True)
@@ -107,6 +126,8 @@ class Prediction(models.Model):
         MCQ = "mcq", "multiple choice"
         OPEN = "open", "open-ended"
         INTERVAL = "interval", "a time interval (temporal localisation)"
+        ORDERING = "ordering", "an order of frames or texts (a study item)"
+        RATING = "rating", "a rating 1-5 (a study item)"
 
     class Role(models.TextChoices):
         SINGLE = "single", "single video"
@@ -115,6 +136,7 @@ class Prediction(models.Model):
         LIFE_LOG = "life_log", "a life log, in virtual time"
         EGO_EXO = "ego_exo", "every view of an ego-exo set"
         VIDEOS = "videos", "the labelled videos of an item"
+        STUDY = "study", "a study item, as its participants got it"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -124,6 +146,9 @@ class Prediction(models.Model):
         CANCELLED = "cancelled", "cancelled"
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="predictions")
+    study_item = models.ForeignKey("studies.Item", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    response = models.JSONField(null=True, blank=True,
+                                help_text="Study items: the answer in the study kind's stored form (None: unreadable).")
     qa_pair = models.ForeignKey(QAPair, null=True, on_delete=models.SET_NULL, related_name="+")
     video = models.ForeignKey(Video, null=True, on_delete=models.SET_NULL, related_name="+")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.SINGLE)
@@ -171,7 +196,10 @@ class Prediction(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["evaluation", "status"], name="prediction_eval_status")]
         constraints = [
-            models.UniqueConstraint(fields=["evaluation", "qa_pair", "role"], name="prediction_unique_item"),
+            models.UniqueConstraint(fields=["evaluation", "qa_pair", "role"], name="prediction_unique_item",
+                                    condition=models.Q(study_item__isnull=True)),
+            models.UniqueConstraint(fields=["evaluation", "study_item"], name="prediction_unique_study_item",
+                                    condition=models.Q(study_item__isnull=False)),
         ]
 
 

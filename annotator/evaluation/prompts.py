@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import re
+
 from annotator.drafts import engine
 from annotator.evaluation.metrics import letter
 
@@ -283,3 +285,104 @@ def prompt_version(rubric: str) -> str:
     """What an evaluation records as its prompt versions."""
     judge = f"{JUDGE_VUDG_VERSION}|{JUDGE_VUDG_TEMPORAL_VERSION}" if rubric == "vudg" else JUDGE_VERSION
     return f"predict:{PREDICT_VERSION}|{PREDICT_VIDEOS_VERSION}, judge:{judge}"
+
+
+# ------------------------------------------------------------------------------ study items (issue 18)
+
+PREDICT_ORDER_VERSION = "eval-egoflight-g-v1"
+
+# Seed 003 App. G, "Proprietary model without / with hints" (the labels refer to the order the
+# frames appear in the message; the answer line "The correct temporal order is: ...").
+_ORDER = ('You are shown {n} {things} from a video. These {things} have been shuffled and are NOT in their original '
+          'order. The labels "{Thing} 1", "{Thing} 2", etc. refer to the order they appear in this message, not their '
+          "chronological order.\n")
+_ORDER_HINTS = ("HINTS PROVIDED: {hints}\n"
+                "CRITICAL HINT INFORMATION: The {things} marked as HINTS above are shown to you with their CORRECT "
+                "temporal positions explicitly stated. These hint {things} MUST remain in their specified positions "
+                "in your final answer. Use these fixed hint {things} as anchor points to determine where the "
+                "remaining {things} should go.\n")
+_ORDER_TASK = ("Your task: Determine the correct chronological order of these {things} based on the {content}.\n"
+               "1. Briefly describe what you observe in each {thing}.\n"
+               "2. Explain your reasoning for the temporal order.\n"
+               "3. Finally, provide your answer in this format:\n\n"
+               "The correct temporal order is: [comma-separated {thing} numbers]\n\n"
+               'For example (with {n} {things}): "The correct temporal order is: {example}"')
+
+
+def ask_order(*, n: int, texts: list[str] | None, context: str, hints: dict[int, int]) -> str:
+    """EGO-FLIGHT's ordering prompt (seed 003 App. G) for ``n`` shuffled frames (sent as images in
+    the shown order) or, with ``texts``, shuffled texts (X-LeBench summary ordering, seed 002
+    App. C.4: the texts are in the message, numbered in the shown order). ``context``: the scene
+    context (the condition's annotation; '' for none). ``hints``: shown number -> true position
+    (1-based) of each pinned element, stated as the paper's hints; {} for none."""
+    thing = "text" if texts is not None else "frame"
+    things, Thing = thing + "s", thing.capitalize()
+    text = _ORDER.format(n=n, things=things, Thing=Thing)
+    if texts is not None:
+        text += "".join(f"{Thing} {i}: {t.strip()}\n" for i, t in enumerate(texts, start=1))
+    if hints:
+        described = "; ".join(f"{Thing} {shown} should be in temporal position {pos}" for shown, pos in sorted(hints.items()))
+        text += _ORDER_HINTS.format(hints=described, things=things)
+    if context.strip():
+        text += f"The video shows: {context.strip()}\n"
+    example = ", ".join(str(i) for i in ([2, 4, 1, 3] if n == 4 else list(range(n, 0, -1))))
+    return text + _ORDER_TASK.format(things=things, thing=thing, n=n, example=example,
+                                     content="visual content" if texts is None else "texts")
+
+
+_ORDER_LINE = re.compile(r"temporal order is\s*:?\s*\[?\s*((?:\d+\s*(?:,|and|->|→|\s)\s*)*\d+)", re.IGNORECASE)
+
+
+def read_order(text: str, n: int) -> list[int] | None:
+    """The shown numbers (1-based) a model's answer orders, earliest first: the numbers after the
+    last "The correct temporal order is:" (seed 003 App. G's answer line), else the answer's last
+    run of n comma-separated numbers. None unless they are each of 1..n exactly once."""
+    found = _ORDER_LINE.findall(text or "")
+    candidates = [found[-1]] if found else re.findall(r"((?:\d+\s*,\s*){%d}\d+)" % max(n - 1, 0), text or "")[-1:]
+    for run in candidates:
+        numbers = [int(x) for x in re.findall(r"\d+", run)]
+        if sorted(numbers) == list(range(1, n + 1)):
+            return numbers
+    return None
+
+
+PREDICT_RATING_VERSION = "eval-likert-v1"
+
+
+def ask_rating(*, criterion: str, scale: str, question: str, answer: str, description: str) -> str:
+    """The rating request of a Likert item: the words its raters read (the criterion and what 1
+    and 5 mean, VUDG seed 004 Sec. 4.5, X-LeBench seed 002 App. D), what is rated, and the reply
+    asked for: one whole number from 1 to 5."""
+    text = f"Rate the following on {criterion.replace('_', ' ')}: {scale}\n"
+    if question:
+        text += f"Question: {question.strip()}\nAnswer: {answer.strip()}\n"
+    if description:
+        text += f"Record: {description.strip()}\n"
+    return text + "Reply with the score alone, one whole number from 1 to 5."
+
+
+def read_rating(text: str) -> int | None:
+    """The score 1-5 a model's reply gives: the reply's first whole number, when it is 1 to 5."""
+    found = re.search(r"(?<![\d.])(\d+)(?![\d.])", text or "")
+    return int(found.group(1)) if found and 1 <= int(found.group(1)) <= 5 else None
+
+
+def _check_order(output: dict, context: dict) -> None:
+    if read_order(output["text"], context["n"]) is None:
+        raise engine.MalformedModelOutput(f"the answer gives no order of the numbers 1 to {context['n']}, each once")
+
+
+def _check_rating(output: dict, context: dict) -> None:
+    if read_rating(output["text"]) is None:
+        raise engine.MalformedModelOutput("the answer gives no score from 1 to 5")
+
+
+# Free-text stages whose reply must be readable: an unreadable one is recorded and asked again.
+PREDICT_ORDER = engine.Stage(
+    name="predict", prompt_version=PREDICT_ORDER_VERSION, schema=None, temperature=0.0, check=_check_order,
+    system="You put shuffled frames of a video, or shuffled texts, back in the order they happened.",
+)
+PREDICT_RATING = engine.Stage(
+    name="predict", prompt_version=PREDICT_RATING_VERSION, schema=None, temperature=0.0, check=_check_rating,
+    system="You rate items on a scale from 1 to 5, as human raters were asked to.",
+)

@@ -41,9 +41,9 @@ from annotator.drafts import engine
 from annotator.drafts.models import ModelCall, ModelServer
 from annotator.drafts.pipelines.base import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.errors import Conflict, Invalid
-from annotator.evaluation import prompts
+from annotator.evaluation import prompts, study_items
 from annotator.evaluation.metrics import extract_choice, letter
-from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Evaluation, Prediction, Rubric
+from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction, Rubric
 from annotator.media import lifelogs
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.media.selectors import member_label, ordered_members
@@ -58,7 +58,9 @@ ACTIVE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
 
 # ----------------------------------------------------------------------------- starting
 
-def _server(project: Project, name: str, what: str) -> ModelServer:
+def server_of(project: Project, name: str, what: str) -> ModelServer:
+    """The project's model server ``name``. Raises Invalid listing the known ones (``what``: the
+    field named in the error)."""
     server = ModelServer.objects.filter(project=project, name=name).first()
     if server is None:
         known = ", ".join(ModelServer.objects.filter(project=project).values_list("name", flat=True)) or \
@@ -70,7 +72,9 @@ def _server(project: Project, name: str, what: str) -> ModelServer:
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 
 
-def _check(project: Project, *, server: str, model: str, n_frames, qa_type: str, judge_server: str, rubric: str) -> None:
+def check(project: Project, *, server: str, model: str, n_frames, qa_type: str, judge_server: str, rubric: str) -> None:
+    """Refuse, with Invalid naming the field, what ``start`` cannot run: no server, names that are
+    not slugs, a model name that cannot be stored, frames outside 1-64, an unknown rubric or QA type."""
     if not server:
         raise Invalid("name the model server of the model to evaluate (--server NAME)", errors={"server": "required"})
     for field, value in (("server", server), ("judge_server", judge_server), ("qa_type", qa_type)):
@@ -153,16 +157,20 @@ def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
 
 
 def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, qa_type: str = "",
-          judge_server: str = "", rubric: str = Rubric.EGONIGHT, use_cache: bool = True, user=None) -> Evaluation:
+          judge_server: str = "", rubric: str = Rubric.EGONIGHT, use_cache: bool = True, ablation: str = "",
+          user=None) -> Evaluation:
     """Start evaluating ``model`` (default: the server's) on ``server`` over the project's verified
     QA pairs (of ``qa_type`` only, when given), open answers judged by the model of ``judge_server``
-    (default: ``server``'s own model) with ``rubric``; ``n_frames`` frames per clip (1 to 64).
-    Queues the work on commit; returns the evaluation. Raises Invalid naming what to fix (an unknown
-    server or QA type, frames out of bounds, no verified QA pair)."""
-    _check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, judge_server=judge_server,
-           rubric=rubric)
-    evaluated = _server(project, server, "server")
-    judge = _server(project, judge_server, "judge_server") if judge_server else evaluated
+    (default: ``server``'s own model) with ``rubric``; ``n_frames`` frames per clip (1 to 64);
+    ``ablation`` one of ``Ablation`` (recorded, its own column in reports). Queues the work on
+    commit; returns the evaluation. Raises Invalid naming what to fix (an unknown server, QA type
+    or ablation, frames out of bounds, no verified QA pair)."""
+    check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, judge_server=judge_server,
+          rubric=rubric)
+    if ablation not in Ablation.values:
+        raise Invalid(f"ablation must be one of {', '.join(v for v in Ablation.values if v)}", errors={"ablation": "unknown"})
+    evaluated = server_of(project, server, "server")
+    judge = server_of(project, judge_server, "judge_server") if judge_server else evaluated
     endpoint = {**evaluated.snapshot(), "model": model or evaluated.model}
     pairs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
     if qa_type:
@@ -172,7 +180,7 @@ def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, 
     with transaction.atomic():
         evaluation = Evaluation(project=project, server=evaluated, judge_server=judge, model=endpoint["model"],
                                 judge_model=judge.model, endpoint=endpoint, judge_endpoint=judge.snapshot(),
-                                n_frames=n_frames, qa_type=qa_type, rubric=rubric, use_cache=use_cache,
+                                n_frames=n_frames, qa_type=qa_type, rubric=rubric, use_cache=use_cache, ablation=ablation,
                                 prompt_version=prompts.prompt_version(rubric), created_by=user)
         evaluation.save()
         items = _items(evaluation, pairs)
@@ -257,16 +265,48 @@ def recorded_times(parts: list[lifelogs.Part], start_s: float, end_s: float, n: 
     return out
 
 
-def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
-    """A life-log item's input: ``n_frames`` frames over the log's recorded time in the clip, each
-    with its wall-clock time, in X-LeBench's time-stamped context (seed 002 Fig. 5)."""
-    group = p.qa_pair.unit.group if p.qa_pair_id and p.qa_pair else None
-    if group is None:
-        raise Invalid("the life log of this QA pair is gone")
-    parts = lifelogs.parts_of(group)
-    picked = recorded_times(parts, p.clip_start_s, p.clip_end_s, evaluation.n_frames)
+def _n_frames(evaluation: Evaluation, n: int | None = None) -> int:
+    """Frames per input: ``n`` (default the evaluation's ``n_frames``), 1 under ``one_frame``."""
+    return 1 if evaluation.ablation == Ablation.ONE_FRAME else (n or evaluation.n_frames)
+
+
+def _ablated(evaluation: Evaluation, p: Prediction, inp: engine.StageInput) -> engine.StageInput:
+    """``inp`` under the evaluation's ablation: ``text_only`` sends no image (EgoExoBench's
+    text-only check, seed 001 Sec. 3.2); ``shuffled_frames`` sends each video's frames in an order
+    drawn from a seed recorded on the call (``random.Random(f"{evaluation}:{prediction}")``; VUDG's
+    static-bias check, seed 004), the labels still before their video's frames."""
+    import random
+
+    if evaluation.ablation == Ablation.TEXT_ONLY:
+        return dataclasses.replace(inp, image_key="", images=None, captions={}, record={**inp.record, "ablation": "text_only"})
+    if evaluation.ablation != Ablation.SHUFFLED_FRAMES or inp.images is None:
+        return inp
+    seed = f"{evaluation.pk}:{p.pk}"
+    load = inp.images
+    starts = sorted(set(inp.captions) | {0})
+
+    def shuffled() -> list[bytes]:
+        frames = load()
+        rng, out = random.Random(seed), []
+        for i, a in enumerate(starts):
+            block = frames[a:starts[i + 1] if i + 1 < len(starts) else len(frames)]
+            rng.shuffle(block)
+            out += block
+        return out
+
+    return dataclasses.replace(inp, image_key=f"{inp.image_key}|shuffled:{seed}", images=shuffled,
+                               record={**inp.record, "ablation": "shuffled_frames", "shuffle_seed": seed})
+
+
+def _life_log_input(evaluation: Evaluation, p: Prediction, group: VideoGroup, parts: list[lifelogs.Part],
+                    start_s: float, end_s: float, n_frames: int, *, question: str, options, interval: bool,
+                    text: str | None, record: dict) -> engine.StageInput:
+    """``n_frames`` frames over the recorded time of virtual ``start_s``..``end_s`` of life log
+    ``group`` (``parts``: its parts, or the segments a stimulus shows), each with its wall-clock
+    time, in X-LeBench's time-stamped context (seed 002 Fig. 5); ``text`` replaces that prompt."""
+    picked = recorded_times(parts, start_s, end_s, n_frames)
     if not picked:
-        raise Invalid(f"nothing of the life log {group.name} is recorded in {p.clip_start_s:g}-{p.clip_end_s:g} s")
+        raise Invalid(f"nothing of the life log {group.name} is recorded in {start_s:g}-{end_s:g} s")
     videos = {v.pk: v for v in Video.objects.filter(pk__in={parts[i].video_id for i, _ in picked})}
     by_part: dict[int, list[float]] = {}
     for i, local in picked:
@@ -285,11 +325,24 @@ def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
         return frames
 
     records = [(lifelogs.clock(start, parts[i].offset_s), lifelogs.clock(start, parts[i].end_s)) for i in by_part]
-    text = prompts.ask_life_log(p.question, stamps=stamps, records=records, options=p.options,
-                                interval=p.kind == Prediction.Kind.INTERVAL, k=MAX_INTERVALS)
+    if text is None:
+        text = prompts.ask_life_log(question, stamps=stamps, records=records, options=options, interval=interval,
+                                    k=MAX_INTERVALS)
     return engine.StageInput(text=text, image_key=keys, images=load,
-                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
-                                     "video": p.video_id, "frame_times_s": p.frame_times})
+                             record={**record, "frame_times_s": p.frame_times})
+
+
+def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
+    """A life-log item's input: ``n_frames`` frames over the log's recorded time in the clip, each
+    with its wall-clock time, in X-LeBench's time-stamped context (seed 002 Fig. 5)."""
+    group = p.qa_pair.unit.group if p.qa_pair_id and p.qa_pair else None
+    if group is None:
+        raise Invalid("the life log of this QA pair is gone")
+    return _life_log_input(evaluation, p, group, lifelogs.parts_of(group), p.clip_start_s, p.clip_end_s,
+                           _n_frames(evaluation), question=p.question, options=p.options,
+                           interval=p.kind == Prediction.Kind.INTERVAL, text=None,
+                           record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
+                                   "video": p.video_id})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,38 +365,31 @@ def frames_per_video(n_frames: int, n_videos: int) -> int:
 
 
 def views_of(p: Prediction) -> list[View]:
-    """The videos of a multi-video item in prompt order. ``videos``: the pair's labelled videos as
-    they are. ``ego_exo``: ego then exo 1..N (``selectors.ordered_members``, labels by
-    ``member_label``), each over the pair's clip in its own time (member time = ego time +
-    offset_s, ``VideoGroup``), clamped to its footage. Raises Invalid when the pair or set is gone."""
+    """The videos of a multi-video item in prompt order, from the one stimulus builder
+    (``annotator.qa.stimulus.of_pair``, which a study item's page plays too): ``videos``, the
+    pair's labelled videos as they are; ``ego_exo``, ego then exo 1..N, each over the pair's clip in
+    its own time (member time = ego time + offset_s), clamped to its footage. Raises Invalid when
+    the pair or set is gone."""
+    from annotator.qa import stimulus
+
     pair = p.qa_pair if p.qa_pair_id else None
     if pair is None:
         raise Invalid("the QA pair of this item is gone")
-    if p.role == Prediction.Role.VIDEOS:
-        return [View(str(v.get("label", "")), v.get("video_id"), float(v["start_s"]), float(v["end_s"]))
-                for v in pair.videos]
-    if pair.unit.group_id is None:
+    if p.role == Prediction.Role.EGO_EXO and pair.unit.group_id is None:
         raise Invalid("the ego-exo set of this QA pair is gone")
-    out = []
-    for m in ordered_members(pair.unit.group.members.select_related("video")):
-        end = p.clip_end_s + m.offset_s
-        if m.video.duration_s:
-            end = min(end, m.video.duration_s)
-        out.append(View(member_label(m.role, m.position), m.video_id, max(0.0, p.clip_start_s + m.offset_s), end))
-    return out
+    return [View(m.label, m.video_id, m.start_s, m.end_s) for m in stimulus.of_pair(pair).media]
 
 
-def _ask_videos(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
-    """A multi-video item's input (EgoExoBench seed 001 Sec. 4.1, App. B.1): ``frames_per_video``
-    frames sampled evenly over each video's range (``views_of``), sent video after video, each
-    video's frames introduced by its label (``StageInput.captions``); the question, the labels in
-    order and the lettered options in the text (``prompts.ask_videos``). An interval item also gets
-    the first video's frame times (the ego view's: the truth is in ego time). Raises Invalid naming
-    the video that cannot give frames."""
-    views = views_of(p)
+def _videos_input(evaluation: Evaluation, p: Prediction, views: list[View], n_frames: int, *, question: str,
+                  options, interval: bool, ego_exo: bool, text: str | None, record: dict) -> engine.StageInput:
+    """Several videos' input (EgoExoBench seed 001 Sec. 4.1, App. B.1): ``frames_per_video``
+    frames sampled evenly over each view's range, sent video after video, each video's frames
+    introduced by its label (``StageInput.captions``); the question, the labels in order and the
+    lettered options in the text (``prompts.ask_videos``; ``text`` replaces it). An interval item
+    also gets the first video's frame times. Raises Invalid naming the video that cannot give frames."""
     if not views:
         raise Invalid("this item names no video")
-    per = frames_per_video(evaluation.n_frames, len(views))
+    per = frames_per_video(n_frames, len(views))
     videos = {v.pk: v for v in Video.objects.filter(pk__in={view.video_id for view in views})}
     sent, captions, keys, loaders = [], {}, [], []
     for view in views:
@@ -361,47 +407,91 @@ def _ask_videos(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
         loaders.append(load)
         sent.append({"label": view.label, "video": video.pk, "frame_times_s": times})
     p.frame_times = [t for s in sent for t in s["frame_times_s"]]
-    text = prompts.ask_videos(p.question, labels=[v.label for v in views], per_video=per, options=p.options,
-                              ego_exo=p.role == Prediction.Role.EGO_EXO)
-    if p.kind == Prediction.Kind.INTERVAL:
-        text += "\n" + prompts.interval_format(sent[0]["frame_times_s"], k=MAX_INTERVALS)
+    if text is None:
+        text = prompts.ask_videos(question, labels=[v.label for v in views], per_video=per, options=options,
+                                  ego_exo=ego_exo)
+        if interval:
+            text += "\n" + prompts.interval_format(sent[0]["frame_times_s"], k=MAX_INTERVALS)
     return engine.StageInput(text=text, image_key="|".join(keys), captions=captions,
                              images=lambda: [f for load in loaders for f in load()],
-                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
-                                     "video": p.video_id, "frame_times_s": p.frame_times, "videos": sent})
+                             record={**record, "frame_times_s": p.frame_times, "videos": sent})
+
+
+def _single_input(evaluation: Evaluation, p: Prediction, video: Video | None, start_s: float, end_s: float,
+                  n_frames: int, *, question: str, options, interval: bool, text: str | None,
+                  record: dict) -> engine.StageInput:
+    """One video's input: ``n_frames`` frames sampled evenly over ``start_s``..``end_s`` with
+    EgoNight's prompt (seed 000 App. A.5.1; ``text`` replaces it). Raises Invalid when the video
+    cannot give frames."""
+    video = _usable(video)
+    try:
+        times = ffmpeg.sample_times(start_s, end_s, n_frames)
+    except ValueError:
+        raise Invalid(f"the clip {start_s:g}-{end_s:g} s of {video.filename} is empty") from None
+    p.frame_times = times
+    key, load = _frames(video, times)
+    if text is None:
+        text = prompts.ask(question, n_frames=len(times), clip_s=end_s - start_s, fps=video.fps, options=options)
+        if interval:
+            text += "\n" + prompts.interval_format(times, k=MAX_INTERVALS)
+    return engine.StageInput(text=text, image_key=key, images=load,
+                             record={**record, "video": video.pk, "frame_times_s": times})
+
+
+def stimulus_input(evaluation: Evaluation, p: Prediction, stim, *, n_frames: int, text: str | None = None,
+                   record: dict) -> engine.StageInput:
+    """A model's input for a stimulus (``annotator.qa.stimulus.Stimulus``: what a study item's page
+    shows, issue 18): one video as a single clip, views or labelled videos as several videos
+    labelled in order, a life log in virtual time with wall-clock stamps; ``p``'s question and
+    options (shown order) in the prompt unless ``text`` replaces it; ``n_frames`` frames in all.
+    The ablation is applied. Raises Invalid when a medium cannot give frames."""
+    n = _n_frames(evaluation, n_frames)
+    common = {"question": p.question, "options": p.options, "text": text, "record": record}
+    if not stim.media:
+        raise Invalid("this item shows no video")
+    if stim.layout == "life_log":
+        m = stim.media[0]
+        group = VideoGroup.objects.filter(pk=m.group_id).first()
+        if group is None:
+            raise Invalid("the life log of this item is gone")
+        parts = [lifelogs.Part(i, s.video_id, s.virtual_start_s - s.start_s, s.end_s) for i, s in enumerate(m.segments)]
+        inp = _life_log_input(evaluation, p, group, parts, m.start_s, m.end_s, n, interval=False, **common)
+    elif len(stim.media) == 1 and stim.layout == "single":
+        m = stim.media[0]
+        inp = _single_input(evaluation, p, Video.objects.filter(pk=m.video_id).first(), m.start_s, m.end_s, n,
+                            interval=False, **common)
+    else:
+        views = [View(m.label, m.video_id, m.start_s, m.end_s) for m in stim.media]
+        inp = _videos_input(evaluation, p, views, n, interval=False, ego_exo=bool(views) and views[0].label == "ego",
+                            **common)
+    return _ablated(evaluation, p, inp)
 
 
 MULTI_VIDEO = (Prediction.Role.EGO_EXO, Prediction.Role.VIDEOS)
 
 
+def _record(evaluation: Evaluation, p: Prediction) -> dict:
+    return {"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id, "video": p.video_id}
+
+
 def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     """The evaluated model's input for ``p``: its question (and options) with frames sampled evenly
     over its clip (over a life log's recorded time, ``_ask_life_log``; over each of several videos,
-    ``_ask_videos``). Raises Invalid when the video cannot give frames."""
+    ``_videos_input``), under the evaluation's ablation. Raises Invalid when the video cannot give
+    frames."""
+    interval = p.kind == Prediction.Kind.INTERVAL
+    common = {"question": p.question, "options": p.options, "interval": interval, "text": None,
+              "record": _record(evaluation, p)}
     if p.role == Prediction.Role.LIFE_LOG:
-        return _ask_life_log(evaluation, p)
-    if p.role in MULTI_VIDEO:
-        return _ask_videos(evaluation, p)
-    video = p.video
-    if video is None:
-        raise Invalid("the video of this QA pair is gone")
-    if video.status != Video.Status.READY:
-        raise Invalid(f"video {video.filename} is not ready ({video.status}); frames cannot be sampled")
-    if not (video.rendition.name or video.original.name):
-        raise Invalid(f"video {video.filename} has no stored file; frames cannot be sampled")
-    try:
-        times = ffmpeg.sample_times(p.clip_start_s, p.clip_end_s, evaluation.n_frames)
-    except ValueError:
-        raise Invalid(f"the clip {p.clip_start_s:g}-{p.clip_end_s:g} s of {video.filename} is empty") from None
-    p.frame_times = times
-    key, load = _frames(video, times)
-    text = prompts.ask(p.question, n_frames=len(times), clip_s=p.clip_end_s - p.clip_start_s, fps=video.fps,
-                       options=p.options)
-    if p.kind == Prediction.Kind.INTERVAL:
-        text += "\n" + prompts.interval_format(times, k=MAX_INTERVALS)
-    return engine.StageInput(text=text, image_key=key, images=load,
-                             record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
-                                     "video": video.pk, "frame_times_s": times})
+        inp = _ask_life_log(evaluation, p)
+    elif p.role in MULTI_VIDEO:
+        inp = _videos_input(evaluation, p, views_of(p), _n_frames(evaluation), ego_exo=p.role == Prediction.Role.EGO_EXO,
+                            **common)
+    else:
+        if p.video is None:
+            raise Invalid("the video of this QA pair is gone")
+        inp = _single_input(evaluation, p, p.video, p.clip_start_s, p.clip_end_s, _n_frames(evaluation), **common)
+    return _ablated(evaluation, p, inp)
 
 
 def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: list[int]) -> None:
@@ -409,9 +499,17 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
     saved before the judge is asked, so a judge that fails leaves the answer on the item."""
     p.stage = "predict"
     Prediction.objects.filter(pk=p.pk).update(stage="predict")
-    stage = prompts.PREDICT_VIDEOS if p.role in MULTI_VIDEO else prompts.PREDICT
-    out, p.predict_call_id = _call(stage, endpoints["predict"], _ask(evaluation, p), evaluation, cancelled, calls)
+    if p.role == Prediction.Role.STUDY:
+        stage, inp = study_items.ask(evaluation, p)
+    else:
+        stage, inp = (prompts.PREDICT_VIDEOS if p.role in MULTI_VIDEO else prompts.PREDICT), _ask(evaluation, p)
+    out, p.predict_call_id = _call(stage, endpoints["predict"], inp, evaluation, cancelled, calls)
     p.prediction = out["text"]
+    if p.role == Prediction.Role.STUDY:
+        item = p.study_item
+        p.response = study_items.read(p, item, item.condition.study.kind)
+        if p.kind != Prediction.Kind.OPEN or p.response is None:
+            return
     if p.kind == Prediction.Kind.INTERVAL:
         _score_interval(p)
         return
@@ -455,7 +553,7 @@ def _score_interval(p: Prediction) -> None:
 
 SAVED = ["status", "stage", "error", "prediction", "choice_letter", "choice_index", "correct", "judge_pred", "judge_score",
          "judge_accuracy", "judge_relevance", "judge_reason", "judge_output", "predict_call", "judge_call", "call_ids",
-         "cost_usd", "frame_times", "intervals", "tious", "updated_at"]
+         "cost_usd", "frame_times", "intervals", "tious", "response", "updated_at"]
 
 
 def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
@@ -466,7 +564,8 @@ def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cance
             status=Prediction.Status.RUNNING, attempts=F("attempts") + 1, error="")
         if not claimed:
             return "gone"
-        p = Prediction.objects.select_related("video", "qa_pair__unit__group").get(pk=prediction_id)
+        p = Prediction.objects.select_related("video", "qa_pair__unit__group", "study_item__condition__study"
+                                              ).get(pk=prediction_id)
         calls: list[int] = list(p.call_ids or [])
         try:
             _score(evaluation, p, endpoints, cancelled, calls)
@@ -535,6 +634,7 @@ def settle(evaluation_id: int) -> str:
         return "continued"
     failed = evaluation.predictions.filter(status=Prediction.Status.FAILED).exists()
     status = Evaluation.Status.FAILED if failed else Evaluation.Status.DONE
+    study_items.record(evaluation)  # a study's items: the answers become the model participant's trials
     Evaluation.objects.filter(pk=evaluation_id).exclude(status=Evaluation.Status.CANCELLED).update(
         status=status, finished_at=timezone.now())
     return str(status)

@@ -583,3 +583,45 @@ def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
             jobs.enqueue("studies.score", study.pk)
     report.imported = len(rows)
     return report
+
+
+# ------------------------------------------------------------------------------ models as participants
+
+def model_participant(study: Study, model: str) -> Participant:
+    """The model participant named ``model`` (its column in results; at most 200 characters) of
+    ``study``, made on first use. Raises Invalid for an empty or too long name."""
+    name = (model or "").strip()
+    if not name or len(name) > 200:
+        raise Invalid("a model participant's name is 1 to 200 characters", errors={"model": "bad name"})
+    participant, _ = Participant.objects.get_or_create(
+        study=study, kind=Participant.Kind.MODEL, model=name,
+        defaults={"stage": Participant.Stage.DONE, "finished_at": timezone.now()})
+    return participant
+
+
+def record_model_answers(participant: Participant, answers: dict[int, object]) -> int:
+    """Store a model participant's answers as its trials, scored like people's (issue 18): item id
+    -> the kind's stored response (``kinds.<kind>.validate_prediction``'s form; None for an answer
+    that could not be read, stored and scored as no answer). A trial per item, in condition and
+    item order; a second call replaces the answers it names (unscored again). Items must be
+    scored items of the participant's study (others are refused with Invalid, nothing written).
+    Queues scoring on commit; returns the number of trials written."""
+    if participant.kind != Participant.Kind.MODEL:
+        raise Invalid("only a model participant's answers are recorded this way")
+    items = dict(Item.objects.filter(condition__study_id=participant.study_id, role=Item.Role.SCORED, pk__in=list(answers))
+                 .values_list("pk", "condition_id"))
+    if set(answers) - set(items):
+        raise Invalid(f"{len(set(answers) - set(items))} of these answers are not for scored items of the study")
+    order = list(Item.objects.filter(condition__study_id=participant.study_id, role=Item.Role.SCORED)
+                 .order_by("condition__number", "index").values_list("pk", flat=True))
+    position = {pk: i for i, pk in enumerate(order)}
+    now = timezone.now()
+    with transaction.atomic():
+        participant.conditions.add(*set(items.values()))
+        Trial.objects.bulk_create(
+            [Trial(participant=participant, item_id=item_id, position=position[item_id], practice=False,
+                   response=response, timed_out=False, answered_at=now) for item_id, response in answers.items()],
+            update_conflicts=True, unique_fields=["participant", "item"],
+            update_fields=["response", "answered_at", "scores", "scored_at"], batch_size=2000)
+        jobs.enqueue("studies.score", participant.study_id)
+    return len(answers)

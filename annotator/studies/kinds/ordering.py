@@ -361,24 +361,36 @@ def store_frame(data: bytes, written: list[str]) -> str:
 
 # ------------------------------------------------------------------------------ taking part
 
-def payload(trial) -> dict:
-    """The elements in the recorded shown order, each as its per-trial ``handle``, ``kind``, image
-    ``url`` (named by content hash) or ``text``, and ``pinned_position`` (1-based) for hints; the
-    condition's ``annotation`` text. No element ids, times, video ids or file names (issue 7)."""
-    from annotator.qa.selectors import media_url
-    from annotator.studies.handles import handles_of
+def shown_elements(item) -> list[dict]:
+    """What an ordering item shows, in the recorded shown order: per element its ``id``, ``kind``
+    (frame or text), ``image`` (storage name of the frame, '' for a text), ``text`` and
+    ``pinned_position`` (1-based true position of a hint, else None). The one source of both the
+    participant's page (``payload``) and a model's input (``evaluate --study``, issue 18): the same
+    frame files, texts, order and hints (EGO-FLIGHT seed 003 Sec. 3: the same recorded shuffles for
+    every person and model). Server-side: it holds element ids."""
     from annotator.studies.models import Element
 
-    item = trial.item
     shown = item.payload["shown"]
     elements = {e.pk: e for e in Element.objects.filter(pk__in=shown)}
-    handles = handles_of(trial.pk, shown)
     pinned = {item.truth[p - 1]: p for p in item.payload.get("hints", [])}
+    return [{"id": eid, "kind": elements[eid].kind, "image": elements[eid].image.name if elements[eid].image else "",
+             "text": elements[eid].text, "pinned_position": pinned.get(eid)} for eid in shown]
+
+
+def payload(trial) -> dict:
+    """The elements in the recorded shown order (``shown_elements``), each as its per-trial
+    ``handle``, ``kind``, image ``url`` (named by content hash) or ``text``, and ``pinned_position``
+    (1-based) for hints; the condition's ``annotation`` text. No element ids, times, video ids or
+    file names (issue 7)."""
+    from annotator.qa.selectors import media_url
+    from annotator.studies.handles import handles_of
+
+    item = trial.item
+    handles = handles_of(trial.pk, item.payload["shown"])
     return {
         "annotation": item.payload.get("annotation", ""),
-        "elements": [{"handle": handles[eid], "kind": elements[eid].kind,
-                      "url": media_url(elements[eid].image.name) if elements[eid].image else "",
-                      "text": elements[eid].text, "pinned_position": pinned.get(eid)} for eid in shown],
+        "elements": [{"handle": handles[e["id"]], "kind": e["kind"], "url": media_url(e["image"]) if e["image"] else "",
+                      "text": e["text"], "pinned_position": e["pinned_position"]} for e in shown_elements(item)],
     }
 
 

@@ -1,6 +1,11 @@
 """python manage.py evaluate --project SLUG --server NAME [--model NAME] [--frames N] [--qa-type T]
-    [--judge-server NAME] [--rubric egonight|vudg] [--no-cache] [--json] [--no-wait] [--timeout S]
+    [--judge-server NAME] [--rubric egonight|vudg] [--ablation A] [--no-cache] [--json] [--no-wait] [--timeout S]
+python manage.py evaluate --study NAME [--project SLUG] --server NAME [--frames N | --frames C=N,C=N] ...
 python manage.py evaluate --project SLUG --status ID | --cancel ID [--json]
+
+With --study, the model answers the study's scored items with what its participants got (the
+recorded shuffles, the same options, each condition's frames) and its answers are stored as a
+model participant of the study, scored by ``study_scores`` beside the people.
 
 Evaluates a model on the project's verified QA pairs (multiple choice scored exactly, open answers
 judged by an LLM) and shows progress until it ends, then the scores with 95% intervals broken down
@@ -16,9 +21,10 @@ from django.db.models import Count
 
 from annotator.cli import Tick, wait_with_progress
 from annotator.errors import DomainError
-from annotator.evaluation import runs, selectors
-from annotator.evaluation.models import FRAMES_DEFAULT, Evaluation, Rubric
+from annotator.evaluation import runs, selectors, study_items
+from annotator.evaluation.models import FRAMES_DEFAULT, Ablation, Evaluation, Rubric
 from annotator.projects.models import Project
+from annotator.studies.models import Study
 
 FINISHED = {Evaluation.Status.DONE, Evaluation.Status.FAILED, Evaluation.Status.CANCELLED}
 
@@ -41,10 +47,15 @@ class Command(BaseCommand):
     help = "Evaluate a model on the project's verified QA pairs (or report or cancel an evaluation), showing progress."
 
     def add_arguments(self, parser):
-        parser.add_argument("--project", required=True)
+        parser.add_argument("--project", default="", help="The project (may be left out with --study if the name is unique).")
+        parser.add_argument("--study", default="", help="Evaluate on this study's scored items, as its participants got them.")
+        parser.add_argument("--ablation", default="", choices=["", *[a for a in Ablation.values if a]],
+                            help="text_only, one_frame, shuffled_frames or no_hints: recorded, its own column in reports.")
         parser.add_argument("--server", default="", help="The model server (see model_server) of the model evaluated.")
         parser.add_argument("--model", default="", help="The model evaluated (default: the server's).")
-        parser.add_argument("--frames", type=int, default=FRAMES_DEFAULT, help="Frames sampled evenly over each clip (1-64).")
+        parser.add_argument("--frames", default=str(FRAMES_DEFAULT),
+                            help="Frames sampled evenly over each clip (1-64); with --study, C=N,C=N gives condition C "
+                                 "N frames (time-limited conditions).")
         parser.add_argument("--qa-type", default="", help="Only this QA type.")
         parser.add_argument("--judge-server", default="", help="The judge's server, with its model (default: --server).")
         parser.add_argument("--rubric", default=Rubric.EGONIGHT, choices=Rubric.values,
@@ -58,6 +69,14 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600)
 
     def handle(self, *args, **opts):
+        if opts["study"] and not opts["project"]:
+            found = list(Study.objects.filter(name=opts["study"]).select_related("project")[:2])
+            if len(found) != 1:
+                raise CommandError(f"no study {opts['study']!r}" if not found else
+                                   f"several projects have a study {opts['study']!r}: give --project")
+            opts["project"] = found[0].project.slug
+        if not opts["project"]:
+            raise CommandError("give --project (or --study)")
         project = Project.objects.filter(slug=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project {opts['project']!r}")
@@ -87,9 +106,20 @@ class Command(BaseCommand):
                     runs.cancel(evaluation)
                     out.write(f"evaluation {evaluation.pk} cancelled")
                 return evaluation
-        evaluation = runs.start(project, server=opts["server"], model=opts["model"], n_frames=opts["frames"],
-                                qa_type=opts["qa_type"], judge_server=opts["judge_server"], rubric=opts["rubric"],
-                                use_cache=not opts["no_cache"])
+        if opts["study"]:
+            study = Study.objects.filter(project=project, name=opts["study"]).first()
+            if study is None:
+                raise CommandError(f"project {project.slug} has no study {opts['study']!r}")
+            evaluation = study_items.start(study, server=opts["server"], model=opts["model"], frames=opts["frames"],
+                                           judge_server=opts["judge_server"], rubric=opts["rubric"],
+                                           ablation=opts["ablation"], use_cache=not opts["no_cache"])
+        else:
+            frames = opts["frames"].strip()
+            if not frames.isdigit():
+                raise CommandError(f"--frames must be a whole number (condition=frames pairs need --study), not {frames!r}")
+            evaluation = runs.start(project, server=opts["server"], model=opts["model"], n_frames=int(frames),
+                                    qa_type=opts["qa_type"], judge_server=opts["judge_server"], rubric=opts["rubric"],
+                                    ablation=opts["ablation"], use_cache=not opts["no_cache"])
         out.write(f"evaluation {evaluation.pk} of {evaluation.model}: {evaluation.predictions.count()} items queued "
                   f"(judge {evaluation.judge_model}, {evaluation.n_frames} frames)")
         return evaluation
