@@ -47,6 +47,7 @@ urlpatterns = [
     path("projects/<slug:slug>/agreement/consensus/<id:pk>/", agreement_views.consensus_item,
          name="agreement-consensus-item"),
     path("projects/<slug:slug>/runs/", include("annotator.drafts.urls")),
+    path("projects/<slug:slug>/report/", include("annotator.reports.urls")),
     path("projects/<slug:slug>/evaluation/", evaluation_views.leaderboard, name="evaluation-leaderboard"),
     path("projects/<slug:slug>/evaluation/<id:pk>/", evaluation_views.detail, name="evaluation-detail"),
     path("projects/<slug:slug>/evaluation/<id:pk>/rejudge/", evaluation_views.rejudge_page, name="evaluation-rejudge"),
