@@ -5,8 +5,8 @@ and its metric values. ``Answers`` holds them column-wise (lists and numpy array
 are a few lists, not 200,000 dicts):
 
 - ``respondent``: ``"human"`` (a person's trial), or a model's column name (a model participant's
-  ``Participant.model``, an imported ``studies.Prediction.model``, an evaluation's model, with
-  " (ablation)" appended when the evaluation has a non-empty ``ablation``);
+  ``Participant.model``, an imported ``studies.Prediction.model``, an evaluation's model, with its
+  ablation in words when it has one: ``gpt-4o (text only (no frames))``);
 - ``key``: the pairing key, ``"qa:<QA pair id>"`` when the answer is about a QA pair (a study item
   built from one, or an evaluation's prediction), else ``"item:<study item id>"``; people and models
   with the same key answered the same question, so ``report --study X --evaluation 5`` pairs the
@@ -21,7 +21,8 @@ Sources and what enters (``read``):
    scored) as ``"human"``; a model participant's (``kind=model``, scored items, scored) as its
    ``model``. Imported study predictions (scored, scored items) as their ``model``. Metrics: the keys
    of ``scores`` (``studies.kinds.<kind>.METRICS``).
-2. Evaluation predictions with status ``done``: ``accuracy`` (``correct`` of multiple-choice and
+2. Evaluation predictions with status ``done`` (an evaluation run on a study's items, ``evaluate
+   --study``, stores its answers as a model participant's trials: those are read, once); ``accuracy`` (``correct`` of multiple-choice and
    interval items, 1/0), and for judged open items ``judge_accuracy`` (judged correct, 1/0) and the
    judge's scores: ``judge_score`` (EgoNight, 0-5) or, for the VUDG rubric, ``judge_score_10``
    (accuracy + relevance, 0-10), ``judge_accuracy_score`` and ``judge_relevance_score`` (0-5 each).
@@ -36,6 +37,7 @@ import numpy as np
 from django.db.models import Count
 
 from annotator.evaluation.models import Evaluation, Rubric
+from annotator.evaluation.study_items import column
 from annotator.evaluation.models import Prediction as EvalPrediction
 from annotator.media.models import VideoGroup, VideoGroupMember
 from annotator.scoring.report import HUMAN, Records
@@ -178,10 +180,19 @@ def read(studies: Iterable[Study] = (), evaluations: Iterable[Evaluation] = ()) 
             parts_cache[project_id] = _log_parts(project_id)
         return parts_cache[project_id]
 
+    studies = list(studies)
+    chosen = {s.pk for s in studies}
     for study in studies:
         _read_study(answers, study, parts(study.project_id))
     for evaluation in evaluations:
-        _read_evaluation(answers, evaluation, parts(evaluation.project_id))
+        study_id = getattr(evaluation, "study_id", None)
+        if study_id is None:
+            _read_evaluation(answers, evaluation, parts(evaluation.project_id))
+        elif study_id not in chosen and getattr(evaluation, "participant_id", None):
+            # A model run on a study's items: its answers are its model participant's trials (scored by the
+            # study's scoring); when the study itself is in the report they are read with it already.
+            _read_study(answers, Study.objects.get(pk=study_id), parts(evaluation.project_id),
+                        participant_id=evaluation.participant_id)
     return answers
 
 
@@ -220,19 +231,25 @@ def _item_fields(row: dict, parts: dict[int, int]) -> tuple[str, dict]:
     return key, values
 
 
-def _read_study(answers: Answers, study: Study, parts: dict[int, int]) -> None:
+def _read_study(answers: Answers, study: Study, parts: dict[int, int], participant_id: int | None = None) -> None:
+    """A study's people's and models' trials and imported predictions; with ``participant_id``, only
+    that model participant's trials."""
     items = {row["id"]: _item_fields(row, parts)
              for row in Item.objects.filter(condition__study=study, role=Item.Role.SCORED).values(*_ITEM)}
     source = f"study:{study.name}"
     people = Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.PERSON,
                                   participant__excluded=False)
     models = Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.MODEL)
+    if participant_id is not None:
+        people, models = people.none(), models.filter(participant_id=participant_id)
     for qs, is_person in ((people, True), (models, False)):
         rows = (qs.filter(item__role=Item.Role.SCORED, practice=False, scored_at__isnull=False)
                 .values_list("item_id", "participant__model", "scores").order_by("id"))
         for item_id, model, scores in rows.iterator(chunk_size=5000):
             key, values = items[item_id]
             answers.add(HUMAN if is_person else model, key, source, values, scores)
+    if participant_id is not None:
+        return
     rows = (StudyPrediction.objects.filter(study=study, item__role=Item.Role.SCORED, scored_at__isnull=False)
             .values_list("item_id", "model", "scores").order_by("id"))
     for item_id, model, scores in rows.iterator(chunk_size=5000):
@@ -241,9 +258,10 @@ def _read_study(answers: Answers, study: Study, parts: dict[int, int]) -> None:
 
 
 def model_column(evaluation: Evaluation) -> str:
-    """The report's column of an evaluation: its model, with " (ablation)" when it has a non-empty
-    ``ablation`` (read with getattr: older rows and schemas have none)."""
-    return f"{evaluation.model} (ablation)" if getattr(evaluation, "ablation", "") else evaluation.model
+    """The report's column of an evaluation: its model, with its ablation in words when it has one
+    (``gpt-4o (text only (no frames))``: ``evaluation.study_items.column``, the name its study answers
+    carry too)."""
+    return column(evaluation.model, getattr(evaluation, "ablation", "") or "")
 
 
 _PRED = ["qa_pair_id", "kind", "correct", "judge_pred", "judge_score", "judge_accuracy", "judge_relevance", "qa_type",

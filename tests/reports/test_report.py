@@ -169,3 +169,23 @@ def test_the_command_refuses_bad_arguments(world):
         call_command("report", "--project", world["study"].project.slug, "--by", "colour")
     with pytest.raises(CommandError, match="no project"):
         call_command("report", "--project", "nope")
+
+
+def test_a_study_evaluation_is_read_once_from_its_model_participant(world):
+    from annotator.evaluation.models import Evaluation
+    from annotator.studies.models import Participant
+
+    study = world["study"]
+    mp = Participant.objects.get(study=study, model="mp")
+    run = Evaluation.objects.create(project=study.project, model="mp", judge_model="j", endpoint={}, judge_endpoint={},
+                                    prompt_version="v1", status=Evaluation.Status.DONE, study=study, participant=mp)
+    both = selectors.build(study.project, studies=["timed"], evaluations=[run.pk])
+    assert both["rows"][0]["cells"]["mp"]["n"] == 4                       # not 8: its trials are the study's
+    alone = selectors.build(study.project, evaluations=[run.pk])
+    assert alone["columns"] == ["mp"] and alone["rows"][0]["cells"]["mp"] == {
+        "value": 1.0, "ci": stats.wilson(4, 4), "n": 4}
+    run.ablation = "text_only"
+    run.save()
+    assert read([], [run]).respondent == ["mp"] * 4                      # the participant's own name
+    from annotator.reports.records import model_column
+    assert model_column(run) == "mp (text only (no frames))"
