@@ -186,9 +186,9 @@ def _proportion(k: int, n: int) -> dict:
     return {"n": n, "k": k, "value": k / n if n else None, "ci": wilson(k, n)}
 
 
-def _mean(values: list[float]) -> dict:
+def _mean(values: list[float], within: tuple[float, float] = SCORE_RANGE) -> dict:
     n, mean, sd = describe(values)
-    return {"n": n, "value": mean, "sd": sd, "ci": mean_interval(n, mean, sd)}
+    return {"n": n, "value": mean, "sd": sd, "ci": mean_interval(n, mean, sd, within=within)}
 
 
 def _interval_recall(rows: list[Scored], k: int) -> dict:
@@ -205,7 +205,7 @@ def _tiou_mean(rows: list[Scored]) -> dict:
     return {"n": n, "value": mean, "sd": sd, "ci": mean_interval(n, mean, sd, within=(0.0, 1.0))}
 
 
-def summarize(rows: list[Scored]) -> dict:
+def summarize(rows: list[Scored], score_max: float = SCORE_RANGE[1]) -> dict:
     """The scores of ``rows``::
 
         {"items": n, "done": n, "failed": n, "cancelled": n, "pending": n,
@@ -217,7 +217,9 @@ def summarize(rows: list[Scored]) -> dict:
          "interval_tiou": {"n", "value", "sd", "ci"}}       # mean tIoU of the first interval (0 if none)
 
     Failed and cancelled items are left out of every score (they are counted). ``ci`` is [low,
-    high] or None when it cannot be had (no item, or fewer than 2 for a mean).
+    high] or None when it cannot be had (no item, or fewer than 2 for a mean). The judge score's
+    interval is clipped to [0, ``score_max``] (the evaluation's: 5 for EgoNight, 10 for VUDG's
+    accuracy + relevance); VUDG's two scores to [0, 5].
     """
     done = [r for r in rows if r.status == "done"]
     mcq = [r for r in done if r.kind == "mcq"]
@@ -231,7 +233,7 @@ def summarize(rows: list[Scored]) -> dict:
         "pending": sum(r.status in ("queued", "running") for r in rows),
         "mcq": _proportion(sum(bool(r.correct) for r in mcq), len(mcq)),
         "judge_accuracy": _proportion(sum(r.judge_pred == "correct" for r in judged), len(judged)),
-        "judge_score": _mean([r.judge_score for r in judged if r.judge_score is not None]),
+        "judge_score": _mean([r.judge_score for r in judged if r.judge_score is not None], within=(0.0, float(score_max))),
         "judge_accuracy_score": _mean([r.judge_accuracy for r in judged if r.judge_accuracy is not None]),
         "judge_relevance_score": _mean([r.judge_relevance for r in judged if r.judge_relevance is not None]),
         **{f"interval_r{k}": _interval_recall(located, k) for k in RECALL_KS},
@@ -239,13 +241,13 @@ def summarize(rows: list[Scored]) -> dict:
     }
 
 
-def breakdown(rows: list[Scored]) -> dict:
+def breakdown(rows: list[Scored], score_max: float = SCORE_RANGE[1]) -> dict:
     """``{"all": summarize(rows), dimension: {value: summarize(...)}}`` for each of ``DIMENSIONS``,
-    values sorted."""
-    out: dict = {"all": summarize(rows)}
+    values sorted (``score_max``: the judge score's top, ``summarize``)."""
+    out: dict = {"all": summarize(rows, score_max)}
     for dim, key in DIMENSIONS.items():
         groups: dict[str, list[Scored]] = {}
         for r in rows:
             groups.setdefault(key(r), []).append(r)
-        out[dim] = {value: summarize(groups[value]) for value in sorted(groups)}
+        out[dim] = {value: summarize(groups[value], score_max) for value in sorted(groups)}
     return out

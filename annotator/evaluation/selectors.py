@@ -65,7 +65,7 @@ def leaderboard(project: Project) -> list[dict]:
     for e in rows:
         mcq = metrics.wilson(e.mcq_k, e.mcq_n)
         judged = metrics.wilson(e.judged_k, e.judged_n)
-        score = metrics.mean_interval(e.score_n, e.score_mean, e.score_sd)
+        score = metrics.mean_interval(e.score_n, e.score_mean, e.score_sd, within=(0.0, float(e.score_max)))
         out.append({**evaluation_head(e),
                     "items": {"total": e.n, "done": e.n_done, "failed": e.n_failed, "pending": e.n_pending},
                     "mcq_accuracy": {"n": e.mcq_n, "value": _round(e.mcq_k / e.mcq_n) if e.mcq_n else None, "ci": _ci(mcq)},
@@ -112,7 +112,7 @@ def report(evaluation: Evaluation) -> dict:
     items["total"] = sum(counts.values())
     totals = evaluation.predictions.aggregate(cost=Coalesce(Sum("cost_usd"), 0.0))
     calls = sum(len(ids or []) for ids in evaluation.predictions.values_list("call_ids", flat=True))
-    table = metrics.breakdown(scored(evaluation))
+    table = metrics.breakdown(scored(evaluation), evaluation.score_max)
     failures = (evaluation.predictions.filter(status=Prediction.Status.FAILED).order_by("-updated_at", "-id")
                 .values("id", "qa_pair_id", "stage", "error")[:FAILURES_SHOWN])
     return {

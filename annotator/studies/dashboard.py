@@ -21,6 +21,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotator.projects import access
+from annotator.scoring import report as metric_names
 from annotator.studies import selectors
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Item, Participant, Prediction, Study
@@ -68,7 +69,7 @@ def results(request, slug: str, name: str):
     participants = list(Participant.objects.filter(study=study, kind=Participant.Kind.PERSON).select_related("user")
                         .order_by("started_at"))
     excluded = sum(p.excluded for p in participants)
-    views = selectors.score_tables(study)  # one read for the four tables
+    views = {view: clipped(rows) for view, rows in selectors.score_tables(study).items()}  # one read, four tables
     tables = [views[(False, True)], views[(True, True)]]
     charts = {
         "kind": study.kind,
@@ -77,6 +78,7 @@ def results(request, slug: str, name: str):
     }
     return render(request, "studies/results.html", {
         "study": study, "metrics": kind_module(study.kind).METRICS, "participants": participants,
+        "metric_words": [metric_names.words(m) for m in kind_module(study.kind).METRICS],
         "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
         "plots": plots_of(study), "likert": study.kind == "likert",
         "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
@@ -84,6 +86,20 @@ def results(request, slug: str, name: str):
                    {"id": "score-table-all", "view": "all", "rows": tables[1],
                     "caption": "With every participant, excluded ones included"}],
     })
+
+
+def clipped(rows: list[dict]) -> list[dict]:
+    """Score-table rows (``selectors.score_table``) with every metric's 95% interval clipped to the
+    metric's range (``scoring.report.clip``: tau-b within [-1, 1], a Likert score within [1, 5]); with
+    few trials Student's t reaches past the scale, and a mean cannot. New dicts; the input is unchanged."""
+    out = []
+    for r in rows:
+        metrics = {}
+        for m, stat in r["metrics"].items():
+            ci = metric_names.clip((stat.get("ci_low"), stat.get("ci_high")), m)
+            metrics[m] = {**stat, "ci_low": ci[0], "ci_high": ci[1]} if ci else stat
+        out.append({**r, "metrics": metrics})
+    return out
 
 
 def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None = None,
@@ -95,7 +111,8 @@ def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None
     ``n``; ``y`` None where there is no score). ``table`` and ``pooled``: the view's score tables
     per subtask and over all subtasks, if the caller has them (``selectors.score_tables``)."""
     if table is None or pooled is None:
-        views = selectors.score_tables(study, [(include_excluded, True), (include_excluded, False)])
+        views = {view: clipped(rows) for view, rows in
+                 selectors.score_tables(study, [(include_excluded, True), (include_excluded, False)]).items()}
         table, pooled = views[(include_excluded, True)], views[(include_excluded, False)]
     models = sorted(set(Prediction.objects.filter(study=study).values_list("model", flat=True).distinct()))
     respondents = ["human", *models]
@@ -226,7 +243,7 @@ def export_scores(request, slug: str, name: str):
     writer = csv.writer(buf)
     writer.writerow(["condition", "label", "subtask", "group", "respondent",
                      *[f"{m}_{k}" for m in metrics for k in ("mean", "ci_low", "ci_high", "n")]])
-    for r in selectors.score_table(study, include_excluded=include):
+    for r in clipped(selectors.score_table(study, include_excluded=include)):
         writer.writerow([r["condition"]["number"], r["condition"]["label"], r["subtask"], r["group"], r["respondent"],
                          *[r["metrics"][m][k] for m in metrics for k in ("mean", "ci_low", "ci_high", "n")]])
     response = StreamingHttpResponse([buf.getvalue()], content_type="text/csv; charset=utf-8")

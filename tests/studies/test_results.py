@@ -218,7 +218,9 @@ def test_the_dashboard_plots_both_views_with_humans_beside_models(study, researc
         assert (bars["low"], bars["high"], bars["categoryAxis"]) == (0, 1, "Condition")
         assert bars["categories"] == ["1. quick (60 s)"]
         assert [s["label"] for s in bars["series"]] == ["humans", "contrarian", "oracle"]
-        assert bars["series"][0]["points"] == [pytest.approx({"y": mean, "yMin": low, "yMax": 2 * mean - low, "n": n})]
+        # The t interval is clipped to accuracy's range [0, 1] (issue 18: no interval outside the metric's range).
+        assert bars["series"][0]["points"] == [pytest.approx({"y": mean, "yMin": max(low, 0.0), "yMax": min(2 * mean - low, 1.0),
+                                                              "n": n})]
         assert bars["series"][2]["points"] == [{"y": 1.0, "yMin": 1.0, "yMax": 1.0, "n": 3}]
         rt = charts["views"][view]["rt"]
         assert [s["label"] for s in rt["series"]] == ["1. quick (60 s)"] and sum(rt["series"][0]["counts"]) == n
