@@ -69,6 +69,7 @@ API = [
     ("get", "/api/projects/{slug}/model-servers/", OVERSEE, None),
     # Model evaluation: reviewers read and re-judge; admins and researchers start, cancel and draw samples.
     ("get", "/api/projects/{slug}/evaluations/", OVERSEE, None),
+    ("get", "/api/projects/{slug}/report/", OVERSEE, None),
     ("post", "/api/projects/{slug}/evaluations/", RUNNERS, {}),
     ("get", "/api/evaluations/{ev}/", OVERSEE, None),
     ("post", "/api/evaluations/{ev}/cancel/", RUNNERS, None),
@@ -111,6 +112,8 @@ PAGES = [
     ("post", "/projects/{slug}/evaluation/{ev}/", RUNNERS),
     ("get", "/projects/{slug}/evaluation/{ev}/rejudge/", OVERSEE),
     ("post", "/projects/{slug}/evaluation/{ev}/rejudge/", OVERSEE),
+    ("get", "/projects/{slug}/report/", OVERSEE),
+    ("get", "/projects/{slug}/report/report.csv", OVERSEE),
 ]
 
 
