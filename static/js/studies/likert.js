@@ -59,7 +59,7 @@ export function mount(root, content, { saved, changed }) {
   keys.innerHTML = "Press <kbd>1</kbd>-<kbd>5</kbd> or click to choose; <kbd>Enter</kbd> answers "
     + "(<kbd>Ctrl</kbd>+<kbd>Enter</kbd> while writing).";
   root.append(paragraph(content.criterion, "study-criterion"), paragraph(content.scale, "study-scale-text"), rated,
-              videoList(content.videos), fieldset, why, need, keys);
+              videoList(content.videos, content.video_layout), fieldset, why, need, keys);
 
   const score = () => {
     const r = radios.find((x) => x.checked);

@@ -32,7 +32,7 @@ export function mount(root, content, { saved, changed }) {
   const keys = paragraph("", "muted");
   keys.innerHTML = "Play the clips as often as you like. Press <kbd>1</kbd>-<kbd>9</kbd> or <kbd>A</kbd>-<kbd>Z</kbd>, "
     + "or click, to choose; <kbd>Enter</kbd> answers.";
-  root.append(paragraph(content.question, "question study-question"), videoList(content.videos), fieldset, keys);
+  root.append(paragraph(content.question, "question study-question"), videoList(content.videos, content.video_layout), fieldset, keys);
 
   const chosen = () => {
     const i = radios.findIndex((r) => r.checked);

@@ -19,7 +19,7 @@ export function mount(root, content, { saved, changed }) {
   label.append(box);
   const keys = paragraph("", "muted");
   keys.innerHTML = "Answer in a few words or a sentence. <kbd>Ctrl</kbd>+<kbd>Enter</kbd> answers.";
-  root.append(paragraph(content.question, "question study-question"), videoList(content.videos), label, keys);
+  root.append(paragraph(content.question, "question study-question"), videoList(content.videos, content.video_layout), label, keys);
   box.focus();
 
   return {
