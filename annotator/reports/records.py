@@ -116,8 +116,8 @@ class Answers:
         self.respondent.append(respondent)
         self.key.append(key)
         self.source.append(source)
-        for name, column in self.fields.items():
-            column.append(values.get(name))
+        for name, values_of in self.fields.items():
+            values_of.append(values.get(name))
         self.metric_rows.append(scores or {})
         self._metrics = None
 

@@ -24,7 +24,6 @@ import itertools
 import pytest
 from django.utils import timezone
 
-from annotator.drafts.models import DraftRun, Pipeline  # noqa: F401
 from annotator.evaluation.models import Evaluation
 from annotator.evaluation.models import Prediction as EvalPrediction
 from annotator.media.models import Video
