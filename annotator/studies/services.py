@@ -439,7 +439,8 @@ def exclusion_of(participant: Participant) -> tuple[bool, list[str]]:
     """Apply the study's exclusion rules (EGO-FLIGHT Sec. 3.5: "unreasonably little time or ...
     clear misunderstanding of the task") to a participant: ``min_median_rt_s`` (the median client
     response time of scored and attention trials, s), ``min_practice_score`` (practice trials whose
-    kind's ``PRIMARY`` metric is 1), ``max_attention_failures`` (attention trials not right).
+    kind's ``PRIMARY`` metric is 1; at most as many as the person was given, none asked of a person
+    given no practice item), ``max_attention_failures`` (attention trials not right).
     Practice and attention trials are scored here, synchronously (a handful). Returns (excluded,
     reasons); the data are kept either way."""
     study = participant.study
@@ -459,11 +460,14 @@ def exclusion_of(participant: Participant) -> tuple[bool, list[str]]:
         return sum(1 for s in scores if s.get(module.PRIMARY) == 1.0)
 
     need = rules.get("min_practice_score")
-    if need is not None:
-        practice = [t for t in trials if t.practice]
+    practice = [t for t in trials if t.practice]
+    if need is not None and practice:
+        # A study built with fewer practice items than the rule asks (none left to draw, say) asks
+        # for all of them, and a person given none is not excluded for it.
+        need = min(int(need), len(practice))
         got = right(practice)
-        if got < int(need):
-            reasons.append(f"{got} practice items right, fewer than {int(need)}")
+        if got < need:
+            reasons.append(f"{got} practice items right, fewer than {need}")
     most = rules.get("max_attention_failures")
     if most is not None:
         checks = [t for t in trials if t.item.role == Item.Role.ATTENTION]

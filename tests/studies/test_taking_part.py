@@ -147,6 +147,15 @@ def test_fast_or_confused_participants_are_flagged_and_kept(experiment, project)
     assert taus == {1.0}, taus
 
 
+def test_a_person_given_no_practice_item_is_not_excluded_by_the_practice_rule(experiment, project):
+    # The study was built with no practice item left to draw (the demo's small footage does this);
+    # its rule "at least 1 practice item right" cannot be met, and must not exclude everyone.
+    Item.objects.filter(condition__study=experiment, role="practice").delete()
+    (person,) = (enroll(experiment, u) for u in _people(project, 1))
+    person = _finish(person, 5000)
+    assert (person.stage, person.excluded, person.exclusion_reasons) == ("done", False, [])
+
+
 def test_text_items_order_a_videos_annotated_actions(project):
     from annotator.studies.services import create_study
 
