@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 demo: system venv footage
 	scripts/demo.sh
 
-test: system-test venv footage datasets216
+test: system-test venv footage datasets216 lmms-eval
 	scripts/test.sh $(PYTEST_ARGS)
 
 system:
@@ -39,6 +39,17 @@ datasets216: $(DATASETS216)/.installed
 $(DATASETS216)/.installed: requirements-datasets216.txt | $(VENV)/.installed
 	rm -rf $(DATASETS216)
 	$(VENV)/bin/pip install -q --disable-pip-version-check --target $(DATASETS216) -r requirements-datasets216.txt
+	touch $@
+
+# lmms-eval 0.7.3 apart from the venv, for the export tests (issue 18): the package alone (--no-deps: its
+# torch, transformers and the rest stay out), read by the tests from .local/lmms-eval.
+LMMS_EVAL := .local/lmms-eval
+.PHONY: lmms-eval
+lmms-eval: $(LMMS_EVAL)/.installed
+
+$(LMMS_EVAL)/.installed: requirements-lmms-eval.txt | $(VENV)/.installed
+	rm -rf $(LMMS_EVAL)
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --target $(LMMS_EVAL) -r requirements-lmms-eval.txt
 	touch $@
 
 stack:

@@ -10,11 +10,15 @@ size, and are serialised by orjson (``bench/export.py`` measures it).
 
 Writers, one per ``--format`` of ``manage.py export_qa``:
 
-- ``jsonl``: one row a line (the default), plus a dataset card beside it.
-- ``parquet``: the same rows under the explicit ``ROW_SCHEMA``, plus a dataset card (README.md with
-  the ``datasets`` YAML header: configs/data_files and dataset_info features).
-- ``vlmevalkit``: VLMEvalKit's Video-MCQ TSV (index, question, A, B, ..., answer letter, video, ...).
-- ``lmms-eval``: a task folder: ``<task>.yaml``, ``<task>.jsonl`` and the ``utils.py`` it names.
+- ``jsonl``: one row a line (the default), plus a dataset card beside it (README.md with the
+  ``datasets`` YAML header: a config named by the data's content hash, its data_files and the
+  dataset_info features, which type every file of the folder alike, empty lists included).
+- ``parquet``: the same rows under the explicit ``ROW_SCHEMA`` in ``data/`` (the Hub layout), the card
+  in the folder above.
+- ``vlmevalkit``: VLMEvalKit's Video-MCQ TSV (index, question, A, B, ..., answer letter, video, ...)
+  and the video dataset class that reads it (``export_files/vlmevalkit_dataset.py``).
+- ``lmms-eval``: a task folder: ``<task>.yaml`` (paths relative to it), ``<task>.jsonl`` and the
+  ``utils.py`` it names (``export_files/lmms_eval_utils.py``); only with media.
 
 Paired items (EgoNight seed 000 Sec. 3.2, Fig. 3: "the same question-answer applies to both day and
 night clips") expand into one evaluation item for the day clip and one for the night clip in the two
@@ -690,18 +694,39 @@ def _yaml_feature(name: str | None, typ) -> dict:
     return out
 
 
-def dataset_card(project: Project, fmt: str, filters: Filters, rows: int) -> str:
-    """README.md for an export folder: the Hugging Face ``datasets`` YAML header (one ``default``
-    config whose ``test`` split is every ``*.jsonl`` / ``*.parquet`` in the folder, and the
-    features of ``row_schema()``), then what the export holds. ``load_dataset(folder)`` reads the
-    features from it, so exports of different QA types in one folder load together."""
+DATA_PATTERNS = {"jsonl": "*.jsonl", "parquet": "data/*.parquet"}
+
+
+def data_fingerprint(folder: Path, pattern: str) -> str:
+    """16 hex of a sha256 over the data files of an export folder that ``pattern`` matches (sorted by
+    name): each file's relative path and its content's sha256. Reads every matching file once."""
+    outer = hashlib.sha256()
+    for path in sorted(folder.glob(pattern)):
+        if not path.is_file():
+            continue
+        inner = hashlib.sha256()
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                inner.update(block)
+        outer.update(f"{path.relative_to(folder).as_posix()}\0{inner.hexdigest()}\n".encode())
+    return outer.hexdigest()[:16]
+
+
+def dataset_card(project: Project, fmt: str, filters: Filters, rows: int, folder: Path) -> str:
+    """README.md for an export folder: the Hugging Face ``datasets`` YAML header, then what the export
+    holds. The header has one config whose ``test`` split is every ``*.jsonl`` of the folder (JSONL)
+    or every ``data/*.parquet`` (Parquet, the Hub layout), the features of ``row_schema()`` (so every
+    file of the folder loads under the same types, empty lists included), and a config name carrying
+    the data's content hash (``qa-<data_fingerprint>``): ``datasets`` caches a folder's config by its
+    name alone, so a re-export under the old name would be served the old rows from its cache."""
     import yaml
 
     schema = row_schema()
-    ext = "parquet" if fmt == "parquet" else "jsonl"
+    pattern = DATA_PATTERNS[fmt]
+    name = f"qa-{data_fingerprint(folder, pattern)}"
     header = {
-        "configs": [{"config_name": "default", "data_files": [{"split": "test", "path": f"*.{ext}"}]}],
-        "dataset_info": {"features": [_yaml_feature(f.name, f.type) for f in schema]},
+        "configs": [{"config_name": name, "data_files": [{"split": "test", "path": pattern}]}],
+        "dataset_info": {"config_name": name, "features": [_yaml_feature(f.name, f.type) for f in schema]},
         "tags": ["video-question-answering"],
     }
     chosen = ", ".join(f"{k}={v}" for k, v in vars(filters).items() if v) or "none"
@@ -713,7 +738,8 @@ def dataset_card(project: Project, fmt: str, filters: Filters, rows: int) -> str
         f"of an open-ended item, `answer_start_s`/`answer_end_s` of a non-interval item), absent text is \"\", and "
         f"free-form metadata is one JSON string (`video.metadata`, `group.params`).\n\n"
         f"The fields are documented in the platform's README (\"Export schema\"). Load with "
-        f"`datasets.load_dataset(\"path/to/this/folder\", split=\"test\")`; every `*.{ext}` here is part of it.\n"
+        f"`datasets.load_dataset(\"path/to/this/folder\", split=\"test\")`; every `{pattern}` here is part of it, "
+        f"typed by the features above.\n"
     )
 
 
@@ -768,11 +794,13 @@ def write_vlmevalkit(rows: Iterable[dict], out: Path, result: ExportResult, *, m
     ``index`` (0..n-1), ``question``, one column per option letter ``A``..(``max_options`` letters,
     "" past an item's own options), ``answer`` (the letter), ``video`` (the clip's name, sha256 and
     range, without extension), ``video_path`` (relative clip path; "" without ``--with-media``),
-    ``candidates`` (the options as a Python list literal, as Video-MME's TSV), ``category`` (QA
+    ``candidates`` (the lettered options "A. text" as a Python list literal, as Video-MME's TSV), ``category`` (QA
     type), ``condition`` (day/night/...), ``clip_start_s``, ``clip_end_s``, ``medias`` (for items
     whose options are videos: EgoExoBench_MCQ's list of ``{type: video, video_path, video_start,
     video_end}``, one per labelled video; else "[]"), ``qa_id``, ``provenance``.
-    Only multiple-choice items: open-ended ones are counted in ``result.skipped``."""
+    Only multiple-choice items: open-ended ones are counted in ``result.skipped``. Beside the TSV goes
+    ``vlmevalkit_dataset.py`` (``export_files/``): the VideoBaseDataset class that hands VLMEvalKit the
+    clips (its generic path would read the TSV as a text-only task)."""
     letters = LETTERS[:max(max_options, 1)]
     columns = ["index", "question", *letters, "answer", "video", "video_path", "candidates", "category", "condition",
                "clip_start_s", "clip_end_s", "medias", "qa_id", "provenance"]
@@ -793,75 +821,46 @@ def write_vlmevalkit(rows: Iterable[dict], out: Path, result: ExportResult, *, m
                 writer.writerow([
                     index, item["question"], *(options[i] if i < len(options) else "" for i in range(len(letters))),
                     letters[item["answer_index"]], _video_key(item), item["item_media"][0] if item["item_media"] else "",
-                    repr(list(options)), item["qa_type"], item["condition"], a, b, repr(medias), item["id"],
+                    repr([f"{letters[i]}. {o}" for i, o in enumerate(options)]), item["qa_type"], item["condition"], a, b, repr(medias), item["id"],
                     item["provenance"],
                 ])
                 index += 1
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+    shipped = out.with_name("vlmevalkit_dataset.py")
+    shipped.write_bytes((FILES / "vlmevalkit_dataset.py").read_bytes())
     result.items = index
-    result.files.append(out)
+    result.files += [out, shipped]
 
 
-LMMS_UTILS = '''"""lmms-eval hooks for this exported task (written by the annotator's export_qa; see its README).
-
-Paths in the JSONL are relative to this folder. Multiple-choice items are scored by the letter the
-model answers; open-ended items by normalised exact match, a floor: the source papers judge them
-with an LLM (EgoNight seed 000 App. A.5).
-"""
-
-import json
-import os
-import re
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-OPEN_PROMPT = ("Please carefully read the question, use the visual cues in the video to answer the question: "
-               "{question}\\nDo not include any other content. You need to answer the question in any case and not "
-               "demand additional context information.")
+FILES = Path(__file__).with_name("export_files")  # the files exports ship beside their data (package data)
+NO_MEDIA_LMMS = ("the lmms-eval format needs the clips: give --with-media DIR (its items are videos; a task "
+                 "without them fails at its first item)")
 
 
-def doc_to_visual(doc):
-    paths = [os.path.join(HERE, p) for p in doc["media"]]
-    if not paths:
-        raise FileNotFoundError(f"QA {doc['qa_id']} has no media: export it with export_qa --with-media DIR")
-    return paths
-
-
-def doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    if doc["options"]:
-        lines = [doc["question"]] + [f"{LETTERS[i]}. {o}" for i, o in enumerate(doc["options"])]
-        return "\\n".join(lines) + "\\nAnswer with the option's letter from the given choices directly."
-    return OPEN_PROMPT.format(question=doc["question"])
-
-
-def _norm(text):
-    return re.sub(r"[^a-z0-9 ]", "", str(text).lower()).strip()
-
-
-def process_results(doc, results):
-    pred = results[0] if results else ""
-    if doc["options"]:
-        found = re.search(r"\\b([A-Z])\\b", str(pred))
-        correct = bool(found) and found.group(1) == doc["answer"]
-    else:
-        correct = _norm(pred) == _norm(doc["answer"])
-    return {"accuracy": float(correct)}
-'''
+def _quoted(text: str) -> str:
+    """A YAML scalar that stays a string (JSON is YAML): a task named yes or 123 stays a string."""
+    return orjson.dumps(text).decode()
 
 
 def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *, task: str) -> None:
     """An lmms-eval task folder: ``<task>.jsonl`` (one evaluation item a line: ``qa_id``,
     ``qa_type``, ``condition``, ``question``, ``options``, ``answer`` (the letter for multiple
     choice, else the text), ``answer_text``, ``answer_index``, ``answer_start_s``/``answer_end_s``,
-    ``clip_start_s``/``clip_end_s``, ``video`` (sha256 name), ``media`` (relative clip paths),
-    ``video_labels``), ``utils.py`` (doc_to_visual, doc_to_text, process_results) and ``<task>.yaml``
-    (``dataset_path: json`` with ``dataset_kwargs.data_files`` naming the JSONL by absolute path,
-    as lmms-eval hands them to ``datasets.load_dataset``)."""
+    ``clip_start_s``/``clip_end_s``, ``video`` (sha256 name), ``media`` (clip paths relative to the
+    folder), ``video_labels``), ``utils.py`` (``export_files/lmms_eval_utils.py``: doc_to_visual,
+    doc_to_text, process_results) and ``<task>.yaml``: ``dataset_path: json`` with
+    ``dataset_kwargs.data_files`` naming the JSONL relative to the YAML (lmms-eval 0.7.3's
+    ``load_yaml_config`` resolves it against the YAML's folder, so the folder can be moved), and one
+    mean metric per name its items report (``lmms_eval_utils.metric_names``: overall, per QA type,
+    per condition, per both)."""
+    from annotator.qa.export_files.lmms_eval_utils import metric_names
+
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / f"{task}.jsonl"
     tmp = _atomic(data)
+    metrics: dict[str, None] = {}  # ordered set of the metric names the items report
 
     def items():
         for item in eval_items(rows, result):
@@ -871,6 +870,7 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
             media = item["item_media"]
             if item["videos"]:
                 media = [v["media_path"] for v in item["videos"] if v["media_path"]]
+            metrics.update(dict.fromkeys(metric_names(item["qa_type"], item["condition"])))
             yield {
                 "qa_id": item["id"], "qa_type": item["qa_type"], "condition": item["condition"],
                 "question": item["question"], "options": options if mc else [],
@@ -890,14 +890,15 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
         os.replace(tmp, data)
     finally:
         tmp.unlink(missing_ok=True)
-    (folder / "utils.py").write_text(LMMS_UTILS)
+    (folder / "utils.py").write_bytes((FILES / "lmms_eval_utils.py").read_bytes())
+    names = sorted(metrics, key=lambda m: (m != "accuracy", m)) or ["accuracy"]
     config = (
         f"# lmms-eval task written by the annotator's export_qa (README: Export formats).\n"
-        f"task: {orjson.dumps(task).decode()}\n"  # quoted: a task named yes or 123 stays a string
+        f"task: {_quoted(task)}\n"
         f"dataset_path: json\n"
         f"dataset_kwargs:\n"
         f"  data_files:\n"
-        f"    test: {orjson.dumps(str(data.resolve())).decode()}\n"
+        f"    test: {_quoted(data.name)}\n"  # relative to this YAML (lmms-eval resolves it against its folder)
         f"test_split: test\n"
         f"output_type: generate_until\n"
         f"doc_to_visual: !function utils.doc_to_visual\n"
@@ -909,11 +910,9 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
         f"  do_sample: false\n"
         f"process_results: !function utils.process_results\n"
         f"metric_list:\n"
-        f"  - metric: accuracy\n"
-        f"    aggregation: mean\n"
-        f"    higher_is_better: true\n"
-        f"metadata:\n"
-        f"  version: 1\n"
+        + "".join(f"  - metric: {_quoted(m)}\n    aggregation: mean\n    higher_is_better: true\n" for m in names)
+        + f"metadata:\n"
+        f"  version: 2\n"
     )
     (folder / f"{task}.yaml").write_text(config)
     result.items = n
@@ -936,14 +935,18 @@ def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = F
     """Write the export of ``project`` in format ``fmt`` (one of ``FORMATS``) to ``out`` (a file;
     for ``lmms-eval`` a folder), or JSONL to the binary ``stream`` when ``out`` is None.
 
-    ``media_dir``: cut the rows' clips there (``ClipMedia``), paths relative to the export's folder.
-    ``progress`` wraps the row iterator (a progress bar). Raises ValueError for an unknown format
-    or a format that needs a file given none. Returns an ``ExportResult``; clip failures are in it,
+    ``media_dir``: cut the rows' clips there (``ClipMedia``), paths relative to the export's folder
+    (for Parquet the dataset folder above ``data/``, ``parquet_layout``).
+    ``progress`` wraps the row iterator (a progress bar). Raises ValueError for an unknown format,
+    a format that needs a file given none, or lmms-eval without ``media_dir`` (its items are videos),
+    before anything is written. Returns an ``ExportResult``; clip failures are in it,
     never raised."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if out is None and fmt != "jsonl":
         raise ValueError(f"the {fmt} format is written to a file: give --out PATH, not '-'")
+    if fmt == "lmms-eval" and media_dir is None:
+        raise ValueError(NO_MEDIA_LMMS)
     result = ExportResult()
     # The objects alive before the export (Django, the libraries: hundreds of thousands) leave the
     # collector's full passes while it runs; rows die young. A 100k export took 5.4 s with them in, 5.0 s out.
@@ -955,9 +958,21 @@ def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = F
     return result
 
 
+def parquet_layout(out: Path) -> tuple[Path, Path]:
+    """(dataset folder, file) of a Parquet export asked for at ``out``: the Hub layout, the file under
+    ``data/`` of the dataset folder and the card in that folder (a pyarrow dataset over ``data/`` then
+    holds only Parquet). The dataset folder is ``out``'s folder, or its parent when that is ``data``."""
+    folder = out.parent.parent if out.parent.name == "data" else out.parent
+    return folder, folder / "data" / out.name
+
+
 def _export(project, fmt, out, filters, media_dir, stream, progress, task, result: ExportResult) -> None:
-    base = (out if fmt == "lmms-eval" else out.parent) if out is not None else Path.cwd()
-    media = ClipMedia(media_dir, base, result) if media_dir is not None else None
+    root = None
+    if fmt == "parquet":
+        root, out = parquet_layout(out)
+    elif out is not None:
+        root = out if fmt == "lmms-eval" else out.parent
+    media = ClipMedia(media_dir, root or Path.cwd(), result) if media_dir is not None else None
     rows = iter_rows(project, filters, media=media)
     if progress is not None:
         rows = progress(rows)
@@ -970,6 +985,6 @@ def _export(project, fmt, out, filters, media_dir, stream, progress, task, resul
     else:
         write_lmms_eval(rows, out, result, task=task or f"{project.slug}_qa".replace("-", "_"))
     if fmt in ("jsonl", "parquet") and out is not None:
-        card = write_card(out.parent, dataset_card(project, fmt, filters, result.rows))
+        card = write_card(root, dataset_card(project, fmt, filters, result.rows, root))
         if card is not None:
             result.files.append(card)

@@ -4,7 +4,6 @@ current and 2.16, VLMEvalKit's TSV reading, lmms-eval's task YAML), and clips cu
 
 import ast
 import hashlib
-import importlib.util
 import io
 import json
 import os
@@ -186,7 +185,7 @@ def _split_exports(project, folder, fmt="jsonl"):
     ext = "parquet" if fmt == "parquet" else "jsonl"
     _export(project, folder / f"1-open.{ext}", "--format", fmt, "--qa-type", "scene_description")
     _export(project, folder / f"2-mc.{ext}", "--format", fmt, "--qa-type", "object_recognition")
-    return folder
+    return folder  # Parquet: FOLDER/data/<name>.parquet and FOLDER/README.md (the Hub layout)
 
 
 LOAD_TOGETHER = r"""
@@ -235,12 +234,12 @@ import json, sys, datasets, pyarrow.parquet as pq
 folder = sys.argv[1]
 out = {"version": datasets.__version__}
 for order in (["1-open", "2-mc"], ["2-mc", "1-open"]):
-    ds = datasets.load_dataset("parquet", data_files=[f"{folder}/{n}.parquet" for n in order], split="train",
+    ds = datasets.load_dataset("parquet", data_files=[f"{folder}/data/{n}.parquet" for n in order], split="train",
                                cache_dir=folder + "/.cache")
     out[order[0]] = [(r["qa_type"], r["answer_index"], r["options"]) for r in ds]
 card = datasets.load_dataset(folder, split="test", cache_dir=folder + "/.cache")
 out["card"] = len(card)
-out["schema"] = str(pq.read_schema(f"{folder}/1-open.parquet").field("options").type)
+out["schema"] = str(pq.read_schema(f"{folder}/data/1-open.parquet").field("options").type)
 print(json.dumps(out))
 """
 
@@ -250,10 +249,14 @@ def test_parquet_has_the_explicit_schema_and_a_dataset_card(catalogue, project, 
     import pyarrow.parquet as pq
 
     folder = _split_exports(project, tmp_path / "exports", fmt="parquet")
-    assert pq.read_schema(folder / "1-open.parquet").remove_metadata().equals(exports.row_schema())
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "README.md", "data/1-open.parquet", "data/2-mc.parquet"]
+    assert pq.read_schema(folder / "data" / "1-open.parquet").remove_metadata().equals(exports.row_schema())
     card = (folder / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
-    assert header["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "*.parquet"}]}]
+    name = "qa-" + exports.data_fingerprint(folder, "data/*.parquet")
+    assert header["configs"] == [{"config_name": name, "data_files": [{"split": "test", "path": "data/*.parquet"}]}]
+    assert header["dataset_info"]["config_name"] == name
     assert [f["name"] for f in header["dataset_info"]["features"]] == exports.row_schema().names
     got = _run_loader(LOAD_PARQUET, folder, legacy=legacy)
     assert got["1-open"] == [["scene_description", -1, []], ["object_recognition", 1, ["pan", "cup", "lamp"]]]
@@ -284,72 +287,11 @@ def test_vlmevalkit_tsv_reads_as_vlmevalkit_reads_it_with_paired_items_asked_of_
     assert (day["clip_start_s"], day["clip_end_s"], night["clip_start_s"], night["clip_end_s"]) == (0.0, 2.0, 0.5, 2.5)
     assert day["video"].startswith(catalogue["videos"]["route.mp4"].sha256[:16])
     assert night["video"].startswith(catalogue["videos"]["route-night.mp4"].sha256[:16])
-    assert ast.literal_eval(data.iloc[0]["candidates"]) == ["pan", "cup", "lamp"]
+    assert ast.literal_eval(data.iloc[0]["candidates"]) == ["A. pan", "B. cup", "C. lamp"]  # as Video-MME's TSV
     assert data.iloc[0][["A", "B", "C"]].tolist() == ["pan", "cup", "lamp"]
     medias = ast.literal_eval(data.iloc[3]["medias"])
     assert [(m["type"], m["video_start"], m["video_end"]) for m in medias] == [
         ("video", 0.0, 2.0), ("video", 0.25, 2.25), ("video", 1.0, 3.0)]
-
-
-def _load_lmms_yaml(path):
-    """Parse a task YAML as lmms-eval does (``utils.load_yaml_config``): ``!function module.name``
-    imports ``name`` from ``module.py`` beside the YAML."""
-    folder = Path(path).parent
-
-    def function(loader, node):
-        module_name, name = loader.construct_scalar(node).rsplit(".", 1)
-        spec = importlib.util.spec_from_file_location(module_name, folder / f"{module_name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return getattr(module, name)
-
-    loader = yaml.FullLoader
-    loader.add_constructor("!function", function)
-    return yaml.load(Path(path).read_text(), Loader=loader)
-
-
-LOAD_LMMS = r"""
-import json, sys, datasets
-config = json.loads(sys.argv[1])
-ds = datasets.load_dataset(config["dataset_path"], split=config["test_split"], cache_dir=sys.argv[2],
-                           **config["dataset_kwargs"])
-print(json.dumps({"version": datasets.__version__, "docs": ds.to_list()}))
-"""
-
-
-def test_lmms_eval_task_parses_and_its_data_files_load_in_datasets_2_16(catalogue, project, tmp_path):
-    folder = _export(project, tmp_path / "task", "--format", "lmms-eval", "--task", "egonight_qa", "--with-media",
-                     tmp_path / "task" / "media")
-    config = _load_lmms_yaml(folder / "egonight_qa.yaml")
-    assert (config["task"], config["dataset_path"], config["test_split"], config["output_type"]) == (
-        "egonight_qa", "json", "test", "generate_until")
-    assert config["metric_list"] == [{"metric": "accuracy", "aggregation": "mean", "higher_is_better": True}]
-    plain = {k: v for k, v in config.items() if not callable(v)}
-    got = _run_loader(LOAD_LMMS, json.dumps(plain), tmp_path / "cache", legacy=True)
-    docs = got["docs"]
-    assert got["version"].startswith("2.16")
-    pairs = catalogue["pairs"]
-    # 6 QA pairs, the two paired ones asked of the day clip and of the night clip.
-    assert [(d["qa_id"], d["condition"]) for d in docs] == [
-        (pairs["open"].pk, "day"), (pairs["mc"].pk, "day"), (pairs["paired_mc"].pk, "day"),
-        (pairs["paired_mc"].pk, "night"), (pairs["paired_open"].pk, "day"), (pairs["paired_open"].pk, "night"),
-        (pairs["video_option"].pk, ""), (pairs["interval"].pk, "")]
-    mc, open_item, video_option = docs[1], docs[0], docs[6]
-    assert config["doc_to_target"] == "answer" and (mc["answer"], open_item["answer"]) == ("B", "Someone cooks.")
-    assert config["doc_to_text"](mc).startswith("Which object appears?\nA. pan\nB. cup\nC. lamp\n")
-    assert "use the visual cues in the video to answer the question: What happens?" in config["doc_to_text"](open_item)
-    assert config["process_results"](mc, ["B"]) == {"accuracy": 1.0}
-    assert config["process_results"](mc, ["A"]) == {"accuracy": 0.0}
-    visuals = config["doc_to_visual"](video_option)
-    assert len(visuals) == 3 and all(Path(v).is_file() for v in visuals)
-    assert video_option["video_labels"] == ["Video 1", "Video 2", "Video 3"]
-    night_clip = config["doc_to_visual"](docs[3])
-    assert Path(night_clip[0]).name.startswith(catalogue["videos"]["route-night.mp4"].sha256[:16] + "_500-2500")
-    # The life log's interval item (virtual 0-1803 s) shows what it overlaps of each part: all of the
-    # first (0-4 s) and 0-3 s of the second, placed at 1800 s.
-    log = catalogue["videos"]
-    assert docs[7]["media"] == [f"media/{log['log-0900.mp4'].sha256[:16]}_0-4000.mp4",
-                                f"media/{log['log-0930.mp4'].sha256[:16]}_0-3000.mp4"]
 
 
 def _probe_duration(path):

@@ -20,7 +20,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
         parser.add_argument("--out", required=True,
-                            help="Output file ('-' for standard output, JSONL only); for lmms-eval a folder.")
+                            help="Output file ('-' for standard output, JSONL only); for lmms-eval a folder; for parquet "
+                                 "FOLDER/NAME.parquet is written as FOLDER/data/NAME.parquet (the Hub layout).")
         # Not argparse choices: an unknown format gets our sentence naming the formats, not argparse's.
         parser.add_argument("--format", default="jsonl", help=f"One of {', '.join(exports.FORMATS)} (default jsonl).")
         parser.add_argument("--with-media", metavar="DIR",
@@ -44,6 +45,8 @@ class Command(BaseCommand):
         to_stdout = opts["out"] == "-"
         if to_stdout and fmt != "jsonl":
             raise CommandError(f"the {fmt} format is written to a file or folder: give --out PATH, not '-'")
+        if fmt == "lmms-eval" and not opts["with_media"]:
+            raise CommandError(exports.NO_MEDIA_LMMS)
         if to_stdout and opts["with_media"]:
             raise CommandError("--with-media needs --out PATH (clip paths are relative to the export's folder)")
         out = None if to_stdout else Path(opts["out"])
@@ -62,7 +65,7 @@ class Command(BaseCommand):
                 task=opts["task"])
         if out is not None:
             what = f"{result.rows} verified QA pairs" + (f" as {result.items} items" if result.items != result.rows else "")
-            self.stderr.write(f"wrote {what} to {out}")
+            self.stderr.write(f"wrote {what} to {result.files[0] if result.files else out}")
             for path in result.files[1:]:
                 self.stderr.write(f"  and {path}")
         for reason, n in result.skipped.items():
