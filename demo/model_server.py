@@ -69,6 +69,15 @@ def _reviews(body: dict) -> dict:
 
 def _free_text(body: dict) -> str:
     text = user_text(body)
+    shown = re.search(r"You are shown (\d+) (?:frames|texts)", text)
+    if shown:  # an ordering item (EGO-FLIGHT App. G's answer line): the shown order, two neighbours swapped by hash
+        order = list(range(1, int(shown.group(1)) + 1))
+        i = _pick(body, max(1, len(order) - 1))
+        if len(order) > 1 and _pick(body, 3):
+            order[i], order[i + 1] = order[i + 1], order[i]
+        return "The frames show the same scene. The correct temporal order is: " + ", ".join(map(str, order))
+    if "Reply with the score alone" in text:  # a Likert item
+        return str([4, 3, 5, 2, 4][_pick(body, 5)])
     if "Options:" in text:
         letters = re.findall(r"^([A-Z])\. ", text, flags=re.MULTILINE)
         return letters[_pick(body, len(letters))] if letters else "A"

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from annotator.core.models import Job
-from annotator.studies.models import Item, Study, Trial
+from annotator.qa import stimulus
+from annotator.studies.models import Item, Participant, Study, Trial
 from annotator.media.models import Video, VideoGroup
 from annotator.qa.models import QAPair, QAType, Verdict, WorkUnit
 from tests.conftest import make_video
@@ -29,7 +30,7 @@ MANIFEST = [
 def _snapshot():
     return {"videos": Video.objects.count(), "groups": VideoGroup.objects.count(), "qa_types": QAType.objects.count(),
             "qa_pairs": QAPair.objects.count(), "units": WorkUnit.objects.count(), "studies": sorted(Study.objects.values_list("kind", "name")),
-            "items": Item.objects.count(), "jobs": Job.objects.count(),
+            "items": Item.objects.count(), "jobs": Job.objects.count(), "trials": Trial.objects.count(),
             "window_types": list(QAType.objects.filter(clip_policy="window").values_list("slug", "window_s").order_by("slug"))}
 
 
@@ -57,8 +58,13 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert first["qa_pairs"] > 0 and first["items"] > 0
     # A scripted first pass verified (and deleted) some pairs, so every kind of study has items.
     assert QAPair.objects.filter(status="verified").exists() and QAPair.objects.filter(status="deleted").exists()
-    assert first["studies"] == [("likert", "vudg-quality"), ("likert", "xlebench-realism"), ("mcq", "egoexobench-human"),
-                                ("open_answer", "open-answers"), ("ordering", "ego-flight")]
+    assert first["studies"] == [("likert", "vudg-quality"), ("likert", "xlebench-realism"), ("mcq", "egoexo-views"),
+                                ("mcq", "egoexobench-human"), ("open_answer", "open-answers"), ("ordering", "ego-flight")]
+    # Issue 18: the video-option item on the ego-exo set, verified by script, in its own MCQ study in two
+    # time-limit conditions, each item showing every labelled video under its label.
+    views = Item.objects.filter(condition__study__name="egoexo-views", role="scored")
+    assert views.count() == 2 and all(
+        stimulus.from_json(i.payload).labels == ["Video 1", "Video 2", "Video 3", "Video 4"] for i in views)
     # Issue 11: a video-option item on the set and interval items on the life log's unit, in virtual seconds.
     set_item = QAPair.objects.get(qa_type__slug="egoexo-view-match")
     assert set_item.unit.group.kind == "ego_exo" and [v["label"] for v in set_item.videos] == ["Video 1", "Video 2", "Video 3", "Video 4"]
@@ -68,7 +74,13 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert "no summary-ordering study: the life log has 2 part summaries, 4 needed" in first_out
     assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
         "likert", "mcq", "open_answer", "ordering"}
-    assert not Trial.objects.exists()
+    # Six scripted people took the EGO-FLIGHT study (and nothing else); the report has their column.
+    people = Participant.objects.filter(study__name="ego-flight")
+    assert sorted(p.user.username for p in people) == [f"baseline{n}" for n in range(1, 7)]
+    assert all(p.stage == "done" and p.kind == "person" for p in people)
+    assert Trial.objects.exclude(participant__in=people).count() == 0 and first["trials"] > 0
+    table = first_out.split("EGO-FLIGHT Table 1 layout (scripted people, canned model):")[1]
+    assert "| human" in table or "human |" in table, first_out[-3000:]
     assert "2 files: 2 queued" in first_out
     # Agreement (issue 9): blind overlap passes by a second annotator and two rating sets, all reported.
     from annotator.agreement.models import Report

@@ -7,11 +7,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from annotator.projects.demo_media import long_and_multiview
+from annotator.projects.demo_media import SET_TYPE, long_and_multiview
 from annotator.projects.models import Project
+from annotator.qa.models import QAPair
 from annotator.qa.services import set_queue_policy
+from annotator.studies.models import Study
 
 DEMO_OVERLAP_SHARE = 0.5
+DEMO_BASELINE_PEOPLE = 6  # scripted participants of the EGO-FLIGHT study (issue 18: a filled table)
 
 # The demo's logins (README "Set up"): a project admin who is also the Django superuser, and two annotators.
 DEMO_USERS = [
@@ -81,8 +84,27 @@ class Command(BaseCommand):
             self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
         # Long and multi-view video (issue 11): an ego-exo set, a life log with an HLS part, their drafts.
         long_and_multiview(proj, opts["footage"], opts["manifest"], out, long_video=not opts["no_long_video"])
+        # Humans and models on one stimulus (issue 18): the ego-exo and video-option items verified by
+        # script, a timed MCQ study over them; scripted people take the EGO-FLIGHT study.
+        done = verify_units_of(proj, users.get(username="admin"), [SET_TYPE])
+        self.stdout.write(f"ego-exo units verified by admin now: {done}")
+        if QAPair.objects.filter(project=proj, qa_type__slug=SET_TYPE, status="verified").exists():
+            call_command("study_create", "--project", project, "--kind", "mcq", "--name", "egoexo-views", "--qa-type",
+                         SET_TYPE, "--time-limits", "60,180", "--questions", "2", "--skip-existing", **out)
+        study = Study.objects.get(project=proj, name="ego-flight")
+        made = scripted_baseline(study, people=DEMO_BASELINE_PEOPLE)
+        self.stdout.write(f"scripted human baseline of {study.name}: {made} people took part now")
         if opts["model_base_url"]:
             models_in_the_loop(proj, opts["model_base_url"], out)
+        # The benchmark report (issue 18): EGO-FLIGHT's Table 1 layout, humans beside the model. Answers
+        # are scored by a worker after each one; what it has not reached yet is scored here.
+        from annotator.studies.services import score_pending
+
+        score_pending(study.pk)
+        table = io.StringIO()
+        call_command("report", "--project", project, "--study", study.name, "--preset", "ego-flight-table1",
+                     "--format", "md", stdout=table, stderr=self.stderr)
+        self.stdout.write("EGO-FLIGHT Table 1 layout (scripted people, canned model):\n" + table.getvalue())
 
 
 DEMO_SERVER = "demo-canned"
@@ -110,12 +132,19 @@ def models_in_the_loop(project, base_url: str, out: dict) -> None:
             call_command("draft", project=project.slug, pipeline="vudg", server=DEMO_SERVER, **out)
         except SystemExit:
             stdout.write("the VUDG run had failures; see its page")
-    if not Evaluation.objects.filter(project=project).exists():
+    if not Evaluation.objects.filter(project=project, study__name="ego-flight").exists():
+        # The canned model on the EGO-FLIGHT study's items, as its people got them (issue 18).
+        try:
+            call_command("evaluate", "--study", "ego-flight", "--project", project.slug, "--server", DEMO_SERVER,
+                         "--frames", "4", **out)
+        except SystemExit:
+            stdout.write("the study evaluation had failures; see its page")
+    if not Evaluation.objects.filter(project=project, study__isnull=True).exists():
         try:
             call_command("evaluate", "--project", project.slug, "--server", DEMO_SERVER, "--frames", "4", **out)
         except SystemExit:
             stdout.write("the evaluation had failures; see its page")
-        evaluation = Evaluation.objects.filter(project=project).order_by("-id").first()
+        evaluation = Evaluation.objects.filter(project=project, study__isnull=True).order_by("-id").first()
         if evaluation is not None and rejudge.candidates(evaluation):
             admin = get_user_model().objects.get(username="admin")
             sample = create_sample(evaluation, size=DEMO_REJUDGE, seed=7)
@@ -211,5 +240,77 @@ def scripted_first_pass(project, user, *, units: int) -> int:
                      for p in pairs]
         submit_unit(item.unit_id, user, idempotency_key=f"demo-first-pass-{item.pk}", decisions=decisions,
                     additions=[], time_spent_ms=None)
+        made += 1
+    return made
+
+
+def verify_units_of(project, user, qa_types: list[str]) -> int:
+    """Verify, as ``user``, through the real queue and submit services, the units holding draft QA
+    pairs of ``qa_types`` (every pair kept): their first-pass items are put first in the queue (the
+    claim serves the lowest ``priority`` first), then claimed and submitted one by one; an item of
+    another unit is given back untouched. Returns the units completed by this call (0 on a rerun)."""
+    from annotator.qa.models import QueueItem
+    from annotator.qa.queue import claim_next, release
+    from annotator.qa.services import Decision, submit_unit
+
+    units = QAPair.objects.filter(project=project, qa_type__slug__in=qa_types, status="draft").values("unit_id")
+    QueueItem.objects.filter(unit_id__in=units, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN,
+                             leased_by__isnull=True).update(priority=-1000)
+    made = 0
+    while (item := claim_next(project, user)) is not None:
+        pairs = list(item.unit.qa_pairs.filter(status="draft").order_by("id"))
+        if item.kind != QueueItem.Kind.FIRST_PASS or not any(p.qa_type.slug in qa_types for p in pairs):
+            release(item)
+            break
+        submit_unit(item.unit_id, user, idempotency_key=f"demo-verify-{item.pk}", additions=[], time_spent_ms=None,
+                    decisions=[Decision(p.pk, "keep", reason="", version=p.version) for p in pairs])
+        made += 1
+    return made
+
+
+def scripted_baseline(study, *, people: int) -> int:
+    """Scripted people take ``study`` (an ordering study) through the real study services, so the
+    demo's report has a human column: ``baseline1``..``baseline<people>`` (annotators with
+    unusable passwords), each enrolled, past the instructions, then every trial shown and answered
+    in turn (practice right; a scored order right, or with two neighbouring non-hint elements
+    swapped, by a seeded draw per person: people of skill 0.55 to 0.8). Response times are
+    scripted too, 2-9 s, set by moving the trial's server ``shown_at`` back by that much before the
+    answer (the client time is 50 ms less). Returns the people who took part now (0 on a rerun).
+    The demo's people are a script: their scores show the workflow, not a human baseline."""
+    import random
+    from datetime import timedelta
+
+    from django.db.models import F
+
+    from annotator.projects.services import ensure_member
+    from annotator.studies import services
+    from annotator.studies.handles import handles_of
+    from annotator.studies.models import Participant, Trial
+
+    made = 0
+    for n in range(1, people + 1):
+        user, _ = ensure_member(f"baseline{n}", role="annotator", project=study.project)
+        if Participant.objects.filter(study=study, user=user, stage=Participant.Stage.DONE).exists():
+            continue
+        participant = services.enroll(study, user)
+        services.start(participant)
+        rng = random.Random(f"demo-baseline:{study.pk}:{n}")
+        skill = 0.55 + 0.05 * (n % 6)
+        while (trial := services.current_trial(participant)) is not None:
+            item = trial.item
+            order = list(item.truth)
+            hints = set(item.payload.get("hints", []))
+            free = [i for i in range(len(order) - 1) if i + 1 not in hints and i + 2 not in hints]
+            if not trial.practice and free and rng.random() > skill:
+                i = rng.choice(free)
+                order[i], order[i + 1] = order[i + 1], order[i]
+            services.mark_shown(participant, trial.pk)
+            rt_s = rng.uniform(2.0, 9.0)
+            Trial.objects.filter(pk=trial.pk).update(served_at=F("served_at") - timedelta(seconds=rt_s + 0.5),
+                                                     shown_at=F("shown_at") - timedelta(seconds=rt_s))
+            handles = handles_of(trial.pk, item.payload["shown"])
+            services.answer_trial(participant, trial.pk, [handles[e] for e in order], client_rt_ms=rt_s * 1000 - 50,
+                                  idempotency_key=f"demo-baseline-{trial.pk}")
+            participant.refresh_from_db()
         made += 1
     return made
