@@ -177,6 +177,7 @@ def child(slug: str, fmt: str) -> None:
     out = OUT / f"{slug}.{'parquet' if fmt == 'parquet' else 'jsonl'}"
     started = time.perf_counter()
     result = exports.export(project, fmt, out)
+    out = result.files[0]  # Parquet is written under data/ (the Hub layout)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"rows": result.rows, "seconds": seconds, "rss_before_mb": before / 1024, "peak_mb": peak / 1024,
