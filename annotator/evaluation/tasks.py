@@ -14,3 +14,14 @@ from annotator.jobs import job_task
 def evaluation_run(evaluation_id: int) -> str:
     """Work an evaluation's items for one slice (``annotator.evaluation.runs.execute``)."""
     return runs.execute(evaluation_id)
+
+
+@job_task("evaluation.judge_study", time_limit_s=int(4 * 3600), max_deliveries=3)
+def evaluation_judge_study(study_id: int, server: str, rubric: str) -> str:
+    """Judge a study's open answers, people's and models' (``annotator.evaluation.judging``); the
+    job's result is the JSON of what was judged and what failed."""
+    import json
+
+    from annotator.evaluation import judging
+
+    return json.dumps(judging.judge_study(study_id, server, rubric))

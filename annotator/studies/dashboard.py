@@ -23,7 +23,7 @@ from django.shortcuts import get_object_or_404, render
 from annotator.projects import access
 from annotator.scoring import report as metric_names
 from annotator.studies import selectors
-from annotator.studies.kinds import kind_module
+from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Item, Participant, Prediction, Study
 
 
@@ -77,8 +77,8 @@ def results(request, slug: str, name: str):
                   "all": chart_data(study, include_excluded=True, table=tables[1], pooled=views[(True, False)])},
     }
     return render(request, "studies/results.html", {
-        "study": study, "metrics": kind_module(study.kind).METRICS, "participants": participants,
-        "metric_words": [metric_names.words(m) for m in kind_module(study.kind).METRICS],
+        "study": study, "metrics": metrics_of(study.kind), "participants": participants,
+        "metric_words": [metric_names.words(m) for m in metrics_of(study.kind)],
         "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
         "plots": plots_of(study), "likert": study.kind == "likert",
         "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
@@ -237,7 +237,7 @@ def _csv_lines(rows):
 def export_scores(request, slug: str, name: str):
     """The score table as CSV: condition, subtask, group, respondent, and per metric mean, CI and n."""
     study = _study(request, slug, name)
-    metrics = kind_module(study.kind).METRICS
+    metrics = metrics_of(study.kind)
     include = request.GET.get("include_excluded") == "1"
     buf = io.StringIO()
     writer = csv.writer(buf)

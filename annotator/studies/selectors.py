@@ -8,7 +8,7 @@ from collections import defaultdict
 from django.utils import timezone
 
 from annotator.scoring.ordering import mean_ci
-from annotator.studies.kinds import kind_module
+from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
 
@@ -69,7 +69,7 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     """Several ``score_table`` views at once, from one read of the study's scored trials and
     predictions (the dashboard and the results API show four; each read of 100,000 trials takes
     about a second): ``views`` is a list of (include_excluded, per_subtask); returns view -> rows."""
-    metrics = kind_module(study.kind).METRICS
+    metrics = metrics_of(study.kind)
     values = {view: defaultdict(lambda: defaultdict(list)) for view in views}
     trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
                                   scored_at__isnull=False)

@@ -3,6 +3,8 @@
 A kind module (``ordering``, ``mcq``, ``open_answer``, ``likert``) defines:
 
 - ``METRICS``: tuple of metric names, the keys of a scored trial's or prediction's ``scores``.
+- ``JUDGED`` (optional): metrics a judge adds to ``scores`` later (open answers: ``judge_accuracy``,
+  ``judge_score``, from ``study_scores --judge-server``); ``metrics_of`` gives both.
 - ``PRIMARY``: the metric that says whether an answer is right (1.0) for practice feedback,
   practice scores and attention checks (None for a kind with no right answer, e.g. open answers
   are never practice or attention items).
@@ -109,6 +111,13 @@ def kind_module(kind: str) -> ModuleType:
     if kind not in KINDS:
         raise KeyError(kind)
     return importlib.import_module(f"{__name__}.{kind}")
+
+
+def metrics_of(kind: str) -> tuple[str, ...]:
+    """Every metric a trial of ``kind`` may carry in its ``scores``: the kind's ``METRICS`` and its
+    ``JUDGED`` (metrics a judge adds later, e.g. an open answer's ``judge_score``; optional)."""
+    module = kind_module(kind)
+    return tuple(module.METRICS) + tuple(getattr(module, "JUDGED", ()))
 
 
 def kind_choices() -> list[tuple[str, str]]:

@@ -21,6 +21,10 @@ from annotator.errors import Invalid
 from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 
 METRICS = ("exact_match", "token_f1")
+# Added to a scored trial's ``scores`` by the judge that evaluations use (``study_scores --judge-server``,
+# issue 18: one judge for people and models): 1.0/0.0 correct, and EgoNight's score (0-5) or VUDG's
+# (accuracy + relevance 0-10, and each 0-5), as ``evaluation.judging.judgement_scores`` names them.
+JUDGED = ("judge_accuracy", "judge_score", "judge_score_10", "judge_accuracy_score", "judge_relevance_score")
 
 # What the pages call this kind, what they tell a participant before the first item (Markdown),
 # and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
