@@ -126,3 +126,18 @@ def test_the_vlmevalkit_class_refuses_an_item_without_a_clip(catalogue, project,
     data = pd.read_csv(tmp_path / "qa.tsv", sep="\t")  # as VLMEvalKit's load reads it: empty cells are NaN
     with pytest.raises(FileNotFoundError, match=r"item 0 \(QA \d+\) has no clip: export with --with-media DIR"):
         module.build_message(data.iloc[0], str(tmp_path))
+
+
+def test_a_format_is_a_module_that_registers_itself(catalogue, project, tmp_path, monkeypatch):
+    assert exports.FORMATS == ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
+    written = []
+
+    def write(rows, out, result, **context):
+        written.extend((out, row["id"]) for row in rows)
+
+    monkeypatch.setitem(exports.REGISTRY, "ids", exports.Format("ids", write))
+    exports.export(project, "ids", tmp_path / "ids.txt", filters=exports.Filters(qa_type="object_recognition"))
+    assert written == [(tmp_path / "ids.txt", catalogue["pairs"]["mc"].pk)]
+    with pytest.raises(ValueError, match="unknown export format 'csv'"):
+        exports.export(project, "csv", tmp_path / "x.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
