@@ -3,7 +3,8 @@
 
 - an ego-exo set of 3 views (EgoExoBench seed 001 Sec. 3) in an MCQ study: three players labelled
   "ego", "exo 1", "exo 2" driven by one play/pause button, one seek bar and Space; playing, their
-  times stay within 0.25 s of each other, and a seek moves them all;
+  times stay within 0.25 s of each other, a follower pushed 1 s off is brought back, and a seek
+  moves them all; a set of 5 views fits one row with its 5 options and "Answer" on screen;
 - a QA pair whose options are videos (Fig. 2) in an MCQ study: a player each, with its own
   controls, under exactly its label;
 - a life log (X-LeBench seed 002 Sec. 3) in an open-answer study: one player in virtual time whose
@@ -159,6 +160,10 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
         spreads.append(max(times) - min(times))
     assert page.evaluate(PLAYING) and max(spreads) <= 0.25, spreads
     assert page.evaluate(TIMES)[0] >= 1.0
+    # A follower pushed 1 s off (as a stalled decoder would leave it) is brought back to the leader.
+    page.evaluate("() => { const v = document.querySelectorAll('#widget .study-views video')[2]; v.currentTime += 1.0; }")
+    page.wait_for_function(f"() => {{ const t = ({TIMES})(); return Math.max(...t) - Math.min(...t) <= 0.25; }}",
+                           timeout=2_000)
     page.keyboard.press("Space")                                # pauses them all
     page.wait_for_function("() => [...document.querySelectorAll('#widget video')].every(v => v.paused)")
     expect(page.locator("#widget .study-play")).to_have_text("Play")
@@ -186,6 +191,44 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
 
     trial = Trial.objects.get(participant__user=annotator)
     assert trial.response == 1 and trial.shown_at is not None
+
+
+def test_five_views_fit_one_row_with_the_options_at_1366_by_768(footage, live_server, browser, project, annotator,
+                                                                 tmp_path):
+    for name, size in (("cam-exo-back.mp4", "288x216"), ("cam-exo-top.mp4", "256x144")):  # sizes differ: bytes differ
+        make_video(tmp_path / name, seconds=8.0, size=size, audio=False)
+        call_command("ingest", str(tmp_path / name), "--project", project.slug, "--wait", stdout=StringIO())
+    wait_for(lambda: Video.objects.filter(project=project, status="ready").count() == 5, what="5 videos transcoded")
+    videos = {v.filename: v for v in Video.objects.filter(project=project)}
+    exos = ["cam-exo-left.mp4", "cam-exo-right.mp4", "cam-exo-back.mp4", "cam-exo-top.mp4"]
+    group = make_ego_exo_set(videos["cam-ego-street.mp4"], [(videos[n], 0.25 * i) for i, n in enumerate(exos)],
+                             name="square")
+    qt = QAType.objects.create(project=project, slug="view_relation", name="View relation", set_kind="ego_exo")
+    unit = WorkUnit.objects.create(project=project, video=videos["cam-ego-street.mp4"], group=group, start_s=0.0,
+                                   end_s=8.0)
+    labels = ["ego", "exo 1", "exo 2", "exo 3", "exo 4"]
+    _pair(unit, qt, "Which view is behind the camera wearer?", labels, 3, start=0.5, end=6.5)
+    create_study(project, "five", "mcq", seed=2, options={"qa_types": ["view_relation"], "practice_items": 0,
+                                                          "questions_per_participant": 1})
+    context, page, problems, responses = _open(browser, live_server, project, "five")
+
+    assert _labels(page) == stimulus.from_json(_item("five").payload).labels == labels
+    expect(page.locator("#widget .study-views")).to_have_attribute("data-rows", "1")
+    boxes = [page.locator("#widget .study-views figure").nth(i).bounding_box() for i in range(5)]
+    assert len({round(b["y"]) for b in boxes}) == 1, boxes     # one row of five
+    assert all(b["height"] >= 180 for b in boxes), boxes       # a picture, not a strip
+    assert all(b["y"] >= 0 and b["y"] + b["height"] <= HEIGHT and b["x"] + b["width"] <= WIDTH for b in boxes), boxes
+    _shot(page, tmp_path, "sync-5-views")
+    assert _in_view(page, "#widget .study-player-bar") and _in_view(page, "#widget .study-options")
+    assert _in_view(page, "#answer")
+    page.keyboard.press("Space")
+    page.wait_for_function(PLAYING)
+    page.wait_for_timeout(1000)
+    times = page.evaluate(TIMES)
+    assert len(times) == 5 and max(times) - min(times) <= 0.25, times
+    assert problems == []
+    _fetched_nothing_of_the_source(responses, [*SIZES, "cam-exo-back.mp4", "cam-exo-top.mp4"])
+    context.close()
 
 
 def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label(footage, live_server, browser,

@@ -70,9 +70,11 @@ function figure(label, video) {
 }
 
 // How many columns and rows N views take so that they fit a 1366x768 screen with the question and
-// the options: up to 4 side by side, 5 to 8 in two rows (the CSS sizes the videos by rows).
+// the options: up to 6 side by side (landscape footage is wider than high, so one row of narrower
+// views is taller than two rows of wide ones), 7 to 12 in two rows (an ego-exo set has at most 9
+// views). The CSS sizes the videos by columns and rows.
 function grid(box, n) {
-  const rows = n <= 4 ? 1 : 2;
+  const rows = n <= 6 ? 1 : 2;
   box.dataset.cols = String(Math.ceil(n / rows));
   box.dataset.rows = String(rows);
 }
