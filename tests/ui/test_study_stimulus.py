@@ -74,6 +74,9 @@ def _open(browser, live_server, project, study_name):
             if m.type == "error" or "Content Security Policy" in m.text else None)
     page.add_init_script("document.addEventListener('securitypolicyviolation', e => "
                          "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+    # When each <video> first had its first frame (performance.now()), to compare with the trial clock's start.
+    page.add_init_script("window.__playableAt = new WeakMap(); document.addEventListener('loadeddata', e => { "
+                         "if (!__playableAt.has(e.target)) __playableAt.set(e.target, performance.now()); }, true);")
     page.on("response", lambda r: responses.append(r) if "/api/" in r.url else None)
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", "ann")
@@ -84,6 +87,10 @@ def _open(browser, live_server, project, study_name):
     expect(page.locator("#instructions")).to_be_visible()
     page.keyboard.press("Enter")                                # Begin: enrols and shows the first trial
     page.wait_for_selector("#trial[data-shown]", state="attached", timeout=30_000)
+    # The trial clock started once the first video (the leader, or the life log's player) was playable.
+    playable, shown = page.evaluate("() => [__playableAt.get(document.querySelector('#widget video')), "
+                                    "parseFloat(document.querySelector('#trial').dataset.shownAt)]")
+    assert playable is not None and shown >= playable, (playable, shown)
     return context, page, problems, responses
 
 
@@ -96,9 +103,12 @@ def _labels(page) -> list[str]:
     return page.locator("#widget figure.study-video figcaption").all_inner_texts()
 
 
-def _fetched_nothing_of_the_source(responses, footage_names):
-    """No API response the page read names a source file, a video id, a source time or a stored name."""
+def _fetched_nothing_of_the_source(responses, footage_names, page_html=""):
+    """No API response the page read (nor the page itself) names a source file, a video id, a source
+    time or a stored name."""
     bodies = [r.text() for r in responses if r.request.method in ("GET", "POST") and r.status < 400]
+    for name in footage_names:
+        assert name not in page_html, name
     assert bodies, "the page fetched nothing"
     blob = "\n".join(bodies)
     assert '"videos"' in blob                                   # the payload is among them
@@ -180,13 +190,20 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
     times = page.evaluate(TIMES)
     assert max(times) - min(times) <= 0.25 and min(times) >= 1.5, times
 
-    # The primary action by keyboard: a letter picks an option, Enter answers.
+    # The primary action by keyboard: Tab from the controls reaches the options; a letter picks one,
+    # Enter answers.
+    page.locator("#widget .study-play").focus()
+    page.keyboard.press("Tab")
+    expect(page.locator("#widget .study-seek")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#widget input[type=radio]").first).to_be_focused()
+    html = page.content()
     page.keyboard.press("B")
     expect(page.locator("#widget input[type=radio]").nth(1)).to_be_checked()
     page.keyboard.press("Enter")
     expect(page.locator("#done")).to_be_visible()
     assert problems == []
-    _fetched_nothing_of_the_source(responses, SIZES)
+    _fetched_nothing_of_the_source(responses, SIZES, html)
     context.close()
 
     trial = Trial.objects.get(participant__user=annotator)
@@ -227,7 +244,7 @@ def test_five_views_fit_one_row_with_the_options_at_1366_by_768(footage, live_se
     times = page.evaluate(TIMES)
     assert len(times) == 5 and max(times) - min(times) <= 0.25, times
     assert problems == []
-    _fetched_nothing_of_the_source(responses, [*SIZES, "cam-exo-back.mp4", "cam-exo-top.mp4"])
+    _fetched_nothing_of_the_source(responses, [*SIZES, "cam-exo-back.mp4", "cam-exo-top.mp4"], page.content())
     context.close()
 
 
@@ -265,11 +282,12 @@ def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label
     assert _in_view(page, "#widget .study-videos") and _in_view(page, "#widget .study-options")
     assert _in_view(page, "#answer")
     _shot(page, tmp_path, "labelled-3-videos")
+    html = page.content()
     page.keyboard.press("2")
     page.keyboard.press("Enter")
     expect(page.locator("#done")).to_be_visible()
     assert problems == []
-    _fetched_nothing_of_the_source(responses, SIZES)
+    _fetched_nothing_of_the_source(responses, SIZES, html)
     context.close()
     assert Trial.objects.get(participant__user=annotator).response == 1
 
@@ -338,10 +356,11 @@ def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(li
     page.locator("#widget .study-seek").click(position={"x": track["width"] * 6 / 11, "y": track["height"] / 2})
     page.wait_for_function("() => { const p = document.querySelector('#widget .study-life-log').player; "
                            "return p.part === 1 && p.currentTime >= 9 && p.currentTime < 10.5; }")
+    html = page.content()
     page.locator("#open-answer").press("Control+Enter")
     expect(page.locator("#done")).to_be_visible()
     assert problems == []
-    _fetched_nothing_of_the_source(responses, ["wearer-day-part0.mp4", "wearer-day-part1.mp4"])
+    _fetched_nothing_of_the_source(responses, ["wearer-day-part0.mp4", "wearer-day-part1.mp4"], html)
     payload = json.loads(next(r.text() for r in responses if r.url.endswith("/enroll/")))
     assert payload["trial"]["content"]["videos"][0]["clock_start"] == "08:00:01"
     context.close()
