@@ -8,6 +8,7 @@ from collections import defaultdict
 from django.utils import timezone
 
 from annotator.scoring.ordering import mean_ci
+from annotator.scoring.report import clip
 from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
@@ -65,6 +66,14 @@ def score_table(study: Study, *, include_excluded: bool = False, per_subtask: bo
     return score_tables(study, [(include_excluded, per_subtask)])[(include_excluded, per_subtask)]
 
 
+def _clipped(stat: dict, metric: str) -> dict:
+    """``stat`` (``mean_ci``) with its interval clipped to the metric's range (``scoring.report.clip``:
+    tau-b within [-1, 1], a Likert score within [1, 5]): with few answers Student's t reaches past
+    the scale, which no mean can."""
+    ci = clip((stat["ci_low"], stat["ci_high"]), metric) if stat["ci_low"] is not None else None
+    return {**stat, "ci_low": ci[0], "ci_high": ci[1]} if ci else stat
+
+
 def score_tables(study: Study, views=((False, True), (True, True), (False, False), (True, False))) -> dict:
     """Several ``score_table`` views at once, from one read of the study's scored trials and
     predictions (the dashboard and the results API show four; each read of 100,000 trials takes
@@ -95,7 +104,7 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     out = {}
     for view, table in values.items():
         out[view] = [{"condition": conditions[k[0]].described(), "subtask": k[1], "group": k[2], "respondent": k[3],
-                      "metrics": {m: mean_ci(table[k][m]) for m in metrics}}
+                      "metrics": {m: _clipped(mean_ci(table[k][m]), m) for m in metrics}}
                      for k in sorted(table, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3]))]
     return out
 

@@ -84,16 +84,17 @@ def test_results_give_exact_means_intervals_and_n_without_and_with_the_excluded_
     human = kept["human"]
     assert human["condition"]["number"] == 1 and human["condition"]["time_limit_s"] == 60.0
     assert human["subtask"] == Item.objects.filter(condition__study=study).first().subtask and human["group"] == ""
-    # 1, 1, 0: mean 2/3, standard error 1/3, t(0.975, 2) wide.
-    assert human["metrics"]["accuracy"] == pytest.approx({"mean": 2 / 3, "ci_low": 2 / 3 - T_2 / 3,
-                                                          "ci_high": 2 / 3 + T_2 / 3, "n": 3})
+    # 1, 1, 0: mean 2/3, standard error 1/3, t(0.975, 2) wide, clipped to accuracy's range [0, 1] (issue 18:
+    # the API gave [-0.77, 2.10]).
+    assert 2 / 3 - T_2 / 3 < 0 and 2 / 3 + T_2 / 3 > 1
+    assert human["metrics"]["accuracy"] == pytest.approx({"mean": 2 / 3, "ci_low": 0.0, "ci_high": 1.0, "n": 3})
     assert kept["oracle"]["metrics"]["accuracy"] == {"mean": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 3}
     assert kept["contrarian"]["metrics"]["accuracy"] == {"mean": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 3}
 
     everyone = _by_respondent(body["rows_with_excluded"])
     # 1, 1, 0, 1, 1, 1: mean 5/6, standard deviation sqrt(1/6), standard error 1/6.
     assert everyone["human"]["metrics"]["accuracy"] == pytest.approx({"mean": 5 / 6, "ci_low": 5 / 6 - T_5 / 6,
-                                                                      "ci_high": 5 / 6 + T_5 / 6, "n": 6})
+                                                                      "ci_high": 1.0, "n": 6})
     assert everyone["oracle"] == kept["oracle"] and everyone["contrarian"] == kept["contrarian"]
     # One subtask: the overall rows hold the same numbers, with subtask null.
     assert [{**r, "subtask": human["subtask"]} for r in body["overall"]] == body["rows"]
