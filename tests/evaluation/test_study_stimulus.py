@@ -144,6 +144,7 @@ def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, 
     out = StringIO()
     call_command("evaluate", "--study", "same-stimulus", "--server", "fake", "--frames", "1=6,2=3", stdout=out,
                  stderr=StringIO())
+    assert "answers stored as model participant 'fake-vlm' of study same-stimulus" in out.getvalue()
     evaluation = Evaluation.objects.get(study=study)
     assert (evaluation.status, evaluation.frames_by_condition, evaluation.participant.model) == (
         "done", {"1": 6, "2": 3}, "fake-vlm")

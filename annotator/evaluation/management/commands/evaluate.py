@@ -148,6 +148,11 @@ class Command(BaseCommand):
             for g in groups:
                 self.stdout.write(f"  {dim}={g['value']}: MCQ {_pct(g['mcq'])}; judged correct {_pct(g['judge_accuracy'])}; "
                                   f"score {_mean(g['judge_score'])}")
+        evaluation = Evaluation.objects.select_related("study", "participant").get(pk=r["id"])
+        if evaluation.study_id:
+            self.stdout.write(f"  answers stored as model participant {evaluation.participant.model!r} of study "
+                              f"{evaluation.study.name}: python manage.py study_scores {evaluation.study.name}, or "
+                              f"python manage.py report --project {evaluation.project.slug} --study {evaluation.study.name}")
         for f in r["failures"]:
             self.stderr.write(f"failed item {f['prediction']} (QA {f['qa_pair']})"
                               f"{' at ' + f['stage'] if f['stage'] else ''}: {f['error']}")
