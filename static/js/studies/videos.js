@@ -81,7 +81,7 @@ function grid(box, n) {
 
 function separatePlayers(videos, kind) {
   const box = el("div", "study-videos" + (kind ? " " + kind : ""));
-  box.dataset.layout = kind || "labelled";
+  if (kind) box.dataset.layout = kind;
   if (kind === "labelled") grid(box, videos.length);
   for (const v of videos) box.append(figure(v.label, clipVideo(v.label, v.url, true)));
   return box;
