@@ -98,6 +98,9 @@ cat <<MSG
     open answers       http://127.0.0.1:$PORT/projects/demo/studies/open-answers/
     Likert ratings     http://127.0.0.1:$PORT/projects/demo/studies/vudg-quality/
     Likert (records)   http://127.0.0.1:$PORT/projects/demo/studies/xlebench-realism/
+    ego-exo views (MCQ, every labelled video)  http://127.0.0.1:$PORT/projects/demo/studies/egoexo-views/
+  Benchmark report, humans beside the model (as admin; EGO-FLIGHT's Table 1 layout):
+    http://127.0.0.1:$PORT/projects/demo/report/?study=ego-flight&preset=ego-flight-table1
   Inter-annotator agreement (as admin): http://127.0.0.1:$PORT/projects/demo/agreement/
   Models in the loop (as admin; the demo model server at 127.0.0.1:$MODEL_PORT gives CANNED answers):
     pipeline runs      http://127.0.0.1:$PORT/projects/demo/runs/
