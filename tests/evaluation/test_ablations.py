@@ -14,7 +14,7 @@ from django.core.management import call_command
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, QAType, WorkUnit
-from tests.conftest import make_video, wait_for
+from tests.conftest import make_video
 from tests.fake_model_server import user_text
 
 pytestmark = pytest.mark.django_db(transaction=True)

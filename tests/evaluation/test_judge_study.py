@@ -4,6 +4,7 @@ evaluations use (EgoNight seed 000 App. A.5.1), through a real worker and the lo
 judgement joins exact match and token F1 in each trial's scores and in the table, per respondent;
 judging again is answered from the cache."""
 
+# ruff: noqa: F811 (fixtures imported from tests/studies/conftest.py are test parameters)
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.drafts.models import ModelCall
+from annotator.inference.models import ModelCall
 from annotator.evaluation import prompts
 from annotator.studies import services
 from annotator.studies.models import Participant, Trial

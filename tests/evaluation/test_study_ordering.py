@@ -4,6 +4,7 @@ stated as the paper states them, the condition's annotation as the scene context
 order is mapped back to element ids and stored as a model participant's trials, scored by the
 study's own scoring; the ``no_hints`` ablation leaves the hints out and is its own column."""
 
+# ruff: noqa: F811 (fixtures imported from tests/studies/conftest.py are test parameters)
 from __future__ import annotations
 
 import base64
@@ -14,7 +15,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 
-from annotator.drafts.models import ModelCall
+from annotator.inference.models import ModelCall
 from annotator.evaluation import prompts
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.scoring import ordering as scoring

@@ -9,8 +9,6 @@ Real footage ingested by a real worker, real clips cut by ffmpeg, the loopback m
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import subprocess
 from io import StringIO
@@ -18,7 +16,6 @@ from io import StringIO
 import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
-from PIL import Image
 
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.media.models import Video
@@ -68,18 +65,6 @@ def _duration(name: str) -> float:
     out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", "-i", "pipe:0"],
                          input=data, capture_output=True, check=True)
     return float(json.loads(out.stdout)["format"]["duration"])
-
-
-def _image_sizes(body: dict) -> list[str]:
-    """The request's parts in order: text captions as they are, images as "WxH" (the prompt left out)."""
-    out = []
-    for part in body["messages"][-1]["content"][1:]:
-        if part["type"] == "text":
-            out.append(part["text"])
-        else:
-            jpeg = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
-            out.append("{}x{}".format(*Image.open(io.BytesIO(jpeg)).size))
-    return out
 
 
 def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, project, annotator, add_server,

@@ -11,7 +11,6 @@ from annotator.media.models import Video
 from annotator.qa.models import QAPair
 from annotator.studies.models import Item, Study
 from annotator.studies.services import create_study
-from tests.studies.conftest import verified  # noqa: F401 (fixture: verified units)
 
 pytestmark = pytest.mark.django_db
 
