@@ -144,6 +144,16 @@ class Answers:
         return Records(respondent=self.respondent, key=self.key, fields=self.fields, values=values)
 
 
+def model_name(name: str) -> str:
+    """A model's column name as the report shows it: ``name``, or ``name (model)`` when it reads as a
+    people's column (``human``, or ``human · 60 s``-style, ``selectors._human_split``), so a model
+    so named is never merged into the people's column."""
+    name = str(name)
+    if name == HUMAN or name.startswith(f"{HUMAN} · "):
+        return f"{name} (model)"
+    return name
+
+
 def _num(x) -> float:
     if isinstance(x, bool):
         return float(x)
@@ -247,21 +257,21 @@ def _read_study(answers: Answers, study: Study, parts: dict[int, int], participa
                 .values_list("item_id", "participant__model", "scores").order_by("id"))
         for item_id, model, scores in rows.iterator(chunk_size=5000):
             key, values = items[item_id]
-            answers.add(HUMAN if is_person else model, key, source, values, scores)
+            answers.add(HUMAN if is_person else model_name(model), key, source, values, scores)
     if participant_id is not None:
         return
     rows = (StudyPrediction.objects.filter(study=study, item__role=Item.Role.SCORED, scored_at__isnull=False)
             .values_list("item_id", "model", "scores").order_by("id"))
     for item_id, model, scores in rows.iterator(chunk_size=5000):
         key, values = items[item_id]
-        answers.add(model, key, source, values, scores)
+        answers.add(model_name(model), key, source, values, scores)
 
 
 def model_column(evaluation: Evaluation) -> str:
     """The report's column of an evaluation: its model, with its ablation in words when it has one
     (``gpt-4o (text only (no frames))``: ``evaluation.study_items.column``, the name its study answers
     carry too)."""
-    return column(evaluation.model, getattr(evaluation, "ablation", "") or "")
+    return model_name(column(evaluation.model, getattr(evaluation, "ablation", "") or ""))
 
 
 _PRED = ["qa_pair_id", "kind", "correct", "judge_pred", "judge_score", "judge_accuracy", "judge_relevance", "qa_type",

@@ -534,6 +534,13 @@ def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
 
 # ------------------------------------------------------------------------------ model predictions
 
+def is_people_name(model: str) -> bool:
+    """Whether ``model`` reads as the people's column of score tables and the report (``human``, any
+    case, or ``human · ...``): a model so named would be counted as people."""
+    name = str(model).strip().lower()
+    return name == "human" or name.startswith("human · ")
+
+
 @dataclass
 class ImportReport:
     """``imported`` lines stored (new or replacing the model's earlier prediction for the item);
@@ -566,6 +573,8 @@ def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
             model, item_id = data.get("model"), data.get("item_id")
             if not isinstance(model, str) or not model.strip() or len(model) > 200:
                 raise ValueError('"model" must be a non-empty string of at most 200 characters')
+            if is_people_name(model):
+                raise ValueError(f'"model" {model.strip()[:40]!r} is the name of the people\'s column in results')
             if isinstance(item_id, bool) or not isinstance(item_id, int) or item_id not in items:
                 raise ValueError(f"item_id {item_id!r} is not a scored item of {study.name}")
             if "predicted" not in data:
@@ -597,6 +606,9 @@ def model_participant(study: Study, model: str) -> Participant:
     name = (model or "").strip()
     if not name or len(name) > 200:
         raise Invalid("a model participant's name is 1 to 200 characters", errors={"model": "bad name"})
+    if is_people_name(name):
+        raise Invalid(f"a model cannot be called {name[:40]!r}: that is the people's column in results",
+                      errors={"model": "the people's name"})
     participant, _ = Participant.objects.get_or_create(
         study=study, kind=Participant.Kind.MODEL, model=name,
         defaults={"stage": Participant.Stage.DONE, "finished_at": timezone.now()})

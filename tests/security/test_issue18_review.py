@@ -32,3 +32,31 @@ def test_a_source_named_twice_is_read_once(world):
     thrice = client.get(url, {"evaluation": [ev, f"0{ev}", ev]}).json()
     assert _all_row(thrice) == _all_row(alone) and _all_row(alone)["ev"]["n"] == 4
     assert thrice["evaluations"] == [ev]
+
+
+def test_a_model_named_human_is_never_counted_as_people(world):
+    """An imported prediction's model, a model participant's or an evaluation's model named
+    "human" were merged into the people's column (the report's human cell went from n=8 to n=12);
+    a model named "human · 60 s" would join a preset's people column."""
+    from annotator.errors import Invalid
+    from annotator.evaluation.models import Evaluation
+    from annotator.studies import services
+    from annotator.studies.models import Prediction
+
+    study = world["study"]
+    project = study.project
+    item = Prediction.objects.filter(model="imp").first().item
+    for name in ("human", " Human ", "human · 60 s"):
+        report = services.import_predictions(study, [f'{{"model": "{name}", "item_id": {item.pk}, "predicted": 0}}'])
+        assert report.imported == 0 and "people's column" in report.errors[0][1], report.errors
+        with pytest.raises(Invalid, match="people's column"):
+            services.model_participant(study, name)
+    # Rows written before this check, and an evaluation's model (named by whoever starts it).
+    Prediction.objects.filter(model="imp").update(model="human")
+    Evaluation.objects.filter(pk=world["evaluation"].pk).update(model="human · 60 s")
+    url = f"/api/projects/{project.slug}/report/"
+    body = _client(project, "res", "researcher").get(url, {"study": "timed", "evaluation": world["evaluation"].pk}).json()
+    cells = _all_row(body)
+    assert cells["human"]["n"] == 8 and cells["human"]["value"] == 0.5
+    assert cells["human (model)"]["n"] == 4 and cells["human · 60 s (model)"]["n"] == 4
+    assert body["columns"] == ["human", "human (model)", "human · 60 s (model)", "mp"]
