@@ -34,6 +34,10 @@ BY_MAX = 4
 SOURCES_MAX = 50
 RESAMPLES_MIN, RESAMPLES_MAX = 100, 10_000
 SEED_MAX = 2**63 - 1
+# The most resample-answer passes one report may cost (resamples x answers x tables): the bootstrap
+# and the permutation test are O(resamples x answers) per table. bench/report.py: 1,000 resamples of
+# 200,000 answers (2e8) take 1.5 s here; 10,000 took 50 s of one web process, the request's whole time.
+WORK_MAX = 500_000_000
 INTERVALS = ("95% intervals: Wilson for 0/1 metrics, else Student's t clipped to the metric's range (none for n < 2); "
              "paired: human minus model on the keys both answered (per key, the mean over the people), percentile "
              "bootstrap over keys and a two-sided sign-flip permutation test")
@@ -166,13 +170,39 @@ def _table(answers: Answers, *, title: str, by: list[str], metric: str, order: d
             "by_words": [FIELDS[f].words for f in by], "columns": columns, "rows": rows}
 
 
+def _check_work(answers: Answers, chosen, metric: str | None, n_resamples: int) -> None:
+    """Refuse a report costing more than ``WORK_MAX`` resample-answer passes (``n_resamples`` x the
+    answers read x the tables computed; a preset table with people split by a field computes once
+    more per people's column), naming the most resamples these answers allow. Raises Invalid."""
+    passes = 1
+    if chosen is not None:
+        passes = 0
+        for spec in chosen.tables:
+            wanted = (metric,) if metric else spec.metrics
+            n_metrics = len([m for m in wanted if m in answers.metrics] or list(wanted[:1]))
+            humans = 0
+            if spec.human_by:
+                humans = len({tuple(answers.fields[f][i] for f in spec.human_by)
+                              for i, r in enumerate(answers.respondent) if r == stats.HUMAN})
+            passes += n_metrics * (1 + humans)
+    work = n_resamples * len(answers) * passes
+    if work > WORK_MAX:
+        most = WORK_MAX // max(len(answers) * passes, 1)
+        fix = (f"ask for at most {most} resamples" if most >= RESAMPLES_MIN
+               else "choose fewer studies or evaluations")
+        raise Invalid(f"this report is too large to compute at once ({len(answers)} answers, {passes} table "
+                      f"pass{'es' if passes != 1 else ''}, {n_resamples} resamples): {fix}",
+                      errors={"n_resamples": "too much work"})
+
+
 def build(project: Project, *, studies: Sequence[str] = (), evaluations: Sequence = (), by=None,
           preset: str | None = None, metric: str | None = None, seed: int = 0,
           n_resamples: int = stats.N_RESAMPLES) -> dict:
     """The project's report (shape in the module docstring). ``by`` ("f1,f2" or a list) and
     ``preset`` (a name of ``presets.PRESETS``) are exclusive; with neither, one row over everything.
     ``metric``: the metric of a ``by`` report (default ``default_metric``). Raises Invalid for an
-    unknown field, preset, metric, study or evaluation, or a seed or resample count out of bounds."""
+    unknown field, preset, metric, study or evaluation, a seed or resample count out of bounds, or a
+    report costing more than ``WORK_MAX`` (``_check_work``)."""
     if preset and by:
         raise Invalid("give split fields (by) or a preset, not both", errors={"by": "with a preset"})
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= SEED_MAX:
@@ -192,6 +222,7 @@ def build(project: Project, *, studies: Sequence[str] = (), evaluations: Sequenc
     if metric is not None and metric not in answers.metrics and metric not in stats.METRICS:
         raise Invalid(f"unknown metric {str(metric)[:60]!r}: these answers have "
                       f"{', '.join(answers.metrics) or 'no metric'}", errors={"metric": "unknown metric"})
+    _check_work(answers, chosen, metric, n_resamples)
     tables = []
     if chosen is None:
         metric = metric or default_metric(found_studies, answers)

@@ -4,6 +4,8 @@ names model answers carry. Each test was seen failing before its fix."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 
 from tests.reports.conftest import world  # noqa: F401  (the report's small world: a fixture)
 from tests.reports.test_api import _client
@@ -60,3 +62,32 @@ def test_a_model_named_human_is_never_counted_as_people(world):
     assert cells["human"]["n"] == 8 and cells["human"]["value"] == 0.5
     assert cells["human (model)"]["n"] == 4 and cells["human · 60 s (model)"]["n"] == 4
     assert body["columns"] == ["human", "human (model)", "human · 60 s (model)", "mp"]
+
+
+def test_a_report_costing_more_than_its_work_bound_is_a_400_in_words(world, monkeypatch):
+    """resamples x answers was unbounded: 10,000 resamples of 200,000 answers took 50 s of a web
+    process (bench/report.py), and a preset computes a table per metric and people's column. The
+    bound is WORK_MAX resample-answer passes; here lowered to this world's 20 answers x 1,000."""
+    from annotator.reports import selectors
+
+    project = world["study"].project
+    url = f"/api/projects/{project.slug}/report/"
+    client = _client(project, "res", "researcher")
+    query = {"study": "timed", "evaluation": world["evaluation"].pk}
+    monkeypatch.setattr(selectors, "WORK_MAX", 20 * 1000)
+    assert client.get(url, {**query, "resamples": 1000}).status_code == 200
+    r = client.get(url, {**query, "resamples": 1001})
+    assert r.status_code == 400, r.content
+    assert r.json()["detail"] == ("this report is too large to compute at once (20 answers, 1 table pass, 1001 "
+                                  "resamples): ask for at most 1000 resamples")
+    # A preset splitting people by time limit (60 s, 180 s): one table, then once per people's column.
+    r = client.get(url, {**query, "preset": "egoexobench", "resamples": 400})
+    assert r.status_code == 400 and "(20 answers, 3 table passes, 400 resamples): ask for at most 333" in r.json()["detail"]
+    monkeypatch.setattr(selectors, "WORK_MAX", 20 * 50)
+    r = client.get(url, query)
+    assert r.status_code == 400 and r.json()["detail"].endswith("choose fewer studies or evaluations")
+    web = Client()
+    web.force_login(get_user_model().objects.get(username="res"))
+    page = web.get(f"/projects/{project.slug}/report/", query)
+    assert page.status_code == 200 and "choose fewer studies or evaluations" in page.content.decode()
+    assert web.get(f"/projects/{project.slug}/report/report.csv", query).status_code == 400
