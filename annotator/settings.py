@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "annotator.core",
     "annotator.projects",
     "annotator.media",
+    "annotator.inference",
     "annotator.drafts",
     "annotator.qa",
     "annotator.studies",
@@ -375,7 +376,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_SCHEMA_CLASS": "api.schema.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "api.exceptions.handler",
 }

@@ -109,7 +109,7 @@ def build(n_videos: int, n_types: int, concurrency: int, base_url: str):
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
 
-    from annotator.drafts.models import ModelServer
+    from annotator.inference.models import ModelServer
     from annotator.media.models import Video
     from annotator.projects.models import Project
     from annotator.qa.models import QAType
@@ -118,7 +118,7 @@ def build(n_videos: int, n_types: int, concurrency: int, base_url: str):
     from django.db import connection
 
     with connection.cursor() as cursor:  # earlier runs' rows (this database is the bench's alone)
-        cursor.execute(f"truncate {Project._meta.db_table}, drafts_modelcall, core_job cascade")
+        cursor.execute(f"truncate {Project._meta.db_table}, inference_modelcall, core_job cascade")
     project = Project.objects.create(slug=f"bench-drafting-{int(time.time())}", name="Drafting benchmark")
     apply_preset(project, "egonight")
     keep = list(QAType.objects.filter(project=project).order_by("slug").values_list("slug", flat=True)[:n_types])
@@ -207,7 +207,8 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     from annotator.adapters import ffmpeg, llm
     from annotator.drafts import engine, runs
-    from annotator.drafts.models import DraftRun, ModelCall
+    from annotator.drafts.models import DraftRun
+    from annotator.inference.models import ModelCall
     from workers.celery import app
 
     # The model server in a process of its own, as a real one would be: in this process its threads

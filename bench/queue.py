@@ -74,7 +74,7 @@ def fill_in_child(n_units: int, n_annotators: int) -> list[str]:
     call_command("migrate", verbosity=0)
     with connection.cursor() as c:
         c.execute("truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
-                  "qa_workunit, qa_qatype, drafts_draft, drafts_modelcall, drafts_draftjob, drafts_draftrun, "
+                  "qa_workunit, qa_qatype, drafts_draft, inference_modelcall, drafts_draftjob, drafts_draftrun, "
                   "media_videogroupmember, media_videogroup, media_video cascade")
     project = ensure_project("bench")
     project.double_check_share = 0.0  # measure the first pass alone

@@ -148,7 +148,7 @@ def model_server(settings):
 @pytest.fixture
 def add_server(project, model_server):
     """Factory: a ModelServer row of ``project`` (or ``for_project``) pointing at ``model_server``."""
-    from annotator.drafts.models import ModelServer
+    from annotator.inference.models import ModelServer
 
     def add(name: str = "fake", *, model: str = "fake-vlm", for_project=None, **fields) -> ModelServer:
         return ModelServer.objects.create(project=for_project or project, name=name, base_url=model_server.base_url,

@@ -41,7 +41,8 @@ import redis
 from django.conf import settings
 
 from annotator.adapters import ffmpeg, llm
-from annotator.drafts.models import KEY_ENV_PATTERN, KEY_ENV_RULE, DraftJob, ModelCall, ModelServer
+from annotator.drafts.models import DraftJob
+from annotator.inference.models import KEY_ENV_PATTERN, KEY_ENV_RULE, ModelCall, ModelServer
 
 NO_KEY = "no-key"  # sent to a server configured without a key variable (openai needs some key)
 

@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from annotator import jobs
 from annotator.drafts import engine, services
-from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
 from annotator.errors import Conflict, Invalid
 from annotator.projects.models import Project

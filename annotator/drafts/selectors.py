@@ -11,7 +11,8 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
 from annotator.drafts import runs
-from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.projects.models import Project
 
 FAILED_CALLS = 20  # failed model calls shown on a run's page and in its API report

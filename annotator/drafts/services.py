@@ -19,7 +19,8 @@ from annotator import jobs
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
 from annotator.drafts.engine import Endpoint, MissingKey
-from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, Pipeline
+from annotator.drafts.models import Draft, DraftJob, DraftRun, Pipeline
+from annotator.inference.models import ModelCall
 from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
 from annotator.media.models import Video
 from annotator.media.services import local_copy

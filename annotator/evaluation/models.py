@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from annotator.drafts.models import ModelCall, ModelServer
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair

@@ -38,7 +38,7 @@ from django.utils import timezone
 from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.drafts import engine
-from annotator.drafts.models import ModelCall, ModelServer
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines.base import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.errors import Conflict, Invalid
 from annotator.evaluation import prompts, study_items

@@ -13,7 +13,8 @@ import pytest
 from django.core.management import call_command
 
 from annotator.drafts import services
-from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines.egoexobench import (
     EgoExoBenchChecks,
     _Change,

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from annotator.drafts.models import DraftJob, DraftRun, ModelCall
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.inference.models import ModelCall
 from annotator.qa.models import QAPair, QAType
 from tests.drafts.conftest import numbered, run_draft
 from tests.fake_model_server import n_images, user_text
@@ -14,7 +15,7 @@ from tests.fake_model_server import n_images, user_text
 
 @pytest.fixture
 def egonight_server(model_server, day_night_pair):
-    from annotator.drafts.models import ModelServer
+    from annotator.inference.models import ModelServer
     from annotator.projects.models import Project
 
     project = Project.objects.get(slug="pipe")

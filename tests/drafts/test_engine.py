@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from annotator.drafts import engine
-from annotator.drafts.models import ModelCall
+from annotator.inference.models import ModelCall
 
 STAGE = engine.Stage(
     name="caption", prompt_version="test-caption-v1", system="Describe the frames.",

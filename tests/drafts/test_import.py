@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotator.drafts import services
-from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall
+from annotator.drafts.models import Draft, DraftJob, DraftRun
+from annotator.inference.models import ModelCall
 from annotator.drafts.templates import DraftSpec
 from annotator.media.models import Video
 from annotator.projects.models import Project

@@ -8,7 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall
+from annotator.drafts.models import Draft, DraftJob, DraftRun
+from annotator.inference.models import ModelCall
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, Revision, WorkUnit
 

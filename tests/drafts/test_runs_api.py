@@ -17,7 +17,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotator.core.models import Job
-from annotator.drafts.models import DraftJob, DraftRun, ModelCall, ModelServer
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member, ensure_project, token_for
 from annotator.qa.models import QAType

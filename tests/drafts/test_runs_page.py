@@ -9,7 +9,8 @@ import re
 import pytest
 from django.test import Client
 
-from annotator.drafts.models import DraftJob, DraftRun, ModelServer
+from annotator.drafts.models import DraftJob, DraftRun
+from annotator.inference.models import ModelServer
 from annotator.qa.models import QAType
 from tests.conftest import wait_for
 from tests.drafts.test_runs_api import made_run, member, night_video

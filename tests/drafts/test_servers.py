@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.drafts.models import DraftRun, ModelCall, ModelServer
+from annotator.drafts.models import DraftRun
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from tests.drafts.test_pipelines import GOOD, _draft
 

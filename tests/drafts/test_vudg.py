@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotator.drafts import engine
-from annotator.drafts.models import Draft, DraftJob, DraftRun, ModelCall, ModelServer
+from annotator.drafts.models import Draft, DraftJob, DraftRun
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines import vudg
 from annotator.drafts.templates import shuffled_options
 from annotator.media.models import Video

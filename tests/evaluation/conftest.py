@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from PIL import Image, ImageStat
 
-from annotator.drafts.models import ModelServer
+from annotator.inference.models import ModelServer
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, WorkUnit

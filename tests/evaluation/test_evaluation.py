@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotator.drafts.models import ModelCall, ModelServer
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.evaluation import prompts, runs
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.evaluation.selectors import EXPORT_COLUMNS

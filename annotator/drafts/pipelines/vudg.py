@@ -46,7 +46,7 @@ from django.conf import settings
 
 from annotator.adapters import ffmpeg
 from annotator.drafts import engine
-from annotator.drafts.models import ModelCall
+from annotator.inference.models import ModelCall
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import DraftSpec, shuffled_options
 from annotator.qa.services import ensure_qa_type

@@ -7,7 +7,7 @@ Creates or updates a project's named model server (any OpenAI-compatible endpoin
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.drafts.models import ModelServer
+from annotator.inference.models import ModelServer
 from annotator.projects.models import Project
 
 MAX_CONCURRENCY = 256

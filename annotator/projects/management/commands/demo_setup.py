@@ -118,7 +118,8 @@ def models_in_the_loop(project, base_url: str, out: dict) -> None:
     verified QA pairs, and a re-judge sample of which the admin re-judges 15 answers by script.
     The demo's model server answers with canned texts: these drafts and scores show the workflow,
     not a model's quality."""
-    from annotator.drafts.models import DraftRun, ModelServer
+    from annotator.drafts.models import DraftRun
+    from annotator.inference.models import ModelServer
     from annotator.evaluation import rejudge
     from annotator.evaluation.models import Evaluation
     from annotator.evaluation.rejudge import create_sample, record

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InferenceConfig(AppConfig):
+    name = "annotator.inference"
+    label = "inference"
