@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404, render
 from annotator.projects import access
 from annotator.scoring import report as metric_names
 from annotator.studies import selectors
+from annotator.core.cells import guard_cell
 from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Item, Participant, Prediction, Study
 
@@ -227,7 +228,9 @@ def _csv_lines(rows):
     buf.seek(0)
     buf.truncate()
     for r in rows:
-        writer.writerow([json.dumps(r[k]) if isinstance(r[k], (list, dict)) else r[k] for k in selectors.TRIAL_COLUMNS])
+        # Cells are guarded: an open answer or justification is text a participant typed (issue 19).
+        writer.writerow([guard_cell(json.dumps(r[k]) if isinstance(r[k], (list, dict)) else r[k])
+                         for k in selectors.TRIAL_COLUMNS])
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()
