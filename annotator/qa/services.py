@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.drafts.models import Draft
-from annotator.errors import Conflict, Invalid
+from annotator.errors import Conflict, Invalid, NotHeld
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.media.selectors import group_window
 from annotator.projects.models import Project
@@ -410,16 +410,29 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
     if not idempotency_key or len(idempotency_key) > 100:
         raise Invalid("idempotency_key is required (at most 100 characters)")
     now = timezone.now()
-    with transaction.atomic():
+
+    def replay() -> SubmitResult | None:
         previous = Submission.objects.select_related("item").filter(idempotency_key=idempotency_key).first()
-        if previous is not None:
-            if previous.user_id != user.pk or previous.item.unit_id != unit_id:
-                raise Conflict("this idempotency key was used for another submit")
-            r = previous.response
-            return SubmitResult(r["unit_id"], r["item_id"], r["kind"], r["counts"], replayed=True)
+        if previous is None:
+            return None
+        if previous.user_id != user.pk or previous.item.unit_id != unit_id:
+            raise Conflict("this idempotency key was used for another submit")
+        r = previous.response
+        return SubmitResult(r["unit_id"], r["item_id"], r["kind"], r["counts"], replayed=True)
+
+    with transaction.atomic():
+        if (replayed := replay()) is not None:
+            return replayed
         try:
             item = queue.item_of(unit_id, user)
-        except QueueItem.DoesNotExist:
+        except (QueueItem.DoesNotExist, NotHeld) as exc:
+            # A submit with the same key may have held the item's lock and committed while this one
+            # waited for it (a retried request racing the first, issue 19): its result is this one's.
+            # Read committed: the query sees its submission now.
+            if (replayed := replay()) is not None:
+                return replayed
+            if isinstance(exc, NotHeld):
+                raise
             WorkUnit.objects.get(pk=unit_id)  # DoesNotExist for an unknown unit
             raise Conflict("this unit was already submitted") from None
         unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
