@@ -14,6 +14,8 @@ import io
 import json
 from collections.abc import Callable
 
+from annotator.core.cells import guard_cell
+
 DIGITS = 3
 
 
@@ -47,12 +49,6 @@ def paired_text(p: dict) -> str:
     return out + (f" p={p['p']:.3f}" if p.get("p") is not None else "") + f" n={p['n']}"
 
 
-def _guard(value):
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 def to_json(report: dict) -> str:
     return json.dumps(report, ensure_ascii=False, indent=1) + "\n"
 
@@ -75,7 +71,7 @@ def to_csv(report: dict) -> str:
                 pairs = [p for name, p in row["paired"].items() if name == column or name.startswith(column + " vs ")]
                 p = pairs[0] if pairs else {}
                 ci, dci = cell.get("ci") or [None, None], p.get("ci") or [None, None]
-                writer.writerow([_guard(v) for v in (
+                writer.writerow([guard_cell(v) for v in (
                     t["title"], t["metric_words"], *[split_text(split[f]) if f in split else "" for f in fields],
                     column, cell["value"], ci[0], ci[1], cell["n"], p.get("diff"), dci[0], dci[1], p.get("p"),
                     p.get("n"))])
