@@ -202,10 +202,14 @@ def _record_things(study, options: dict, report: BuildReport, progress) -> list[
     out = []
     for key, videos in records:
         description = " ".join(str((v.annotations or {}).get("description") or "").strip() for v in videos).strip()
-        media = [{"name": clips[(v.pk, a, b)], "label": f"Video {i}"} for i, (v, a, b) in enumerate(ranges[key], start=1)]
+        # Stored as a stimulus (``qa.stimulus.to_json``'s shape), so a model rated on the item
+        # (``evaluate --study``) is shown the same videos under the same labels.
+        media = [{"name": clips[(v.pk, a, b)], "label": f"Video {i}", "kind": "video", "video_id": v.pk,
+                  "start_s": a, "end_s": b, "offset_s": 0.0} for i, (v, a, b) in enumerate(ranges[key], start=1)]
         root = videos[0].derived_from_id or videos[0].pk
         out.append({"group": "", "subtask": "record", "key": key, "footage_id": root,
-                    "payload": {"description": description, "media": media}})
+                    "payload": {"description": description, "media": media,
+                                "layout": "single" if len(media) == 1 else "labelled"}})
     return out
 
 
