@@ -19,9 +19,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.drafts import runs, selectors
-from annotator.drafts.engine import STAGE_NAMES
 from annotator.drafts.models import DraftRun
 from annotator.errors import Conflict, Invalid
+from annotator.inference.engine import STAGE_NAMES
 from annotator.projects import access
 from annotator.projects.models import Role
 from api.exceptions import flatten

@@ -108,14 +108,13 @@ def build(n_videos: int, n_types: int, concurrency: int, base_url: str):
     a model server at ``base_url`` of ``concurrency``. Returns the project."""
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
+    from django.db import connection
 
     from annotator.inference.models import ModelServer
     from annotator.media.models import Video
     from annotator.projects.models import Project
     from annotator.qa.models import QAType
     from annotator.qa.services import apply_preset
-
-    from django.db import connection
 
     with connection.cursor() as cursor:  # earlier runs' rows (this database is the bench's alone)
         cursor.execute(f"truncate {Project._meta.db_table}, inference_modelcall, core_job cascade")
@@ -206,8 +205,9 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     from annotator.adapters import ffmpeg, llm
-    from annotator.drafts import engine, runs
+    from annotator.drafts import runs
     from annotator.drafts.models import DraftRun
+    from annotator.inference import engine
     from annotator.inference.models import ModelCall
     from workers.celery import app
 

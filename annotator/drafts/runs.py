@@ -29,11 +29,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator import jobs
-from annotator.drafts import engine, services
+from annotator.drafts import services
 from annotator.drafts.models import DraftJob, DraftRun, Pipeline
-from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
 from annotator.errors import Conflict, Invalid
+from annotator.inference import engine
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.projects.models import Project
 from annotator.qa.models import QAType
 

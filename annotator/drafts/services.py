@@ -18,10 +18,11 @@ from django.utils import timezone
 from annotator import jobs
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
-from annotator.drafts.engine import Endpoint, MissingKey
 from annotator.drafts.models import Draft, DraftJob, DraftRun, Pipeline
-from annotator.inference.models import ModelCall
 from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
+from annotator.inference.engine import Endpoint, MissingKey
+from annotator.inference.frames import FRAME_MAX_SIDE
+from annotator.inference.models import ModelCall
 from annotator.media.models import Video
 from annotator.media.services import local_copy
 from annotator.projects.models import Project
@@ -31,7 +32,6 @@ from annotator.qa.models import QAPair
 log = logging.getLogger(__name__)
 
 TEMPLATES_PROMPT_VERSION = "templates-v1"
-FRAME_MAX_SIDE = 512  # px, longest side of frames sent to the model
 
 
 @dataclass(frozen=True)

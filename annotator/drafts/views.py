@@ -22,10 +22,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotator.drafts import runs, selectors
-from annotator.drafts.engine import STAGE_NAMES
 from annotator.drafts.models import DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES
 from annotator.errors import Conflict, DomainError, Invalid
+from annotator.inference.engine import STAGE_NAMES
 from annotator.projects import access
 from annotator.qa.models import QAType
 from api.exceptions import status_of

@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from annotator.drafts import engine
 from annotator.errors import Invalid
 from annotator.evaluation import prompts
 from annotator.evaluation.models import Rubric
+from annotator.inference import engine
 from annotator.studies.models import Item, Study, Trial
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-from annotator.drafts import engine
 from annotator.evaluation.metrics import letter
+from annotator.inference import engine
 
 PREDICT_VERSION = "eval-egonight-a51-v1"
 JUDGE_VERSION = "judge-egonight-a51-v1"

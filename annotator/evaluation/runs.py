@@ -37,16 +37,16 @@ from django.utils import timezone
 
 from annotator import jobs
 from annotator.adapters import ffmpeg
-from annotator.drafts import engine
-from annotator.inference.models import ModelCall, ModelServer
-from annotator.drafts.pipelines.base import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.errors import Conflict, Invalid
 from annotator.evaluation import prompts, study_items
 from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction, Rubric
+from annotator.inference import engine
+from annotator.inference.frames import FRAME_MAX_SIDE, frame_key, sample_frames
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media import lifelogs
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
-from annotator.media.selectors import member_label, ordered_members
+from annotator.media.selectors import ordered_members
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, QAType
 from annotator.scoring.localisation import MAX_INTERVALS, TIOU_THRESHOLD, IntervalParseError, parse_intervals, tiou

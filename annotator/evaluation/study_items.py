@@ -29,10 +29,10 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotator import jobs
-from annotator.drafts import engine
 from annotator.errors import Invalid
 from annotator.evaluation import prompts
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction
+from annotator.inference import engine
 from annotator.qa import stimulus as stimuli
 from annotator.studies import services as study_services
 from annotator.studies.kinds import kind_module

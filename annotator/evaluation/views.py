@@ -18,11 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotator.inference.models import ModelServer
 from annotator.errors import DomainError, Invalid
 from annotator.evaluation import metrics, rejudge, runs, selectors
 from annotator.evaluation.models import (FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, RejudgeSample,
                                         Rubric)
+from annotator.inference.models import ModelServer
 from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.qa.models import QAType

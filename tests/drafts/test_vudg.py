@@ -11,11 +11,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.drafts import engine
 from annotator.drafts.models import Draft, DraftJob, DraftRun
-from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines import vudg
 from annotator.drafts.templates import shuffled_options
+from annotator.inference import engine
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.qa import queue, selectors
 from annotator.qa.models import QAPair, QAType, QueueItem

@@ -163,7 +163,7 @@ def test_captions_are_in_the_cache_key_only_when_there_are_some():
     import hashlib
     import json
 
-    from annotator.drafts import engine
+    from annotator.inference import engine
 
     endpoint = engine.Endpoint(server="s", base_url="http://127.0.0.1:9/v1", model="m")
     stage = prompts.PREDICT_VIDEOS

@@ -9,26 +9,17 @@ whole or not at all; a stage that fails raises ``StageFailed`` and the video wri
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from annotator.adapters import ffmpeg
-from annotator.drafts import engine
 from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.templates import DraftSpec
 from annotator.errors import Invalid
+from annotator.inference import engine
+from annotator.inference.frames import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.media.models import Video
-from annotator.media.services import local_copy
-
-FRAME_MAX_SIDE = 512  # px, longest side of frames sent to a model
-# Sampling frames is CPU work (an ffmpeg run per frame). A run starts all its jobs at once: with more
-# samplers than CPUs they share the CPUs and every job's first model call waits for all of them;
-# bounded, the first jobs call their model while the others sample (bench/drafting.py, C=4: ratio to
-# the ideal 1.21-1.24 before, 1.15-1.18 after). Per process.
-_SAMPLING = threading.BoundedSemaphore(os.cpu_count() or 2)
 
 
 @dataclass
@@ -84,18 +75,6 @@ class JobContext:
             return self._frames[key]
 
         return key, load
-
-
-def frame_key(video: Video, times_s: list[float], max_side: int = FRAME_MAX_SIDE) -> str:
-    """The frames' identity for the call cache: the video's sha256, the times (s) and the size (px)."""
-    return f"{video.sha256}@{','.join(f'{t:.3f}' for t in times_s)}@{max_side}"
-
-
-def sample_frames(video: Video, times_s: list[float], max_side: int = FRAME_MAX_SIDE) -> list[bytes]:
-    """JPEG frames of ``video`` at ``times_s`` (seconds), longest side ``max_side`` px, by ffmpeg,
-    at most one sampler per CPU in this process. Raises MediaError."""
-    with local_copy(video.rendition.name or video.original.name) as src, _SAMPLING:
-        return ffmpeg.sample_frames(src, times_s, max_side=max_side)
 
 
 class PipelineDef:

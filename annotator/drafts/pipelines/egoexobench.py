@@ -74,11 +74,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db.models import Max
 
-from annotator.drafts import engine
 from annotator.drafts.models import DraftJob
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import shuffled_options
 from annotator.errors import Conflict
+from annotator.inference import engine
 from annotator.media.models import Video
 from annotator.qa import services as qa_services
 from annotator.qa.models import QAPair, QAType

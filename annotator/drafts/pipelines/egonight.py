@@ -23,10 +23,10 @@ from __future__ import annotations
 from django.conf import settings
 
 from annotator.adapters import ffmpeg
-from annotator.drafts import engine
 from annotator.drafts.llm import clips_for
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import DraftSpec
+from annotator.inference import engine
 from annotator.media.models import Video, VideoGroupMember
 from annotator.qa.models import QAType
 from annotator.qa.services import apply_preset

@@ -45,10 +45,10 @@ from collections import Counter
 from django.conf import settings
 
 from annotator.adapters import ffmpeg
-from annotator.drafts import engine
-from annotator.inference.models import ModelCall
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import DraftSpec, shuffled_options
+from annotator.inference import engine
+from annotator.inference.models import ModelCall
 from annotator.qa.services import ensure_qa_type
 
 MAX_CHARS = 2000

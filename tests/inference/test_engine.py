@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from annotator.drafts import engine
+from annotator.inference import engine
 from annotator.inference.models import ModelCall
 
 STAGE = engine.Stage(

@@ -1,4 +1,4 @@
-"""Calling a model for one pipeline stage: structured output, validation, retries, cache, cost.
+"""The stage engine: calling a model for one stage: structured output, validation, retries, cache, cost.
 
 A *stage* (``Stage``) is a prompt with a version, a JSON Schema the answer must follow, and an
 optional rule check beyond the schema (e.g. VUDG's distractor rules). ``call_stage`` sends the
@@ -14,58 +14,41 @@ error is recorded and retried with exponential backoff (``LLM_BACKOFF_BASE_S`` x
 ``LLM_MAX_ATTEMPTS`` attempts ``StageFailed`` is raised. Nothing is written but call rows: saving
 what a stage produced is the caller's business, in its own transaction.
 
-Cache: a successful answer is keyed by the SHA-256 of (model, stage, prompt version, system
-prompt, schema, input text, image key). A later call of the same project with the same key reuses
-it without a request: the cache hit is stored as a call row with ``cached_from`` set and cost 0,
-so re-running a pipeline over unchanged inputs costs nothing and resumes where it failed.
+Cache (``annotator.inference.cache``): a successful answer is keyed by the SHA-256 of (model,
+stage, prompt version, system prompt, schema, input text, image key). A later call of the same
+project with the same key reuses it without a request: the cache hit is stored as a call row with
+``cached_from`` set and cost 0, so re-running over unchanged inputs costs nothing and resumes
+where it failed.
 
 Concurrency: every request holds one of the server's ``concurrency`` slots, counted in Redis
-across all workers and processes (``ServerSlots``).
+across all workers and processes (``annotator.inference.slots.ServerSlots``).
+
+Drafting pipelines, evaluations and study evaluations all call their models through here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import threading
 import time
-import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
 import jsonschema
-import redis
 from django.conf import settings
 
 from annotator.adapters import ffmpeg, llm
-from annotator.drafts.models import DraftJob
+from annotator.inference import cache
+from annotator.inference.cache import cache_key
+from annotator.inference.errors import MalformedModelOutput, MissingKey, RunCancelled, StageFailed
 from annotator.inference.models import KEY_ENV_PATTERN, KEY_ENV_RULE, ModelCall, ModelServer
+from annotator.inference.slots import ServerSlots
+
+__all__ = ["STAGES", "STAGE_NAMES", "Endpoint", "MalformedModelOutput", "MissingKey", "RunCancelled", "ServerSlots",
+           "Stage", "StageFailed", "StageInput", "backoff_s", "cache_key", "call_stage", "parse_reply", "register"]
 
 NO_KEY = "no-key"  # sent to a server configured without a key variable (openai needs some key)
-
-
-class MalformedModelOutput(ValueError):
-    """The model's reply is not what the stage asked for; the message says what is wrong."""
-
-
-class StageFailed(Exception):
-    """A stage got no usable answer within its attempts; ``stage`` names it, ``str()`` says why."""
-
-    def __init__(self, stage: str, reason: str):
-        super().__init__(f"{stage}: {reason}")
-        self.stage = stage
-        self.reason = reason
-
-
-class MissingKey(Exception):
-    """The environment variable named as a server's key holder is not set (message says which)."""
-
-
-class RunCancelled(Exception):
-    """The run was cancelled while this stage waited to call its model."""
 
 
 @dataclass(frozen=True)
@@ -156,60 +139,6 @@ class Endpoint:
                 + (completion_tokens or 0) * self.price_completion_per_mtok) / 1e6
 
 
-# ----------------------------------------------------------------------------- concurrency slots
-
-_redis_lock = threading.Lock()
-_redis_client: redis.Redis | None = None
-
-
-def _redis() -> redis.Redis:
-    global _redis_client
-    with _redis_lock:
-        if _redis_client is None:
-            _redis_client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-        return _redis_client
-
-
-# Atomic in Redis: drop holders older than the lease, then take a slot if fewer than the limit hold one.
-_TAKE_SLOT = """
-redis.call('zremrangebyscore', KEYS[1], 0, ARGV[1])
-if redis.call('zcard', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('zadd', KEYS[1], ARGV[3], ARGV[4])
-  return 1
-end
-return 0
-"""
-
-
-class ServerSlots:
-    """A counting semaphore per server in Redis: a sorted set of holders scored by the time they
-    took a slot, taken by one Lua script (check and add are atomic). Holders older than
-    ``lease_s`` seconds (a killed worker) no longer count."""
-
-    def __init__(self, key: str, limit: int, lease_s: float):
-        self.key, self.limit, self.lease_s = f"llm:slots:{key}", max(1, limit), lease_s
-
-    @contextmanager
-    def hold(self, cancelled: Callable[[], bool] = lambda: False):
-        """Wait for a slot (polling every 20 ms), hold it for the block, then free it.
-        Raises RunCancelled if ``cancelled()`` turns true while waiting."""
-        client, token = _redis(), uuid.uuid4().hex
-        take = client.register_script(_TAKE_SLOT)
-        polls = 0
-        while True:
-            now = time.time()
-            if take(keys=[self.key], args=[now - self.lease_s, self.limit, now, token]):
-                break
-            polls += 1
-            if polls % 50 == 0 and cancelled():
-                raise RunCancelled()
-            time.sleep(0.02)
-        try:
-            yield
-        finally:
-            client.zrem(self.key, token)
-
-
 # ----------------------------------------------------------------------------- calling a stage
 
 @dataclass
@@ -230,16 +159,6 @@ class StageInput:
     context: dict = field(default_factory=dict)
     record: dict = field(default_factory=dict)  # extra input fields stored on the call (frame times, ids)
     captions: dict[int, str] = field(default_factory=dict)
-
-
-def cache_key(stage: Stage, endpoint: Endpoint, inp: StageInput) -> str:
-    """SHA-256 hex of the model, stage, prompt version, system prompt, schema, text, image key and
-    captions (when there are any: keys of inputs without captions are as they always were)."""
-    parts = [endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema, inp.text, inp.image_key]
-    if inp.captions:
-        parts.append(sorted(inp.captions.items()))
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def parse_reply(stage: Stage, text: str, context: dict) -> dict:
@@ -280,11 +199,12 @@ def backoff_s(attempt: int, retry_after: float | None) -> float:
 
 
 def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, project_id: int | None,
-               job: DraftJob | None = None, use_cache: bool = True, max_attempts: int | None = None,
+               job=None, use_cache: bool = True, max_attempts: int | None = None,
                cancelled: Callable[[], bool] = lambda: False, sleep: Callable[[float], None] = time.sleep) -> dict:
     """Get a valid answer of ``stage`` from ``endpoint`` for ``inp``; returns the parsed dict.
 
-    Every attempt (and a cache hit) is stored as a ModelCall of ``project_id`` and ``job``.
+    Every attempt (and a cache hit) is stored as a ModelCall of ``project_id`` and ``job`` (a
+    drafting run's ``DraftJob``, or None).
     Raises StageFailed after ``max_attempts`` (default ``LLM_MAX_ATTEMPTS``) unusable answers, or
     at once when the server's key variable is unset; RunCancelled when ``cancelled()`` is true
     before an attempt.
@@ -297,8 +217,7 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
     base = dict(project_id=project_id, job=job, server_id=endpoint.server_id, stage=stage.name,
                 prompt_version=stage.prompt_version, model=endpoint.model, request=request, cache_key=key)
     if use_cache:
-        hit = (ModelCall.objects.filter(cache_key=key, project_id=project_id, error="", cached_from__isnull=True)
-               .filter(output__isnull=False).order_by("-id").only("id", "output").first())
+        hit = cache.answered(key, project_id)
         if hit is not None:
             ModelCall.objects.create(**base, attempt=0, output=hit.output, cached_from=hit, cost_usd=0.0, latency_ms=0)
             return hit.output
