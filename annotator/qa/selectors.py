@@ -48,6 +48,36 @@ def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:
     return unit.qa_pairs.filter(**{column: value})
 
 
+# What a blind (overlap) pass is shown of a machine QA pair: the content, answer interval and version
+# of its last revision before the first one by a person (a model's changes before anyone looked at it,
+# e.g. replaced options, are kept; the first pass's keep, modify or delete is not). Issue 19: the claim
+# used to show the current version and interval answers.
+DRAFTED_KEYS = ("question", "answer", "options", "answer_index", "answer_start_s", "answer_end_s")
+
+
+def drafted_states(pairs) -> dict[int, tuple[dict, int]]:
+    """For machine QA pairs ``pairs`` (with ``draft`` loaded), ``{pair id: (content, version)}`` as a
+    blind pass sees them: ``content`` has ``DRAFTED_KEYS`` (interval in seconds). Read from the
+    pair's revisions (one query): the last one before any revision by a person. A pair with no such
+    revision (never the case for pairs the drafting service made) falls back to its machine draft,
+    without an interval, at version 1. The claim's SQL (``unit_payload``) applies the same rule."""
+    pairs = list(pairs)
+    states: dict[int, tuple[dict, int]] = {}
+    touched: set[int] = set()
+    for pair_id, after, version, person in (Revision.objects.filter(qa_pair__in=pairs).order_by("qa_pair_id", "id")
+                                            .values_list("qa_pair_id", "after", "version", "actor_user_id")):
+        if person is not None:
+            touched.add(pair_id)
+        elif pair_id not in touched:
+            states[pair_id] = ({k: after.get(k) for k in DRAFTED_KEYS}, version)
+    for pair in pairs:
+        if pair.pk not in states:
+            source = pair.draft if pair.draft_id else pair
+            states[pair.pk] = ({"question": source.question, "answer": source.answer, "options": source.options,
+                                "answer_index": source.answer_index, "answer_start_s": None, "answer_end_s": None}, 1)
+    return states
+
+
 def _video_out(video: Video, role: str, offset_s: float = 0.0, label: str | None = None) -> dict:
     return {
         "id": video.pk, "role": role, "label": label, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
@@ -77,12 +107,18 @@ SELECT u.id, u.start_s, u.end_s, u.group_id,
        q.id, q.origin, q.question, q.answer, q.options, q.answer_index, q.clip_start_s, q.clip_end_s, q.version,
        q.flag_reason, q.flag_source, t.slug, t.name,
        d.question, d.answer, d.options, d.answer_index,
-       t.answer_kind, q.answer_start_s, q.answer_end_s, q.videos
+       t.answer_kind, q.answer_start_s, q.answer_end_s, q.videos, m.after, m.version
 FROM qa_workunit u
 JOIN media_video v ON v.id = u.video_id
 LEFT JOIN qa_qapair q ON q.unit_id = u.id AND q.{column} = %(value)s
 LEFT JOIN qa_qatype t ON t.id = q.qa_type_id
 LEFT JOIN drafts_draft d ON d.id = q.draft_id
+LEFT JOIN LATERAL (
+    SELECT r.after, r.version FROM qa_revision r
+    WHERE %(blind)s AND r.qa_pair_id = q.id
+      AND NOT EXISTS (SELECT 1 FROM qa_revision h
+                      WHERE h.qa_pair_id = q.id AND h.actor_user_id IS NOT NULL AND h.id <= r.id)
+    ORDER BY r.id DESC LIMIT 1) m ON TRUE
 WHERE u.id = %(unit)s
 ORDER BY q.id"""
 
@@ -98,8 +134,9 @@ def unit_payload(item: QueueItem, user) -> dict:
     The project's QA types and guidelines are not repeated
     here: pages and scripts read them once from ``/api/projects/{slug}/qa-types/``.
 
-    Never includes who else completed a pass of the unit; an overlap pass shows the machine drafts as drafted,
-    not what the first pass made of them. Times in seconds, lease times ISO 8601. This is served on
+    Never includes who else completed a pass of the unit; an overlap pass shows each machine QA pair
+    as it was before any person touched it (content, answer interval and version: ``drafted_states``),
+    not what the first pass made of it. Times in seconds, lease times ISO 8601. This is served on
     every claim, so it costs one query, plus one for a group's videos (a day-night pair, an ego-exo
     set: every member in display order with its ``label`` and ``offset_s``), one for the labelled
     videos of its QA pairs (``with_labelled_videos``) when there are any, and one when the claim
@@ -110,7 +147,7 @@ def unit_payload(item: QueueItem, user) -> dict:
     blind = item.kind == QueueItem.Kind.OVERLAP
     column, value = PASS_FILTER[item.kind]
     with connection.cursor() as cursor:
-        cursor.execute(_PAYLOAD_SQL.format(column=column), {"value": value, "unit": item.unit_id})
+        cursor.execute(_PAYLOAD_SQL.format(column=column), {"value": value, "unit": item.unit_id, "blind": blind})
         rows = cursor.fetchall()
     (unit_id, start_s, end_s, group_id, video_id, filename, duration_s, fps, width, height, illumination, difficulty,
      rendition, poster, hls, thumbnails_vtt) = rows[0][:16]
@@ -125,11 +162,19 @@ def unit_payload(item: QueueItem, user) -> dict:
     for row in rows:
         (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
          flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index,
-         answer_kind, answer_start_s, answer_end_s, labelled) = row[16:]
+         answer_kind, answer_start_s, answer_end_s, labelled, drafted, drafted_version) = row[16:]
         if qa_id is None:
             continue
-        if blind and d_question is not None:
-            question, answer, options, answer_index = d_question, d_answer, d_options, d_answer_index
+        if blind and drafted is not None:  # the pair before any person touched it (``drafted_states``)
+            drafted = _json(drafted)
+            question, answer, options, answer_index, answer_start_s, answer_end_s = (
+                drafted.get(k) for k in DRAFTED_KEYS)
+            version = drafted_version
+        elif blind:  # no revision before a person's: the machine draft, no interval (as drafted_states)
+            if d_question is not None:
+                question, answer, options, answer_index = d_question, d_answer, d_options, d_answer_index
+            answer_start_s = answer_end_s = None
+            version = 1
         qa_pairs.append({
             "id": qa_id, "qa_type": type_slug, "qa_type_name": type_name, "origin": origin, "question": question,
             "answer": answer, "options": _json(options), "answer_index": answer_index,
@@ -463,6 +508,14 @@ def unit_history(unit: WorkUnit) -> dict:
                      "state": readable_state(a.state, pairs)})
     return {"passes": passes, "submissions": submissions, "skips": skips, "work": work,
             "qa_pairs": list(pairs.values())}
+
+
+def units_held_blind(user, project: Project) -> list[int]:
+    """The units of ``project`` on which ``user`` holds an open overlap pass (at most one: a person
+    holds one open item per project). Their QA pairs are left out of the QA list until the person
+    submits, as their status, provenance and text are the first pass's (SPEC part 5; issue 19)."""
+    return list(QueueItem.objects.filter(project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
+                                         leased_by=user).values_list("unit_id", flat=True))
 
 
 def refuse_during_blind_pass(user, unit_id: int) -> None:

@@ -24,7 +24,7 @@ from annotator.media.selectors import group_window
 from annotator.projects.models import Project
 from annotator.qa import queue
 from annotator.qa.models import Autosave, QAPair, QAType, QueueItem, Revision, Skip, Submission, Verdict, WorkUnit
-from annotator.qa.selectors import pairs_for_pass
+from annotator.qa.selectors import DRAFTED_KEYS, drafted_states, pairs_for_pass
 
 MAX_TEXT = 4000
 MAX_AUTOSAVE_BYTES = 256 * 1024
@@ -272,13 +272,12 @@ def _text_error(value, label: str) -> str | None:
     return None
 
 
-def _content(pair: QAPair, *, as_drafted: bool) -> dict:
-    """What the person was shown of ``pair``: its current content, or the machine's draft (overlap
-    passes are blind to the first pass). A draft has no answer interval: the pair's is shown."""
-    source = pair.draft if as_drafted and pair.draft_id else pair
-    return {"question": source.question, "answer": source.answer, "options": source.options,
-            "answer_index": source.answer_index, "answer_start_s": pair.answer_start_s,
-            "answer_end_s": pair.answer_end_s}
+def _content(pair: QAPair, *, as_drafted: dict | None = None) -> dict:
+    """What the person was shown of ``pair``: its current content, or ``as_drafted``, the content
+    before any person touched it (``selectors.drafted_states``), which is what an overlap pass is
+    shown: it is blind to the first pass, its text and its answer interval alike."""
+    source = as_drafted if as_drafted is not None else pair.snapshot()
+    return {k: source.get(k) for k in DRAFTED_KEYS}
 
 
 def interval_answer_text(start_s: float, end_s: float) -> str:
@@ -440,7 +439,8 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         blind = item.kind == QueueItem.Kind.OVERLAP
         pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",))
                  .select_related("draft", "qa_type")}
-        shown = {pk: _content(p, as_drafted=blind) for pk, p in pairs.items()}
+        drafted = drafted_states(pairs.values()) if blind else {}
+        shown = {pk: _content(p, as_drafted=drafted[pk][0] if blind else None) for pk, p in pairs.items()}
         interval_ids = {pk for pk, p in pairs.items() if p.qa_type.answer_kind == QAType.AnswerKind.INTERVAL}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
         errors = _validate(decisions, additions, shown, types, unit, interval_ids)
@@ -594,7 +594,7 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
             raise Conflict("someone else changed this QA pair since you loaded it; nothing was saved",
                               conflicts=[{"qa_id": pair.pk, "your_version": version, "version": pair.version,
                                           "current": pair.snapshot()}])
-        new = _proposed(_content(pair, as_drafted=False),
+        new = _proposed(_content(pair),
                         Decision(qa_id, "modify", question=question, answer=answer, options=options, answer_index=answer_index))
         errors: dict[str, str] = {}
         for label in ("question", "answer"):

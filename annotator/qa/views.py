@@ -178,9 +178,13 @@ def _qa_type_errors(project, form) -> dict:
 
 @login_required
 def qa_list(request, slug: str):
-    """QA pairs of the project, filterable by status and QA type, each linking to its history."""
+    """QA pairs of the project, filterable by status and QA type, each linking to its history. The
+    pairs of a unit the person verifies blind (an overlap pass they hold) are left out until they
+    submit it, and the page says how many (all of the unit's, whatever the filters)."""
     project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
-    qs = QAPair.objects.filter(project=project).select_related("qa_type", "video").order_by("-updated_at")
+    blind = selectors.units_held_blind(request.user, project)
+    qs = (QAPair.objects.filter(project=project).exclude(unit_id__in=blind).select_related("qa_type", "video")
+          .order_by("-updated_at"))
     status, qa_type = request.GET.get("status", ""), request.GET.get("qa_type", "")
     if status:
         qs = qs.filter(status=status)
@@ -189,6 +193,7 @@ def qa_list(request, slug: str):
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
     return render(request, "qa/qa_list.html", {
         "project": project, "page": page, "status": status, "qa_type": qa_type,
+        "hidden_blind": QAPair.objects.filter(unit_id__in=blind).count() if blind else 0,
         "statuses": QAPair.Status.values, "types": QAType.objects.filter(project=project)})
 
 
