@@ -227,7 +227,7 @@ def main() -> None:
         profile = None
         if args.profile:
             profile = Profile()
-            profile.wrap(runs, "_work_one", JOB)
+            profile.wrap(runs.ENGINE, "_work_one", JOB)  # one video, claim to save (the run engine)
             profile.wrap(ffmpeg, "sample_frames", "sampling frames (ffmpeg)")
             profile.wrap(llm, "chat", "HTTP call (holding a slot)")
             profile.wrap(llm.openai, "OpenAI", "  making the client")

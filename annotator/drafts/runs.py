@@ -3,10 +3,12 @@
 ``start`` is the one entry point for every pipeline (the ``draft`` command, the API and the runs
 page call it). ``templates`` and ``llm`` keep their one-task-per-video path
 (``annotator.drafts.services``); the multi-stage pipelines (``annotator.drafts.pipelines``) are
-run by one job task per run (``drafts.run``), which works the run's videos on twice as many
-threads as its servers allow (the largest concurrency; at most ``DRAFT_RUN_MAX_THREADS``), each
-video through all its stages: while some threads sample frames with ffmpeg, the others keep the
-server's slots (``engine.ServerSlots``, which bound the requests in flight) busy. After ``DRAFT_RUN_SLICE_S`` seconds the task queues itself to go on.
+run by one job task per run (``drafts.run``) on the one run engine (``annotator.inference.runs``),
+which works the run's videos on twice as many threads as its servers allow (the largest
+concurrency; at most ``DRAFT_RUN_MAX_THREADS``), each video through all its stages: while some
+threads sample frames with ffmpeg, the others keep the server's slots (which bound the requests in
+flight) busy. After ``DRAFT_RUN_SLICE_S`` seconds the task queues itself to go on. This module
+gives the engine one video's work (``DraftRuns.work``).
 
 A video's job is written in one transaction when all its stages succeeded, so a failed or
 cancelled video writes nothing. ``resume`` puts failed and cancelled videos back in the queue;
@@ -18,13 +20,10 @@ from __future__ import annotations
 
 import logging
 import re
-import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.db import close_old_connections, connection, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db import transaction
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -34,6 +33,7 @@ from annotator.drafts.models import DraftJob, DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
 from annotator.errors import Conflict, Invalid
 from annotator.inference import engine
+from annotator.inference import runs as inference_runs
 from annotator.inference.models import ModelCall, ModelServer
 from annotator.projects.models import Project
 from annotator.qa.models import QAType
@@ -140,16 +140,24 @@ def _actor(run: DraftRun) -> str:
     return f"{run.pipeline}/{models}/run-{run.pk}"[:200]
 
 
-def _work_one(run: DraftRun, definition: PipelineDef, endpoints: dict, job_id: int) -> str:
-    """Do one video's job in this thread; returns its final status. Never raises."""
-    close_old_connections()
-    try:
-        claimed = DraftJob.objects.filter(pk=job_id, status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(
-            status=DraftJob.Status.RUNNING, attempts=F("attempts") + 1, error="")
-        if not claimed:
-            return "gone"
+class DraftRuns(inference_runs.RunEngine):
+    """Drafting runs on the one run engine (``annotator.inference.runs``): the items are the
+    run's videos (``DraftJob``), each worked through all its pipeline's stages in its thread."""
+
+    run_model, item_model, item_run = DraftRun, DraftJob, "run"
+    task, noun, thread_prefix = "drafts.run", "run", "run"
+    threads_per_slot = 2  # while some threads sample frames with ffmpeg, the others keep the slots busy
+
+    def endpoints(self, run: DraftRun) -> dict[str, engine.Endpoint]:
+        return {stage: engine.Endpoint.from_snapshot(snap) for stage, snap in run.servers.items()}
+
+    def work(self, run: DraftRun, endpoints: dict, job_id: int, cancelled) -> str:
+        """One video's job: its pipeline's stages, then its drafts saved in one transaction
+        (``services.save_drafts``); a cancelled, failed or unusable video writes nothing but its
+        status, failed stage and reason."""
+        definition = PIPELINES[run.pipeline]
         job = DraftJob.objects.select_related("video", "run__project").get(pk=job_id)
-        ctx = JobContext(run, job, endpoints)
+        ctx = JobContext(run, job, endpoints, cancelled)
         try:
             result = definition.work(ctx)
             services.save_drafts(job, result.specs, _actor(run), commit=result.commit, summary=result.summary)
@@ -164,59 +172,22 @@ def _work_one(run: DraftRun, definition: PipelineDef, endpoints: dict, job_id: i
         except Invalid as exc:  # the video's own input cannot be used (e.g. no annotations to check against)
             DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.FAILED, error=str(exc))
             return DraftJob.Status.FAILED
-        except Exception as exc:  # a defect must fail this video alone, with its reason, not the run
-            log.exception("draft job %s of run %s", job_id, run.pk)
-            DraftJob.objects.filter(pk=job_id).update(status=DraftJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
-            return DraftJob.Status.FAILED
-    finally:
-        connection.close()
+
+
+ENGINE = DraftRuns()
 
 
 def execute(run_id: int) -> str:
     """Work the queued videos of run ``run_id`` for up to ``DRAFT_RUN_SLICE_S`` seconds, on
     threads; then queue the run again if videos remain, else settle its status. Returns
-    "done", "failed", "cancelled", "continued" or "gone"."""
-    run = DraftRun.objects.select_related("project").filter(pk=run_id).first()
-    if run is None or run.status in (DraftRun.Status.DONE, DraftRun.Status.CANCELLED):
-        return "gone"
-    definition = PIPELINES[run.pipeline]
-    DraftRun.objects.filter(pk=run_id).update(status=DraftRun.Status.RUNNING, error="",
-                                              started_at=Coalesce(F("started_at"), timezone.now()))
-    endpoints = {stage: engine.Endpoint.from_snapshot(snap) for stage, snap in run.servers.items()}
-    threads = min(settings.DRAFT_RUN_MAX_THREADS, 2 * max([e.concurrency for e in endpoints.values()] or [1]))
-    pending = iter(run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING])
-                   .order_by("id").values_list("id", flat=True))
-    deadline = time.monotonic() + settings.DRAFT_RUN_SLICE_S
-    cancelled = False
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"run{run_id}") as pool:
-        running = set()
-        while True:
-            while len(running) < threads and time.monotonic() < deadline and not cancelled:
-                job_id = next(pending, None)
-                if job_id is None:
-                    break
-                running.add(pool.submit(_work_one, run, definition, endpoints, job_id))
-            if not running:
-                break
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            cancelled = cancelled or DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.CANCELLED).exists()
-    return settle(run_id)
+    "done", "failed", "cancelled", "continued" or "gone" (``inference.runs.RunEngine.execute``)."""
+    return ENGINE.execute(run_id)
 
 
 def settle(run_id: int) -> str:
     """Settle a run after a slice: cancelled stays cancelled (queued videos become cancelled);
     videos left queued queue the run again ("continued"); else done, or failed if any video failed."""
-    run = DraftRun.objects.get(pk=run_id)
-    if run.status == DraftRun.Status.CANCELLED:
-        run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(status=DraftJob.Status.CANCELLED)
-        return "cancelled"
-    if run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).exists():
-        jobs.enqueue("drafts.run", run_id)
-        return "continued"
-    failed = run.jobs.filter(status=DraftJob.Status.FAILED).exists()
-    status = DraftRun.Status.FAILED if failed else DraftRun.Status.DONE
-    DraftRun.objects.filter(pk=run_id).exclude(status=DraftRun.Status.CANCELLED).update(status=status, finished_at=timezone.now())
-    return str(status)
+    return ENGINE.settle(run_id)
 
 
 def settle_old_style(run_id: int) -> None:
@@ -231,10 +202,7 @@ def settle_old_style(run_id: int) -> None:
 
 def mark_failed(run_id: int, reason: str) -> None:
     """The run's task gave up (a worker died on it every time): fail the run with ``reason``."""
-    DraftRun.objects.filter(pk=run_id).exclude(status__in=[DraftRun.Status.DONE, DraftRun.Status.CANCELLED]).update(
-        status=DraftRun.Status.FAILED, error=reason, finished_at=timezone.now())
-    DraftJob.objects.filter(run_id=run_id, status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).update(
-        status=DraftJob.Status.FAILED, error=reason)
+    ENGINE.mark_failed(run_id, reason)
 
 
 # ----------------------------------------------------------------------------- cancel and resume
@@ -242,14 +210,7 @@ def mark_failed(run_id: int, reason: str) -> None:
 def cancel(run: DraftRun) -> DraftRun:
     """Cancel a queued or running run: videos not started are cancelled at once, videos in flight
     stop before their next model call and write nothing. Raises Conflict for a finished run."""
-    with transaction.atomic():
-        run = DraftRun.objects.select_for_update().get(pk=run.pk)
-        if run.status not in (DraftRun.Status.QUEUED, DraftRun.Status.RUNNING):
-            raise Conflict(f"run {run.pk} is {run.status}; only a queued or running run can be cancelled")
-        run.status, run.finished_at = DraftRun.Status.CANCELLED, timezone.now()
-        run.save(update_fields=["status", "finished_at"])
-        run.jobs.filter(status=DraftJob.Status.QUEUED).update(status=DraftJob.Status.CANCELLED)
-    return run
+    return ENGINE.cancel(run)
 
 
 def resume(run: DraftRun) -> int:

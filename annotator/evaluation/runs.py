@@ -25,23 +25,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-import threading
-import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-from django.conf import settings
-from django.db import close_old_connections, connection, transaction
-from django.db.models import F, Sum
+from django.db import transaction
+from django.db.models import Sum
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from annotator import jobs
 from annotator.adapters import ffmpeg
-from annotator.errors import Conflict, Invalid
+from annotator.errors import Invalid
 from annotator.evaluation import prompts, study_items
 from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction, Rubric
 from annotator.inference import engine
+from annotator.inference import runs as inference_runs
 from annotator.inference.frames import FRAME_MAX_SIDE, frame_key, sample_frames
 from annotator.inference.models import ModelCall, ModelServer
 from annotator.media import lifelogs
@@ -194,22 +190,6 @@ def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, 
 
 
 # ----------------------------------------------------------------------------- executing
-
-class _Cancelled:
-    """Whether the evaluation was cancelled, read from the database at most once a second."""
-
-    def __init__(self, evaluation_id: int):
-        self.evaluation_id, self.checked, self.cancelled = evaluation_id, 0.0, False
-        self.lock = threading.Lock()
-
-    def __call__(self) -> bool:
-        with self.lock:
-            now = time.monotonic()
-            if not self.cancelled and now - self.checked > 1.0:
-                self.checked = now
-                self.cancelled = Evaluation.objects.filter(pk=self.evaluation_id, status=Evaluation.Status.CANCELLED).exists()
-            return self.cancelled
-
 
 def _call(stage: engine.Stage, endpoint: engine.Endpoint, inp: engine.StageInput, evaluation: Evaluation,
           cancelled, calls: list[int]) -> tuple[dict, int | None]:
@@ -556,14 +536,20 @@ SAVED = ["status", "stage", "error", "prediction", "choice_letter", "choice_inde
          "cost_usd", "frame_times", "intervals", "tious", "response", "updated_at"]
 
 
-def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
-    """Do one item in this thread; returns its final status. Never raises."""
-    close_old_connections()
-    try:
-        claimed = Prediction.objects.filter(pk=prediction_id, status__in=ACTIVE).update(
-            status=Prediction.Status.RUNNING, attempts=F("attempts") + 1, error="")
-        if not claimed:
-            return "gone"
+class Evaluations(inference_runs.RunEngine):
+    """Evaluations (and study evaluations) on the one run engine (``annotator.inference.runs``):
+    the items are the evaluation's predictions, each asked, scored and saved whole in its thread;
+    a finished study evaluation's answers become its model participant's trials."""
+
+    run_model, item_model, item_run = Evaluation, Prediction, "evaluation"
+    task, noun, thread_prefix, threads_per_slot = "evaluation.run", "evaluation", "eval", 1
+
+    def endpoints(self, evaluation: Evaluation) -> dict[str, engine.Endpoint]:
+        return endpoints_of(evaluation)
+
+    def work(self, evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
+        """Ask and score one item, then save it whole with its calls' ids and cost; a failure (the
+        model's, the judge's, the video's, or a defect) is saved on the item with its reason."""
         p = Prediction.objects.select_related("video", "qa_pair__unit__group", "study_item__condition__study"
                                               ).get(pk=prediction_id)
         calls: list[int] = list(p.call_ids or [])
@@ -576,15 +562,22 @@ def _work_one(evaluation: Evaluation, endpoints: dict, prediction_id: int, cance
             p.status, p.error = Prediction.Status.FAILED, exc.reason
         except Invalid as exc:  # the item's own input cannot be used (no video, an empty clip)
             p.status, p.error = Prediction.Status.FAILED, str(exc)
-        except Exception as exc:  # a defect fails this item alone, with its reason, not the run
+        except Exception as exc:  # a defect fails this item alone, with its reason and its calls kept
             log.exception("evaluation %s item %s", evaluation.pk, prediction_id)
             p.status, p.error = Prediction.Status.FAILED, f"{type(exc).__name__}: {exc}"
         p.call_ids = calls
         p.cost_usd = ModelCall.objects.filter(pk__in=calls).aggregate(c=Coalesce(Sum("cost_usd"), 0.0))["c"]
         p.save(update_fields=SAVED)
         return p.status
-    finally:
-        connection.close()
+
+    def finishing(self, evaluation: Evaluation) -> None:
+        study_items.record(evaluation)  # a study's items: the answers become the model participant's trials
+
+    def not_cancellable(self, evaluation: Evaluation) -> str:
+        return f"evaluation {evaluation.pk} is {evaluation.status}; only a queued or running one can be cancelled"
+
+
+ENGINE = Evaluations()
 
 
 def endpoints_of(evaluation: Evaluation) -> dict[str, engine.Endpoint]:
@@ -597,66 +590,22 @@ def endpoints_of(evaluation: Evaluation) -> dict[str, engine.Endpoint]:
 def execute(evaluation_id: int) -> str:
     """Work the queued items of evaluation ``evaluation_id`` for up to ``DRAFT_RUN_SLICE_S``
     seconds on threads; then queue the evaluation again if items remain, else settle its status.
-    Returns "done", "failed", "cancelled", "continued" or "gone"."""
-    evaluation = Evaluation.objects.filter(pk=evaluation_id).first()
-    if evaluation is None or evaluation.status in (Evaluation.Status.DONE, Evaluation.Status.CANCELLED):
-        return "gone"
-    Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.RUNNING, error="",
-                                                       started_at=Coalesce(F("started_at"), timezone.now()))
-    endpoints = endpoints_of(evaluation)
-    threads = min(settings.DRAFT_RUN_MAX_THREADS, max(e.concurrency for e in endpoints.values()))
-    pending = iter(list(evaluation.predictions.filter(status__in=ACTIVE).order_by("id").values_list("id", flat=True)))
-    deadline = time.monotonic() + settings.DRAFT_RUN_SLICE_S
-    cancelled = _Cancelled(evaluation_id)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eval{evaluation_id}") as pool:
-        running: set = set()
-        while True:
-            while len(running) < threads and time.monotonic() < deadline and not cancelled():
-                item = next(pending, None)
-                if item is None:
-                    break
-                running.add(pool.submit(_work_one, evaluation, endpoints, item, cancelled))
-            if not running:
-                break
-            _, running = wait(running, return_when=FIRST_COMPLETED)
-    return settle(evaluation_id)
+    Returns "done", "failed", "cancelled", "continued" or "gone" (``inference.runs.RunEngine``)."""
+    return ENGINE.execute(evaluation_id)
 
 
 def settle(evaluation_id: int) -> str:
     """After a slice: a cancelled evaluation stays cancelled (its open items become cancelled);
     items left open queue it again ("continued"); else done, or failed if any item failed."""
-    evaluation = Evaluation.objects.get(pk=evaluation_id)
-    if evaluation.status == Evaluation.Status.CANCELLED:
-        evaluation.predictions.filter(status__in=ACTIVE).update(status=Prediction.Status.CANCELLED)
-        return "cancelled"
-    if evaluation.predictions.filter(status__in=ACTIVE).exists():
-        jobs.enqueue("evaluation.run", evaluation_id)
-        return "continued"
-    failed = evaluation.predictions.filter(status=Prediction.Status.FAILED).exists()
-    status = Evaluation.Status.FAILED if failed else Evaluation.Status.DONE
-    study_items.record(evaluation)  # a study's items: the answers become the model participant's trials
-    Evaluation.objects.filter(pk=evaluation_id).exclude(status=Evaluation.Status.CANCELLED).update(
-        status=status, finished_at=timezone.now())
-    return str(status)
+    return ENGINE.settle(evaluation_id)
 
 
 def mark_failed(evaluation_id: int, reason: str) -> None:
     """The job gave up (a worker died on it every time): fail the evaluation and its open items."""
-    Evaluation.objects.filter(pk=evaluation_id).exclude(status__in=[Evaluation.Status.DONE, Evaluation.Status.CANCELLED]
-                                                        ).update(status=Evaluation.Status.FAILED, error=reason,
-                                                                 finished_at=timezone.now())
-    Prediction.objects.filter(evaluation_id=evaluation_id, status__in=ACTIVE).update(
-        status=Prediction.Status.FAILED, error=reason)
+    ENGINE.mark_failed(evaluation_id, reason)
 
 
 def cancel(evaluation: Evaluation) -> Evaluation:
     """Cancel a queued or running evaluation: items not started are cancelled at once, items in
     flight stop before their next model call. Raises Conflict for a finished one."""
-    with transaction.atomic():
-        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
-        if evaluation.status not in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING):
-            raise Conflict(f"evaluation {evaluation.pk} is {evaluation.status}; only a queued or running one can be cancelled")
-        evaluation.status, evaluation.finished_at = Evaluation.Status.CANCELLED, timezone.now()
-        evaluation.save(update_fields=["status", "finished_at"])
-        evaluation.predictions.filter(status=Prediction.Status.QUEUED).update(status=Prediction.Status.CANCELLED)
-    return evaluation
+    return ENGINE.cancel(evaluation)

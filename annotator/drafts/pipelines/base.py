@@ -9,8 +9,6 @@ whole or not at all; a stage that fails raises ``StageFailed`` and the video wri
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,6 +17,7 @@ from annotator.drafts.templates import DraftSpec
 from annotator.errors import Invalid
 from annotator.inference import engine
 from annotator.inference.frames import FRAME_MAX_SIDE, frame_key, sample_frames
+from annotator.inference.runs import CancelFlag
 from annotator.media.models import Video
 
 
@@ -37,22 +36,14 @@ class JobContext:
     """One video's job as a pipeline sees it: the run, the job, its video, the endpoint of each
     stage, and helpers to sample frames and call stages (recording the stage being worked on)."""
 
-    def __init__(self, run: DraftRun, job: DraftJob, endpoints: dict[str, engine.Endpoint]):
+    def __init__(self, run: DraftRun, job: DraftJob, endpoints: dict[str, engine.Endpoint],
+                 cancelled: Callable[[], bool] | None = None):
         self.run, self.job, self.video, self.endpoints = run, job, job.video, endpoints
         self.params = run.params or {}
-        self._cancel_checked = 0.0
-        self._cancelled = False
-        self._lock = threading.Lock()
+        # Whether the run was cancelled: the run engine's flag, shared by the slice's threads (read
+        # from the database at most once a second); a context made alone reads its own.
+        self.cancelled = cancelled or CancelFlag(DraftRun, run.pk)
         self._frames: dict[str, list[bytes]] = {}
-
-    def cancelled(self) -> bool:
-        """Whether the run was cancelled (read from the database at most once a second)."""
-        with self._lock:
-            now = time.monotonic()
-            if not self._cancelled and now - self._cancel_checked > 1.0:
-                self._cancel_checked = now
-                self._cancelled = DraftRun.objects.filter(pk=self.run.pk, status=DraftRun.Status.CANCELLED).exists()
-            return self._cancelled
 
     def call(self, stage: str, inp: engine.StageInput) -> dict:
         """Call ``stage`` on its endpoint; returns the validated answer. Raises StageFailed or
