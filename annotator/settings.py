@@ -315,10 +315,23 @@ MEDIA_HLS_LOW_HEIGHT = env_int("MEDIA_HLS_LOW_HEIGHT", 360, minimum=16)
 MEDIA_THUMB_WIDTH = env_int("MEDIA_THUMB_WIDTH", 160, minimum=16)
 MEDIA_THUMB_MAX_TILES = env_int("MEDIA_THUMB_MAX_TILES", 1000, minimum=1)
 MEDIA_THUMB_MIN_INTERVAL_S = env_int("MEDIA_THUMB_MIN_INTERVAL_S", 1, minimum=1)
+# Limits checked when a video is probed, before anything is stored or transcoded (issue 19: a 1.2 MB
+# upload declaring 23.9 hours became 34,405 HLS files): its duration times its resolution, in
+# megapixel-hours (1920x1080 for 24 hours is 49.8), and the HLS segments of one quality level
+# (8640 segments of 5 s are 12 hours).
+MEDIA_MAX_MEGAPIXEL_HOURS = env_float("MEDIA_MAX_MEGAPIXEL_HOURS", 50.0, minimum=0.000001)
+MEDIA_HLS_MAX_SEGMENTS = env_int("MEDIA_HLS_MAX_SEGMENTS", 8640, minimum=1)
+# An upload (any request body) that sends no byte for this many seconds is cut off with a 408
+# (gunicorn.conf.py sets it on the socket; issue 19: an upload announcing 8 GiB and sending nothing
+# held a web thread for ever).
+REQUEST_BODY_TIMEOUT_S = env_float("REQUEST_BODY_TIMEOUT_S", 60.0, minimum=1.0)
 for _name, _value, _most in (("MEDIA_HLS_MIN_DURATION_S", MEDIA_HLS_MIN_DURATION_S, 86400),
                              ("MEDIA_HLS_SEGMENT_S", MEDIA_HLS_SEGMENT_S, 6), ("MEDIA_HLS_LOW_HEIGHT", MEDIA_HLS_LOW_HEIGHT, 2160),
                              ("MEDIA_THUMB_WIDTH", MEDIA_THUMB_WIDTH, 640), ("MEDIA_THUMB_MAX_TILES", MEDIA_THUMB_MAX_TILES, 10000),
-                             ("MEDIA_THUMB_MIN_INTERVAL_S", MEDIA_THUMB_MIN_INTERVAL_S, 600)):
+                             ("MEDIA_THUMB_MIN_INTERVAL_S", MEDIA_THUMB_MIN_INTERVAL_S, 600),
+                             ("MEDIA_MAX_MEGAPIXEL_HOURS", MEDIA_MAX_MEGAPIXEL_HOURS, 10000),
+                             ("MEDIA_HLS_MAX_SEGMENTS", MEDIA_HLS_MAX_SEGMENTS, 100000),
+                             ("REQUEST_BODY_TIMEOUT_S", REQUEST_BODY_TIMEOUT_S, 3600)):
     if _value > _most:
         raise ImproperlyConfigured(f"{_name} must be <= {_most}, got {_value}")
 # Redis redelivers a message not acknowledged within this time; it must exceed the longest task.

@@ -12,7 +12,7 @@ HTML elsewhere.
 
 from __future__ import annotations
 
-from django.http import JsonResponse
+from django.http import JsonResponse, UnreadablePostError
 from django.views import defaults
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -62,11 +62,27 @@ def flatten(detail, path: str = "") -> dict[str, str]:
     return out
 
 
+def body_cut_off(exc: UnreadablePostError) -> tuple[int, str]:
+    """The answer to a request body that could not be read to its end: 408 when it stalled (no byte
+    for REQUEST_BODY_TIMEOUT_S seconds: ``gunicorn.conf.py`` sets that timeout on the socket, issue
+    19), else 400 (the client closed the connection or reset it)."""
+    from django.conf import settings
+
+    if isinstance(exc.__cause__, TimeoutError):
+        return 408, (f"the upload stalled: nothing arrived for {settings.REQUEST_BODY_TIMEOUT_S:g} s "
+                     "(REQUEST_BODY_TIMEOUT_S), so it was cut off; nothing was saved")
+    return 400, "the request body was cut off before its end; nothing was saved"
+
+
 def handler(exc, context):
-    """DRF exception handler: domain errors by ``STATUS``; DRF's and Django's errors with DRF's
-    status codes and headers; every body in the ``Error`` shape. None (a 500) for anything else."""
+    """DRF exception handler: domain errors by ``STATUS``; a body cut off by ``body_cut_off``; DRF's
+    and Django's errors with DRF's status codes and headers; every body in the ``Error`` shape. None
+    (a 500) for anything else."""
     if isinstance(exc, errors.DomainError):
         return Response(exc.as_body(), status=status_of(exc))
+    if isinstance(exc, UnreadablePostError):
+        code, detail = body_cut_off(exc)
+        return Response({"detail": detail, "errors": {}}, status=code, headers={"Connection": "close"})
     response = exception_handler(exc, context)
     if response is None:
         return None

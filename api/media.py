@@ -9,7 +9,8 @@ only the people who run the platform may run ``ingest``.
 
 An upload is streamed to a temporary file under ``MEDIA_WORK_DIR`` as it arrives
 (``BoundedUploadHandler``): never whole in memory, and refused with 413 as soon as the body passes
-``MEDIA_MAX_UPLOAD_BYTES``.
+``MEDIA_MAX_UPLOAD_BYTES``. One that stops arriving for REQUEST_BODY_TIMEOUT_S seconds is cut off
+with 408 (``gunicorn.conf.py``, ``api.exceptions.body_cut_off``).
 """
 
 from __future__ import annotations
@@ -162,9 +163,20 @@ class VideoListUploadView(VideoListView):
             request.upload_handlers = [BoundedUploadHandler(request)]
         return super().initialize_request(request, *args, **kwargs)
 
+    def perform_authentication(self, request):
+        # A signed-in session's CSRF check reads the body (request.POST) and swallows a read error, so
+        # a stalled upload would be answered "CSRF token missing": read it first for such sessions
+        # and let ``api.exceptions.body_cut_off`` answer (408). A token's holder is known before any
+        # byte of the body is read, and anyone else is refused with the body unread.
+        django_request = request._request
+        if request.method == "POST" and getattr(getattr(django_request, "user", None), "is_authenticated", False):
+            django_request.POST  # noqa: B018 (parses the multipart body; UnreadablePostError if cut off)
+        super().perform_authentication(request)
+
     @extend_schema(
         request={"multipart/form-data": VideoUploadIn},
-        responses={**INGESTED, 413: OpenApiResponse(description="The upload is over MEDIA_MAX_UPLOAD_BYTES.")},
+        responses={**INGESTED, 413: OpenApiResponse(description="The upload is over MEDIA_MAX_UPLOAD_BYTES."),
+                   408: OpenApiResponse(description="The upload stalled: nothing arrived for REQUEST_BODY_TIMEOUT_S.")},
         summary="Upload a video (admins): deduplicated by SHA-256, probed, its transcode queued",
     )
     def post(self, request, slug):

@@ -75,13 +75,33 @@ def _apply_manifest(video: Video, entry: ManifestEntry | None) -> None:
     video.extra = entry.extra
 
 
+def limit_refusal(duration_s: float | None, width: int | None, height: int | None) -> str:
+    """Why a video of ``duration_s`` seconds and ``width`` x ``height`` px is refused before any
+    transcode, in plain words, or "" when it is within the limits: its megapixel-hours (duration in
+    hours x width x height / 10^6) above MEDIA_MAX_MEGAPIXEL_HOURS, or more HLS segments per
+    quality level than MEDIA_HLS_MAX_SEGMENTS (``streaming.too_many_segments``)."""
+    from annotator.media import streaming
+
+    hours = (duration_s or 0.0) / 3600
+    megapixel_hours = hours * (width or 0) * (height or 0) / 1e6
+    problems = []
+    if megapixel_hours > settings.MEDIA_MAX_MEGAPIXEL_HOURS:
+        problems.append(f"too long for its size: {streaming.duration_words(duration_s)} at {width}x{height} is "
+                        f"{megapixel_hours:.3g} megapixel-hours; the limit is {settings.MEDIA_MAX_MEGAPIXEL_HOURS:g} "
+                        "(MEDIA_MAX_MEGAPIXEL_HOURS)")
+    if segments := streaming.too_many_segments(duration_s):
+        problems.append(segments)
+    return "; ".join(problems)
+
+
 def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None, *,
                 filename: str | None = None, stored_name: str | None = None) -> IngestResult:
     """Ingest one file into ``project``.
 
     Steps: check it exists, is non-empty and not above ``MEDIA_MAX_UPLOAD_BYTES``; hash it; if the
     project already has this content, report a duplicate (refreshing manifest metadata); else
-    probe with ffprobe and decode both ends; store the original untouched; create the Video as
+    probe with ffprobe; refuse a video beyond the limits (``limit_refusal``: duration times
+    resolution, HLS segments); decode both ends; store the original untouched; create the Video as
     ``processing`` and queue its transcode on commit. A file that fails any check is recorded as a
     ``failed`` Video with the reason (when it could be hashed) and never raises.
 
@@ -111,6 +131,8 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
         return IngestResult(shown, "duplicate", existing.pk, f"same content as video {existing.pk} ({existing.filename})")
     try:
         probed = ffmpeg.probe(path)
+        if refusal := limit_refusal(probed.duration_s, probed.width, probed.height):
+            raise ffmpeg.MediaError(refusal)
         ffmpeg.check_decodable(path, probed.duration_s, timeout_s=settings.MEDIA_PROBE_TIMEOUT_S)
     except ffmpeg.MediaError as exc:
         return _record_failure(project, name, shown, size, digest, str(exc).replace(str(path), name), entry)
@@ -280,7 +302,8 @@ def transcode(video_id: int) -> Video | None:
     Idempotent: returns at once if the video is gone or not processing. Outputs are written to
     temporary files and saved to storage only when all are complete. A file ffmpeg cannot transcode,
     or whose thumbnails or HLS rendition ffmpeg cannot make, marks the video ``failed`` with ffmpeg's
-    reason (retrying would not help; nothing is saved). Storage errors (OSError) propagate so the
+    reason (retrying would not help; nothing is saved), and so does a video beyond the limits
+    (``limit_refusal``), before ffmpeg runs. Storage errors (OSError) propagate so the
     Celery task retries them.
     """
     from annotator.media import streaming
@@ -288,6 +311,11 @@ def transcode(video_id: int) -> Video | None:
     video = Video.objects.filter(pk=video_id).first()
     if video is None or video.status != Video.Status.PROCESSING:
         return video
+    # Ingest checked the limits; a video queued before they were lowered is refused here, unread.
+    if refusal := limit_refusal(video.duration_s, video.width, video.height):
+        Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(status=Video.Status.FAILED,
+                                                                                 error=refusal)
+        return Video.objects.filter(pk=video.pk).first()
     max_height = settings.MEDIA_RENDITION_MAX_HEIGHT
     long = streaming.needs_hls(video.duration_s)
     keyframes = settings.MEDIA_HLS_SEGMENT_S if long else None
@@ -545,6 +573,6 @@ def derive_night(day_id: int, level: str) -> Video | None:
     return existing
 
 
-__all__ = ["IngestResult", "expand_paths", "ingest_file", "register_stored", "check_storage_key", "local_copy",
+__all__ = ["IngestResult", "expand_paths", "ingest_file", "limit_refusal", "register_stored", "check_storage_key", "local_copy",
            "on_local_disk", "transcode", "mark_transcode_failed", "sha256_of",
            "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "make_group", "GROUP_MAKERS", "night_candidates", "derive_night"]

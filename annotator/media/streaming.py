@@ -47,6 +47,34 @@ def needs_hls(duration_s: float | None) -> bool:
     return (duration_s or 0) > settings.MEDIA_HLS_MIN_DURATION_S
 
 
+def hls_segments(duration_s: float | None) -> int:
+    """Segments of one HLS quality level of a video of ``duration_s`` seconds:
+    ``ceil(duration / MEDIA_HLS_SEGMENT_S)``, 0 when it gets no HLS rendition (``needs_hls``)."""
+    if not needs_hls(duration_s):
+        return 0
+    return math.ceil(duration_s / settings.MEDIA_HLS_SEGMENT_S)
+
+
+def duration_words(seconds: float) -> str:
+    """A duration in plain words: "23.9 hours", "12.5 minutes", "10.0 seconds"."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} hours"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} minutes"
+    return f"{seconds:.1f} seconds"
+
+
+def too_many_segments(duration_s: float | None) -> str:
+    """Why a video of ``duration_s`` seconds cannot have an HLS rendition, in plain words: more
+    segments per quality level than MEDIA_HLS_MAX_SEGMENTS; "" when it can."""
+    segments, most = hls_segments(duration_s), settings.MEDIA_HLS_MAX_SEGMENTS
+    if segments <= most:
+        return ""
+    return (f"too long to stream: {duration_words(duration_s)} would make {segments:,} HLS segments of "
+            f"{settings.MEDIA_HLS_SEGMENT_S} s per quality level; the limit is {most:,} "
+            f"({duration_words(most * settings.MEDIA_HLS_SEGMENT_S)}, MEDIA_HLS_MAX_SEGMENTS)")
+
+
 def hls_prefix(video) -> str:
     """Storage folder of ``video``'s HLS files: ``hls/<pk>/<first 16 hex of sha256>``."""
     return f"hls/{video.pk}/{video.sha256[:16]}"
@@ -162,6 +190,9 @@ def make_hls(top: Path, out: Path, work: Path, *, duration_s: float, audio: bool
     segment_s = settings.MEDIA_HLS_SEGMENT_S
     timeout = ffmpeg.timeout_for(duration_s)
     top_probe = ffmpeg.probe(top)
+    # The limit was checked on the original's declared duration; the rendition's own is what is cut.
+    if refusal := too_many_segments(top_probe.duration_s):
+        raise ffmpeg.MediaError(refusal)
     low = work / "hls-low.mp4"
     low_height = low_level_height(top_probe.height)
     ffmpeg.run(ffmpeg.hls_level_args(top, low, height=low_height, keyframe_every_s=segment_s, audio=audio),
