@@ -1,9 +1,9 @@
 """Pipeline runs: start, execute, cancel, resume, and report progress (issue 10).
 
 ``start`` is the one entry point for every pipeline (the ``draft`` command, the API and the runs
-page call it). ``templates`` and ``llm`` keep their one-task-per-video path
-(``annotator.drafts.services``); the multi-stage pipelines (``annotator.drafts.pipelines``) are
-run by one job task per run (``drafts.run``) on the one run engine (``annotator.inference.runs``),
+page call it). ``llm`` keeps its one-task-per-video path (``annotator.drafts.services``); the
+pipelines of ``annotator.drafts.pipelines`` (``templates``, with no model, and the multi-stage
+ones) are run by one job task per run (``drafts.run``) on the one run engine (``annotator.inference.runs``),
 which works the run's videos on twice as many threads as its servers allow (the largest
 concurrency; at most ``DRAFT_RUN_MAX_THREADS``), each video through all its stages: while some
 threads sample frames with ffmpeg, the others keep the server's slots (which bound the requests in
@@ -40,7 +40,7 @@ from annotator.qa.models import QAType
 
 log = logging.getLogger(__name__)
 
-OLD_STYLE = {Pipeline.TEMPLATES, Pipeline.LLM}
+OLD_STYLE = {Pipeline.LLM}  # the last one-task-per-video pipeline (issue 18: to become a pipeline module)
 QA_TYPE_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 
 
@@ -121,8 +121,9 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
         run = DraftRun(project=project, pipeline=pipeline, servers=servers, params=params, created_by=user,
                        qa_type=params.get("qa_type", ""),
                        model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
-                       prompt_version=", ".join(f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages
-                                                if s in engine.STAGES)[:300] or pipeline)
+                       prompt_version=definition.prompt_version or ", ".join(
+                           f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages if s in engine.STAGES
+                       )[:300] or pipeline)
         videos, skipped = definition.select(run)
         if not videos:
             transaction.set_rollback(True)
@@ -134,11 +135,6 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
 
 
 # ----------------------------------------------------------------------------- executing a run
-
-def _actor(run: DraftRun) -> str:
-    models = "+".join(sorted({s["model"] for s in run.servers.values()})) or "no-model"
-    return f"{run.pipeline}/{models}/run-{run.pk}"[:200]
-
 
 class DraftRuns(inference_runs.RunEngine):
     """Drafting runs on the one run engine (``annotator.inference.runs``): the items are the
@@ -160,7 +156,7 @@ class DraftRuns(inference_runs.RunEngine):
         ctx = JobContext(run, job, endpoints, cancelled)
         try:
             result = definition.work(ctx)
-            services.save_drafts(job, result.specs, _actor(run), commit=result.commit, summary=result.summary)
+            services.save_drafts(job, result.specs, definition.actor(run), commit=result.commit, summary=result.summary)
             DraftJob.objects.filter(pk=job_id).update(stage="")
             return DraftJob.Status.DONE
         except engine.RunCancelled:
@@ -191,7 +187,7 @@ def settle(run_id: int) -> str:
 
 
 def settle_old_style(run_id: int) -> None:
-    """For a templates or llm run (one task per video): done or failed once no video is queued."""
+    """For an llm run (one task per video): done or failed once no video is queued."""
     run = DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.RUNNING).first()
     if run is None or run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).exists():
         return
@@ -230,9 +226,8 @@ def resume(run: DraftRun) -> int:
         if run.pipeline in OLD_STYLE:
             DraftJob.objects.filter(pk__in=redo).update(attempts=0)
             DraftRun.objects.filter(pk=run.pk).update(status=DraftRun.Status.RUNNING)
-            task = "drafts.templates" if run.pipeline == Pipeline.TEMPLATES else "drafts.llm"
             for job_id in redo:
-                jobs.enqueue(task, job_id)
+                jobs.enqueue("drafts.llm", job_id)
         else:
             jobs.enqueue("drafts.run", run.pk)
     return len(redo)

@@ -1,6 +1,6 @@
-"""Writes for machine drafts: launch a run, execute one video's job, save its drafts.
+"""Writes for machine drafts: launch an llm run, execute one video's job, save its drafts.
 
-A run makes one DraftJob per ready video and queues one Celery task per job on commit. Jobs save
+An llm run makes one DraftJob per ready video and queues one Celery task per job on commit. Jobs save
 their drafts, QA pairs, the unit that serves them and a ``draft`` revision per pair in one
 transaction, so a job either wrote everything or nothing.
 """
@@ -19,7 +19,7 @@ from annotator import jobs
 from annotator.adapters import ffmpeg, llm
 from annotator.drafts import llm as llm_format
 from annotator.drafts.models import Draft, DraftJob, DraftRun, Pipeline
-from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, DraftSpec, build_template_drafts
+from annotator.drafts.templates import DraftSpec
 from annotator.inference.engine import Endpoint, MissingKey
 from annotator.inference.frames import FRAME_MAX_SIDE
 from annotator.inference.models import ModelCall
@@ -30,9 +30,6 @@ from annotator.qa import services as qa_services
 from annotator.qa.models import QAPair
 
 log = logging.getLogger(__name__)
-
-TEMPLATES_PROMPT_VERSION = "templates-v1"
-
 
 @dataclass(frozen=True)
 class RunLaunch:
@@ -45,55 +42,41 @@ class RunLaunch:
 
 
 def start_run(project: Project, pipeline: str, *, qa_type: str = "", model: str = "", params: dict | None = None) -> RunLaunch:
-    """Create a run over the project's ready videos and queue one task per video on commit.
+    """Create an ``llm`` run over the project's ready videos and queue one task per video on commit
+    (``templates`` is a pipeline module now: ``annotator.drafts.pipelines.templates``).
 
-    ``templates`` skips videos that already have template drafts or no annotations (so running
-    it again adds nothing); ``llm`` drafts every ready video and needs ``qa_type``. ``params`` of
-    an llm run may hold a model server's snapshot (``ModelServer.snapshot``), whose base URL and
+    ``llm`` drafts every ready video and needs ``qa_type``. ``params`` of an llm run may hold a model server's snapshot (``ModelServer.snapshot``), whose base URL and
     key variable then replace the ``LLM_*`` settings.
     Raises ValueError for an unknown pipeline or a missing qa_type.
     """
-    if pipeline not in (Pipeline.TEMPLATES, Pipeline.LLM):
+    if pipeline != Pipeline.LLM:
         raise ValueError(f"pipeline {pipeline!r} is not a one-task-per-video pipeline; use annotator.drafts.runs.start")
-    if pipeline == Pipeline.LLM and not qa_type:
+    if not qa_type:
         raise ValueError("the llm pipeline needs a QA type")
     videos = list(Video.objects.filter(project=project))
-    skipped = {"failed": 0, "still processing": 0, "already drafted": 0, "no annotations": 0}
+    skipped = {"failed": 0, "still processing": 0}
     chosen = []
-    already = set(
-        DraftJob.objects.filter(run__project=project, run__pipeline=Pipeline.TEMPLATES, status=DraftJob.Status.DONE)
-        .values_list("video_id", flat=True)
-    )
     for video in videos:
         if video.status == Video.Status.FAILED:
             skipped["failed"] += 1
         elif video.status == Video.Status.PROCESSING:
             skipped["still processing"] += 1
-        elif pipeline == Pipeline.TEMPLATES and video.pk in already:
-            skipped["already drafted"] += 1
-        elif pipeline == Pipeline.TEMPLATES and not video.annotations:
-            skipped["no annotations"] += 1
         else:
             chosen.append(video)
     skipped = {k: v for k, v in skipped.items() if v}
     if not chosen:
         return RunLaunch(run=None, queued=0, skipped=skipped)
     with transaction.atomic():
-        if pipeline == Pipeline.TEMPLATES:
-            run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version=TEMPLATES_PROMPT_VERSION,
-                                          status=DraftRun.Status.RUNNING, started_at=timezone.now())
-        else:
-            qa_services.ensure_qa_type(project, qa_type)
-            run = DraftRun.objects.create(
-                project=project, pipeline=pipeline, qa_type=qa_type,
-                model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
-                status=DraftRun.Status.RUNNING, started_at=timezone.now(),
-                params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES, **(params or {})},
-            )
+        qa_services.ensure_qa_type(project, qa_type)
+        run = DraftRun.objects.create(
+            project=project, pipeline=pipeline, qa_type=qa_type,
+            model=model or settings.LLM_MODEL, prompt_version=llm_format.PROMPT_VERSION,
+            status=DraftRun.Status.RUNNING, started_at=timezone.now(),
+            params={"base_url": settings.LLM_BASE_URL, "frames": settings.LLM_FRAMES, **(params or {})},
+        )
         draft_jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in chosen])
-        task = "drafts.templates" if pipeline == Pipeline.TEMPLATES else "drafts.llm"
         for draft_job in draft_jobs:
-            jobs.enqueue(task, draft_job.pk)  # rows now, messages on commit
+            jobs.enqueue("drafts.llm", draft_job.pk)  # rows now, messages on commit
     return RunLaunch(run=run, queued=len(draft_jobs), skipped=skipped)
 
 
@@ -138,26 +121,6 @@ def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str, *, commit=Non
         job.summary = summary or job.summary
         job.save(update_fields=["status", "n_drafts", "error", "summary", "updated_at"])
     return len(drafts)
-
-
-def run_templates_job(job_id: int) -> str:
-    """Build and save template drafts for one job. Returns "done", "empty" or "gone"."""
-    job = DraftJob.objects.select_related("run__project", "video").filter(pk=job_id).first()
-    if job is None or job.status == DraftJob.Status.DONE:
-        return "gone"
-    video = job.video
-    pool = []
-    for other in Video.objects.filter(project=job.run.project).exclude(pk=video.pk).values_list("annotations", flat=True):
-        pool.extend(o for o in (other or {}).get("objects", []) if isinstance(o, str))
-    # The seed is derived from the content hash, so re-drafting the same video gives the same shuffle.
-    seed = int(video.sha256[:8], 16)
-    specs = build_template_drafts(video.annotations, video.duration_s, distractor_pool=pool, seed=seed)
-    for slug in {s.qa_type for s in specs}:
-        name, policy = TEMPLATE_QA_TYPES[slug]
-        qa_services.ensure_qa_type(job.run.project, slug, name=name, clip_policy=policy,
-                                   window_s=COUNT_WINDOW_S if policy == "window" else None)
-    n = save_drafts(job, specs, actor=f"templates/{TEMPLATES_PROMPT_VERSION}")
-    return "done" if n else "empty"
 
 
 def run_llm_job(job_id: int) -> str:

@@ -18,14 +18,6 @@ def _give_up(draft_job_id: int, reason: str) -> None:
     _settle_job_run(draft_job_id)
 
 
-@job_task("drafts.templates", time_limit_s=600, max_deliveries=3, on_give_up=_give_up)
-def draft_templates(draft_job_id: int) -> str:
-    """Write annotation-derived template drafts for one video's draft job (no model needed)."""
-    outcome = services.run_templates_job(draft_job_id)
-    _settle_job_run(draft_job_id)
-    return outcome
-
-
 # One attempt samples frames and waits on the model for up to LLM_WINDOWS calls.
 @job_task("drafts.llm", time_limit_s=int(settings.LLM_TIMEOUT_S * settings.LLM_WINDOWS) + 600,
           max_deliveries=settings.LLM_MAX_ATTEMPTS + 2, on_give_up=_give_up)

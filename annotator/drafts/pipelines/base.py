@@ -75,6 +75,12 @@ class PipelineDef:
     name: str = ""
     stages: tuple[str, ...] = ()
     label: str = ""
+    prompt_version: str = ""  # the run's, when it is not made of its stages' (a pipeline with no model)
+
+    def actor(self, run: DraftRun) -> str:
+        """Who the run's drafts are by, on their revisions: pipeline/models/run-id."""
+        models = "+".join(sorted({s["model"] for s in run.servers.values()})) or "no-model"
+        return f"{run.pipeline}/{models}/run-{run.pk}"[:200]
 
     def clean_params(self, project, params: dict) -> dict:
         """Check and normalise the run's parameters; raise Invalid with a plain message."""
