@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from django.db.models import Avg, Count, Q, StdDev, Sum
 from django.db.models.functions import Coalesce
 
+from annotator.core.cells import guard_cell
 from annotator.evaluation import metrics, rejudge
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.projects.models import Project
@@ -161,9 +162,7 @@ def _cell(value) -> object:
         value = json.dumps(value, ensure_ascii=False)
     if value is None:
         return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+    return guard_cell(value)
 
 
 def csv_lines(evaluation: Evaluation) -> Iterator[str]:

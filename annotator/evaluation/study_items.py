@@ -143,9 +143,8 @@ def _prompt_version(rubric: str) -> str:
 
 def frames_for(evaluation: Evaluation, item: Item) -> int:
     """Frames the model gets for ``item``: its condition's (``frames_by_condition``), else the
-    evaluation's ``n_frames``; 1 under the ``one_frame`` ablation."""
-    if evaluation.ablation == Ablation.ONE_FRAME:
-        return 1
+    evaluation's ``n_frames`` (the ``one_frame`` ablation is applied where the input is made,
+    ``runs.stimulus_input``, as for every evaluation)."""
     return int(evaluation.frames_by_condition.get(str(item.condition.number), evaluation.n_frames))
 
 
