@@ -338,9 +338,6 @@ for _name, _value, _most in (("MEDIA_HLS_MIN_DURATION_S", MEDIA_HLS_MIN_DURATION
 CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = 2 * FFMPEG_TIMEOUT_MAX_S + 1800
 
 # --- Model server (any OpenAI-compatible endpoint) ----------------------------------------------
-LLM_BASE_URL = env_str("LLM_BASE_URL", "http://127.0.0.1:8001/v1")
-LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
-LLM_MODEL = env_str("LLM_MODEL", "local-model")
 LLM_TIMEOUT_S = env_float("LLM_TIMEOUT_S", 120.0, minimum=1.0)
 LLM_FRAMES = env_int("LLM_FRAMES", 6, minimum=1)
 LLM_WINDOWS = env_int("LLM_WINDOWS", 3, minimum=1)  # windows per video for QA types with a window clip policy

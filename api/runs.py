@@ -272,9 +272,8 @@ class RunListView(APIView):
         data = RunStartIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        qa_type = v["qa_type"] or ("open_ended" if v["pipeline"] == "llm" else "")
         launch = runs.start(project, v["pipeline"], server=v["server"], stage_servers=v["stage_servers"],
-                            params=v["params"], qa_type=qa_type, user=request.user)
+                            params=v["params"], qa_type=v["qa_type"], user=request.user)
         if launch.run is None:
             why = ", ".join(f"{n} {reason}" for reason, n in launch.skipped.items()) or "the project has no video"
             raise Conflict(f"nothing to draft: no video needs this pipeline's work ({why})",

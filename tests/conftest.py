@@ -136,10 +136,8 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, *, what: s
 
 @pytest.fixture
 def model_server(settings):
-    """A loopback OpenAI-compatible server (``tests.fake_model_server``), also the LLM_* default."""
+    """A loopback OpenAI-compatible server (``tests.fake_model_server``); backoff cut to 0.05 s."""
     server = FakeModelServer()
-    settings.LLM_BASE_URL = server.base_url
-    settings.LLM_MODEL = "fake-vlm"
     settings.LLM_BACKOFF_BASE_S = 0.05
     yield server
     server.close()

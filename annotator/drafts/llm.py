@@ -1,4 +1,5 @@
-"""Prompt and answer format for the ``llm`` draft pipeline. Pure: no Django, no network.
+"""Prompt and answer format for the ``llm`` draft pipeline (``annotator.drafts.pipelines.llm``).
+Pure: no Django, no network.
 
 The model sees frames sampled evenly over the video (with their timestamps) and is asked for
 QA pairs of one QA type as JSON::
@@ -6,13 +7,16 @@ QA pairs of one QA type as JSON::
     {"qa_pairs": [{"question": "...", "answer": "..."}, ...]}
 
 ``parse_answer`` accepts exactly that (optionally inside a ```json fence) and raises
-MalformedModelOutput for anything else, so a bad answer is recorded and retried, never half-saved.
+MalformedModelOutput (the inference engine's) for anything else, so a bad answer is recorded and
+retried, never half-saved.
 """
 
 from __future__ import annotations
 
 import json
 import re
+
+from annotator.inference.errors import MalformedModelOutput
 
 PROMPT_VERSION = "llm-qa-v1"
 MAX_PAIRS = 10
@@ -25,8 +29,8 @@ SYSTEM_PROMPT = (
 )
 
 
-class MalformedModelOutput(ValueError):
-    """The model's reply is not the JSON asked for; the message says what is wrong."""
+__all__ = ["MAX_CHARS", "MAX_PAIRS", "PROMPT_VERSION", "SYSTEM_PROMPT", "MalformedModelOutput", "check_reply",
+           "clips_for", "parse_answer", "user_text"]
 
 
 def clips_for(clip_policy: str, window_s: float | None, duration_s: float, n_windows: int) -> list[tuple[float, float]]:
@@ -97,3 +101,9 @@ def parse_answer(text: str) -> list[tuple[str, str]]:
                 raise MalformedModelOutput(f"qa_pairs[{i}].{key} is longer than {MAX_CHARS} characters")
         out.append((question.strip(), answer.strip()))
     return out
+
+
+def check_reply(output: dict, context: dict) -> None:
+    """The ``llm`` stage's check (``engine.Stage.check``): ``output`` is ``{"text": reply}`` (the
+    stage asks for free text); raises MalformedModelOutput unless ``parse_answer`` accepts it."""
+    parse_answer(output.get("text", ""))

@@ -1,9 +1,9 @@
 """Pipeline runs: start, execute, cancel, resume, and report progress (issue 10).
 
 ``start`` is the one entry point for every pipeline (the ``draft`` command, the API and the runs
-page call it). ``llm`` keeps its one-task-per-video path (``annotator.drafts.services``); the
-pipelines of ``annotator.drafts.pipelines`` (``templates``, with no model, and the multi-stage
-ones) are run by one job task per run (``drafts.run``) on the one run engine (``annotator.inference.runs``),
+page call it). Every pipeline of ``annotator.drafts.pipelines`` (``templates``, with no model,
+``llm``, one prompt, and the multi-stage ones) is run by one job task per run (``drafts.run``) on
+the one run engine (``annotator.inference.runs``),
 which works the run's videos on twice as many threads as its servers allow (the largest
 concurrency; at most ``DRAFT_RUN_MAX_THREADS``), each video through all its stages: while some
 threads sample frames with ffmpeg, the others keep the server's slots (which bound the requests in
@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from annotator import jobs
 from annotator.drafts import services
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.pipelines import PIPELINES, JobContext, PipelineDef
 from annotator.errors import Conflict, Invalid
 from annotator.inference import engine
@@ -40,7 +39,6 @@ from annotator.qa.models import QAType
 
 log = logging.getLogger(__name__)
 
-OLD_STYLE = {Pipeline.LLM}  # the last one-task-per-video pipeline (issue 18: to become a pipeline module)
 QA_TYPE_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 
 
@@ -77,40 +75,28 @@ def resolve_servers(project: Project, pipeline: PipelineDef, server: str, stage_
 
 
 def start(project: Project, pipeline: str, *, server: str = "", stage_servers: dict[str, str] | None = None,
-          params: dict | None = None, qa_type: str = "", model: str = "", user=None) -> Launch:
-    """Start a run of ``pipeline`` over the project's videos and queue its work on commit.
+          params: dict | None = None, qa_type: str = "", user=None) -> Launch:
+    """Start a run of ``pipeline`` over the project's videos and queue its one job on commit.
 
-    Raises Invalid for an unknown pipeline, a stage without a server, an unknown server, a QA type
-    that is not a slug, bad parameters (each message says what to pass), or, for an ``llm`` run
-    started by a person (``user``), a QA type the project does not have (only the command, run by
-    an operator, may create one).
+    ``qa_type`` defaults to the pipeline's ``default_qa_type``. Raises Invalid for an unknown
+    pipeline, a stage without a server, an unknown server, a QA type that is not a slug, bad
+    parameters (each message says what to pass), or, for a pipeline that creates a missing QA type
+    (``creates_qa_type``, e.g. ``llm``) started by a person (``user``), a QA type the project does
+    not have (only the command, run by an operator, may create one).
     """
     stage_servers, params = dict(stage_servers or {}), dict(params or {})
-    if qa_type and not QA_TYPE_SLUG.fullmatch(qa_type):
-        raise Invalid("the QA type is a slug: 1 to 64 letters, digits, - and _", errors={"qa_type": "not a slug"})
-    if pipeline in OLD_STYLE:
-        if pipeline == Pipeline.LLM and user is not None and not QAType.objects.filter(project=project, slug=qa_type).exists():
-            # Only admins define QA types (QA types page, API); a run started by a person may not add one.
-            raise Invalid(f"project {project.slug} has no QA type {qa_type!r}; an admin defines QA types on the "
-                          f"QA types page", errors={"qa_type": "unknown"})
-        if stage_servers:
-            raise Invalid(f"pipeline {pipeline} has no stages to route; use --server", errors={"stage_servers": "not allowed"})
-        if pipeline == Pipeline.LLM and server:
-            snap = ModelServer.objects.filter(project=project, name=server).first()
-            if snap is None:
-                raise Invalid(f"project {project.slug} has no model server {server!r}", errors={"server": "unknown"})
-            model, params = snap.model, {**params, **snap.snapshot()}
-        try:
-            launch = services.start_run(project, pipeline, qa_type=qa_type, model=model, params=params)
-        except ValueError as exc:
-            raise Invalid(str(exc), errors={"pipeline": str(exc)}) from None
-        if launch.run is not None and user is not None:
-            DraftRun.objects.filter(pk=launch.run.pk).update(created_by=user)
-        return Launch(launch.run, launch.queued, launch.skipped)
     definition = PIPELINES.get(pipeline)
     if definition is None:
-        choices = ", ".join(sorted({*OLD_STYLE, *PIPELINES}))
-        raise Invalid(f"unknown pipeline {pipeline!r}; choose one of {choices}", errors={"pipeline": "unknown"})
+        raise Invalid(f"unknown pipeline {pipeline!r}; choose one of {', '.join(sorted(PIPELINES))}",
+                      errors={"pipeline": "unknown"})
+    qa_type = qa_type or definition.default_qa_type
+    if qa_type and not QA_TYPE_SLUG.fullmatch(qa_type):
+        raise Invalid("the QA type is a slug: 1 to 64 letters, digits, - and _", errors={"qa_type": "not a slug"})
+    if (definition.creates_qa_type and user is not None
+            and not QAType.objects.filter(project=project, slug=qa_type).exists()):
+        # Only admins define QA types (QA types page, API); a run started by a person may not add one.
+        raise Invalid(f"project {project.slug} has no QA type {qa_type!r}; an admin defines QA types on the "
+                      f"QA types page", errors={"qa_type": "unknown"})
     servers = resolve_servers(project, definition, server, stage_servers)
     if qa_type:
         params["qa_type"] = qa_type
@@ -186,16 +172,6 @@ def settle(run_id: int) -> str:
     return ENGINE.settle(run_id)
 
 
-def settle_old_style(run_id: int) -> None:
-    """For an llm run (one task per video): done or failed once no video is queued."""
-    run = DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.RUNNING).first()
-    if run is None or run.jobs.filter(status__in=[DraftJob.Status.QUEUED, DraftJob.Status.RUNNING]).exists():
-        return
-    failed = run.jobs.filter(status=DraftJob.Status.FAILED).exists()
-    DraftRun.objects.filter(pk=run_id, status=DraftRun.Status.RUNNING).update(
-        status=DraftRun.Status.FAILED if failed else DraftRun.Status.DONE, finished_at=timezone.now())
-
-
 def mark_failed(run_id: int, reason: str) -> None:
     """The run's task gave up (a worker died on it every time): fail the run with ``reason``."""
     ENGINE.mark_failed(run_id, reason)
@@ -223,13 +199,7 @@ def resume(run: DraftRun) -> int:
         DraftJob.objects.filter(pk__in=redo).update(status=DraftJob.Status.QUEUED)
         run.status, run.finished_at, run.error = DraftRun.Status.QUEUED, None, ""
         run.save(update_fields=["status", "finished_at", "error"])
-        if run.pipeline in OLD_STYLE:
-            DraftJob.objects.filter(pk__in=redo).update(attempts=0)
-            DraftRun.objects.filter(pk=run.pk).update(status=DraftRun.Status.RUNNING)
-            for job_id in redo:
-                jobs.enqueue("drafts.llm", job_id)
-        else:
-            jobs.enqueue("drafts.run", run.pk)
+        jobs.enqueue("drafts.run", run.pk)
     return len(redo)
 
 

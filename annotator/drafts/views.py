@@ -43,7 +43,7 @@ FIELDS = ("pipeline", "server", "qa_type", "frames", "questions", "more")
 def _pipelines() -> list[dict]:
     """The pipelines the start form offers: value, label and stages (model stages only)."""
     out = [{"value": p.value, "label": p.label, "stages": list(PIPELINES[p.value].stages) if p.value in PIPELINES else []}
-           for p in Pipeline if p.value not in FORM_EXCLUDED and (p.value in PIPELINES or p.value in runs.OLD_STYLE)]
+           for p in Pipeline if p.value not in FORM_EXCLUDED and p.value in PIPELINES]
     return out
 
 
@@ -130,7 +130,7 @@ def parse_start(post, pipelines: list[dict]) -> tuple[dict, dict, dict]:
     # Overrides of stages the chosen pipeline does not have are ignored (the script hides them).
     stage_servers = {stage: name for stage, name in typed["stage_servers"].items()
                      if name and chosen and stage in chosen["stages"]}
-    qa_type = typed["qa_type"].strip() or ("open_ended" if pipeline == Pipeline.LLM else "")
+    qa_type = typed["qa_type"].strip()  # blank: the pipeline's default (llm: open_ended)
     request = {"pipeline": pipeline, "server": typed["server"].strip(), "stage_servers": stage_servers,
                "qa_type": qa_type, "params": params}
     return typed, request, errors

@@ -79,7 +79,7 @@ class Stage:
 
 STAGES: dict[str, Stage] = {}
 # The stage names a run may configure a server for (issue 10 keeps these names).
-STAGE_NAMES = ("caption", "questions", "answer", "vudg_open", "vudg_distractors", "vudg_review",
+STAGE_NAMES = ("llm", "caption", "questions", "answer", "vudg_open", "vudg_distractors", "vudg_review",
                "consistency_check", "text_only", "judge")
 
 

@@ -1,5 +1,6 @@
-"""Drafting through Celery: the templates pipeline on real footage, and the llm pipeline against an
-OpenAI-compatible server on loopback, fed good and malformed answers."""
+"""Drafting through Celery: the templates pipeline on real footage, and the llm pipeline (an ordinary
+pipeline on the run engine, one stage ``llm``) against an OpenAI-compatible server on loopback, fed
+good and malformed answers."""
 
 import base64
 import json
@@ -9,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from annotator.drafts.models import Draft, DraftJob, DraftRun
-from annotator.inference.models import ModelCall
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, Revision, WorkUnit
 
@@ -21,6 +22,11 @@ GOOD = json.dumps({"qa_pairs": [{"question": "How many people ride bicycles?", "
 def ready_video(worker, short_video):
     call_command("ingest", str(short_video), "--project", "llm", "--wait", stdout=StringIO())
     return Video.objects.get(filename="short.mp4", status="ready")
+
+
+def _server(video, base_url: str, name: str = "fake") -> ModelServer:
+    """A model server of the video's project (the llm stage's ``--server``)."""
+    return ModelServer.objects.create(project=video.project, name=name, base_url=base_url, model="fake-vlm")
 
 
 def _draft(*args):
@@ -36,13 +42,14 @@ def _draft(*args):
 @pytest.mark.django_db(transaction=True)
 def test_the_llm_pipeline_sends_frames_and_saves_the_answer(ready_video, model_server, settings):
     settings.LLM_FRAMES = 4
+    _server(ready_video, model_server.base_url)
     model_server.replies = [GOOD]
-    code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting")
+    code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "fake")
     assert code == 0, out
     assert "1 videos queued" in out and "1/1 videos done (0 failed), 2 drafts" in out
 
     (request,) = model_server.requests
-    assert request["model"] == "fake-vlm"
+    assert request["model"] == "fake-vlm" and "response_format" not in request  # JSON asked for in the text
     parts = request["messages"][1]["content"]
     images = [p for p in parts if p["type"] == "image_url"]
     assert len(images) == 4
@@ -55,43 +62,52 @@ def test_the_llm_pipeline_sends_frames_and_saves_the_answer(ready_video, model_s
                       ("counting", "Is it day or night?", "day", 0.0, 3.0)]
     call = ModelCall.objects.get()
     assert (call.raw_output, call.error, call.prompt_tokens, call.model) == (GOOD, "", 101, "fake-vlm")
+    assert (call.stage, call.prompt_version, call.request["frame_times_s"]) == ("llm", "llm-qa-v1", [0.375, 1.125, 1.875, 2.625])
     run = DraftJob.objects.get().run
     assert (run.pipeline, run.model, run.prompt_version) == ("llm", "fake-vlm", "llm-qa-v1")
+    assert (run.servers["llm"]["server"], run.params) == ("fake", {"qa_type": "counting", "frames": 4})
     assert WorkUnit.objects.get().qa_pairs.count() == 2
     assert set(Revision.objects.values_list("actor_model", flat=True)) == {"llm/fake-vlm/llm-qa-v1"}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_malformed_answer_is_recorded_and_retried(ready_video, model_server, settings):
+    _server(ready_video, model_server.base_url)
     model_server.replies = ['{"qa_pairs": [{"question": "Who', GOOD]
-    code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting")
+    code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "fake")
     assert code == 0, out
     calls = list(ModelCall.objects.order_by("attempt").values_list("attempt", "error", "raw_output"))
-    assert calls[0][:2] == (1, "MalformedModelOutput: not JSON: Unterminated string starting at: line 1 column 28 (char 27)")
+    assert calls[0][:2] == (1, "malformed: not JSON: Unterminated string starting at: line 1 column 28 (char 27)")
     assert calls[0][2] == '{"qa_pairs": [{"question": "Who'
     assert calls[1] == (2, "", GOOD)
     assert Draft.objects.count() == 2 and QAPair.objects.count() == 2
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_model_that_never_answers_well_fails_the_job_and_writes_nothing(ready_video, model_server):
+def test_a_model_that_never_answers_well_fails_the_job_and_writes_nothing(ready_video, model_server, settings):
+    settings.LLM_MAX_ATTEMPTS = 3
+    _server(ready_video, model_server.base_url)
     model_server.replies = ["I cannot help with that.", '{"qa_pairs": "none"}', "```json\n{}\n```"]
-    code, out, err = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting")
+    code, out, err = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "fake")
     assert code == 1
     assert "1/1 videos done (1 failed), 0 drafts" in out
-    assert 'failed short.mp4: MalformedModelOutput: expected an object with a "qa_pairs" list' in err
-    assert list(ModelCall.objects.order_by("attempt").values_list("attempt", flat=True)) == [1, 2, 3]
+    assert ('failed short.mp4 at stage llm: no usable answer in 3 attempts; last: malformed: expected an object with a '
+            '"qa_pairs" list') in err
+    assert list(ModelCall.objects.order_by("attempt").values_list("attempt", "error")) == [
+        (1, "malformed: not JSON: Expecting value: line 1 column 1 (char 0)"),
+        (2, 'malformed: expected an object with a "qa_pairs" list'),
+        (3, 'malformed: expected an object with a "qa_pairs" list')]
     assert len(model_server.requests) == 3
     job = DraftJob.objects.get()
-    assert (job.status, job.attempts) == ("failed", 3)
+    assert (job.status, job.stage, job.run.status) == ("failed", "llm", "failed")
     assert (Draft.objects.count(), QAPair.objects.count(), WorkUnit.objects.count()) == (0, 0, 0)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_an_unreachable_server_is_recorded_as_a_connection_error(ready_video, settings):
-    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens
+    _server(ready_video, "http://127.0.0.1:9/v1")  # discard port: nothing listens
     settings.LLM_MAX_ATTEMPTS = 1
-    code, _, err = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting")
+    code, _, err = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "fake")
     assert code == 1 and "APIConnectionError" in err
     assert Draft.objects.count() == 0
 
@@ -127,8 +143,10 @@ def test_a_window_type_is_drafted_window_by_window(worker, model_server, setting
     clip = make_video(tmp_path / "ten.mp4", seconds=10.0, audio=False)
     call_command("ingest", str(clip), "--project", "win", "--wait", stdout=StringIO())
     ensure_qa_type(ensure_project("win"), "counting_statics", name="Counting of statics", clip_policy="window", window_s=3.0)
+    ModelServer.objects.create(project=Video.objects.get().project, name="fake", base_url=model_server.base_url,
+                               model="fake-vlm")
     model_server.replies = [GOOD]
-    code, out, _ = _draft("--project", "win", "--pipeline", "llm", "--qa-type", "counting_statics")
+    code, out, _ = _draft("--project", "win", "--pipeline", "llm", "--qa-type", "counting_statics", "--server", "fake")
     assert code == 0, out
     assert len(model_server.requests) == 3
     assert "The clip covers 3.5-6.5 s of a 10.0 s video" in model_server.requests[1]["messages"][1]["content"][0]["text"]

@@ -64,7 +64,8 @@ def test_the_llm_pipeline_uses_the_named_servers_model_and_key(worker, short_vid
     assert model_server.requests[0]["model"] == "qwen-vl"
     assert model_server.authorizations == ["Bearer sk-local-123"]
     run = DraftRun.objects.get()
-    assert (run.model, run.status, run.params["server"]) == ("qwen-vl", "done", "local")
+    assert (run.model, run.status, run.servers["llm"]["server"], run.servers["llm"]["key_env"]) == (
+        "qwen-vl", "done", "local", "LOCAL_VLM_API_KEY")
     assert ModelCall.objects.get().project_id == run.project_id
 
 

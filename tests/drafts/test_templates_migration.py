@@ -4,22 +4,17 @@ handed to the run engine's one ``drafts.run`` job, and no row is lost."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from annotator.core.models import Job
 from annotator.drafts.models import DraftJob, DraftRun
+from tests.migrating import at_state
 
 BEFORE = [("drafts", "0005_servers_and_calls_to_inference")]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_waiting_template_jobs_are_handed_to_one_run_job_per_run():
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    executor.migrate(BEFORE)
-    try:
-        old = executor.loader.project_state(BEFORE).apps
+    with at_state(BEFORE) as old:
         project = old.get_model("projects", "Project").objects.create(slug="tpl-move", name="T")
         Video = old.get_model("media", "Video")
         OldRun, OldJob = old.get_model("drafts", "DraftRun"), old.get_model("drafts", "DraftJob")
@@ -34,9 +29,6 @@ def test_waiting_template_jobs_are_handed_to_one_run_job_per_run():
         for job, status in zip(jobs, ["done", "queued", "running"]):
             OldCoreJob.objects.create(task="drafts.templates", key=f"drafts.templates:{job.pk}", args=[job.pk],
                                       status=status, due_at=now)
-        MigrationExecutor(connection).migrate(latest)
-    finally:
-        MigrationExecutor(connection).migrate(latest)
     assert list(Job.objects.filter(task="drafts.templates").order_by("id").values_list("status", "result")) == [
         ("done", ""), ("done", f"handed to drafts.run:{run.pk}"), ("done", f"handed to drafts.run:{run.pk}")]
     assert list(Job.objects.filter(task="drafts.run").values_list("key", "args", "status")) == [

@@ -108,14 +108,14 @@ def test_an_unset_key_variable_fails_the_stage_without_a_request(model_server, p
 
 
 @pytest.mark.django_db
-def test_no_other_secret_of_the_worker_is_ever_sent_as_a_key(model_server, project, monkeypatch, settings):
+def test_no_other_secret_of_the_worker_is_ever_sent_as_a_key(model_server, project, monkeypatch):
     monkeypatch.setenv("DJANGO_SECRET_KEY", "the-platform-secret")
-    settings.LLM_API_KEY = "sk-global"
+    monkeypatch.setenv("LLM_API_KEY", "sk-global")  # the variable of the retired global key
     with pytest.raises(engine.StageFailed, match="must be an environment variable name in capitals ending in _API_KEY"):
         _call(model_server, project, key_env="DJANGO_SECRET_KEY")
     assert model_server.requests == []
     model_server.responders["caption"] = lambda body: {"caption": "no key"}
-    _call(model_server, project)  # no key variable: a placeholder, not the global LLM_API_KEY
+    _call(model_server, project)  # no key variable: a placeholder, not LLM_API_KEY
     assert model_server.authorizations == [f"Bearer {engine.NO_KEY}"]
 
 

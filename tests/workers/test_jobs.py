@@ -116,7 +116,7 @@ def test_every_task_has_its_own_time_limit_and_there_is_no_global_one():
     jobs._load_tasks()
     assert app.conf.task_time_limit is None
     limits = {name: (app.tasks[name].time_limit, app.tasks[name].soft_time_limit) for name in jobs.REGISTRY}
-    assert set(limits) == {"media.transcode", "media.derive_night", "drafts.llm", "drafts.run", "studies.score",
+    assert set(limits) == {"media.transcode", "media.derive_night", "drafts.run", "studies.score",
                            "studies.build", "agreement.compute", "evaluation.run", "evaluation.judge_study"}
     assert all(hard and soft and soft < hard for hard, soft in limits.values())
     assert app.tasks["core.reconcile_jobs"].time_limit == 300

@@ -11,11 +11,13 @@ from django.db import migrations
 from django.utils import timezone
 
 
-def hand_over(apps, schema_editor):
+def hand_over_task(apps, task: str) -> None:
+    """Close the waiting job rows of the retired per-video ``task`` (its one argument a draft job's
+    id), naming the ``drafts.run`` job row queued for each of their runs (drafts.0007 uses it too)."""
     Job = apps.get_model("core", "Job")
     DraftJob = apps.get_model("drafts", "DraftJob")
     now = timezone.now()
-    waiting = list(Job.objects.filter(task="drafts.templates", status__in=["queued", "running"]))
+    waiting = list(Job.objects.filter(task=task, status__in=["queued", "running"]))
     if not waiting:
         return
     run_of = dict(DraftJob.objects.filter(pk__in=[j.args[0] for j in waiting if j.args])
@@ -28,6 +30,10 @@ def hand_over(apps, schema_editor):
         job.status, job.finished_at = "done", now
         job.result = f"handed to drafts.run:{run}" if run else "its draft job is gone"
         job.save(update_fields=["status", "finished_at", "result", "updated_at"])
+
+
+def hand_over(apps, schema_editor):
+    hand_over_task(apps, "drafts.templates")
 
 
 class Migration(migrations.Migration):

@@ -4,7 +4,7 @@ and its stages; ``annotator.drafts.runner`` runs them. Importing this package lo
 from annotator.drafts.pipelines.base import PIPELINES, JobContext, PipelineDef, Result, register  # noqa: F401
 
 # Each pipeline module registers itself on import.
-for _name in ("templates", "egonight", "vudg", "egoexobench", "importer"):
+for _name in ("templates", "llm", "egonight", "vudg", "egoexobench", "importer"):
     try:
         __import__(f"annotator.drafts.pipelines.{_name}")
     except ModuleNotFoundError as exc:  # a pipeline not built yet

@@ -70,12 +70,17 @@ class JobContext:
 
 class PipelineDef:
     """A pipeline: ``name`` (a ``Pipeline`` value), the model ``stages`` it calls (each needs a
-    server), and whether its jobs need a ready video file."""
+    server), its ``label``, the run's ``prompt_version`` when it is not made of its stages', the
+    QA type a run gets when none is named (``default_qa_type``), and whether ``clean_params``
+    creates a missing QA type (``creates_qa_type``: ``runs.start`` then refuses a missing one to a
+    person, so that only admins define QA types)."""
 
     name: str = ""
     stages: tuple[str, ...] = ()
     label: str = ""
-    prompt_version: str = ""  # the run's, when it is not made of its stages' (a pipeline with no model)
+    prompt_version: str = ""
+    default_qa_type: str = ""
+    creates_qa_type: bool = False
 
     def actor(self, run: DraftRun) -> str:
         """Who the run's drafts are by, on their revisions: pipeline/models/run-id."""

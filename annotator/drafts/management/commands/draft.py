@@ -53,7 +53,6 @@ class Command(BaseCommand):
         parser.add_argument("--file", default="", help="JSONL file to read (import pipeline).")
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                             help="A pipeline parameter (see the README); repeatable.")
-        parser.add_argument("--model", default="", help="Model name (llm only; default LLM_MODEL or the server's).")
         parser.add_argument("--no-cache", action="store_true", help="Call the model even when a cached answer exists.")
         parser.add_argument("--resume", type=int, metavar="RUN", help="Queue a failed or cancelled run's videos again.")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="Cancel a queued or running run.")
@@ -102,10 +101,9 @@ class Command(BaseCommand):
             params["file"] = opts["file"]
         if opts["no_cache"]:
             params["cache"] = False
-        qa_type = opts["qa_type"] or ("open_ended" if opts["pipeline"] == Pipeline.LLM else "")
         launch = runs.start(project, opts["pipeline"], server=opts["server"],
                             stage_servers=_pairs(opts["stage_server"], "--stage-server"),
-                            params=params, qa_type=qa_type, model=opts["model"])
+                            params=params, qa_type=opts["qa_type"])
         skipped = ", ".join(f"{n} {why}" for why, n in launch.skipped.items()) or "none"
         if launch.run is None:
             out.write(f"nothing to draft; skipped: {skipped}")
