@@ -187,73 +187,88 @@ def require_independent(study: Study, user) -> None:
 
 
 def enroll(study: Study, user) -> Participant:
-    """Make ``user`` a participant (once; a second call returns the same one) and assign their items.
-
-    Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
-    fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
-    scored items split evenly across them, the least-answered first; never two items with the same
-    ``key`` (two versions of one clip or QA pair); never an item already given to
-    ``raters_per_item`` people; never an item about footage the person could play in a verification
-    queue (issue 7). Then the study's attention items at seeded random places among the scored
-    ones, and ``practice_items`` practice items first. Trial ids follow positions, so they carry
-    nothing about the items. Raises Forbidden for anyone but an annotator
+    """Make account ``user`` a participant (once; a second call returns the same one) and assign
+    their items (``assign``). Raises Forbidden for anyone but an annotator
     (``require_participant_role``) and for an independent study the person helped build
-    (``require_independent``). Serialised per study (a row lock), so concurrent enrolments respect
-    the rater cap.
+    (``require_independent``); Conflict for a study that is not built. Serialised per study (a row
+    lock), so concurrent enrolments respect the rater cap.
     """
     require_participant_role(user, study.project)
     with transaction.atomic():
-        Study.objects.select_for_update().filter(pk=study.pk).first()
-        study.refresh_from_db(fields=["status"])
-        if study.status != Study.Status.READY:
-            raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
-                                                                           else "not built (the build failed)"))
+        lock_open_study(study)
         existing = Participant.objects.filter(study=study, user=user).first()
         if existing is not None:
             return existing
         require_independent(study, user)
         participant = Participant.objects.create(study=study, user=user)
-        rng = random.Random(f"{study.seed}:{user.pk}")
-        conditions = list(Condition.objects.filter(study=study, items__role=Item.Role.SCORED).distinct()
-                          .annotate(n=Count("participants", distinct=True,
-                                            filter=Q(participants__kind=Participant.Kind.PERSON)))
-                          .order_by("number"))
-        rng.shuffle(conditions)
-        conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
-        chosen = conditions[: study.conditions_per_participant]
-        participant.conditions.set(chosen)
-        per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
-        for i in range(study.questions_per_participant - sum(per) if chosen else 0):
-            per[i] += 1
-        used_keys: set[str] = set()
-        seen = selectors.footage_seen_in_queues(user, study.project_id)
-        picked: list[Item] = []
-        for cond, quota in zip(chosen, per):
-            # People's trials only: a model's answers take no place from a person.
-            candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
-                          .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
-                          .order_by("n", "index"))
-            if study.raters_per_item:
-                candidates = candidates.filter(n__lt=study.raters_per_item)
-            fresh = []
-            for item in candidates:
-                if len(fresh) == quota:
-                    break
-                if (item.key and item.key in used_keys) or (item.footage_id and item.footage_id in seen):
-                    continue
-                fresh.append(item)
-                if item.key:
-                    used_keys.add(item.key)
-            picked += fresh
-        rng.shuffle(picked)
-        for item in Item.objects.filter(condition__study=study, role=Item.Role.ATTENTION).order_by("condition__number", "index"):
-            picked.insert(rng.randint(0, len(picked)), item)
-        practice = list(Item.objects.filter(condition__study=study, role=Item.Role.PRACTICE)
-                        .order_by("condition__number", "index")[: study.practice_items])
-        Trial.objects.bulk_create(
-            [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(practice)]
-            + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
+        assign(participant, seen_footage=selectors.footage_seen_in_queues(user, study.project_id))
     return participant
+
+
+def lock_open_study(study: Study) -> None:
+    """Lock the study's row for an enrolment (call inside a transaction) and raise Conflict, in
+    plain words, when its items are still being built or their build failed."""
+    Study.objects.select_for_update().filter(pk=study.pk).first()
+    study.refresh_from_db(fields=["status"])
+    if study.status != Study.Status.READY:
+        raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
+                                                                       else "not built (the build failed)"))
+
+
+def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) -> list[Trial]:
+    """Assign a new participant's items as trials (call inside the enrolment's transaction, with
+    the study locked: ``lock_open_study``); returns the trials, practice first.
+
+    Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
+    fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
+    scored items split evenly across them, the least-answered first; never two items with the same
+    ``key`` (two versions of one clip or QA pair); never an item already given to
+    ``raters_per_item`` people; never an item about footage in ``seen_footage`` (video ids the
+    person could play in a verification queue, issue 7). Then the study's attention items at seeded
+    random places among the scored ones, and ``practice_items`` practice items first. Trial ids
+    follow positions, so they carry nothing about the items. The draws are seeded by the study's
+    seed and the participant's id.
+    """
+    study = participant.study
+    rng = random.Random(f"{study.seed}:{participant.user_id or f'p{participant.pk}'}")
+    conditions = list(Condition.objects.filter(study=study, items__role=Item.Role.SCORED).distinct()
+                      .annotate(n=Count("participants", distinct=True,
+                                        filter=Q(participants__kind=Participant.Kind.PERSON)))
+                      .order_by("number"))
+    rng.shuffle(conditions)
+    conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
+    chosen = conditions[: study.conditions_per_participant]
+    participant.conditions.set(chosen)
+    per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
+    for i in range(study.questions_per_participant - sum(per) if chosen else 0):
+        per[i] += 1
+    used_keys: set[str] = set()
+    picked: list[Item] = []
+    for cond, quota in zip(chosen, per):
+        # People's trials only: a model's answers take no place from a person.
+        candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
+                      .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
+                      .order_by("n", "index"))
+        if study.raters_per_item:
+            candidates = candidates.filter(n__lt=study.raters_per_item)
+        fresh = []
+        for item in candidates:
+            if len(fresh) == quota:
+                break
+            if (item.key and item.key in used_keys) or (item.footage_id and item.footage_id in seen_footage):
+                continue
+            fresh.append(item)
+            if item.key:
+                used_keys.add(item.key)
+        picked += fresh
+    rng.shuffle(picked)
+    for item in Item.objects.filter(condition__study=study, role=Item.Role.ATTENTION).order_by("condition__number", "index"):
+        picked.insert(rng.randint(0, len(picked)), item)
+    practice = list(Item.objects.filter(condition__study=study, role=Item.Role.PRACTICE)
+                    .order_by("condition__number", "index")[: study.practice_items])
+    return Trial.objects.bulk_create(
+        [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(practice)]
+        + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
 
 
 def start(participant: Participant) -> None:
