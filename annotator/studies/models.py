@@ -59,6 +59,15 @@ class Study(models.Model):
     independent = models.BooleanField(default=False)
     instructions = models.TextField(blank=True, help_text="Markdown shown before the practice items.")
     exclusion = models.JSONField(default=dict, blank=True)
+    # Participants from a link (``StudyLink``, issue 19): the pages before and after the trials.
+    consent = models.TextField(blank=True, help_text="Markdown of the consent page (links' participants).")
+    debrief = models.TextField(blank=True, help_text="Markdown shown after the last trial (links' participants).")
+    completion_url = models.URLField(max_length=500, blank=True,
+                                     help_text="Where a link's participant goes with their code (a link may name its own).")
+    min_viewport_width = models.PositiveIntegerField(default=1024, help_text="Screening: the smallest window, px.")
+    min_viewport_height = models.PositiveIntegerField(default=600, help_text="Screening: the smallest window, px.")
+    abandon_after_min = models.PositiveIntegerField(default=60, help_text="A link's participant idle this many "
+                                                    "minutes is timed out and their unanswered items released.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -98,6 +107,27 @@ class Condition(models.Model):
     def described(self) -> dict:
         """The condition as an object (item exports, score tables): number, label, time limit (s), variables."""
         return {"number": self.number, "label": self.label, "time_limit_s": self.time_limit_s, **self.variables}
+
+
+class StudyLink(models.Model):
+    """A shareable address of a study for panel participants (Prolific and the like, issue 19):
+    ``/s/<token>/``. Only the SHA-256 of the token is stored (``token_hash``), so the table does not
+    give the links away; a lookup hashes the token it is given. ``max_participants``: at most this
+    many participants (not counting those who returned or timed out) enter through it (null: only
+    the study's own limits). ``expires_at``: closed after (null: never). ``completion_url``: where a
+    participant goes with their code (blank: the study's)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    max_participants = models.PositiveIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    completion_url = models.URLField(max_length=500, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"link {self.pk} of {self.study}"
 
 
 class Element(models.Model):
@@ -166,15 +196,32 @@ class Item(models.Model):
 
 
 class Participant(models.Model):
-    """Who takes a study: a person (``kind=person``, ``user`` set) with their conditions, stage and
-    exclusion flag with reasons, or a model (``kind=model``, ``model`` its column name in results,
-    e.g. ``gpt-4o`` or ``gpt-4o (text only)``, ``user`` null) whose answers to the study's items
-    (``evaluate --study``, issue 18) are stored as trials, so people and models are scored by one
-    code path (``services.score_pending``). Model trials carry no times and are never excluded."""
+    """Who takes a study: a person (``kind=person``) with their conditions, stage and exclusion flag
+    with reasons, or a model (``kind=model``, ``model`` its column name in results, e.g. ``gpt-4o``
+    or ``gpt-4o (text only)``, ``user`` null) whose answers to the study's items (``evaluate
+    --study``, issue 18) are stored as trials, so people and models are scored by one code path
+    (``services.score_pending``). Model trials carry no times and are never excluded.
+
+    A person is an account (``user`` set) or, from a study link (issue 19), anonymous: ``user``
+    null, ``link`` set, ``pseudonym`` the HMAC-SHA256 (hex) of their panel id under
+    ``PSEUDONYM_KEY`` (one participant per pseudonym and study), ``external_id`` the raw panel id
+    (kept only for the participant export that approves payments), ``panel_study_id`` and
+    ``panel_session_id`` as the panel sent them. ``kind=preview``: an admin or researcher taking
+    the study as a participant would (``preview`` is true); assignment counts only ``person``
+    participants, so a preview takes no place, and results and exports leave it out.
+    ``status``: ``in_progress``, or how a link's participant left: ``returned`` (declined consent),
+    ``timed_out`` (idle past ``Study.abandon_after_min``: unanswered trials released);
+    ``export_status`` adds ``completed`` and ``excluded`` from the stage and exclusion flag."""
 
     class Kind(models.TextChoices):
         PERSON = "person", "person"
         MODEL = "model", "model"
+        PREVIEW = "preview", "preview"
+
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "in progress"
+        RETURNED = "returned", "returned"
+        TIMED_OUT = "timed_out", "timed out"
 
     class Stage(models.TextChoices):
         INSTRUCTIONS = "instructions", "instructions"
@@ -192,16 +239,46 @@ class Participant(models.Model):
     exclusion_reasons = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    link = models.ForeignKey(StudyLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="participants")
+    pseudonym = models.CharField(max_length=64, blank=True, db_index=True)
+    external_id = models.CharField(max_length=128, blank=True)
+    panel_study_id = models.CharField(max_length=128, blank=True)
+    panel_session_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.IN_PROGRESS)
+    completion_code = models.CharField(max_length=32, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    screened_at = models.DateTimeField(null=True, blank=True)
+    last_active_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["study", "user"], name="study_participant_unique_user"),
             models.UniqueConstraint(fields=["study", "model"], name="study_participant_unique_model",
                                     condition=models.Q(kind="model")),
-            models.CheckConstraint(condition=(models.Q(kind="person", user__isnull=False, model="")
-                                              | models.Q(kind="model", user__isnull=True) & ~models.Q(model="")),
-                                   name="study_participant_person_or_model"),
+            # The same panel id never enrols twice in a study, from any browser.
+            models.UniqueConstraint(fields=["study", "pseudonym"], name="study_participant_unique_pseudonym",
+                                    condition=~models.Q(pseudonym="")),
+            models.CheckConstraint(condition=(models.Q(kind="person", user__isnull=False, model="", pseudonym="")
+                                              | models.Q(kind="person", user__isnull=True, model="") & ~models.Q(pseudonym="")
+                                              | models.Q(kind="preview", user__isnull=False, model="", pseudonym="")
+                                              | models.Q(kind="model", user__isnull=True, pseudonym="") & ~models.Q(model="")),
+                                   name="study_participant_kinds"),
         ]
+
+    @property
+    def preview(self) -> bool:
+        """An admin's or researcher's preview: never counted in scores, exports or quotas."""
+        return self.kind == self.Kind.PREVIEW
+
+    @property
+    def export_status(self) -> str:
+        """``returned`` or ``timed_out`` as stored; else ``excluded`` or ``completed`` once done
+        (flagged by the exclusion rules or not); else ``in_progress``."""
+        if self.status != self.Status.IN_PROGRESS:
+            return self.status
+        if self.stage == self.Stage.DONE:
+            return "excluded" if self.excluded else "completed"
+        return self.Status.IN_PROGRESS
 
 
 class Trial(models.Model):
