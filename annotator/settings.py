@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "annotator.drafts",
     "annotator.qa",
     "annotator.studies",
+    "annotator.exposure",
     "annotator.agreement",
     "annotator.evaluation",
     "annotator.reports",
@@ -289,9 +290,12 @@ AGREEMENT_SCHEDULE_EVERY_S = env_float("AGREEMENT_SCHEDULE_EVERY_S", 600.0, mini
 # Every value's 95% interval is a percentile bootstrap over items with this many resamples and seed.
 AGREEMENT_RESAMPLES = env_int("AGREEMENT_RESAMPLES", 1000, minimum=0)
 AGREEMENT_SEED = env_int("AGREEMENT_SEED", 0, minimum=0)
+# How often the periodic job times out idle link participants (each study's abandon_after_min).
+STUDY_RELEASE_EVERY_S = env_int("STUDY_RELEASE_EVERY_S", 300, minimum=10)
 CELERY_BEAT_SCHEDULE = {
     "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
     "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
+    "studies-release-idle": {"task": "studies.release_idle_schedule", "schedule": STUDY_RELEASE_EVERY_S},
 }
 
 # --- Media processing --------------------------------------------------------------------------
@@ -374,6 +378,18 @@ STUDY_TIME_GRACE_MS = env_int("STUDY_TIME_GRACE_MS", 1500, minimum=0)
 # first video loading). A later report is stamped at served + this, so a page cannot read the
 # content first and start the clock when it likes; a trial never reported expires from there.
 STUDY_SHOW_MAX_MS = env_int("STUDY_SHOW_MAX_MS", 10000, minimum=1000)
+# Study links (issue 19): the address commands print links under, and how many link pages one
+# client address may open per minute (Django's cache; set CACHE_URL so that every web process
+# counts together). Beyond it a plain 429 page.
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+if not PUBLIC_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"PUBLIC_BASE_URL must start with http:// or https:// (got {PUBLIC_BASE_URL!r})")
+STUDY_LINK_RATE_PER_MIN = env_int("STUDY_LINK_RATE_PER_MIN", 60, minimum=1)
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL (got {CACHE_URL!r})")
+CACHES = {"default": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL} if CACHE_URL
+                      else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"})}
 
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

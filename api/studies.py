@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from annotator.errors import Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
-from annotator.studies import dashboard, selectors, services
+from annotator.studies import dashboard, links, selectors, services
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
@@ -174,6 +174,46 @@ class StudyItemsView(APIView):
     def get(self, request, pk):
         study = _study(request, pk, CREATE_ROLES)  # researchers and admins only (issue 8)
         return Response(list(selectors.items_export(study)))
+
+
+class LinkIn(serializers.Serializer):
+    max_participants = serializers.IntegerField(min_value=1, max_value=links.MAX_PARTICIPANTS_BOUND, required=False,
+                                                allow_null=True, default=None)
+    expires = serializers.DateTimeField(required=False, allow_null=True, default=None,
+                                        help_text="ISO 8601; the link is closed after it (null: never).")
+    completion_url = serializers.URLField(max_length=links.URL_MAX, required=False, allow_blank=True, default="",
+                                          help_text="Where participants go with their code (blank: the study's).")
+    abandon_after_min = serializers.IntegerField(min_value=1, max_value=10080, required=False,
+                                                 help_text="Sets the study's minutes idle before a participant is timed out.")
+
+
+class LinkOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField(help_text="Add ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... or ?pid=... for panels.")
+    token = serializers.CharField(help_text="Shown once: only its hash is stored.")
+    max_participants = serializers.IntegerField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    completion_url = serializers.CharField()
+
+
+class StudyLinksView(APIView):
+    @extend_schema(request=LinkIn, responses={201: LinkOut, 400: OpenApiResponse(description="A value out of bounds."),
+                                              403: FORBIDDEN, 404: NOT_FOUND,
+                                              409: OpenApiResponse(description="The study is not built.")},
+                   summary="Make a link to the study for panel participants (admins and researchers)")
+    def post(self, request, pk):
+        study = _study(request, pk, CREATE_ROLES)
+        data = LinkIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        made = links.create_link(study, created_by=request.user, max_participants=v["max_participants"],
+                                 expires_at=v["expires"], completion_url=v["completion_url"])
+        if "abandon_after_min" in v:
+            Study.objects.filter(pk=study.pk).update(abandon_after_min=v["abandon_after_min"])
+        link = made.link
+        return Response({"id": link.pk, "url": request.build_absolute_uri(made.path), "token": made.token,
+                         "max_participants": link.max_participants, "expires_at": link.expires_at,
+                         "completion_url": link.completion_url}, status=201)
 
 
 class EnrollView(APIView):
