@@ -8,6 +8,7 @@ from annotator.agreement import views as agreement_views
 from annotator.converters import IdConverter
 from annotator.evaluation import views as evaluation_views
 from annotator.studies import dashboard as study_dashboard
+from annotator.studies import link_views as study_link_views
 from annotator.studies import views as study_views
 from annotator.media import lifelog_views
 from annotator.media import views as media_views
@@ -53,6 +54,12 @@ urlpatterns = [
     path("projects/<slug:slug>/evaluation/<id:pk>/rejudge/", evaluation_views.rejudge_page, name="evaluation-rejudge"),
     path("projects/<slug:slug>/ordering/<slug:name>/", study_views.ordering_alias),
     path("projects/<slug:slug>/ordering/<slug:name>/<path:rest>", study_views.ordering_alias),
+    # Study links (issue 19): anonymous panel participants, no account.
+    path("s/<str:token>/", study_link_views.entry, name="study-link"),
+    path("s/<str:token>/consent/", study_link_views.consent, name="study-link-consent"),
+    path("s/<str:token>/screening/", study_link_views.screening, name="study-link-screening"),
+    path("s/<str:token>/done/", study_link_views.done, name="study-link-done"),
+    path("s/<str:token>/test-clip.mp4", study_link_views.test_clip, name="study-link-test-clip"),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
     path("files/<path:name>", media_views.serve_media, name="media"),
 ]

@@ -12,15 +12,17 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.errors import Invalid, NotFound
+from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
-from annotator.studies import dashboard, links, selectors, services
+from annotator.studies import dashboard, links, selectors, services, sessions
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
@@ -101,20 +103,71 @@ def _study(request, pk: int, roles=access.ALL_ROLES) -> Study:
     return study
 
 
-def _participating(request, pk: int) -> Study:
-    study = _study(request, pk)
+class LinkSessionAuthentication(SessionAuthentication):
+    """DRF's session authentication, which checks CSRF only for a logged-in user, and here also for
+    a study link's anonymous participant (``sessions``) on unsafe methods: their session is their
+    credential, so a page elsewhere must not post answers with it."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is None and request.method not in SAFE_METHODS and sessions.participant_ids(request._request):
+            self.enforce_csrf(request)
+        return result
+
+
+class AccountOrLinkSession(BasePermission):
+    """A logged-in user (the views check their role), or a session bound to a link participant."""
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated) or bool(sessions.participant_ids(request._request))
+
+
+class ParticipantView(APIView):
+    """The participant's endpoints: accounts (annotators; admins and researchers in preview with
+    ``?preview=1``) and link participants by their session."""
+
+    authentication_classes = [TokenAuthentication, LinkSessionAuthentication]
+    permission_classes = [AccountOrLinkSession]
+
+
+def _wants_preview(request) -> bool:
+    return request.query_params.get("preview") == "1"
+
+
+def _taker(request, pk: int) -> tuple[Study, Participant | None, str]:
+    """(study, the requester's participant in it or None, how: ``link``, ``preview`` or
+    ``account``). A link participant bound to the session comes first; without one, an anonymous
+    session gets NotFound for any study (no study is listed or confirmed to it); a preview needs
+    an admin or researcher of the project; an account must be an annotator (Forbidden)."""
+    study = get_object_or_404(Study.objects.select_related("project"), pk=pk)
+    anonymous = sessions.participant_for(request._request, study.pk)
+    if anonymous is not None:
+        return study, anonymous, "link"
+    if not request.user.is_authenticated:
+        raise NotFound("no such study")
+    if _wants_preview(request):
+        project_for(request, study.project.slug, CREATE_ROLES)
+        return study, Participant.objects.filter(study=study, user=request.user, kind=Participant.Kind.PREVIEW).first(), "preview"
+    project_for(request, study.project.slug, access.ALL_ROLES)
     services.require_participant_role(request.user, study.project)
-    return study
+    return study, Participant.objects.filter(study=study, user=request.user).first(), "account"
 
 
 def _own_trial(request, pk: int) -> Trial:
-    """The requesting participant's trial ``pk`` (NotFound if it is someone else's)."""
+    """The requester's trial ``pk`` (NotFound if it is someone else's): a trial of a link
+    participant bound to the session, or of the account (an annotator's, or their preview's)."""
     trial = get_object_or_404(Trial.objects.select_related("participant__study__project", "item__condition__study"), pk=pk)
+    if trial.participant_id in sessions.participant_ids(request._request) and trial.participant.user_id is None:
+        links.touch(trial.participant)
+        return trial
+    if not request.user.is_authenticated:
+        raise NotFound("not one of your trials")
     project = trial.participant.study.project
     project_for(request, project.slug, access.ALL_ROLES)
     if trial.participant.user_id != request.user.pk:
         raise NotFound("not one of your trials")
-    services.require_participant_role(request.user, project)
+    if trial.participant.kind != Participant.Kind.PREVIEW:
+        services.require_participant_role(request.user, project)
     return trial
 
 
@@ -216,25 +269,43 @@ class StudyLinksView(APIView):
                          "completion_url": link.completion_url}, status=201)
 
 
-class EnrollView(APIView):
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+PREVIEW = OpenApiParameter("preview", str, enum=["1"], required=False,
+                           description="1: an admin's or researcher's preview, never counted.")
+
+
+class EnrollView(ParticipantView):
+    @extend_schema(request=None, parameters=[PREVIEW],
+                   responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND,
+                              409: OpenApiResponse(description="The study is full (errors.study: full), not built, "
+                                                               "or a link participant has not consented or been screened.")},
                    summary="Join the study (assigns your items once) and leave the instructions")
     def post(self, request, pk):
-        study = _participating(request, pk)
-        participant = services.enroll(study, request.user)
+        study, participant, how = _taker(request, pk)
+        if how == "link":
+            if participant.status != Participant.Status.IN_PROGRESS:
+                raise Conflict("you have left this study")
+            if participant.consented_at is None or participant.screened_at is None:
+                raise Conflict("accept the consent and pass the screening first")
+            links.touch(participant)
+        elif how == "preview":
+            participant = participant or links.preview_participant(study, request.user)
+        else:
+            participant = links.enroll_account(study, request.user)
         services.start(participant)
         return Response(state(participant))
 
 
-class CurrentView(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
+class CurrentView(ParticipantView):
+    @extend_schema(parameters=[PREVIEW], responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND},
                    summary="Your stage and current trial (the same one after a reload, with the time already spent)")
     def get(self, request, pk):
-        study = _participating(request, pk)
-        return Response(state(Participant.objects.filter(study=study, user=request.user).first()))
+        study, participant, how = _taker(request, pk)
+        if how == "link":
+            links.touch(participant)
+        return Response(state(participant))
 
 
-class ShownView(APIView):
+class ShownView(ParticipantView):
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 403: FORBIDDEN, 404: NOT_FOUND,
                                             409: OpenApiResponse(description="Not your current trial.")},
                    summary="Report the trial visible: its server time and time limit start now, once")
@@ -244,7 +315,7 @@ class ShownView(APIView):
         return Response({"trial_id": shown.pk, "elapsed_ms": round(services.elapsed_ms(shown), 1)})
 
 
-class AnswerView(APIView):
+class AnswerView(ParticipantView):
     @extend_schema(request=AnswerIn, responses={200: OpenApiTypes.OBJECT,
                                                 400: OpenApiResponse(description="A response the kind refuses, or a "
                                                                                  "response time the server cannot have seen."),

@@ -360,3 +360,13 @@ def sample_frames(src: str | Path, times_s: list[float], *, max_side: int, timeo
             raise MediaError(f"frame at {at:.2f} s: ffmpeg returned no image")
         frames.append(data)
     return frames
+
+
+def test_pattern_args(dst: str | Path, *, seconds: float, size: str = "320x180", fps: int = 25) -> list[str]:
+    """argv for a synthetic clip (ffmpeg's counting test pattern, no audio) of ``seconds`` at
+    ``size`` and ``fps``, H.264 in MP4 with ``+faststart``, as the studies' clips are encoded: the
+    screening page plays it to check that the browser can play the study's videos. It shows no
+    footage, so it gives no item away."""
+    return ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate={fps}:duration={seconds}",
+            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-an",
+            "-map_metadata", "-1", "-f", "mp4", str(dst)]

@@ -140,6 +140,18 @@ def _may_fetch(user, name: str) -> bool:
     return video is not None and may_see_video(user, video)
 
 
+def _may_fetch_for_link(request, name: str) -> bool:
+    """A study link's anonymous participant (``studies.sessions``, no account) may fetch only a
+    study clip or ordering frame of the trial they are on (``selectors.current_trials_show``):
+    never a video's rendition, HLS files, posters or another trial's media."""
+    from annotator.studies.selectors import current_trials_show
+    from annotator.studies.sessions import participant_ids
+
+    if not name.startswith(("studyclips/", "frames/")):
+        return False
+    return current_trials_show(participant_ids(request), name)
+
+
 def token_or_login_required(view):
     """``login_required`` that also takes the API's token: a request with ``Authorization: Token
     <key>`` is that token's user (DRF's ``TokenAuthentication``: an unknown key or an inactive user
@@ -159,6 +171,10 @@ def token_or_login_required(view):
             response["WWW-Authenticate"] = "Token"
             return response
         if found is None:
+            from annotator.studies.sessions import participant_ids
+
+            if not request.user.is_authenticated and participant_ids(request):
+                return view(request, *args, **kwargs)  # a study link's participant: serve_media checks their trial
             return session_view(request, *args, **kwargs)
         request.user = found[0]
         return view(request, *args, **kwargs)
@@ -190,10 +206,15 @@ def _from_bucket(name: str, content_type: str) -> HttpResponse:
 
 @token_or_login_required
 def serve_media(request, name: str):
-    """Serve a stored rendition, poster or ordering frame to whoever ``_may_fetch`` it (404 to
+    """Serve a stored rendition, poster or ordering frame to whoever ``_may_fetch`` it (a study
+    link's participant: ``_may_fetch_for_link``) (404 to
     anyone else: whether it exists is not disclosed); honours one byte range. With S3 storage,
     ``_from_bucket`` answers once access is checked."""
-    if not _may_fetch(request.user, name) or not default_storage.exists(name):
+    if request.user.is_authenticated:
+        allowed = _may_fetch(request.user, name)
+    else:
+        allowed = _may_fetch_for_link(request, name)
+    if not allowed or not default_storage.exists(name):
         raise Http404("no such media")
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     if not on_local_disk():

@@ -116,6 +116,7 @@ def create_link(study: Study, *, created_by=None, max_participants: int | None =
     completion_url = _check_url(completion_url, "completion_url")
     if study.status != Study.Status.READY:
         raise Conflict("this study is not built yet: a link can be made once its items are ready")
+    test_clip()  # made once, here, so the screening page never waits for ffmpeg
     token = secrets.token_urlsafe(24)
     link = StudyLink.objects.create(study=study, token_hash=token_hash(token), max_participants=max_participants,
                                     expires_at=expires_at, completion_url=completion_url, created_by=created_by)
@@ -133,6 +134,36 @@ def link_of(token: str) -> StudyLink:
     if link.expires_at is not None and link.expires_at <= timezone.now():
         raise LinkClosed("this link is closed")
     return link
+
+
+# ------------------------------------------------------------------------------ screening clip
+
+TEST_CLIP = "screening/test-pattern-v1.mp4"
+TEST_CLIP_SECONDS = 2.0
+
+
+def test_clip() -> str:
+    """The storage name of the screening's test clip, made by ffmpeg the first time
+    (``adapters.ffmpeg.test_pattern_args``: 2 s of a synthetic test pattern, 320x180, H.264 in MP4,
+    as study clips are encoded). It shows no footage, so it gives no item away. Raises MediaError
+    if ffmpeg fails."""
+    import tempfile
+    from pathlib import Path
+
+    from django.core.files import File
+    from django.core.files.storage import default_storage
+
+    from annotator.adapters import ffmpeg
+
+    if default_storage.exists(TEST_CLIP):
+        return TEST_CLIP
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clip.mp4"
+        ffmpeg.run(ffmpeg.test_pattern_args(path, seconds=TEST_CLIP_SECONDS), timeout_s=60, what="screening test clip")
+        if default_storage.exists(TEST_CLIP):  # made meanwhile by another request
+            return TEST_CLIP
+        with path.open("rb") as fh:
+            return default_storage.save(TEST_CLIP, File(fh))
 
 
 # ------------------------------------------------------------------------------ entering
@@ -196,7 +227,7 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
         if existing is not None:
             return existing, False
         if link.max_participants is not None and taking(link) >= link.max_participants:
-            raise StudyFull("this study is full")
+            raise StudyFull("this study is full", errors={"study": "full"})
         try:
             with transaction.atomic():
                 participant = Participant.objects.create(
@@ -205,7 +236,7 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
                     completion_code=new_code(), last_active_at=now)
                 trials = services.assign(participant, seen_footage=set())
                 if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
-                    raise StudyFull("this study is full")
+                    raise StudyFull("this study is full", errors={"study": "full"})
         except IntegrityError:  # pragma: no cover - the study lock serialises entries; the constraint is the backstop
             raise Conflict("this participant entered at the same moment; open the link again") from None
     return participant, True
@@ -351,6 +382,19 @@ def release_idle(*, now: datetime | None = None) -> int:
     return n
 
 
+def enroll_account(study: Study, user) -> Participant:
+    """``services.enroll`` for an account, refusing with StudyFull (and keeping no participant)
+    when no scored item could be assigned: a full study shows its page, never "all your
+    questions are answered" after none."""
+    with transaction.atomic():
+        before = Participant.objects.filter(study=study, user=user).first()
+        participant = services.enroll(study, user)
+        if before is None and not Trial.objects.filter(participant=participant, practice=False,
+                                                       item__role=Item.Role.SCORED).exists():
+            raise StudyFull("this study is full", errors={"study": "full"})
+    return participant
+
+
 # ------------------------------------------------------------------------------ preview
 
 def preview_participant(study: Study, user, *, restart: bool = False) -> Participant:
@@ -373,7 +417,7 @@ def preview_participant(study: Study, user, *, restart: bool = False) -> Partici
                                                          consented_at=timezone.now(), screened_at=timezone.now())
                 trials = services.assign(participant, seen_footage=set())
                 if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
-                    raise StudyFull("this study is full")
+                    raise StudyFull("this study is full", errors={"study": "full"})
         except IntegrityError:  # pragma: no cover - serialised by the study lock
             raise Conflict("a preview was started at the same moment; reload") from None
     return participant

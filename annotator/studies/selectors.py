@@ -160,6 +160,30 @@ def open_trial_shows(user, name: str) -> bool:
                                 participant__user=user, answered_at__isnull=True).exists()
 
 
+def current_trials_show(participant_ids: list[int], name: str) -> bool:
+    """Whether the *current* trial (first unanswered, practice first) of one of these link
+    participants (``studies.sessions``) plays the stored clip ``name`` or shows the ordering frame
+    ``name``: a link's session may fetch only the media of the trial it is on (issue 19), and
+    only while the participant is in progress. One query per participant (a session has few)."""
+    from annotator.studies.models import Element
+
+    for pid in participant_ids[:20]:
+        trial = (Trial.objects.filter(participant_id=pid, answered_at__isnull=True,
+                                      participant__status=Participant.Status.IN_PROGRESS, participant__user__isnull=True)
+                 .select_related("item").order_by("-practice", "position").first())
+        if trial is None:
+            continue
+        payload = trial.item.payload if isinstance(trial.item.payload, dict) else {}
+        media = [m for m in payload.get("media") or [] if isinstance(m, dict)]
+        names = {m.get("name") for m in media} | {s.get("name") for m in media for s in (m.get("segments") or [])
+                                                  if isinstance(s, dict)}
+        if name in names:
+            return True
+        shown = [e for e in payload.get("shown") or [] if isinstance(e, int)]
+        if name.startswith("frames/") and shown and Element.objects.filter(pk__in=shown, image=name).exists():
+            return True
+    return False
+
 
 TRIAL_COLUMNS = ("trial_id", "item_id", "participant", "excluded", "exclusion_reasons", "condition", "subtask", "group",
                  "role", "practice", "position", "response", "scores", "timed_out", "client_rt_ms", "server_rt_ms",

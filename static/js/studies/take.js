@@ -2,7 +2,10 @@
 // decides the stage and the current trial; this script shows the instructions, then each trial in
 // the widget of the study's kind, with the trial clock (clock.js) and a countdown when the trial has
 // a time limit, the feedback of practice trials, and the end. Configuration comes from the page's
-// json_script block (the CSP forbids inline script): kind, enrollUrl, currentUrl, shownUrl, answerUrl.
+// json_script block (the CSP forbids inline script): kind, enrollUrl, currentUrl, shownUrl, answerUrl,
+// and for a study link's participant afterUrl (where the page goes once every trial is answered: the
+// debrief). A study with no place left answers the enrolment with 409 and errors.study "full": the
+// page says so instead of "all your questions are answered".
 //
 // A widget is the module `./<kind>.js` (adding a kind adds one file here, nothing else). It exports
 // `mount(root, content, {saved, changed})`, possibly async, which fills `root` from the trial's
@@ -24,7 +27,7 @@ import { unsent } from "./unsent.js";
 
 const config = JSON.parse(document.getElementById("take-config").textContent);
 const $ = (id) => document.getElementById(id);
-const SECTIONS = ["instructions", "trial", "feedback", "done"];
+const SECTIONS = ["instructions", "trial", "feedback", "done", "full"];
 const widgetModule = import(`./${config.kind}.js`);
 
 let current = null;      // {trial, widget, clock, store} of the trial on screen
@@ -72,6 +75,7 @@ async function render(state, fetchedAt) {
     show("instructions");
     $("begin").focus();
   } else if (state.stage === "done" || !state.trial) {
+    if (config.afterUrl) { window.location.assign(config.afterUrl); return; }
     show("done");
   } else {
     await showTrial(state.trial, fetchedAt, generation);
@@ -120,6 +124,8 @@ async function showTrial(trial, fetchedAt, gen) {
   delete root.dataset.shown;
   delete root.dataset.shownAt;
   $("trial-title").textContent = (trial.practice ? "Practice " : "Question ") + trial.number + " of " + trial.of;
+  $("progress").max = trial.of;
+  $("progress").value = trial.number - 1;
   $("trial-note").textContent = trial.practice ? "Practice: you will see how you did after answering. It does not count." : "";
   $("answer").disabled = true;
   countdown(trial.time_limit_ms);
@@ -214,6 +220,7 @@ $("begin").addEventListener("click", async () => {
   try {
     const [res, body, at] = await call(config.enrollUrl, "POST");
     if (res.ok) await render(body, at);
+    else if (res.status === 409 && body.errors && body.errors.study === "full") show("full");
     else say(reason(body, res.status));
   } catch (e) {
     say("Cannot reach the server. Try again in a moment.");
