@@ -14,7 +14,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotator import markdown
 from annotator.errors import DomainError
-from annotator.studies.models import Study
+from annotator.studies import links as study_links
+from annotator.studies.models import Participant, Study
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
@@ -36,13 +37,20 @@ def home(request):
         projects = [(m.project, m.role) for m in Membership.objects.filter(user=request.user).select_related("project")]
     counts = selectors.queue_counts([p for p, _ in projects])
     studies: dict[int, list[str]] = {}
-    for project_id, name in Study.objects.filter(project__in=[p for p, _ in projects]).values_list("project", "name"):
-        studies.setdefault(project_id, []).append(name)
+    all_studies = list(Study.objects.filter(project__in=[p for p, _ in projects]))
+    for study in all_studies:
+        studies.setdefault(study.project_id, []).append(study.name)
+    # A full study is not offered to someone who is not already taking it (issue 19).
+    mine = set(Participant.objects.filter(user=request.user, study__in=all_studies).values_list("study_id", flat=True))
+    full: dict[int, set[str]] = {}
+    for study in all_studies:
+        if study.pk not in mine and study_links.is_full(study):
+            full.setdefault(study.project_id, set()).add(study.name)
     rows = [
         {"project": p, "role": role, "counts": counts[p.pk],
          "can_export": role in access.EXPORT_ROLES, "can_annotate": role in access.ANNOTATE_ROLES,
          "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES,
-         "studies": studies.get(p.pk, [])}
+         "studies": studies.get(p.pk, []), "full": full.get(p.pk, set())}
         for p, role in projects
     ]
     return render(request, "qa/home.html", {"rows": rows})
