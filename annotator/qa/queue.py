@@ -127,7 +127,33 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
         item = _item_from_row(cursor)
     if item is not None:
         item.project = project  # already loaded by the caller: no query to read it again
+        if item.claimed_at == params["now"]:  # taken now, not the held item renewed
+            record_exposure(item, params["user"])
     return item
+
+
+def record_exposure(item: QueueItem, user_id: int) -> int:
+    """Append to the exposure ledger (issue 19) what the unit of ``item`` shows the person who just
+    claimed it: every video the verify page may play (the unit's, its group's members, the labelled
+    videos of its QA pairs; ``media.views.may_see_video``), whole, and each of its QA pairs with
+    its answer. Kept through skip, lapse and release: the page had it all. Returns rows written."""
+    from annotator.exposure import ledger
+    from annotator.exposure.models import Exposure
+    from annotator.media.models import VideoGroupMember
+    from annotator.qa.models import QAPair, WorkUnit
+
+    unit = WorkUnit.objects.filter(pk=item.unit_id).values("video_id", "group_id").first()
+    if unit is None:
+        return 0
+    videos = {unit["video_id"]}
+    if unit["group_id"]:
+        videos |= set(VideoGroupMember.objects.filter(group_id=unit["group_id"]).values_list("video_id", flat=True))
+    pairs = list(QAPair.objects.filter(unit_id=item.unit_id).values_list("id", "videos"))
+    videos |= {v["video_id"] for _, vs in pairs for v in (vs or []) if isinstance(v, dict) and isinstance(v.get("video_id"), int)}
+    shown = ([ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)]
+             + [ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p, _ in pairs])
+    return ledger.record(ledger.person_key(user_id=user_id), item.project_id, shown,
+                         source=Exposure.Source.QUEUE, ref=f"unit:{item.unit_id}")
 
 
 def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:

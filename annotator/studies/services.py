@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotator import jobs
 from annotator.errors import Conflict, Forbidden, Invalid
 from annotator.projects.models import Project
-from annotator.studies import selectors
+from annotator.studies import exposures, selectors
 from annotator.studies.kinds import KINDS, BuildReport, ScoreRow, collecting_files, kind_module
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
@@ -224,7 +224,9 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
     scored items split evenly across them, the least-answered first; never two items with the same
     ``key`` (two versions of one clip or QA pair); never an item already given to
     ``raters_per_item`` people; never an item about footage in ``seen_footage`` (video ids the
-    person could play in a verification queue, issue 7). Then the study's attention items at seeded
+    person could play in a verification queue, issue 7), nor one the exposure ledger refuses
+    (``exposures.Screen``: its truth follows from what the person was shown anywhere in the project,
+    or its clips or answer would give away a trial they have open elsewhere; counted as refusals). Then the study's attention items at seeded
     random places among the scored ones, and ``practice_items`` practice items first. Trial ids
     follow positions, so they carry nothing about the items. The draws are seeded by the study's
     seed and the participant's id.
@@ -244,6 +246,8 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
         per[i] += 1
     used_keys: set[str] = set()
     picked: list[Item] = []
+    screen = exposures.Screen(participant)
+    refused: list[tuple[int, str]] = []
     for cond, quota in zip(chosen, per):
         # People's trials only: a model's answers take no place from a person.
         candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
@@ -257,10 +261,15 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
                 break
             if (item.key and item.key in used_keys) or (item.footage_id and item.footage_id in seen_footage):
                 continue
+            reason = screen.refusal(item)
+            if reason:
+                refused.append((item.pk, reason))
+                continue
             fresh.append(item)
             if item.key:
                 used_keys.add(item.key)
         picked += fresh
+    exposures.note_refusals(participant, refused, "enrolment")
     rng.shuffle(picked)
     for item in Item.objects.filter(condition__study=study, role=Item.Role.ATTENTION).order_by("condition__number", "index"):
         picked.insert(rng.randint(0, len(picked)), item)
@@ -323,8 +332,11 @@ def current_trial(participant: Participant) -> Trial | None:
     Steps: (1) a trial whose time limit (plus grace) has run out since it was shown is closed as
     timed out, unanswered, and the next one is considered (a person who closed the page and came
     back later moves on, with the trial scored wrong); (2) the server's ``served_at`` is stamped the
-    first time a trial is served (a reload serves the same trial again and keeps the first time).
-    Both are conditional updates, so two requests racing write one value.
+    first time a trial is served (a reload serves the same trial again and keeps the first time),
+    and what it shows is appended to the person's exposure ledger; (3) before that, a trial whose
+    truth the ledger now gives away (the person was shown more since enrolment) is withdrawn
+    unserved and the next one is considered (``exposures``). The updates are conditional, so two
+    requests racing write one value.
     """
     while True:
         trial = _first_open(participant)
@@ -341,8 +353,13 @@ def current_trial(participant: Participant) -> Trial | None:
                     _after_answer(participant)
             continue
         if trial.served_at is None:
+            reason = exposures.refusal_at_serve(participant, trial)
+            if reason:
+                exposures.withdraw(participant, trial, reason)
+                continue
             trial.served_at = now
-            Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now)
+            if Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now):
+                exposures.record_served(participant, trial)
         return trial
 
 

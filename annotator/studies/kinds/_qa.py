@@ -185,3 +185,12 @@ def video_layout(item) -> str:
     them together: an ego-exo set, a day-night pair), ``labelled`` (separate videos the options
     name), ``life_log`` or ``single``."""
     return item.payload.get("layout") or ("single" if len(item.payload.get("media", [])) <= 1 else "labelled")
+
+
+def footage_shown(payload: dict) -> list:
+    """What an item's clips play, for the exposure ledger: a ``Shown`` of kind footage per range of
+    source footage (``payload["media"]``; a life log's segments each), seconds of the video."""
+    from annotator.exposure.ledger import FOOTAGE, Shown
+    from annotator.qa import stimulus
+
+    return [Shown(FOOTAGE, v, a, b) for m in stimulus.from_json(payload).media for v, a, b in m.ranges if v is not None]

@@ -305,3 +305,22 @@ def export(item) -> dict:
     return {"criterion": p["criterion"], "group": item.group, "question": p.get("question", ""), "answer": p.get("answer", ""),
             "description": p.get("description", ""), "instructed_score": item.truth, "qa_pair_id": item.qa_pair_id,
             "media": _qa.clip_names(p)}
+
+
+def shows(item) -> list:
+    """What a trial of ``item`` puts in front of the person (exposure ledger, issue 19): its clips,
+    and for a real QA item its pair with the verified answer (a control item shows another answer,
+    or a deleted pair's)."""
+    from annotator.exposure.ledger import ANSWER, Shown
+
+    out = _qa.footage_shown(item.payload)
+    if item.qa_pair_id and item.group == "real" and item.payload.get("answer"):
+        out.append(Shown(ANSWER, qa_pair_id=item.qa_pair_id))
+    return out
+
+
+def needs(item):
+    """A rating has no truth to give away."""
+    from annotator.exposure.ledger import Needs
+
+    return Needs()

@@ -167,3 +167,18 @@ def export(item) -> dict:
     p = item.payload
     return {"question": p["question"], "options": p["options"], "answer_index": item.truth, "qa_pair_id": item.qa_pair_id,
             "media": _qa.clip_names(p)}
+
+
+def shows(item) -> list:
+    """What a trial of ``item`` puts in front of the person (exposure ledger, issue 19): its clips,
+    and its QA pair's answer among the options."""
+    from annotator.exposure.ledger import OPTIONS, Shown
+
+    return _qa.footage_shown(item.payload) + ([Shown(OPTIONS, qa_pair_id=item.qa_pair_id)] if item.qa_pair_id else [])
+
+
+def needs(item):
+    """What the item's truth rests on: its QA pair's answer."""
+    from annotator.exposure.ledger import Needs
+
+    return Needs(answer_of=item.qa_pair_id)

@@ -152,3 +152,19 @@ def export(item) -> dict:
     """Researcher fields: ``question``, ``answer`` (verified), ``qa_pair_id``, ``media``."""
     return {"question": item.payload["question"], "answer": item.truth, "qa_pair_id": item.qa_pair_id,
             "media": _qa.clip_names(item.payload)}
+
+
+def shows(item) -> list:
+    """What a trial of ``item`` puts in front of the person (exposure ledger, issue 19): its clips
+    and its QA pair's question."""
+    from annotator.exposure.ledger import QUESTION, Shown
+
+    return _qa.footage_shown(item.payload) + ([Shown(QUESTION, qa_pair_id=item.qa_pair_id)] if item.qa_pair_id else [])
+
+
+def needs(item):
+    """What the item's truth rests on: its QA pair's answer, given away also by seeing it among
+    options."""
+    from annotator.exposure.ledger import Needs
+
+    return Needs(answer_of=item.qa_pair_id, options_give_away=True)

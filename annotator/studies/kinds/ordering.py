@@ -453,3 +453,37 @@ def export(item) -> dict:
     """Researcher fields: ``shown`` and ``truth`` (element ids), ``hints`` (1-based), ``clip``."""
     return {"shown": item.payload["shown"], "truth": item.truth, "hints": item.payload.get("hints", []),
             "clip": item.payload.get("clip"), "annotation": item.payload.get("annotation", "")}
+
+
+def _clip_ranges(item) -> list[tuple]:
+    """The footage an item's elements come from, (video id, start_s, end_s): its clip, or every part
+    of a life log, whole, for a summary-ordering item over the log."""
+    clip = item.payload.get("clip") or {}
+    if isinstance(clip.get("life_log_id"), int):
+        from annotator.media.models import VideoGroupMember
+
+        return [(v, None, None) for v in VideoGroupMember.objects.filter(group_id=clip["life_log_id"])
+                .values_list("video_id", flat=True)]
+    if isinstance(clip.get("video_id"), int):
+        return [(clip["video_id"], clip.get("start_s"), clip.get("end_s"))]
+    return [(item.footage_id, None, None)] if item.footage_id else []
+
+
+def shows(item) -> list:
+    """What a trial of ``item`` puts in front of the person (exposure ledger, issue 19): stills of
+    its clip (frame items; text items show texts, no footage). Stills in a shuffled order give no
+    order away, so they are recorded as frames, not footage."""
+    from annotator.exposure.ledger import FRAMES, Shown
+    from annotator.studies.models import Element
+
+    shown = item.payload.get("shown") or []
+    if not shown or not Element.objects.filter(pk=shown[0], kind=Element.Kind.FRAME).exists():
+        return []
+    return [Shown(FRAMES, v, a, b) for v, a, b in _clip_ranges(item)]
+
+
+def needs(item):
+    """What the item's truth rests on: the order of events in its footage."""
+    from annotator.exposure.ledger import Needs
+
+    return Needs(order_of=tuple(_clip_ranges(item)))

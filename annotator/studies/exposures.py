@@ -1,0 +1,98 @@
+"""Studies and the exposure ledger (issue 19, ``annotator.exposure``): what a served trial shows is
+recorded, and an item is kept from a person whose ledger gives its truth away.
+
+Each kind says what a trial of an item shows (``kinds.<kind>.shows``) and what its truth rests on
+(``kinds.<kind>.needs``). Assignment (``refusal_at_enrolment``) refuses an item whose truth
+follows from what the person was shown anywhere in the project (queues, other studies), or whose
+clips or answers would give away a trial they still have to answer elsewhere. Serving
+(``refusal_at_serve``) asks again just before a trial is first served, since the person may have
+been shown more since enrolment; a refused trial is withdrawn unserved (``withdraw``).
+"""
+
+from __future__ import annotations
+
+from annotator.exposure import ledger
+from annotator.exposure.models import Exposure, Refusal
+from annotator.studies.kinds import kind_module
+from annotator.studies.models import Item, Participant, Trial
+
+
+def person_of(participant: Participant) -> str:
+    """The ledger's name of a person participant: their account, or their pseudonymised panel id."""
+    if participant.user_id is not None:
+        return ledger.person_key(user_id=participant.user_id)
+    return ledger.person_key(pseudonym=getattr(participant, "pseudonym", "") or "")
+
+
+def _same_person(participant: Participant) -> dict:
+    """Trial filter for every participant that is this person (any study)."""
+    if participant.user_id is not None:
+        return {"participant__user_id": participant.user_id}
+    return {"participant__pseudonym": participant.pseudonym}
+
+
+def shows(item: Item) -> list[ledger.Shown]:
+    return kind_module(item.condition.study.kind).shows(item)
+
+
+def needs(item: Item) -> ledger.Needs:
+    return kind_module(item.condition.study.kind).needs(item)
+
+
+class Screen:
+    """One person's screen at enrolment or serve: their ledger, and what their open trials in other
+    studies rest on (``served_only``: only trials already in front of them)."""
+
+    def __init__(self, participant: Participant, *, served_only: bool = False):
+        study = participant.study
+        self.person = person_of(participant)
+        self.project_id = study.project_id
+        self.ledger = ledger.Ledger.of(self.person, self.project_id)
+        open_trials = (Trial.objects.filter(**_same_person(participant), answered_at__isnull=True,
+                                            participant__study__project_id=study.project_id)
+                       .exclude(participant=participant).select_related("item__condition__study"))
+        if served_only:
+            open_trials = open_trials.filter(served_at__isnull=False)
+        self.pending = ledger.Pending.of(needs(t.item) for t in open_trials)
+
+    def refusal(self, item: Item) -> str | None:
+        """Why ``item`` must not be served to this person, or None."""
+        return self.ledger.refusal(needs(item)) or self.pending.refusal(shows(item))
+
+
+def note_refusals(participant: Participant, refused: list[tuple[int, str]], when: str) -> None:
+    """Store refusals (item id, reason) of ``participant`` for the study's counts."""
+    if refused:
+        person = person_of(participant)
+        Refusal.objects.bulk_create([Refusal(person=person, project_id=participant.study.project_id,
+                                             study_id=participant.study_id, item_id=item_id, reason=reason, when=when)
+                                     for item_id, reason in refused])
+
+
+def refusal_at_serve(participant: Participant, trial: Trial) -> str | None:
+    """Why ``trial`` (not served yet) must be withdrawn: its truth follows from what the person was
+    shown since enrolment, or it would give away a trial they have open in front of them."""
+    return Screen(participant, served_only=True).refusal(trial.item)
+
+
+def withdraw(participant: Participant, trial: Trial, reason: str) -> bool:
+    """Withdraw unserved ``trial`` (its row is deleted: nothing was shown or answered) and record the
+    refusal; False when it was served meanwhile (nothing done)."""
+    deleted, _ = Trial.objects.filter(pk=trial.pk, served_at__isnull=True, answered_at__isnull=True).delete()
+    if deleted:
+        note_refusals(participant, [(trial.item_id, reason)], Refusal.When.SERVE)
+    return bool(deleted)
+
+
+def record_served(participant: Participant, trial: Trial) -> int:
+    """Append what ``trial`` shows to the person's ledger (called once, when it is first served)."""
+    return ledger.record(person_of(participant), participant.study.project_id, shows(trial.item),
+                         source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}")
+
+
+def refusal_counts(study) -> dict[str, int]:
+    """Items the ledger kept from this study's participants, by reason (enrolment and serve)."""
+    from django.db.models import Count
+
+    return dict(Refusal.objects.filter(project_id=study.project_id, study_id=study.pk)
+                .values_list("reason").annotate(n=Count("id")).order_by("reason"))

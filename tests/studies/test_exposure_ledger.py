@@ -1,0 +1,114 @@
+"""The exposure ledger (issue 19): what one study or queue showed a person never answers an item
+they get later. Each test is a person who takes what the platform offers in turn, as the security
+review did, and checks that nothing served later rests on what they were shown before.
+
+The three leaks the review found, each reproduced here:
+1. a Likert study's real items show verified answers that are the truth of an open-answer study;
+2. MCQ trials play clips of source footage, and ordering items lie inside those clips;
+3. a queue unit skipped, or whose lease lapsed, left no record that its videos and answers were seen.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.exposure import ledger
+from annotator.exposure.models import Exposure, Refusal
+from annotator.qa.models import QAPair
+from annotator.studies.exposures import refusal_counts
+from annotator.studies.models import Item, Trial
+from annotator.studies.services import answer_trial, create_study, current_trial, enroll, mark_shown, start
+from tests.studies.conftest import people
+
+
+def _take(person, study, response) -> list[Trial]:
+    """Take the whole study through the services the API calls; ``response(trial)`` answers."""
+    participant = enroll(study, person)
+    start(participant)
+    served = []
+    while (trial := current_trial(participant)) is not None:
+        served.append(trial)
+        mark_shown(participant, trial.pk)
+        answer_trial(participant, trial.pk, response(trial), 1.0, f"k{trial.pk}")
+    return served
+
+
+def _scored_items(participant) -> list[Item]:
+    return [t.item for t in Trial.objects.filter(participant=participant, practice=False).select_related("item")
+            if t.item.role == Item.Role.SCORED]
+
+
+def test_answers_a_likert_study_showed_are_never_asked_in_an_open_answer_study(verified, project):
+    verified(3)
+    likert, _ = create_study(project, "vudg", "likert", preset="vudg-quality", seed=2,
+                             options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0})
+    opened, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 9})
+    person, fresh = people(project, 2)
+    _take(person, likert, lambda trial: {"score": 3})
+    shown = set(Trial.objects.filter(participant__user=person, participant__study=likert, item__group="real")
+                .values_list("item__qa_pair_id", flat=True))
+    open_pairs = set(Item.objects.filter(condition__study=opened).values_list("qa_pair_id", flat=True))
+    assert shown & open_pairs  # the leak's precondition: the Likert study showed answers the open study asks for
+
+    asked = {i.qa_pair_id for i in _scored_items(enroll(opened, person))}
+    assert asked and not asked & shown
+    assert refusal_counts(opened) == {ledger.ANSWER_SHOWN: len(shown & open_pairs)}
+    # Somebody who was shown nothing is asked everything.
+    assert {i.qa_pair_id for i in _scored_items(enroll(opened, fresh))} == open_pairs
+
+
+def test_ordering_items_inside_clips_an_mcq_study_played_are_never_served(verified, project):
+    verified(1, seconds=100.0)  # one unit: its pairs' clips span the whole 100 s video
+    mcq, _ = create_study(project, "mc", "mcq", options={"time_limits": [60], "questions_per_participant": 5,
+                                                         "attention_items": 0, "practice_items": 0})
+    person, fresh = people(project, 2)
+    served = _take(person, mcq, lambda trial: 0)
+    assert served
+    played = Exposure.objects.filter(person=f"user:{person.pk}", kind="footage", source="study")
+    assert played.exists() and {(e.start_s, e.end_s) for e in played} == {(0.0, 100.0)}
+
+    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
+                             options={"frame_size": 32, "practice_items": 1, "questions_per_participant": 12})
+    participant = enroll(flight, person)
+    assert _scored_items(participant) == []  # every scored ordering item lies inside a clip the person played
+    candidates = Item.objects.filter(condition__in=participant.conditions.all(), role=Item.Role.SCORED).count()
+    assert candidates >= 10 and refusal_counts(flight) == {ledger.FOOTAGE_PLAYED: candidates}
+    assert len(_scored_items(enroll(flight, fresh))) >= 5  # somebody shown nothing orders clips of the same video
+
+
+def test_a_skipped_queue_unit_still_keeps_its_footage_and_answers_from_the_person(verified, project):
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import set_queue_policy, skip_unit
+
+    set_queue_policy(project, double_check_share=1.0)  # the builder's pass queues a double-check showing the answers
+    verified(1, seconds=100.0)
+    opened, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 3})
+    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
+                             options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6})
+    person, fresh = people(project, 2)
+    item = claim_next(project, person)
+    assert item.kind == "double_check"
+    skip_unit(item.unit_id, person, reason="unclear")  # the skip ends the lease: no queue item names them now
+    pairs = set(QAPair.objects.filter(unit_id=item.unit_id).values_list("id", flat=True))
+    assert set(Exposure.objects.filter(person=f"user:{person.pk}", ref=f"unit:{item.unit_id}", kind="answer")
+               .values_list("qa_pair_id", flat=True)) == pairs
+
+    assert _scored_items(enroll(opened, person)) == []  # every open question's answer was on the unit's page
+    participant = enroll(flight, person)
+    assert _scored_items(participant) == []  # and every ordering clip inside its video
+    candidates = Item.objects.filter(condition__in=participant.conditions.all(), role=Item.Role.SCORED).count()
+    assert refusal_counts(opened) == {ledger.ANSWER_SHOWN: 3}
+    assert refusal_counts(flight) == {ledger.FOOTAGE_PLAYED: candidates}
+    assert len(_scored_items(enroll(opened, fresh))) == 3 and len(_scored_items(enroll(flight, fresh))) == 6
+
+
+@pytest.mark.django_db
+def test_the_ledger_is_append_only():
+    from django.db import IntegrityError, transaction
+
+    row = Exposure.objects.create(person="user:1", project_id=1, kind="footage", video_id=1, source="queue", ref="unit:1")
+    for change in (lambda: Exposure.objects.filter(pk=row.pk).update(kind="frames"),
+                   lambda: Exposure.objects.filter(pk=row.pk).delete()):
+        with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
+            change()
+    assert Exposure.objects.get(pk=row.pk).kind == "footage"
