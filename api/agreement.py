@@ -6,7 +6,11 @@ For the people who run a project (admins, reviewers, researchers); annotators se
 (``annotator.agreement.dashboard``); the writes are ``annotator.agreement.services``.
 """
 
+import codecs
+import itertools
 import json
+import math
+from collections.abc import Iterator
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -22,7 +26,7 @@ from annotator.agreement.models import LEVELS, ConsensusItem, RatingSet
 from annotator.errors import Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
-from api.exceptions import flatten
+from api.exceptions import INVALID_DETAIL, flatten
 from api.studies import FormatIsTheExports
 from api.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
 from api.views import project_for
@@ -255,14 +259,124 @@ class ComputeView(APIView):
 # ------------------------------------------------------------------------------ rating sets
 
 RATINGS_BODY_MAX = 32 * 1024 * 1024  # 200,000 ratings of about 160 bytes each
+READ_CHUNK = 64 * 1024
+SET_FIELDS = ("name", "level", "source", "description", "replace")
 
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _too_large() -> ParseError:
+    return ParseError(f"the body is larger than {RATINGS_BODY_MAX // 2**20} MB; send the ratings in several sets")
+
+
+class _Body:
+    """A request body read in chunks of ``READ_CHUNK`` bytes, at most ``RATINGS_BODY_MAX`` in all
+    (ParseError past it; a Content-Length over it is refused before reading)."""
+
+    def __init__(self, stream, parser_context):
+        request = (parser_context or {}).get("request")
+        length = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if length and str(length).isdigit() and int(length) > RATINGS_BODY_MAX:
+            raise _too_large()
+        self.stream, self.read_bytes = stream, 0
+
+    def read(self, size: int = READ_CHUNK) -> bytes:
+        data = self.stream.read(size)
+        self.read_bytes += len(data)
+        if self.read_bytes > RATINGS_BODY_MAX:
+            raise _too_large()
+        return data
+
+
+class _JSONText:
+    """The decoded text of a JSON body, read as needed, with a cursor; what was read past is dropped.
+
+    ``value()`` decodes the next JSON value with the standard library's decoder (C speed, strict:
+    no NaN or Infinity), reading more whenever the value may be cut at the end of what was read;
+    each retry reads at least as much as is pending, so a long value costs a few passes, not one per
+    chunk."""
+
+    NUMBER_TAIL = frozenset("0123456789+-.eE")
+
+    def __init__(self, body: _Body):
+        self.body = body
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+        self.decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+        self.text, self.pos, self.dropped, self.eof = "", 0, 0, False
+
+    def more(self, at_least: int = READ_CHUNK) -> bool:
+        """Read on; False at the end of the body."""
+        if self.eof:
+            return False
+        data = self.body.read(max(at_least, READ_CHUNK))
+        try:
+            text = self.utf8.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"JSON parse error - the body is not UTF-8 ({exc.reason})") from None
+        self.eof = not data
+        self.dropped += self.pos
+        self.text, self.pos = self.text[self.pos:] + text, 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not white space ('' at the end), the cursor on it."""
+        while True:
+            self.pos = json.decoder.WHITESPACE.match(self.text, self.pos).end()
+            if self.pos < len(self.text) or not self.more():
+                return self.text[self.pos:self.pos + 1]
+
+    def expect(self, chars: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            where = f"at character {self.dropped + self.pos}" if c else "at the end of the body"
+            raise ParseError(f"JSON parse error - expected {' or '.join(repr(x) for x in chars)} {where}")
+        self.pos += 1
+        return c
+
+    def value(self):
+        self.peek()
+        while True:
+            try:
+                obj, end = self.decoder.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.more(len(self.text) - self.pos):
+                    continue
+                raise ParseError(f"JSON parse error - {exc.msg} at character {self.dropped + exc.pos}") from None
+            except RecursionError:
+                raise ParseError("JSON parse error - nested too deep") from None
+            except ValueError as exc:  # NaN or Infinity (_refuse_constant)
+                raise ParseError(f"JSON parse error - {exc}") from None
+            # A number that ends where the text read so far ends may go on in the next chunk.
+            if not self.eof and all(c in self.NUMBER_TAIL for c in self.text[end:]) and self.more():
+                continue
+            self.pos = end
+            return obj
+
+
+class RatingsUpload:
+    """A rating set's body as its parser gives it: ``fields``, the set's fields (name, level, source,
+    description, replace) read before the ratings (None for JSON Lines: they are in the query
+    string), ``empty`` (no rating at all), and ``rows``, an iterator that reads the ratings one at a
+    time from the request as it is consumed (``rows_read`` so far), then the rest of the body."""
+
+    def __init__(self, fields: dict | None, rows: Iterator, empty: bool):
+        self.fields, self.rows, self.empty, self.rows_read = fields, self._counted(rows), empty, 0
+
+    def _counted(self, rows):
+        for row in rows:
+            self.rows_read += 1
+            yield row
+
+
 class LargeJSONParser(BaseParser):
-    """JSON up to ``RATINGS_BODY_MAX`` bytes, for a rating set (200,000 ratings are about 11 MB).
+    """A rating set as one JSON object, ``{"name", "level", "source"?, "description"?, "replace"?,
+    "ratings": [...]}``, of at most ``RATINGS_BODY_MAX`` bytes, read as it arrives: the fields before
+    ``ratings`` are parsed here, the ratings one at a time as the view consumes ``RatingsUpload.rows``
+    (so a body over the row limit is refused at rating RATINGS_MAX + 1, and no list of 200,000 dicts is
+    held). The set's fields must come before ``ratings``; one after it is refused (400) once the ratings
+    are read, and nothing is stored.
 
     DRF reads a body for its ``JSONParser`` (and subclasses) through ``request.body``, which refuses
     anything over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (2.5 MB) for every endpoint; this parser is not a
@@ -272,16 +386,109 @@ class LargeJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        body = stream.read(RATINGS_BODY_MAX + 1)
-        if len(body) > RATINGS_BODY_MAX:
-            raise ParseError(f"the body is larger than {RATINGS_BODY_MAX // 2**20} MB; send the ratings in "
-                             "several sets")
-        try:
-            return json.loads(body, parse_constant=_refuse_constant)
-        except RecursionError:
-            raise ParseError("JSON parse error - nested too deep") from None
-        except ValueError as exc:
-            raise ParseError(f"JSON parse error - {exc}") from None
+        text = _JSONText(_Body(stream, parser_context))
+        if text.peek() != "{":
+            return text.value()  # not an object: the view refuses it (or a parse error here)
+        text.expect("{")
+        fields = {}
+        if text.peek() == "}":
+            text.expect("}")
+            self._end(text)
+            return RatingsUpload(fields, iter(()), True)
+        while True:
+            key = text.value()
+            if not isinstance(key, str):
+                raise ParseError(f"JSON parse error - expected a key at character {text.dropped + text.pos}")
+            text.expect(":")
+            if key == "ratings" and text.peek() == "[":
+                text.expect("[")
+                if text.peek() == "]":  # empty: read the rest now, so that every field's error is reported at once
+                    text.expect("]")
+                    fields["ratings"] = []
+                    fields.update(self._rest(text, after_ratings=False))
+                    return RatingsUpload(fields, iter(()), True)
+                return RatingsUpload(fields, self._ratings(text, fields), False)
+            fields[key] = text.value()
+            if text.expect(",}") == "}":
+                self._end(text)
+                return RatingsUpload(fields, iter(()), "ratings" not in fields or fields["ratings"] == [])
+
+    def _ratings(self, text: _JSONText, fields: dict):
+        while True:
+            yield text.value()
+            if text.expect(",]") == "]":
+                break
+        late = self._rest(text, after_ratings=True)
+        if late:
+            names = ", ".join(sorted(late))
+            raise Invalid(f"the set's fields go before its ratings; {names} came after them, so nothing was stored "
+                          f"(send {{{', '.join(repr(f) for f in SET_FIELDS)}, 'ratings'}} in that order)",
+                          errors={k: "must come before ratings" for k in sorted(late)})
+
+    def _rest(self, text: _JSONText, *, after_ratings: bool) -> dict:
+        """The keys after the ratings up to the object's end; the body must end there."""
+        rest = {}
+        while text.expect(",}") == ",":
+            key = text.value()
+            if not isinstance(key, str):
+                raise ParseError(f"JSON parse error - expected a key at character {text.dropped + text.pos}")
+            text.expect(":")
+            if key == "ratings":
+                raise ParseError("JSON parse error - ratings given twice")
+            rest[key] = text.value()
+        self._end(text)
+        return rest
+
+    @staticmethod
+    def _end(text: _JSONText):
+        if text.peek():
+            raise ParseError(f"JSON parse error - extra data at character {text.dropped + text.pos}")
+
+
+class JSONLinesParser(BaseParser):
+    """A rating set's ratings as JSON Lines: one rating object a line (blank lines are skipped), of
+    at most ``RATINGS_BODY_MAX`` bytes, read a line at a time as the view consumes
+    ``RatingsUpload.rows``; the set's fields are in the query string. Strict JSON (no NaN or
+    Infinity); a line that is not JSON is a 400 naming the line."""
+
+    media_type = "application/x-ndjson"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = _Body(stream, parser_context)
+        lines = self._lines(body)
+        first = next(lines, None)
+        return RatingsUpload(None, itertools.chain([first] if first else [], lines), first is None)
+
+    @staticmethod
+    def _lines(body: _Body):
+        parts, number = [], 0  # parts: the bytes of a line not yet ended
+        while True:
+            data = body.read()
+            if data and b"\n" not in data:
+                parts.append(data)
+                continue
+            lines = (b"".join(parts) + data).split(b"\n")
+            parts = [lines.pop()] if data else []
+            for line in lines:
+                number += 1
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
+                                     parse_constant=_refuse_constant)
+                except RecursionError:
+                    raise ParseError(f"JSON parse error - line {number}: nested too deep") from None
+                except UnicodeDecodeError as exc:
+                    raise ParseError(f"JSON parse error - line {number}: not UTF-8 ({exc.reason})") from None
+                except ValueError as exc:
+                    raise ParseError(f"JSON parse error - line {number}: {exc}") from None
+            if not data:
+                return
+
+
+class JSONLParser(JSONLinesParser):
+    media_type = "application/jsonl"
+
 
 class RatingIn(serializers.Serializer):
     item = serializers.CharField(max_length=LABEL_MAX)
@@ -290,7 +497,9 @@ class RatingIn(serializers.Serializer):
                               help_text="A number, a category's text (nominal only, 1-200 characters), or null: missing.")
 
 
-class RatingsIn(serializers.Serializer):
+class RatingSetIn(serializers.Serializer):
+    """The set's fields: in the JSON body before ``ratings``, or the query string of a JSON Lines body."""
+
     name = serializers.SlugField(max_length=100)
     level = serializers.ChoiceField(choices=LEVELS, help_text="The level of measurement of the values.")
     source = serializers.ChoiceField(choices=RatingSet.Source.choices, default=RatingSet.Source.EXTERNAL,
@@ -298,8 +507,81 @@ class RatingsIn(serializers.Serializer):
                                                "'judge', against people re-judging).")
     description = serializers.CharField(max_length=TEXT_MAX, required=False, allow_blank=True, default="")
     replace = serializers.BooleanField(required=False, default=False, help_text="Replace a set of that name.")
+
+
+class RatingsIn(RatingSetIn):
+    """The JSON body (for the schema; the view reads it a rating at a time, checked as ``RatingIn``)."""
+
     ratings = RatingIn(many=True, max_length=services.RATINGS_MAX, allow_empty=False,
-                       help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater.")
+                       help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater, after the set's "
+                                 "fields.")
+
+
+# One field of each kind, reused for every rating that is not plainly valid, so that the API's
+# messages stay DRF's ("Ensure this field has no more than 200 characters.") without a serializer
+# per rating; the plain cases are checked inline (the 200,000-rating body took 10 s through RatingIn).
+_LABEL = serializers.CharField(max_length=LABEL_MAX)
+_VALUE = StorableJSONField(required=False, allow_null=True)
+_SAFE_INT = 2**53 - 1
+
+
+def _label(raw, path: str) -> str:
+    if type(raw) is str and 0 < len(raw) <= LABEL_MAX and raw.isascii() and raw.isprintable() and raw.strip() == raw:
+        return raw
+    if raw is None:
+        raise Invalid(INVALID_DETAIL, errors={path: "This field is required."})
+    try:
+        return _LABEL.run_validation(raw)
+    except serializers.ValidationError as exc:
+        raise Invalid(INVALID_DETAIL, errors={path: " ".join(str(m) for m in exc.detail)}) from None
+
+
+def _rating(n: int, raw) -> dict:
+    """Rating ``n`` (1-based) of a body, checked as ``RatingIn`` would (same messages, path
+    ``ratings[n-1].field``); the service's own checks come after."""
+    path = f"ratings[{n - 1}]"
+    if not isinstance(raw, dict):
+        raise Invalid(INVALID_DETAIL, errors={path: f"Invalid data. Expected a dictionary, but got {type(raw).__name__}."})
+    if "item" in raw and raw["item"] is None or "rater" in raw and raw["rater"] is None:
+        field = "item" if raw.get("item", "") is None else "rater"
+        raise Invalid(INVALID_DETAIL, errors={f"{path}.{field}": "This field may not be null."})
+    out = {"item": _label(raw.get("item"), f"{path}.item"), "rater": _label(raw.get("rater"), f"{path}.rater")}
+    if "value" in raw:
+        value = raw["value"]
+        t = type(value)
+        plain = (value is None or (t is int and -_SAFE_INT <= value <= _SAFE_INT) or (t is float and math.isfinite(value))
+                 or (t is str and value.isascii() and "\x00" not in value))
+        if not plain:
+            try:
+                value = _VALUE.run_validation(value)
+            except serializers.ValidationError as exc:
+                raise Invalid(INVALID_DETAIL, errors={f"{path}.value": " ".join(str(m) for m in exc.detail)}) from None
+        out["value"] = value
+    return out
+
+
+def _too_many() -> Invalid:
+    limit = services.RATINGS_MAX
+    return Invalid(services.too_many(limit), errors={"ratings": f"Ensure this field has no more than {limit} elements."})
+
+
+def _checked(upload: RatingsUpload):
+    """The upload's ratings checked one by one (``_rating``), refused at RATINGS_MAX + 1."""
+    for n, raw in enumerate(upload.rows, 1):
+        if n > services.RATINGS_MAX:
+            raise _too_many()
+        yield _rating(n, raw)
+
+
+def _outranking(upload: RatingsUpload, exc: Invalid) -> Exception:
+    """The error to answer when rating ``upload.rows_read`` was refused with ``exc``: the body is read
+    on (at most to rating RATINGS_MAX + 1, nothing checked or stored), and a parse error further on,
+    or too many ratings, answers instead, as when the whole body was parsed and counted first (DRF's
+    list checks); else ``exc``."""
+    for _ in upload.rows:  # a ParseError further on propagates
+        if upload.rows_read > services.RATINGS_MAX:
+            return _too_many()
+    return exc
 
 
 class RatingsOut(serializers.Serializer):
@@ -308,22 +590,49 @@ class RatingsOut(serializers.Serializer):
 
 
 class RatingsView(APIView):
-    parser_classes = [LargeJSONParser]
+    parser_classes = [LargeJSONParser, JSONLinesParser, JSONLParser]
 
-    @extend_schema(request=RatingsIn, responses={
-        201: RatingsOut, 400: OpenApiResponse(description="A bad rating (named by its position), level or name."),
+    @extend_schema(request={"application/json": RatingsIn, "application/x-ndjson": OpenApiTypes.STR},
+                   parameters=[RatingSetIn], responses={
+        201: RatingsOut,
+        400: OpenApiResponse(description="A bad rating (named by its position), level or name; more than "
+                                         f"{services.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "
+                                         "Nothing is stored."),
         403: OpenApiResponse(description="Only admins and researchers bring rating sets."),
         409: OpenApiResponse(description="A rating set of that name exists (send replace: true to replace it).")},
         summary="Bring a set of ratings (item, rater, value) from elsewhere, or a model judge's scores against people "
-                "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; a body of at "
-                f"most {RATINGS_BODY_MAX // 2**20} MB)")
+                "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; at most "
+                f"{services.RATINGS_MAX:,} ratings in a body of at most {RATINGS_BODY_MAX // 2**20} MB: a JSON object "
+                "with the set's fields before its ratings, or JSON Lines, one rating a line "
+                "(Content-Type: application/x-ndjson), with the set's fields in the query string; read and stored "
+                "a rating at a time, all or nothing)")
     def post(self, request, slug):
         project = project_for(request, slug, RATING_ROLES)
-        data = RatingsIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        upload = request.data
+        if not isinstance(upload, RatingsUpload):  # an empty body ({}), or JSON that is not an object
+            if not isinstance(upload, dict):
+                raise Invalid(INVALID_DETAIL, errors={"non_field_errors": "Invalid data. Expected a dictionary, but "
+                                                                          f"got {type(upload).__name__}."})
+            upload = RatingsUpload(upload, iter(()), True)
+        jsonl = request.content_type.split(";")[0].strip().lower() in (JSONLinesParser.media_type, JSONLParser.media_type)
+        if jsonl:  # the set's fields are in the query string
+            fields = {k: request.query_params[k] for k in SET_FIELDS if k in request.query_params}
+        else:
+            fields = upload.fields
+        data = RatingSetIn(data=fields)
+        errors = {} if data.is_valid() else flatten(data.errors)
+        if upload.empty:
+            errors["ratings"] = "This list may not be empty." if jsonl or "ratings" in fields else "This field is required."
+        elif not jsonl and "ratings" in fields and not isinstance(fields["ratings"], list):
+            errors["ratings"] = f'Expected a list of items but got type "{type(fields["ratings"]).__name__}".'
+        if errors:
+            raise Invalid(INVALID_DETAIL, errors=errors)
         v = data.validated_data
-        rs = services.import_ratings(project, v["name"], v["level"], [dict(r) for r in v["ratings"]], source=v["source"],
-                                     description=v["description"], replace=v["replace"])
+        try:
+            rs = services.import_ratings(project, v["name"], v["level"], _checked(upload), source=v["source"],
+                                         description=v["description"], replace=v["replace"])
+        except Invalid as exc:
+            raise _outranking(upload, exc) from None
         return Response({"name": rs.name, "ratings": rs.ratings.count()}, status=201)
 
 
