@@ -426,6 +426,26 @@ class FormatIsTheExports(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+class StudyParticipantsView(APIView):
+    content_negotiation_class = FormatIsTheExports
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(dashboard.TRIAL_FORMATS), default="jsonl",
+                                     description="jsonl or csv (cells guarded against spreadsheet formulas).")],
+        responses={(200, "application/jsonl"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR,
+                   400: OpenApiResponse(description="A format other than jsonl or csv."), 403: FORBIDDEN, 404: NOT_FOUND},
+        summary="Stream the study's participants for approving panel payments: participant, external_id, panel ids, "
+                "status (completed, returned, timed_out, excluded, in_progress), completion_code, started, finished, "
+                "active_time_s, answered, exclusion_reasons, attention_failures (admins and researchers)")
+    def get(self, request, pk):
+        study = _study(request, pk, CREATE_ROLES)  # raw panel ids: admins and researchers only
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in dashboard.TRIAL_FORMATS:
+            raise Invalid("format must be jsonl or csv", errors={"format": "jsonl or csv"})
+        return dashboard.participants_response(study, fmt)
+
+
 class StudyTrialsView(APIView):
     content_negotiation_class = FormatIsTheExports
     renderer_classes = [JSONRenderer]

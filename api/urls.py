@@ -25,6 +25,7 @@ urlpatterns = [
     path("studies/<id:pk>/items/", studies.StudyItemsView.as_view(), name="api-study-items"),
     path("studies/<id:pk>/results/", studies.StudyResultsView.as_view(), name="api-study-results"),
     path("studies/<id:pk>/trials/", studies.StudyTrialsView.as_view(), name="api-study-trials"),
+    path("studies/<id:pk>/participants/", studies.StudyParticipantsView.as_view(), name="api-study-participants"),
     path("studies/<id:pk>/links/", studies.StudyLinksView.as_view(), name="api-study-links"),
     path("studies/<id:pk>/enroll/", studies.EnrollView.as_view(), name="api-study-enroll"),
     path("studies/<id:pk>/current/", studies.CurrentView.as_view(), name="api-study-current"),

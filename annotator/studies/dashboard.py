@@ -215,22 +215,33 @@ def trials_response(study: Study, fmt: str) -> StreamingHttpResponse:
     if fmt == "jsonl":
         response = StreamingHttpResponse((json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8")
     else:
-        response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.name}-trials.{fmt}"'
     return response
 
 
-def _csv_lines(rows):
+def participants_response(study: Study, fmt: str) -> StreamingHttpResponse:
+    """The participant export of ``study`` (``selectors.participants_export``) as ``jsonl`` or ``csv``."""
+    rows = selectors.participants_export(study)
+    if fmt == "jsonl":
+        response = StreamingHttpResponse((json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8")
+    else:
+        response = StreamingHttpResponse(csv_lines(rows, selectors.PARTICIPANT_COLUMNS), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.name}-participants.{fmt}"'
+    return response
+
+
+def csv_lines(rows, columns=selectors.TRIAL_COLUMNS):
+    """CSV lines of ``rows`` (dicts) under ``columns``: lists and objects as JSON, every cell guarded."""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(selectors.TRIAL_COLUMNS)
+    writer.writerow(columns)
     yield buf.getvalue()
     buf.seek(0)
     buf.truncate()
     for r in rows:
-        # Cells are guarded: an open answer or justification is text a participant typed (issue 19).
-        writer.writerow([guard_cell(json.dumps(r[k]) if isinstance(r[k], (list, dict)) else r[k])
-                         for k in selectors.TRIAL_COLUMNS])
+        # Cells are guarded: an open answer, a justification or a panel id is text a participant typed (issue 19).
+        writer.writerow([guard_cell(json.dumps(r[k]) if isinstance(r[k], (list, dict)) else r[k]) for k in columns])
         yield buf.getvalue()
         buf.seek(0)
         buf.truncate()

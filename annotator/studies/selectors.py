@@ -80,8 +80,9 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     about a second): ``views`` is a list of (include_excluded, per_subtask); returns view -> rows."""
     metrics = metrics_of(study.kind)
     values = {view: defaultdict(lambda: defaultdict(list)) for view in views}
+    # A preview (an admin or researcher taking the study as a participant would) is never counted.
     trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                  scored_at__isnull=False)
+                                  scored_at__isnull=False).exclude(participant__kind=Participant.Kind.PREVIEW)
     if not any(include for include, _ in views):
         trials = trials.filter(participant__excluded=False)
     fields = ("item__condition_id", "item__subtask", "item__group", "scores")
@@ -192,17 +193,17 @@ TRIAL_COLUMNS = ("trial_id", "item_id", "participant", "excluded", "exclusion_re
 
 def trials_export(study: Study):
     """Per-trial rows for the JSONL and CSV exports (``TRIAL_COLUMNS``), one per answered trial:
-    ``participant`` is a pseudonym (``qa.selectors.pseudonym``), ``condition`` the condition's
+    ``participant`` is a pseudonym (``participant_label``), ``condition`` the condition's
     number, ``response`` the stored form (element ids, an option index, ``{score, justification}``,
     a text), ``scores`` the kind's metrics (null until scored), times ISO 8601 UTC and ms."""
     from annotator.qa.selectors import pseudonym
 
     rows = (Trial.objects.filter(participant__study=study, answered_at__isnull=False)
+            .exclude(participant__kind=Participant.Kind.PREVIEW)
             .select_related("participant", "item__condition").order_by("participant_id", "-practice", "position"))
     for t in rows.iterator(chunk_size=2000):
         yield {
-            "trial_id": t.pk, "item_id": t.item_id,
-            "participant": pseudonym(t.participant.user_id) if t.participant.user_id else f"model:{t.participant.model}",
+            "trial_id": t.pk, "item_id": t.item_id, "participant": participant_label(t.participant),
             "excluded": t.participant.excluded, "exclusion_reasons": t.participant.exclusion_reasons,
             "condition": t.item.condition.number, "subtask": t.item.subtask, "group": t.item.group, "role": t.item.role,
             "practice": t.practice, "position": t.position + 1, "response": t.response, "scores": t.scores,
@@ -211,6 +212,62 @@ def trials_export(study: Study):
             "shown_at": t.shown_at.isoformat() if t.shown_at else None,
             "answered_at": t.answered_at.isoformat() if t.answered_at else None,
         }
+
+
+def participant_label(participant: Participant) -> str:
+    """How exports name a participant: an account's pseudonym (``qa.selectors.pseudonym``,
+    ``ann-`` + 12 hex), a link participant's ``anon-`` + the first 12 hex of their pseudonym, or
+    ``model:<name>``."""
+    from annotator.qa.selectors import pseudonym
+
+    if participant.user_id:
+        return pseudonym(participant.user_id)
+    if participant.pseudonym:
+        return "anon-" + participant.pseudonym[:12]
+    return f"model:{participant.model}"
+
+
+PARTICIPANT_COLUMNS = ("participant", "external_id", "panel_study_id", "panel_session_id", "status", "completion_code",
+                       "started", "finished", "active_time_s", "answered", "exclusion_reasons", "attention_failures")
+
+
+def participants_export(study: Study):
+    """One row per person who took part in ``study`` (accounts and link participants; models and
+    previews left out), in the order they started, for approving panel payments
+    (``PARTICIPANT_COLUMNS``): ``participant`` (``participant_label``); ``external_id``,
+    ``panel_study_id``, ``panel_session_id`` as the panel sent them ("" for accounts); ``status``
+    (``Participant.export_status``: completed, returned, timed_out, excluded or in_progress);
+    ``completion_code``; ``started`` and ``finished`` (ISO 8601 UTC, null while unfinished);
+    ``active_time_s``, the sum over answered trials of the server's time from shown to answer
+    (seconds, 0.1); ``answered`` trials (practice included); ``exclusion_reasons`` (list of plain
+    words); ``attention_failures``, answered attention items not right (the kind's primary metric).
+    Three queries."""
+    from annotator.studies.kinds import ScoreRow
+
+    module = kind_module(study.kind)
+    people = list(Participant.objects.filter(study=study, kind=Participant.Kind.PERSON).order_by("started_at", "pk"))
+    active: dict[int, float] = defaultdict(float)
+    answered: dict[int, int] = defaultdict(int)
+    attention: dict[int, list] = defaultdict(list)
+    rows = (Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.PERSON, answered_at__isnull=False)
+            .values_list("participant_id", "shown_at", "answered_at", "item__role", "item__truth", "item__payload",
+                         "response", "timed_out"))
+    for pid, shown, done, role, truth, payload, response, timed_out in rows.iterator(chunk_size=5000):
+        answered[pid] += 1
+        if shown is not None:
+            active[pid] += max((done - shown).total_seconds(), 0.0)
+        if role == Item.Role.ATTENTION:
+            attention[pid].append(ScoreRow(truth, payload, response, timed_out))
+    for p in people:
+        checks = attention.get(p.pk, [])
+        failures = 0
+        if checks and module.PRIMARY is not None:
+            failures = sum(1 for sc in module.score(checks) if sc.get(module.PRIMARY) != 1.0)
+        yield {"participant": participant_label(p), "external_id": p.external_id, "panel_study_id": p.panel_study_id,
+               "panel_session_id": p.panel_session_id, "status": p.export_status, "completion_code": p.completion_code,
+               "started": p.started_at.isoformat(), "finished": p.finished_at.isoformat() if p.finished_at else None,
+               "active_time_s": round(active.get(p.pk, 0.0), 1), "answered": answered.get(p.pk, 0),
+               "exclusion_reasons": list(p.exclusion_reasons or []), "attention_failures": failures}
 
 
 def items_export(study: Study):
