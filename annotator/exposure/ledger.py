@@ -169,6 +169,21 @@ class Ledger:
                 ledger.options.add(pair)
         return ledger
 
+    @classmethod
+    def from_shown(cls, shown: Iterable[Shown]) -> Ledger:
+        """A ledger of someone shown ``shown`` (to ask what a study or the queues would give away)."""
+        shown = list(shown)
+        root = roots(s.video_id for s in shown if s.kind == FOOTAGE)
+        ledger = cls()
+        for s in shown:
+            if s.kind == FOOTAGE and s.video_id is not None:
+                ledger.played[root.get(s.video_id, s.video_id)].append((s.start_s, s.end_s))
+            elif s.kind == ANSWER and s.qa_pair_id is not None:
+                ledger.answers.add(s.qa_pair_id)
+            elif s.kind == OPTIONS and s.qa_pair_id is not None:
+                ledger.options.add(s.qa_pair_id)
+        return ledger
+
     def refusal(self, needs: Needs) -> str | None:
         """Why an item with ``needs`` must not be served to this person (a reason of ``REASONS``),
         or None."""
@@ -177,9 +192,10 @@ class Ledger:
                 return ANSWER_SHOWN
             if needs.options_give_away and needs.answer_of in self.options:
                 return OPTIONS_SHOWN
-        for video, a, b in family(needs.order_of):
-            if any(_overlaps(a, b, pa, pb) for pa, pb in self.played.get(video, ())):
-                return FOOTAGE_PLAYED
+        if needs.order_of and self.played:
+            for video, a, b in family(needs.order_of):
+                if any(_overlaps(a, b, pa, pb) for pa, pb in self.played.get(video, ())):
+                    return FOOTAGE_PLAYED
         return None
 
 

@@ -96,3 +96,44 @@ def refusal_counts(study) -> dict[str, int]:
 
     return dict(Refusal.objects.filter(project_id=study.project_id, study_id=study.pk)
                 .values_list("reason").annotate(n=Count("id")).order_by("reason"))
+
+
+def overlaps_in_project(study) -> dict[str, int]:
+    """What the exposure ledger will keep from people who take ``study`` and something else of its
+    project, counted at build (issue 19): ``{"<reason> by <source>": items}`` for this study's
+    scored items whose truth another study's trials or the verification units would give away
+    (the units' annotators never get them), and ``{"gives away items of study <name>": items}``
+    for other studies' items this study's trials would give away. Nothing is refused here: the
+    ledger refuses per person, at enrolment and serve."""
+    from annotator.studies.models import Study
+
+    mine = list(Item.objects.filter(condition__study=study).select_related("condition__study"))
+    scored = [i for i in mine if i.role == Item.Role.SCORED]
+    out: dict[str, int] = {}
+
+    def count(label: str, source: ledger.Ledger, items) -> None:
+        n = sum(1 for i in items if source.refusal(needs(i)))
+        if n:
+            out[label] = n
+
+    count("on footage or answers of verification units", ledger.Ledger.from_shown(_units_show(study.project_id)), scored)
+    mine_show = ledger.Ledger.from_shown(s for i in mine for s in shows(i))
+    for other in Study.objects.filter(project_id=study.project_id, status=Study.Status.READY).exclude(pk=study.pk).order_by("name"):
+        theirs = list(Item.objects.filter(condition__study=other).select_related("condition__study"))
+        count(f"given away by study {other.name}", ledger.Ledger.from_shown(s for i in theirs for s in shows(i)), scored)
+        count(f"gives away items of study {other.name}", mine_show, [i for i in theirs if i.role == Item.Role.SCORED])
+    return out
+
+
+def _units_show(project_id: int) -> list[ledger.Shown]:
+    """What the project's verification units show their annotators: every unit's video (and its
+    group's) whole, and every QA pair's answer (``qa.queue.record_exposure``)."""
+    from annotator.media.models import VideoGroupMember
+    from annotator.qa.models import QAPair, WorkUnit
+
+    units = WorkUnit.objects.filter(project_id=project_id)
+    videos = set(units.values_list("video_id", flat=True))
+    videos |= set(VideoGroupMember.objects.filter(group__units__in=units).values_list("video_id", flat=True))
+    return ([ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)]
+            + [ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p in QAPair.objects.filter(project_id=project_id)
+               .exclude(unit=None).values_list("id", flat=True)])

@@ -106,6 +106,8 @@ def _build(study: Study, progress: Callable[[str], None]) -> BuildReport:
                 default_storage.delete(stored)
             raise
     study.status = Study.Status.READY
+    report.exposure = exposures.overlaps_in_project(study)
+    study.sampling["exposure"] = report.exposure
     study.save()  # the kind records what it sampled in study.sampling
     return report
 

@@ -42,7 +42,12 @@ def test_answers_a_likert_study_showed_are_never_asked_in_an_open_answer_study(v
     verified(3)
     likert, _ = create_study(project, "vudg", "likert", preset="vudg-quality", seed=2,
                              options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0})
-    opened, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 9})
+    opened, report = create_study(project, "open", "open_answer", options={"questions_per_participant": 9})
+    real = set(Item.objects.filter(condition__study=likert, group="real").values_list("qa_pair_id", flat=True))
+    # The build says how many of its items the Likert study gives away (to whoever takes both).
+    assert report.exposure["given away by study vudg"] == Item.objects.filter(condition__study=opened,
+                                                                                qa_pair_id__in=real).count() > 0
+    assert opened.sampling["exposure"] == report.exposure
     person, fresh = people(project, 2)
     _take(person, likert, lambda trial: {"score": 3})
     shown = set(Trial.objects.filter(participant__user=person, participant__study=likert, item__group="real")
@@ -67,8 +72,10 @@ def test_ordering_items_inside_clips_an_mcq_study_played_are_never_served(verifi
     played = Exposure.objects.filter(person=f"user:{person.pk}", kind="footage", source="study")
     assert played.exists() and {(e.start_s, e.end_s) for e in played} == {(0.0, 100.0)}
 
-    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
-                             options={"frame_size": 32, "practice_items": 1, "questions_per_participant": 12})
+    flight, report = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
+                                  options={"frame_size": 32, "practice_items": 1, "questions_per_participant": 12})
+    scored = Item.objects.filter(condition__study=flight, role=Item.Role.SCORED).count()
+    assert report.exposure["given away by study mc"] == scored  # every ordering clip lies inside the MCQ clips
     participant = enroll(flight, person)
     assert _scored_items(participant) == []  # every scored ordering item lies inside a clip the person played
     candidates = Item.objects.filter(condition__in=participant.conditions.all(), role=Item.Role.SCORED).count()

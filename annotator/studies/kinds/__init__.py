@@ -95,6 +95,9 @@ class BuildReport:
     skipped: dict[str, int] = field(default_factory=dict)
     frames_written: int = 0
     files: list[str] = field(default_factory=list)
+    # Items the exposure ledger will keep from people who take this study and something else of the
+    # project, by what gives them away (``studies.exposures.overlaps_in_project``), set after the build.
+    exposure: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:

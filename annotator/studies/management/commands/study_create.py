@@ -124,7 +124,9 @@ class Command(BaseCommand):
             f"study {study.name} ({study.kind}): {len(report.items)} conditions, {report.total} items, "
             f"{report.practice} practice items, {report.attention} attention items"
             + (f", {report.frames_written} frames written" if report.frames_written else "")
-            + (f"; skipped: {skipped}" if skipped else "")))
+            + (f"; skipped: {skipped}" if skipped else "")
+            + (f"; the exposure ledger keeps items from people who take both: "
+               + "; ".join(f"{n} items {what}" for what, n in report.exposure.items()) if report.exposure else "")))
 
     def _report(self, study: Study, opts: dict, *, note: str) -> None:
         items = Item.objects.filter(condition__study=study, role=Item.Role.SCORED).count()
