@@ -21,6 +21,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotator.projects import access
+from annotator.projects.models import Role
 from annotator.scoring import report as metric_names
 from annotator.studies import selectors
 from annotator.core.cells import guard_cell
@@ -61,6 +62,9 @@ def _study(request, slug, name):
     return get_object_or_404(Study, project=project, name=name)
 
 
+PREVIEW_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
+
+
 @login_required
 def results(request, slug: str, name: str):
     """Plots (bars with 95% intervals, humans beside models; response-time distributions; Likert
@@ -81,6 +85,7 @@ def results(request, slug: str, name: str):
         "study": study, "metrics": metrics_of(study.kind), "participants": participants,
         "metric_words": [metric_names.words(m) for m in metrics_of(study.kind)],
         "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
+        "can_preview": request.user.is_superuser or access.role_in(request.user, study.project) in PREVIEW_ROLES,
         "plots": plots_of(study), "likert": study.kind == "likert",
         "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
                     "caption": f"Without the {excluded} excluded participant{'s' if excluded != 1 else ''}"},

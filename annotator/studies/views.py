@@ -1,14 +1,18 @@
 """The participant's page of a study: instructions, practice items with feedback, then the
 assigned trials one at a time, in the widget of the study's kind (``static/js/studies/``)."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.views.decorators.http import require_http_methods
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import capfirst
 
 from annotator import markdown
-from annotator.errors import Forbidden
+from annotator.errors import DomainError, Forbidden
 from annotator.projects import access
-from annotator.studies import services
+from annotator.projects.models import Role
+from annotator.studies import links, services
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Study
 
@@ -38,6 +42,34 @@ def take(request, slug: str, name: str):
               "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/"}
     return render(request, "studies/take.html", {
         "study": study, "title": title, "config": config,
+        "instructions_html": markdown.render(study.instructions or module.INSTRUCTIONS),
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preview(request, slug: str, name: str):
+    """Take the study as a participant would, in preview (admins and researchers, and superusers):
+    the same page and endpoints (with ``?preview=1``), answers kept apart as a ``preview``
+    participant that no score, export or quota counts. POST starts again (the old preview and its
+    trials are deleted)."""
+    project, role = access.require(request.user, access.ALL_ROLES, slug=slug)
+    if not (request.user.is_superuser or role in (Role.ADMIN, Role.RESEARCHER)):
+        raise PermissionDenied("only admins and researchers preview a study")
+    study = get_object_or_404(Study, project=project, name=name)
+    if request.method == "POST":
+        try:
+            links.preview_participant(study, request.user, restart=True)
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        return redirect("study-preview", slug=slug, name=name)
+    module = kind_module(study.kind)
+    q = "?preview=1"
+    config = {"kind": study.kind, "enrollUrl": f"/api/studies/{study.pk}/enroll/{q}",
+              "currentUrl": f"/api/studies/{study.pk}/current/{q}",
+              "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/"}
+    return render(request, "studies/take.html", {
+        "study": study, "title": capfirst(module.TITLE), "config": config, "preview": True,
         "instructions_html": markdown.render(study.instructions or module.INSTRUCTIONS),
     })
 
