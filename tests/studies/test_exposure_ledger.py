@@ -119,3 +119,29 @@ def test_the_ledger_is_append_only():
         with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
             change()
     assert Exposure.objects.get(pk=row.pk).kind == "footage"
+
+
+def test_a_panel_participant_is_one_person_across_studies_by_their_pseudonym(verified, project):
+    from annotator.studies import links
+
+    verified(1, seconds=100.0)
+    mcq, _ = create_study(project, "mc", "mcq", options={"time_limits": [60], "questions_per_participant": 5,
+                                                         "attention_items": 0, "practice_items": 0})
+    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
+                             options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6})
+    ids = links.PanelIds("5f8a-panel-person", "S1", "X1")
+    participant, _ = links.open_link(links.create_link(mcq).link, ids)
+    start(participant)
+    while (trial := current_trial(participant)) is not None:
+        mark_shown(participant, trial.pk)
+        answer_trial(participant, trial.pk, 0, 1.0, f"k{trial.pk}")
+    person = f"anon:{links.pseudonym_of('5f8a-panel-person')}"
+    assert Exposure.objects.filter(person=person, kind="footage").exists()
+    assert not Exposure.objects.filter(person__contains="5f8a").exists()  # the raw panel id is not the key
+    # The same panel id on the ordering study's link: every clip inside the played footage, nothing to give.
+    with pytest.raises(links.StudyFull):
+        links.open_link(links.create_link(flight).link, ids)
+    assert not flight.participants.exists()  # nothing kept of the attempt
+    # Another panel id gets the ordering items.
+    other, _ = links.open_link(links.create_link(flight).link, links.PanelIds("another-person"))
+    assert _scored_items(other)
