@@ -348,8 +348,10 @@ class _JSONText:
                 raise ParseError("JSON parse error - nested too deep") from None
             except ValueError as exc:  # NaN or Infinity (_refuse_constant)
                 raise ParseError(f"JSON parse error - {exc}") from None
-            # A number that ends where the text read so far ends may go on in the next chunk.
-            if not self.eof and all(c in self.NUMBER_TAIL for c in self.text[end:]) and self.more():
+            # A number that ends where the text read so far ends may go on in the next chunk: its
+            # scan stops at most 2 characters short of it ("1e+" is 1 and "e+").
+            if (not self.eof and type(obj) in (int, float) and len(self.text) - end <= 2
+                    and all(c in self.NUMBER_TAIL for c in self.text[end:]) and self.more()):
                 continue
             self.pos = end
             return obj
@@ -578,6 +580,8 @@ def _outranking(upload: RatingsUpload, exc: Invalid) -> Exception:
     on (at most to rating RATINGS_MAX + 1, nothing checked or stored), and a parse error further on,
     or too many ratings, answers instead, as when the whole body was parsed and counted first (DRF's
     list checks); else ``exc``."""
+    if upload.rows_read > services.RATINGS_MAX:  # the limit itself: read no further
+        return exc
     for _ in upload.rows:  # a ParseError further on propagates
         if upload.rows_read > services.RATINGS_MAX:
             return _too_many()

@@ -5,7 +5,9 @@ Reads only the file (no database): one JSON object per line, ``{"item": str, "ra
 number | string | null}``; a missing rating is a null value or an absent line; blank lines are
 ignored. Prints every metric that applies (``annotator.scoring.agreement``); the reason each other
 metric does not apply goes to stderr, one line per metric. A malformed line is reported on stderr
-with its line number and the command exits with status 2, printing nothing on stdout.
+with its line number and the command exits with status 2, printing nothing on stdout. The file is
+read a line at a time, at most ``RATINGS_MAX`` ratings (200,000, as the API): past that it is refused
+at the first line over the limit, naming it, before reading on.
 """
 
 from __future__ import annotations
@@ -66,14 +68,26 @@ def _value(raw, level: str) -> tuple[object, str | None]:
     return None, f"the value must be a number, a text or null, got {type(raw).__name__}"
 
 
-def read_ratings(lines: Iterable[str], level: str) -> tuple[list[tuple[str, str, object]], list[str]]:
-    """(item, rater, value) triples of a JSON-lines file, and its problems as "line N: ..." messages."""
+def read_ratings(lines: Iterable[str], level: str, *, limit: int | None = None
+                 ) -> tuple[list[tuple[str, str, object]], list[str]]:
+    """(item, rater, value) triples of a JSON-lines file, and its problems as "line N: ..." messages.
+
+    ``lines`` is read one line at a time (a file object streams). ``limit`` (the agreement app's
+    RATINGS_MAX by default): at most that many ratings; the file is refused with one problem naming
+    the limit at the first rating past it, before reading further."""
+    if limit is None:
+        limit = _ratings_max()
     triples: list[tuple[str, str, object]] = []
     problems: list[str] = []
     seen: dict[tuple[str, str], int] = {}
+    count = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        count += 1
+        if count > limit:
+            return triples, [f"line {number}: more than {limit:,} ratings; a file holds at most {limit:,} "
+                             "(split it, and store the parts as separate sets)"]
         try:
             row = json.loads(line, parse_constant=_refuse_constant)
         except ValueError as e:
@@ -97,6 +111,14 @@ def read_ratings(lines: Iterable[str], level: str) -> tuple[list[tuple[str, str,
         seen[(item, rater)] = number
         triples.append((item, rater, value))
     return triples, problems
+
+
+def _ratings_max() -> int:
+    """The rating set limit of ``annotator.agreement.services`` (imported late: the command needs
+    no database unless it stores)."""
+    from annotator.agreement.services import RATINGS_MAX
+
+    return RATINGS_MAX
 
 
 class Command(BaseCommand):
@@ -173,7 +195,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=opts["project"]).first()
         if project is None:
             self._fail([f"no project {opts['project']!r}"])
-        rows = [{"item": i, "rater": r, "value": v} for i, r, v in triples]
+        rows = ({"item": i, "rater": r, "value": v} for i, r, v in triples)  # checked and written as they come
         try:
             rs = services.import_ratings(project, opts["name"], level, rows, replace=opts["replace"],
                                          source="judge" if opts["judge"] else "external")
@@ -181,5 +203,5 @@ class Command(BaseCommand):
                              seed=opts["seed"])
         except DomainError as e:
             self._fail([f"not stored: {e}"])
-        self.stderr.write(f"stored as rating set {rs.name!r} of {project.slug} ({len(rows)} ratings) and reported "
+        self.stderr.write(f"stored as rating set {rs.name!r} of {project.slug} ({len(triples)} ratings) and reported "
                           f"as scope ratings:{rs.name}")
