@@ -139,12 +139,12 @@ def _taker(request, pk: int) -> tuple[Study, Participant | None, str]:
     ``account``). A link participant bound to the session comes first; without one, an anonymous
     session gets NotFound for any study (no study is listed or confirmed to it); a preview needs
     an admin or researcher of the project; an account must be an annotator (Forbidden)."""
-    study = get_object_or_404(Study.objects.select_related("project"), pk=pk)
-    anonymous = sessions.participant_for(request._request, study.pk)
+    anonymous = sessions.participant_for(request._request, pk)
     if anonymous is not None:
-        return study, anonymous, "link"
+        return anonymous.study, anonymous, "link"
     if not request.user.is_authenticated:
-        raise NotFound("no such study")
+        raise NotFound("no such study")  # the same answer whether the study exists or not
+    study = get_object_or_404(Study.objects.select_related("project"), pk=pk)
     if _wants_preview(request):
         project_for(request, study.project.slug, CREATE_ROLES)
         return study, Participant.objects.filter(study=study, user=request.user, kind=Participant.Kind.PREVIEW).first(), "preview"

@@ -6,6 +6,7 @@ study built from verified QA pairs over ffmpeg clips."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from annotator.studies import links
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def panel(verified, project):
     """A multiple-choice study of 2 scored items and 1 practice item, one rater per item and one
     question each (so two participants fill it), and a link to it; returns (study, token)."""
+    cache.clear()  # the link pages' rate limit counts per address and minute in the cache
     verified(3)
     study, _ = create_study(project, "panel", "mcq", seed=3,
                             options={"per_type": 2, "questions_per_participant": 1, "practice_items": 1,
