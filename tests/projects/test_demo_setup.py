@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from django.db.models import Count
 from django.core.management import call_command
 
 from annotator.core.models import Job
@@ -74,11 +75,18 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert "no summary-ordering study: the life log has 2 part summaries, 4 needed" in first_out
     assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
         "likert", "mcq", "open_answer", "ordering"}
-    # Six scripted people took the EGO-FLIGHT study (and nothing else); the report has their column.
+    # Six scripted people took the EGO-FLIGHT study; the report has their column. Two of them took the
+    # Likert, MCQ and open-answer studies first, and the exposure ledger kept from them what those gave away.
     people = Participant.objects.filter(study__name="ego-flight")
     assert sorted(p.user.username for p in people) == [f"baseline{n}" for n in range(1, 7)]
     assert all(p.stage == "done" and p.kind == "person" for p in people)
-    assert Trial.objects.exclude(participant__in=people).count() == 0 and first["trials"] > 0
+    others = Participant.objects.exclude(study__name="ego-flight").exclude(kind="model")
+    assert sorted({(p.user.username, p.study.name) for p in others}) == [
+        (f"baseline{n}", s) for n in (1, 2) for s in ("egoexobench-human", "open-answers", "vudg-quality")]
+    assert first["trials"] > 0
+    from annotator.exposure.models import Refusal
+    refused = dict(Refusal.objects.values_list("reason").annotate(n=Count("id")))
+    assert refused and "exposure ledger: items of" in first_out, first_out[-3000:]
     table = first_out.split("EGO-FLIGHT Table 1 layout (scripted people, canned model):")[1]
     assert "| human" in table or "human |" in table, first_out[-3000:]
     assert "2 files: 2 queued" in first_out

@@ -91,9 +91,20 @@ class Command(BaseCommand):
         if QAPair.objects.filter(project=proj, qa_type__slug=SET_TYPE, status="verified").exists():
             call_command("study_create", "--project", project, "--kind", "mcq", "--name", "egoexo-views", "--qa-type",
                          SET_TYPE, "--time-limits", "60,180", "--questions", "2", "--skip-existing", **out)
+        # The exposure ledger (issue 19): two of the scripted people take other studies first, as a
+        # person who takes every study in turn; what those showed them is kept from them later.
+        took = scripted_crossover(proj, people=2, studies=("vudg-quality", "egoexobench-human", "open-answers"))
+        self.stdout.write(f"scripted people who took the Likert, MCQ and open-answer studies first: {took} now")
         study = Study.objects.get(project=proj, name="ego-flight")
         made = scripted_baseline(study, people=DEMO_BASELINE_PEOPLE)
         self.stdout.write(f"scripted human baseline of {study.name}: {made} people took part now")
+        from annotator.studies.exposures import refusal_counts
+
+        for other in Study.objects.filter(project=proj).order_by("name"):
+            counts = refusal_counts(other)
+            if counts:
+                words = ", ".join(f"{n} {why}" for why, n in counts.items())
+                self.stdout.write(f"exposure ledger: items of {other.name} kept from people: {words}")
         if opts["model_base_url"]:
             models_in_the_loop(proj, opts["model_base_url"], out)
         # The benchmark report (issue 18): EGO-FLIGHT's Table 1 layout, humans beside the model. Answers
@@ -266,6 +277,34 @@ def verify_units_of(project, user, qa_types: list[str]) -> int:
         submit_unit(item.unit_id, user, idempotency_key=f"demo-verify-{item.pk}", additions=[], time_spent_ms=None,
                     decisions=[Decision(p.pk, "keep", reason="", version=p.version) for p in pairs])
         made += 1
+    return made
+
+
+def scripted_crossover(project, *, people: int, studies: tuple[str, ...]) -> int:
+    """``baseline1``..``baseline<people>`` take each study of ``studies`` in turn through the real
+    study services before anything else (every trial shown and answered: option A, a rating of 3, or
+    "I am not sure"), so the exposure ledger has something to keep from them later: the answers a
+    Likert study showed, the clips an MCQ study played. Returns the (person, study) pairs taken now
+    (0 on a rerun)."""
+    from annotator.projects.services import ensure_member
+    from annotator.studies import services
+    from annotator.studies.models import Participant
+
+    answers = {"likert": {"score": 3}, "mcq": 0, "open_answer": "I am not sure"}
+    made = 0
+    for n in range(1, people + 1):
+        user, _ = ensure_member(f"baseline{n}", role="annotator", project=project)
+        for name in studies:
+            study = Study.objects.filter(project=project, name=name, status=Study.Status.READY).first()
+            if study is None or Participant.objects.filter(study=study, user=user).exists():
+                continue
+            participant = services.enroll(study, user)
+            services.start(participant)
+            while (trial := services.current_trial(participant)) is not None:
+                services.mark_shown(participant, trial.pk)
+                services.answer_trial(participant, trial.pk, answers[study.kind], client_rt_ms=1.0,
+                                      idempotency_key=f"demo-crossover-{trial.pk}")
+            made += 1
     return made
 
 
