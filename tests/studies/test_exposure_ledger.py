@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.exposure import ledger
-from annotator.exposure.models import Exposure, Refusal
+from annotator.exposure.models import Exposure
 from annotator.qa.models import QAPair
 from annotator.studies.exposures import refusal_counts
 from annotator.studies.models import Item, Trial
