@@ -86,6 +86,14 @@ bench-agreement: venv
 bench-report: venv
 	$(PY) bench/report.py $(BENCH_REPORT_ARGS)
 
+# Panel participants through a study link (issue 19): 500 simulated anonymous participants, 20 at a time, from the
+# link to the completion code against gunicorn on loopback, in a scratch database of its own; prints answers/s,
+# p50/p95/max per endpoint and lost answers (target: p95 under 100 ms, 0 lost). BENCH_PARTICIPANTS_ARGS adds options.
+.PHONY: bench-participants
+bench-participants: venv
+	scripts/stack.sh start
+	$(PY) bench/participants.py $(BENCH_PARTICIPANTS_ARGS)
+
 # Response-time fidelity of the study page (issue 8): a scripted participant in headless Chromium.
 .PHONY: bench-rt
 bench-rt: system-test venv
