@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
@@ -267,6 +267,9 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)  # one decoder: json.loads(..., parse_constant=) makes one a call
+
+
 def _too_large() -> ParseError:
     return ParseError(f"the body is larger than {RATINGS_BODY_MAX // 2**20} MB; send the ratings in several sets")
 
@@ -476,8 +479,7 @@ class JSONLinesParser(BaseParser):
                 if not line.strip():
                     continue
                 try:
-                    yield json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"),
-                                     parse_constant=_refuse_constant)
+                    yield _STRICT.decode(line.decode("utf-8-sig" if number == 1 else "utf-8"))
                 except RecursionError:
                     raise ParseError(f"JSON parse error - line {number}: nested too deep") from None
                 except UnicodeDecodeError as exc:
@@ -597,7 +599,8 @@ class RatingsView(APIView):
     parser_classes = [LargeJSONParser, JSONLinesParser, JSONLParser]
 
     @extend_schema(request={"application/json": RatingsIn, "application/x-ndjson": OpenApiTypes.STR},
-                   parameters=[RatingSetIn], responses={
+                   parameters=[OpenApiParameter(f, str, required=False, description=f"JSON Lines only: the set's {f}.")
+                               for f in SET_FIELDS], responses={
         201: RatingsOut,
         400: OpenApiResponse(description="A bad rating (named by its position), level or name; more than "
                                          f"{services.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "

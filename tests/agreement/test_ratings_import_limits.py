@@ -48,7 +48,7 @@ def test_a_body_over_the_row_limit_is_refused_at_the_first_rating_past_it_naming
     monkeypatch.setattr(services, "RATINGS_MAX", 5)
     # Six good ratings, then bytes that are not JSON at all: refused for the limit, at rating 6, so the
     # garbage after it is never read (parsing the whole body first would answer a parse error).
-    body = '{"name": "big", "level": "ordinal", "ratings": [%s, NaN, @@@' % ",".join(json.dumps(r) for r in rows(6))
+    body = '{"name": "big", "level": "ordinal", "ratings": [' + ",".join(json.dumps(r) for r in rows(6)) + ", NaN, @@@"
     res = post_json(client, project, body)
     assert (res.status_code, res.json()) == (400, {
         "detail": "more than 5 ratings: a rating set holds at most 5; send the rest as another set",
@@ -106,7 +106,7 @@ def test_a_json_lines_body_is_stored_with_the_sets_fields_from_the_query_string(
 
 
 def test_the_sets_fields_go_before_its_ratings_and_one_after_them_stores_nothing(client, project):
-    body = '{"name": "late", "level": "ordinal", "ratings": %s, "replace": true}' % json.dumps(rows(3))
+    body = '{"name": "late", "level": "ordinal", "ratings": ' + json.dumps(rows(3)) + ', "replace": true}'
     res = post_json(client, project, body)
     assert res.status_code == 400 and res.json()["errors"] == {"replace": "must come before ratings"}
     assert "replace came after them, so nothing was stored" in res.json()["detail"]

@@ -86,8 +86,8 @@ def read_ratings(lines: Iterable[str], level: str, *, limit: int | None = None
             continue
         count += 1
         if count > limit:
-            return triples, [f"line {number}: more than {limit:,} ratings; a file holds at most {limit:,} "
-                             "(split it, and store the parts as separate sets)"]
+            return triples, [(f"line {number}: more than {limit:,} ratings; a file holds at most {limit:,} "
+                              "(split it, and store the parts as separate sets)")]
         try:
             row = json.loads(line, parse_constant=_refuse_constant)
         except ValueError as e:
