@@ -9,6 +9,7 @@ Participants' pages name things by per-trial handles and trial ids, never by ite
 
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
+from drf_spectacular.authentication import SessionScheme
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -113,6 +114,13 @@ class LinkSessionAuthentication(SessionAuthentication):
         if result is None and request.method not in SAFE_METHODS and sessions.participant_ids(request._request):
             self.enforce_csrf(request)
         return result
+
+
+class LinkSessionScheme(SessionScheme):
+    """The schema's name for ``LinkSessionAuthentication``: the session cookie, as Django's."""
+
+    target_class = "api.studies.LinkSessionAuthentication"
+    name = "linkSessionAuth"
 
 
 class AccountOrLinkSession(BasePermission):
