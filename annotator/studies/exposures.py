@@ -14,7 +14,7 @@ from __future__ import annotations
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure, Refusal
 from annotator.studies.kinds import kind_module
-from annotator.studies.models import Item, Participant, Trial
+from annotator.studies.models import Condition, Item, Participant, Trial
 
 
 def person_of(participant: Participant) -> str:
@@ -54,10 +54,32 @@ class Screen:
         if served_only:
             open_trials = open_trials.filter(served_at__isnull=False)
         self.pending = ledger.Pending.of(needs(t.item) for t in open_trials)
+        # Nothing open elsewhere: no showing can give an open trial away (``Pending.refusal`` would
+        # answer None after a query for the shown videos' roots).
+        self.nothing_pending = not (self.pending.order_of or self.pending.answers or self.pending.open_answers)
+        self.study = study
+        self._conditions: dict[int, Condition] | None = None
 
     def refusal(self, item: Item) -> str | None:
         """Why ``item`` must not be served to this person, or None."""
-        return self.ledger.refusal(needs(item)) or self.pending.refusal(shows(item))
+        self._attach_study(item)
+        return self.ledger.refusal(needs(item)) or (None if self.nothing_pending else self.pending.refusal(shows(item)))
+
+    def _attach_study(self, item: Item) -> None:
+        """Give an item of the participant's study its condition and study from this screen when
+        they are not loaded (``needs`` and ``shows`` ask ``item.condition.study.kind``): one query
+        for the study's conditions per screen instead of two per item screened. An item of another
+        study is left as it is."""
+        if not Item._meta.get_field("condition").is_cached(item):
+            if self._conditions is None:
+                self._conditions = {c.pk: c for c in Condition.objects.filter(study_id=self.study.pk)}
+                for c in self._conditions.values():
+                    c.study = self.study
+            condition = self._conditions.get(item.condition_id)
+            if condition is not None:
+                item.condition = condition
+        elif item.condition.study_id == self.study.pk and not Condition._meta.get_field("study").is_cached(item.condition):
+            item.condition.study = self.study
 
 
 def note_refusals(participant: Participant, refused: list[tuple[int, str]], when: str) -> None:
