@@ -270,6 +270,8 @@ class Browser:
              csrf: str = "", expect: int = 200) -> tuple[int, bytes]:
         if time.monotonic() > self.deadline:
             raise TimeUp()
+        if endpoint == "answer":
+            self.record.answers_sent += 1
         headers = {"Host": "127.0.0.1"}
         body = None
         if form is not None:
@@ -348,7 +350,6 @@ def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float) -> 
                 shown_at = time.perf_counter()
             key = f"{pid}-{tid}"
             rt = max(1.0, (time.perf_counter() - shown_at) * 1000.0)
-            record.answers_sent += 1
             _, body = browser.call("answer", "POST", f"/api/trials/{tid}/answer/", csrf=csrf,
                                    payload={"response": i % len(trial["content"]["options"]), "client_rt_ms": round(rt, 1),
                                             "idempotency_key": key})
