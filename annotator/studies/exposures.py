@@ -112,6 +112,14 @@ def record_served(participant: Participant, trial: Trial) -> int:
                          source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}")
 
 
+def record_revealed(participant: Participant, trial: Trial) -> int:
+    """Append what a practice trial's feedback shows (its truth: ``kinds.<kind>.reveals``) to the
+    person's ledger, once the trial is answered (the feedback comes with the answer's reply)."""
+    return ledger.record(person_of(participant), participant.study.project_id,
+                         kind_module(trial.item.condition.study.kind).reveals(trial.item),
+                         source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}")
+
+
 def refusal_counts(study) -> dict[str, int]:
     """Items the ledger kept from this study's participants, by reason (enrolment and serve)."""
     from django.db.models import Count

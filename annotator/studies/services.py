@@ -403,7 +403,8 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
       kind's ``validate`` refuses; a None response before the trial's time limit (less the slack).
     An answer later than the limit plus ``STUDY_TIME_GRACE_MS`` is stored as timed out (scored
     wrong). On success: the answer with the server's time, the participant's next stage, their
-    exclusion flags when the last trial is answered, and a scoring job queued on commit.
+    exclusion flags when the last trial is answered, a scoring job queued on commit, and for a
+    practice trial the truth its feedback shows appended to the exposure ledger.
     """
     with transaction.atomic():
         trial = (Trial.objects.select_for_update(of=("self",)).select_related("item__condition__study")
@@ -440,6 +441,8 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         trial.response, trial.timed_out, trial.client_rt_ms = stored, timed_out, float(client_rt_ms)
         trial.answered_at, trial.idempotency_key = now, idempotency_key or ""
         trial.save(update_fields=["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"])
+        if trial.practice:  # its feedback shows the truth: the ledger keeps it from later items
+            exposures.record_revealed(participant, trial)
         _after_answer(participant)
     return trial
 

@@ -50,8 +50,10 @@ def test_answers_a_likert_study_showed_are_never_asked_in_an_open_answer_study(v
     assert opened.sampling["exposure"] == report.exposure
     person, fresh = people(project, 2)
     _take(person, likert, lambda trial: {"score": 3})
-    shown = set(Trial.objects.filter(participant__user=person, participant__study=likert, item__group="real")
-                .values_list("item__qa_pair_id", flat=True))
+    # Real items show their own pair's verified answer, random-matched ones another verified pair's.
+    rated = Trial.objects.filter(participant__user=person, participant__study=likert).select_related("item")
+    shown = {t.item.payload["answer_of"] for t in rated if t.item.group in ("real", "random_matched")}
+    assert {t.item.group for t in rated} >= {"real", "random_matched"}
     open_pairs = set(Item.objects.filter(condition__study=opened).values_list("qa_pair_id", flat=True))
     assert shown & open_pairs  # the leak's precondition: the Likert study showed answers the open study asks for
 
@@ -107,6 +109,23 @@ def test_a_skipped_queue_unit_still_keeps_its_footage_and_answers_from_the_perso
     assert refusal_counts(opened) == {ledger.ANSWER_SHOWN: 3}
     assert refusal_counts(flight) == {ledger.FOOTAGE_PLAYED: candidates}
     assert len(_scored_items(enroll(opened, fresh))) == 3 and len(_scored_items(enroll(flight, fresh))) == 6
+
+
+def test_an_answer_practice_feedback_showed_is_never_asked_again(verified, project):
+    """Found by the review: a practice trial's feedback shows the right option, and the same pair
+    came back as a scored item of another MCQ study."""
+    verified(3)
+    first, _ = create_study(project, "mca", "mcq", seed=1, options={"time_limits": [60], "per_type": 1,
+                                                                    "practice_items": 1, "attention_items": 0})
+    second, _ = create_study(project, "mcb", "mcq", seed=2, options={"time_limits": [60], "practice_items": 0,
+                                                                     "attention_items": 0, "questions_per_participant": 9})
+    person = people(project, 1)[0]
+    served = _take(person, first, lambda trial: 0)
+    practice = [t.item.qa_pair_id for t in served if t.practice]
+    assert len(practice) == 1 and Exposure.objects.filter(person=f"user:{person.pk}", kind="answer",
+                                                          qa_pair_id=practice[0]).exists()
+    asked = {i.qa_pair_id for i in _scored_items(enroll(second, person))}
+    assert asked and practice[0] not in asked
 
 
 @pytest.mark.django_db

@@ -147,9 +147,10 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     verified = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED), options)
     sampled = _qa.sample_pairs(study, verified, options.get("per_type"))
     control = bool(options.get("control_groups", True))
-    things: list[tuple[str, object, str]] = []  # (group, pair whose question and clip are shown, answer)
+    # (group, pair whose question and clip are shown, answer, id of the verified pair the answer is of)
+    things: list[tuple[str, object, str, int | None]] = []
     for pairs in sampled.values():
-        things += [("real", p, p.answer) for p in pairs]
+        things += [("real", p, p.answer, p.pk) for p in pairs]
     if control:
         answers = list(verified.order_by("id").values_list("id", "answer"))
         deleted = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED), options)
@@ -158,12 +159,13 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
         for slug, pairs in sampled.items():
             rng = random.Random(f"{study.seed}:random_matched:{slug}")
             for p in pairs:
-                others = [a for pk, a in answers if pk != p.pk and a.strip().lower() != p.answer.strip().lower()]
+                others = [(pk, a) for pk, a in answers if pk != p.pk and a.strip().lower() != p.answer.strip().lower()]
                 if others:
-                    things.append(("random_matched", p, rng.choice(others)))
-            things += [("filtered", d, d.answer) for d in deleted_by_type.get(slug, [])[: len(pairs)]]
+                    of, answer = rng.choice(others)
+                    things.append(("random_matched", p, answer, of))
+            things += [("filtered", d, d.answer, None) for d in deleted_by_type.get(slug, [])[: len(pairs)]]
         study.sampling["controls"] = {g: sum(1 for t in things if t[0] == g) for g in ("random_matched", "filtered")}
-    kept, shown = _qa.render(list({p.pk: p for _, p, _ in things}.values()), report, progress)
+    kept, shown = _qa.render(list({p.pk: p for _, p, _, _ in things}.values()), report, progress)
     kept_ids = {p.pk for p in kept}
     things = [t for t in things if t[1].pk in kept_ids]
     # Real and control things are interleaved in a seeded order so item indexes say nothing of the group.
@@ -172,8 +174,8 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     # answer and with a random-matched one, which would tell the two apart.
     return [{"group": group, "subtask": p.qa_type.slug, "key": f"qa:{p.pk}", "qa_pair": p,
              "footage_id": p.video.derived_from_id or p.video_id,
-             "payload": {"question": p.question, "answer": answer, **shown[p.pk]}}
-            for group, p, answer in things]
+             "payload": {"question": p.question, "answer": answer, "answer_of": of, **shown[p.pk]}}
+            for group, p, answer, of in things]
 
 
 def _record_things(study, options: dict, report: BuildReport, progress) -> list[dict]:
@@ -309,13 +311,15 @@ def export(item) -> dict:
 
 def shows(item) -> list:
     """What a trial of ``item`` puts in front of the person (exposure ledger, issue 19): its clips,
-    and for a real QA item its pair with the verified answer (a control item shows another answer,
-    or a deleted pair's)."""
+    and the verified answer it shows: its own pair's (a real item) or another verified pair's (a
+    random-matched item, ``payload["answer_of"]``; items built before it was recorded: their own
+    pair's only if real). A filtered item shows a deleted pair's answer, no verified truth."""
     from annotator.exposure.ledger import ANSWER, Shown
 
     out = _qa.footage_shown(item.payload)
-    if item.qa_pair_id and item.group == "real" and item.payload.get("answer"):
-        out.append(Shown(ANSWER, qa_pair_id=item.qa_pair_id))
+    of = item.payload.get("answer_of", item.qa_pair_id if item.group == "real" else None)
+    if isinstance(of, int) and item.payload.get("answer"):
+        out.append(Shown(ANSWER, qa_pair_id=of))
     return out
 
 
@@ -324,3 +328,8 @@ def needs(item):
     from annotator.exposure.ledger import Needs
 
     return Needs()
+
+
+def reveals(item) -> list:
+    """Ratings give no feedback: nothing is revealed."""
+    return []

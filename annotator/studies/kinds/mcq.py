@@ -182,3 +182,11 @@ def needs(item):
     from annotator.exposure.ledger import Needs
 
     return Needs(answer_of=item.qa_pair_id)
+
+
+def reveals(item) -> list:
+    """What a practice trial's feedback puts in front of the person (``feedback``): the right option,
+    i.e. the QA pair's answer."""
+    from annotator.exposure.ledger import ANSWER, Shown
+
+    return [Shown(ANSWER, qa_pair_id=item.qa_pair_id)] if item.qa_pair_id else []

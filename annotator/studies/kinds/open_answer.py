@@ -168,3 +168,8 @@ def needs(item):
     from annotator.exposure.ledger import Needs
 
     return Needs(answer_of=item.qa_pair_id, options_give_away=True)
+
+
+def reveals(item) -> list:
+    """Open answers give no feedback: nothing is revealed."""
+    return []

@@ -487,3 +487,11 @@ def needs(item):
     from annotator.exposure.ledger import Needs
 
     return Needs(order_of=tuple(_clip_ranges(item)))
+
+
+def reveals(item) -> list:
+    """What a practice trial's feedback puts in front of the person (``feedback``): the true order of
+    its clip, recorded as that footage played (it gives away the order of any overlapping clip)."""
+    from annotator.exposure.ledger import FOOTAGE, Shown
+
+    return [Shown(FOOTAGE, v, a, b) for v, a, b in _clip_ranges(item)]
