@@ -166,6 +166,7 @@ def _own_trial(request, pk: int) -> Trial:
     participant bound to the session, or of the account (an annotator's, or their preview's)."""
     trial = get_object_or_404(Trial.objects.select_related("participant__study__project", "item__condition__study"), pk=pk)
     if trial.participant_id in sessions.participant_ids(request._request) and trial.participant.user_id is None:
+        links.require_taking(trial.participant)
         links.touch(trial.participant)
         return trial
     if not request.user.is_authenticated:
@@ -290,10 +291,7 @@ class EnrollView(ParticipantView):
     def post(self, request, pk):
         study, participant, how = _taker(request, pk)
         if how == "link":
-            if participant.status != Participant.Status.IN_PROGRESS:
-                raise Conflict("you have left this study")
-            if participant.consented_at is None or participant.screened_at is None:
-                raise Conflict("accept the consent and pass the screening first")
+            links.require_taking(participant)
             links.touch(participant)
         elif how == "preview":
             participant = participant or links.preview_participant(study, request.user)

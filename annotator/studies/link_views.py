@@ -92,6 +92,14 @@ def entry(request, token: str):
     except Invalid as exc:
         return _message(request, "This link is not complete", str(exc), status=400)
     if ids is not None:
+        bound = sessions.participant_for(request, link.study_id)
+        if (bound is not None and bound.pseudonym != links.pseudonym_of(ids.external_id)
+                and bound.status == Participant.Status.IN_PROGRESS and bound.stage != Participant.Stage.DONE):
+            # A link with another panel id (say, sent by someone else) does not take this browser's
+            # place over: its work would go to that id.
+            return _message(request, "This browser is already taking this study",
+                            "This browser is taking part in this study under another participant id. Finish that "
+                            "first, or open this link in another browser.", status=409)
         try:
             participant, _ = links.open_link(link, ids)
         except links.StudyFull:

@@ -242,6 +242,16 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     return participant, True
 
 
+def require_taking(participant: Participant) -> None:
+    """Raise Conflict, in plain words, unless the link participant may work on trials: still taking
+    part (not returned or timed out), consented and screened. Every participant endpoint asks it,
+    so no trial is shown or answered before consent (a decline keeps nothing of theirs)."""
+    if participant.status != Participant.Status.IN_PROGRESS:
+        raise Conflict("you have left this study")
+    if participant.consented_at is None or participant.screened_at is None:
+        raise Conflict("accept the consent and pass the screening first")
+
+
 def touch(participant: Participant) -> None:
     """Record activity (``last_active_at``) of a link's participant, at most once a minute (a
     conditional update, so a busy page writes little)."""

@@ -16,11 +16,10 @@ MAX_BOUND = 20  # studies one browser session takes part in through links
 
 
 def bind(request, participant: Participant) -> None:
-    """Bind ``participant`` to the request's session (a new session key the first time: no session
+    """Bind ``participant`` to the request's session (a new session key each time: no session
     fixation), keeping at most ``MAX_BOUND`` studies (the oldest dropped)."""
     bound = dict(request.session.get(SESSION_KEY) or {})
-    if not bound:
-        request.session.cycle_key()
+    request.session.cycle_key()
     bound.pop(str(participant.study_id), None)
     bound[str(participant.study_id)] = participant.pk
     while len(bound) > MAX_BOUND:

@@ -106,8 +106,39 @@ def test_the_same_panel_id_resumes_the_same_participant_from_another_browser_and
     enter(second, token)
     assert Participant.objects.filter(study=study).count() == 1
     assert b'id="take-config"' in second.get(f"/s/{token}/").content           # consent and screening kept
-    enter(second, token, pid="another-person")
+    enter(browser(), token, pid="another-person")
     assert Participant.objects.filter(study=study).count() == 2
+
+
+def test_a_link_with_another_panel_id_does_not_take_over_a_browser_that_is_taking_part(panel):
+    """Found by the security review: a cross-site GET with someone else's panel id rebound the
+    session to that participant, whose completion code would then be paid for this person's work."""
+    study, token = panel
+    client = browser()
+    enter(client, token, pid="victim-pid")
+    through_screening(client, token)
+    key = client.cookies["sessionid"].value
+    res = enter(client, token, pid="attacker-pid")
+    assert res.status_code == 409 and b"already taking this study" in res.content
+    assert not Participant.objects.filter(study=study, pseudonym=pseudonym_of("attacker-pid")).exists()
+    assert client.cookies["sessionid"].value == key
+    assert b'id="take-config"' in client.get(f"/s/{token}/").content           # still the victim's own page
+
+
+def test_no_trial_is_shown_or_answered_before_consent_and_screening(panel):
+    """Found by the security review: a trial id could be shown and answered straight after entering,
+    before the consent page was accepted, and a decline then kept those answers."""
+    study, token = panel
+    client = browser()
+    enter(client, token)
+    client.get(f"/s/{token}/")
+    p = Participant.objects.get(study=study)
+    for trial in Trial.objects.filter(participant=p):
+        assert api(client, f"/api/trials/{trial.pk}/shown/").status_code == 409
+        res = api(client, f"/api/trials/{trial.pk}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": "k"})
+        assert res.status_code == 409 and "consent" in res.json()["detail"]
+    assert not Trial.objects.filter(participant=p).exclude(shown_at=None).exists()
+    assert not Trial.objects.filter(participant=p).exclude(answered_at=None).exists()
 
 
 def test_a_declined_consent_ends_with_a_returned_code_and_releases_the_items(panel):
