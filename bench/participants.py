@@ -7,11 +7,12 @@ HTTP client with its own cookies, from the link to the completion code, against 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench-participants``).
 
 **Data.** A database of its own (``<POSTGRES_DB>_bench_participants``, ``_smoke`` added for
-``--smoke``; or ``BENCH_PARTICIPANTS_DB``), created and migrated the first time and kept; every
-run empties its tables (``TRUNCATE``, so the append-only exposure ledger starts empty too) and
-builds afresh, with media under ``.local/bench-participants-<database>/``. A scripted first pass
-verifies ``--items`` + 1 work units, each a real ffmpeg test-pattern video of about 2 s with one
-multiple-choice QA pair; a multiple-choice study is built over them as ``study_create`` builds it
+``--smoke``; or ``BENCH_PARTICIPANTS_DB``, whose name must contain ``bench_participants``),
+created and migrated the first time and kept; every run empties its tables (``TRUNCATE``, so
+the append-only exposure ledger starts empty too) and builds afresh, with media under
+``.local/bench-participants-<database>/``. A scripted first pass verifies ``--items`` + 1 work
+units, each a real ffmpeg test-pattern video of about 2 s with one multiple-choice QA pair; a
+multiple-choice study is built over them as ``study_create`` builds it
 (real clips cut by ffmpeg): ``--items`` scored items, 1 practice item, no time limit,
 ``--questions`` scored questions per person and ``raters_per_item`` enough for every participant
 (``ceil(participants x questions / items)``); then a link (``studies.links.create_link``).
@@ -44,11 +45,13 @@ those under way stop before their next request (counted as stopped, not lost).
 stored (counted in the database afterwards), lost answers (acknowledged with 200 but not stored
 with their idempotency key, plus answers answered 5xx), answers/s over the run, and per endpoint
 the requests, p50, p95 and max latency (ms, client side, HTTP included) and 5xx, then whether every
-p95 met the target (under 100 ms on this machine; issue 19, "Tests and benchmark"). Exits 1 on
-any lost answer, any 5xx, a request with no response, or a participant whose flow broke (an
-unexpected status); a missed latency target is printed, not an error. ``--smoke``: 10
-participants, concurrency 4, 3 items of 2 questions (``make test`` runs it:
-tests/studies/test_bench_participants.py).
+p95 met the target (under 100 ms on this machine; issue 19, "Tests and benchmark"). The
+participants never pause, so this is a closed loop: once the server is saturated, latency is about
+concurrency / throughput (Little's law), and ``--concurrency 1`` gives each request's own time.
+Exits 1 on any lost answer, any 5xx, a request with no response, a participant whose flow broke
+(an unexpected status) or a completion code the database does not hold for them; a missed latency
+target is printed, not an error. ``--smoke``: 10 participants, concurrency 4, 3 items of 2
+questions (``make test`` runs it: tests/studies/test_bench_participants.py).
 """
 
 from __future__ import annotations
@@ -143,13 +146,14 @@ def _stored_video(project, home: Path, name: str, seconds: float, **fields):
     from annotator.media.models import Video
 
     path = home / "work" / name
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi",
+                    "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
                     "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", ContentFile(data))
-    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY, duration_s=seconds,
-                                fps=10.0, width=160, height=120, rendition=rendition, **fields)
+    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY,
+                                duration_s=seconds, fps=10.0, width=160, height=120, rendition=rendition, **fields)
 
 
 @dataclass
@@ -206,8 +210,9 @@ def serve(port: int, home: Path) -> subprocess.Popen:
     """gunicorn on loopback (2 workers of 4 threads, the repository's gunicorn.conf.py) with this
     process's environment; returns once it answers."""
     log = open(home / "web.log", "ab")  # the server's own log lines stay out of the table
-    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi", "-c", str(REPO / "gunicorn.conf.py"),
-                               "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
+    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi",
+                               "-c", str(REPO / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+                               "--workers", "2", "--threads", "4"],
                               cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
     log.close()
     deadline = time.monotonic() + 60
@@ -351,8 +356,8 @@ def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float) -> 
             key = f"{pid}-{tid}"
             rt = max(1.0, (time.perf_counter() - shown_at) * 1000.0)
             _, body = browser.call("answer", "POST", f"/api/trials/{tid}/answer/", csrf=csrf,
-                                   payload={"response": i % len(trial["content"]["options"]), "client_rt_ms": round(rt, 1),
-                                            "idempotency_key": key})
+                                   payload={"response": i % len(trial["content"]["options"]),
+                                            "client_rt_ms": round(rt, 1), "idempotency_key": key})
             record.acked.append((tid, key))
             state = json.loads(body)
         else:
@@ -396,7 +401,8 @@ def stored(study_id: int) -> tuple[dict[int, str], dict[str, str]]:
     answered = dict(Trial.objects.filter(participant__study_id=study_id, participant__kind=Participant.Kind.PERSON,
                                          answered_at__isnull=False, timed_out=False, response__isnull=False)
                     .values_list("id", "idempotency_key"))
-    finished = dict(Participant.objects.filter(study_id=study_id, kind=Participant.Kind.PERSON, finished_at__isnull=False)
+    finished = dict(Participant.objects
+                    .filter(study_id=study_id, kind=Participant.Kind.PERSON, finished_at__isnull=False)
                     .values_list("external_id", "completion_code"))
     return answered, finished
 
@@ -428,8 +434,9 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
           "does not hold for them")
     print(f"answers sent: {sent}   acknowledged: {len(acked)}   stored (database): {len(answered)}")
     print(f"lost answers: {lost} ({len(missing)} acknowledged but not stored, {answer_5xx} answered 5xx)")
-    print(f"answers/s: {len(acked) / seconds:.1f} over {seconds:.1f} s ({sum(len(v) for v in calls.values())} requests, "
-          f"{sum(len(v) for v in calls.values()) / seconds:.1f} requests/s)")
+    requests = sum(len(v) for v in calls.values())
+    print(f"answers/s: {len(acked) / seconds:.1f} over {seconds:.1f} s ({requests} requests, "
+          f"{requests / seconds:.1f} requests/s)")
     print(f"\n{'endpoint':<10} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'5xx':>5}")
     worst = 0.0
     for endpoint in ENDPOINTS:
@@ -479,6 +486,8 @@ def main() -> None:
 
     db = os.environ.get("BENCH_PARTICIPANTS_DB") or (
         f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_participants" + ("_smoke" if args.smoke else ""))
+    if "bench_participants" not in db:  # every table of it is emptied: never a working database by mistake
+        raise SystemExit(f"the bench empties its database; {db!r} must have 'bench_participants' in its name")
     home = REPO / ".local" / f"bench-participants-{db}"
     shutil.rmtree(home, ignore_errors=True)
     for sub in ("work", "media", "static"):
@@ -499,7 +508,8 @@ def main() -> None:
     connection.close()  # the server has the database to itself during the run
     port = free_port()
     server = serve(port, home)
-    print(f"  gunicorn on 127.0.0.1:{port} (2 workers x 4 threads); setup took {time.monotonic() - t0:.1f} s", flush=True)
+    print(f"  gunicorn on 127.0.0.1:{port} (2 workers x 4 threads); setup took {time.monotonic() - t0:.1f} s",
+          flush=True)
     print(f"  {participants} participants, {concurrency} at a time, at most {max_seconds} s", flush=True)
     run_id = secrets.token_hex(4)
     try:
@@ -515,7 +525,8 @@ def main() -> None:
             with progress_lock:
                 finished_count[0] += 1
                 if finished_count[0] % 100 == 0:
-                    print(f"  {finished_count[0]} participants through ({time.monotonic() - started:.0f} s)", flush=True)
+                    print(f"  {finished_count[0]} participants through ({time.monotonic() - started:.0f} s)",
+                          flush=True)
             return record
 
         with ThreadPoolExecutor(max_workers=concurrency) as pool:

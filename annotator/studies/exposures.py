@@ -78,7 +78,8 @@ class Screen:
             condition = self._conditions.get(item.condition_id)
             if condition is not None:
                 item.condition = condition
-        elif item.condition.study_id == self.study.pk and not Condition._meta.get_field("study").is_cached(item.condition):
+        elif (item.condition.study_id == self.study.pk
+              and not Condition._meta.get_field("study").is_cached(item.condition)):
             item.condition.study = self.study
 
 
