@@ -212,7 +212,10 @@ def serve(port: int, home: Path) -> subprocess.Popen:
     log = open(home / "web.log", "ab")  # the server's own log lines stay out of the table
     server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi",
                                "-c", str(REPO / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--threads", "4"],
+                               "--workers", "2", "--threads", "4",
+                               # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path
+                               # for every gunicorn of the user, so a command meant for another reached this one.
+                               "--no-control-socket"],
                               cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
     log.close()
     deadline = time.monotonic() + 60
