@@ -336,7 +336,7 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     schema = json.loads(APIClient().get("/api/schema/?format=json").content)
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
-    assert len(operations) == 52  # 51 + the benchmark report (issue 18)
+    assert len(operations) == 54  # 51 + the benchmark report (issue 18) + study links and participants (issue 19)
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
@@ -348,6 +348,8 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
                          ("/api/agreement/consensus/{id}/", "post"), ("/api/projects/{slug}/runs/", "post"),
                          ("/api/runs/{id}/cancel/", "post"), ("/api/runs/{id}/resume/", "post"),
                          ("/api/evaluations/{id}/cancel/", "post"), ("/api/evaluations/{id}/rejudge/", "post"),
-                         ("/api/rejudge/{id}/", "post")}
+                         ("/api/rejudge/{id}/", "post"),
+                         # Issue 19: a full or unbuilt study, a link participant not yet consented or screened.
+                         ("/api/studies/{id}/enroll/", "post"), ("/api/studies/{id}/links/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}

@@ -141,7 +141,9 @@ def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate
     assert made == {"id": study.pk, "name": "human-mc", "kind": "mcq", "items": 6}  # 3 pairs with options x 2 limits
     assert [(c.label, c.time_limit_s) for c in study.conditions.all()] == [("quick (60 s)", 60.0), ("deliberate (180 s)", 180.0)]
     assert study.independent and study.seed == 5
-    assert study.sampling == {"seed": 5, "per_type": {"object_recognition": {"available": 3, "taken": 3}}}
+    assert study.sampling == {"seed": 5, "per_type": {"object_recognition": {"available": 3, "taken": 3}},
+                              # every item's pair was on a verification unit's page (exposure ledger, issue 19)
+                              "exposure": {"on footage or answers of verification units": 6}}
 
     out = tmp_path / "items.jsonl"
     assert _cmd("study_items", "human-mc", "--out", str(out))[0] == 0

@@ -21,9 +21,10 @@ def test_link_pages_are_rate_limited_per_address_with_a_plain_429(panel, setting
     study, token = panel
     settings.STUDY_LINK_RATE_PER_MIN = 3
     cache.clear()
-    client = browser()
-    assert [enter(client, token, pid=f"p{i}").status_code for i in range(3)] == [302, 302, 200]   # p2: full
-    res = enter(client, token, pid="p3")
+    # Each panel id from its own browser, all from one address (one browser taking part is not
+    # taken over by another id: test_link_participants).
+    assert [enter(browser(), token, pid=f"p{i}").status_code for i in range(3)] == [302, 302, 200]   # p2: full
+    res = enter(browser(), token, pid="p3")
     assert (res.status_code, res["Content-Type"]) == (429, "text/plain; charset=utf-8")
     assert res.content == b"Too many requests from your address. Wait a minute and try again.\n"
     assert 1 <= int(res["Retry-After"]) <= 60
