@@ -45,3 +45,16 @@ class Forbidden(DomainError):
 
 class NotFound(DomainError):
     """The row named does not exist, or is not the person's to see."""
+
+
+# The HTTP status of each domain error, most specific class first: the API's error handler and the
+# pages both answer with it.
+STATUS = ((NotHeld, 409), (Conflict, 409), (Invalid, 400), (Forbidden, 403), (NotFound, 404))
+
+
+def status_of(exc: DomainError) -> int:
+    """The HTTP status of a domain error (most specific class first; 400 for any other)."""
+    for cls, code in STATUS:
+        if isinstance(exc, cls):
+            return code
+    return 400

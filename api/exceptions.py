@@ -19,17 +19,8 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from annotator import errors
+from annotator.errors import status_of
 
-STATUS = ((errors.NotHeld, 409), (errors.Conflict, 409), (errors.Invalid, 400), (errors.Forbidden, 403),
-          (errors.NotFound, 404))
-
-
-def status_of(exc: errors.DomainError) -> int:
-    """The HTTP status of a domain error (most specific class first)."""
-    for cls, code in STATUS:
-        if isinstance(exc, cls):
-            return code
-    return 400
 
 
 INVALID_DETAIL = "the request has errors; nothing was saved"

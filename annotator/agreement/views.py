@@ -23,10 +23,9 @@ from django.views.decorators.http import require_http_methods
 
 from annotator.agreement import dashboard, scopes, services
 from annotator.agreement.models import ConsensusItem, RatingSet
-from annotator.errors import DomainError, Invalid
+from annotator.errors import DomainError, Invalid, status_of
 from annotator.projects import access
 from annotator.studies.models import Study
-from api.exceptions import status_of
 
 SHADES = 10  # heat-0 (none) .. heat-10 (full) classes in app.css (the CSP allows no inline style)
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")

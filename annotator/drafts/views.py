@@ -24,11 +24,10 @@ from django.views.decorators.http import require_http_methods
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES
-from annotator.errors import Conflict, DomainError, Invalid
+from annotator.errors import Conflict, DomainError, Invalid, status_of
 from annotator.inference.engine import STAGE_NAMES
 from annotator.projects import access
 from annotator.qa.models import QAType
-from api.exceptions import status_of
 from api.runs import PARAMS_MAX_KEYS, READ_ROLES, RUN_ROLES, check_params
 
 PAGE_SIZE = 25

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotator.errors import DomainError, Invalid
+from annotator.errors import DomainError, Invalid, status_of
 from annotator.evaluation import metrics, rejudge, runs, selectors
 from annotator.evaluation.models import (FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, RejudgeSample,
                                         Rubric)
@@ -26,7 +26,6 @@ from annotator.inference.models import ModelServer
 from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.qa.models import QAType
-from api.exceptions import status_of
 
 START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 WHOLE = re.compile(r"[0-9]{1,20}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotator import markdown
-from annotator.errors import DomainError
+from annotator.errors import DomainError, status_of
 from annotator.studies import links as study_links
 from annotator.studies.models import Participant, Study
 from annotator.projects import access
@@ -21,7 +21,6 @@ from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
-from api.exceptions import status_of
 from api.serializers import PolicyIO, QATypeIO
 from api.validators import MARKDOWN_MAX
 from api.views import export_filters, jsonl_export_response
