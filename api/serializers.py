@@ -153,7 +153,7 @@ class UnitVideoOut(serializers.Serializer):
 
 class QueueOut(serializers.Serializer):
     item_id = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=["first_pass", "overlap", "double_check"])
+    kind = serializers.ChoiceField(choices=["first_pass", "overlap", "double_check", "rework", "qualification"])
     lease_expires_at = serializers.DateTimeField()
     heartbeat_s = serializers.IntegerField()
 

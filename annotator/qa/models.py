@@ -78,11 +78,22 @@ class WorkUnit(models.Model):
     """A video range (``start_s`` to ``end_s``, seconds) with its QA pairs; for paired QA types the
     unit carries the day-night ``group`` and shows both videos (``video`` is the day one)."""
 
+    class Purpose(models.TextChoices):
+        REAL = "real", "real"
+        GOLD = "gold", "gold check"
+        QUALIFICATION = "qualification", "qualification"
+        EXAMPLE = "example", "tutorial example"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="units")
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="units")
     group = models.ForeignKey(VideoGroup, null=True, blank=True, on_delete=models.CASCADE, related_name="units")
     start_s = models.FloatField()
     end_s = models.FloatField()
+    purpose = models.CharField(
+        max_length=20, choices=Purpose.choices, default=Purpose.REAL,
+        help_text="real: part of the benchmark; gold, qualification, example: copies made for checking and "
+                  "teaching annotators (issue 20), never exported or scored as benchmark items.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -96,17 +107,21 @@ class QueueItem(models.Model):
     """One pass over a unit waiting in the project's queue, leased to one annotator at a time.
 
     ``kind``: ``first_pass`` (decisions apply to the QA pairs), ``overlap`` (another annotator
-    verifies the same drafts blind; decisions are kept as verdicts only, for agreement) or
+    verifies the same drafts blind; decisions are kept as verdicts only, for agreement),
     ``double_check`` (a second pass over the verified items that may change them again; never
-    served to ``exclude_user``, the first-pass annotator). An item is *claimable* when open and its
-    lease is empty or lapsed. Claims go through ``annotator.qa.queue``; nothing else sets a lease.
-    Lower ``priority`` is served first (model-flagged units get -10).
+    served to ``exclude_user``, the first-pass annotator), ``rework`` (a unit sent back to its annotator
+    by a reviewer, or reopened by them; issue 20) or ``qualification`` (a unit of the qualification
+    set, served while the annotator qualifies). An item with ``assigned_to`` is served to that person
+    only, before anything else. An item is *claimable* when open and its lease is empty or lapsed.
+    Claims go through ``annotator.qa.queue``; nothing else sets a lease. Lower ``priority`` is served first (model-flagged units get -10).
     """
 
     class Kind(models.TextChoices):
         FIRST_PASS = "first_pass", "first pass"
         OVERLAP = "overlap", "overlap"
         DOUBLE_CHECK = "double_check", "double-check"
+        REWORK = "rework", "rework"
+        QUALIFICATION = "qualification", "qualification"
 
     class Status(models.TextChoices):
         OPEN = "open", "open"
@@ -121,6 +136,10 @@ class QueueItem(models.Model):
     exclude_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Never served to this person (the first-pass annotator of a double-check).",
+    )
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Served to this person only, before their other items (rework, an admin's assignment).",
     )
     leased_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -143,6 +162,9 @@ class QueueItem(models.Model):
             models.Index(fields=["project", "priority", "id"], condition=models.Q(status="open"),
                          name="queueitem_open_order"),
             models.Index(fields=["unit", "completed_by"], name="queueitem_unit_done_by"),
+            # Serves the claim's first look: the open items assigned to the person.
+            models.Index(fields=["assigned_to", "priority", "id"],
+                         condition=models.Q(status="open", assigned_to__isnull=False), name="queueitem_open_assigned"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass"),

@@ -5,9 +5,10 @@ Claim protocol (``claim_next``), one SQL statement:
 1. If the person already holds an open item of the project (even with a lapsed lease nobody took
    over), renew and return it: a reload or a second tab gets the same unit, not a second one.
 2. Otherwise select the first open item in serving order (priority, id) whose lease is empty or
-   lapsed, that is not excluded for this person (the first annotator of a double-check), that
-   they have not skipped, and whose unit they have not already completed a pass of (so overlap
-   gets k distinct people), ``FOR UPDATE SKIP LOCKED``: rows another transaction is claiming are
+   lapsed and that is assigned to the person (rework, an admin's assignment); failing that, the
+   first such unassigned item that is not excluded for this person (the first annotator of a
+   double-check), of a unit none of whose passes they skipped, and whose unit they have not
+   already completed a pass of (so overlap gets k distinct people), ``FOR UPDATE SKIP LOCKED``: rows another transaction is claiming are
    skipped rather than waited on, and PostgreSQL re-checks the lease condition on rows committed
    meanwhile, so two claimers can never both get one item.
 3. Write the lease (holder, expiry = now + ``QUEUE_LEASE_SECONDS``) and commit. A person holds at
@@ -47,13 +48,28 @@ def lease_duration() -> timedelta:
 
 # The claim is one SQL statement in autocommit: it is the hottest path of the platform, and one round
 # trip with no ORM compiling keeps it flat from a thousand to a million queued items. Each part is
-# served by a partial index (``queueitem_one_lease_per_person``, ``queueitem_open_order``).
-# ``held`` renews the item the person already holds; only if there is none does ``free`` take the
-# first claimable item, skipping rows that concurrent claimers have locked. A unit about footage (a
+# served by a partial index (``queueitem_one_lease_per_person``, ``queueitem_open_assigned``,
+# ``queueitem_open_order``). ``held`` renews the item the person already holds; only if there is
+# none does ``free`` take the first claimable item assigned to them (rework, an admin's assignment;
+# COALESCE evaluates its second argument only when the first is NULL), else the first claimable
+# unassigned item, skipping rows that concurrent claimers have locked. A skip keeps every pass of
+# the skipped unit from the person (issue 20: a skip is never followed by the unit's other pass). A unit about footage (a
 # video, its day-night partners, the video a night rendition came from) of an item the person still
 # has to answer in a human-baseline study is not served to them: its page would show the pair's
 # answer, or the events in order (issue 8, Integrity). Every item about a QA pair names the pair's
 # footage, so this also covers the pair's own unit.
+# A study trial the person still has to answer about footage the unit ``i`` shows (a video, its
+# day-night partners, the video a night rendition came from).
+_STUDY_PENDING_SQL = """
+    EXISTS (SELECT 1 FROM studies_trial t
+            JOIN studies_participant p ON p.id = t.participant_id
+            JOIN studies_item si ON si.id = t.item_id
+            JOIN qa_workunit u ON u.id = i.unit_id
+            JOIN media_video v ON v.id = u.video_id
+                 OR v.id IN (SELECT m.video_id FROM media_videogroupmember m WHERE m.group_id = u.group_id)
+            WHERE p.user_id = %(user)s AND t.answered_at IS NULL
+              AND si.footage_id = COALESCE(v.derived_from_id, v.id))"""
+
 _CLAIM_SQL = """
 WITH held AS (
     UPDATE qa_queueitem SET lease_expires_at = %(expires)s
@@ -63,24 +79,25 @@ WITH held AS (
     RETURNING *
 ), free AS (
     UPDATE qa_queueitem SET leased_by_id = %(user)s, lease_expires_at = %(expires)s, claimed_at = %(now)s
-    WHERE NOT EXISTS (SELECT 1 FROM held) AND id = (
-        SELECT i.id FROM qa_queueitem i
-        WHERE i.project_id = %(project)s AND i.status = 'open'
-          AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
-          AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
-          AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
-          AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
-          AND NOT EXISTS (SELECT 1 FROM studies_trial t
-                          JOIN studies_participant p ON p.id = t.participant_id
-                          JOIN studies_item si ON si.id = t.item_id
-                          JOIN qa_workunit u ON u.id = i.unit_id
-                          JOIN media_video v ON v.id = u.video_id
-                               OR v.id IN (SELECT m.video_id FROM media_videogroupmember m WHERE m.group_id = u.group_id)
-                          WHERE p.user_id = %(user)s AND t.answered_at IS NULL
-                            AND si.footage_id = COALESCE(v.derived_from_id, v.id))
-        ORDER BY i.priority, i.id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED)
+    WHERE NOT EXISTS (SELECT 1 FROM held) AND id = COALESCE(
+        (SELECT i.id FROM qa_queueitem i
+         WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
+           AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
+           AND NOT """ + _STUDY_PENDING_SQL + """
+         ORDER BY i.priority, i.id
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED),
+        (SELECT i.id FROM qa_queueitem i
+         WHERE i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
+           AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
+           AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
+           AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
+                           WHERE s.user_id = %(user)s AND k.unit_id = i.unit_id)
+           AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
+           AND NOT """ + _STUDY_PENDING_SQL + """
+         ORDER BY i.priority, i.id
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED))
     RETURNING *
 )
 SELECT r.*, EXISTS (SELECT 1 FROM qa_autosave a WHERE a.item_id = r.id) AS has_autosave

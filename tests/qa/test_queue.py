@@ -127,6 +127,28 @@ def test_a_skipped_unit_goes_to_someone_else_and_never_back(make_unit, annotator
     assert claim_next(unit.project, annotator2).unit_id == unit.pk
 
 
+def test_a_skip_is_never_followed_by_another_pass_of_the_same_unit(make_unit, project, annotator, annotator2):
+    """Issue 20, section 4: skipping an overlap unit's first pass must not serve its overlap pass
+    (or any other pass) to the same person straight away."""
+    set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
+    unit, other = make_unit(), make_unit()
+    first = claim_next(project, annotator)
+    assert (first.unit_id, first.kind) == (unit.pk, "first_pass")
+    skip_unit(unit.pk, annotator, "too dark to judge")
+    nxt = claim_next(project, annotator)
+    assert nxt.unit_id == other.pk  # not the overlap pass of the skipped unit
+    assert claim_next(project, annotator2).unit_id == unit.pk  # others still get it
+
+
+def test_an_assigned_item_goes_to_its_person_first_and_to_nobody_else(make_unit, project, annotator, annotator2):
+    plain, assigned = make_unit(), make_unit()
+    QueueItem.objects.filter(unit=assigned).update(assigned_to=annotator2)
+    assert claim_next(project, annotator).unit_id == plain.pk
+    third = ensure_member("ann3", role="annotator", project=project)[0]
+    assert claim_next(project, third) is None  # the assigned item is nobody else's
+    assert claim_next(project, annotator2).unit_id == assigned.pk
+
+
 def test_model_flagged_units_are_served_first(make_unit, annotator):
     plain, flagged = make_unit(), make_unit()
     pair = flagged.qa_pairs.first()
