@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GoldConfig(AppConfig):
+    name = "annotator.gold"
+    label = "gold"
