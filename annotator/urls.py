@@ -63,4 +63,8 @@ urlpatterns = [
     path("s/<str:token>/test-clip.mp4", study_link_views.test_clip, name="study-link-test-clip"),
     # Stored media go through this access-checked view (never a bare MEDIA_URL), with byte ranges.
     path("files/<path:name>", media_views.serve_media, name="media"),
+    # Issue 20: each app lists its own pages.
+    path("", include("annotator.team.urls")),
+    path("", include("annotator.gold.urls")),
+    path("", include("annotator.review.urls")),
 ]

@@ -1,7 +1,7 @@
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, groups, lifelogs, media, reports, runs, studies, views
+from api import agreement, evaluation, gold, groups, lifelogs, media, reports, review, runs, studies, team, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -49,4 +49,8 @@ urlpatterns = [
     path("evaluations/<id:pk>/rejudge/next/", evaluation.RejudgeNextView.as_view(), name="api-rejudge-next"),
     path("rejudge/<id:pk>/", evaluation.RejudgeVerdictView.as_view(), name="api-rejudge-verdict"),
     path("projects/<slug:slug>/report/", reports.ReportView.as_view(), name="api-report"),
+    # Issue 20: each app's API lists its own routes.
+    path("", include(team.urlpatterns)),
+    path("", include(gold.urlpatterns)),
+    path("", include(review.urlpatterns)),
 ]
