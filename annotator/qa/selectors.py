@@ -39,7 +39,29 @@ PASS_FILTER = {
     QueueItem.Kind.FIRST_PASS: ("status", QAPair.Status.DRAFT),
     QueueItem.Kind.DOUBLE_CHECK: ("status", QAPair.Status.VERIFIED),
     QueueItem.Kind.OVERLAP: ("origin", QAPair.Origin.MACHINE),
+    # Issue 20: a qualification unit is a copy with its pairs back to their drafts; rework goes over
+    # the verified pairs of a unit sent back, as a double-check does.
+    QueueItem.Kind.QUALIFICATION: ("status", QAPair.Status.DRAFT),
+    QueueItem.Kind.REWORK: ("status", QAPair.Status.VERIFIED),
 }
+
+# Parts other apps add to the unit payload (issue 20: a rework unit's review comments), one
+# provider per payload key: ``provider(item, user) -> value | None``; None adds nothing. Registered
+# by the app that owns the data (``register_payload_part``), so this module imports none of them.
+PAYLOAD_PARTS: dict = {}
+
+
+def register_payload_part(key: str):
+    """Decorator: add ``provider(item, user)``'s value to every unit payload under ``key`` (when not
+    None). Raises ValueError for a key the payload already has or another provider took."""
+
+    def decorate(provider):
+        if key in _PAYLOAD_KEYS or (key in PAYLOAD_PARTS and PAYLOAD_PARTS[key] is not provider):
+            raise ValueError(f"the unit payload already has {key!r}")
+        PAYLOAD_PARTS[key] = provider
+        return provider
+
+    return decorate
 
 
 def pairs_for_pass(unit: WorkUnit, kind: str) -> QuerySet[QAPair]:
@@ -187,7 +209,7 @@ def unit_payload(item: QueueItem, user) -> dict:
     own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
     paired = any(v["role"] == VideoGroupMember.Role.NIGHT for v in videos)  # a day-night pair, not an ego-exo set
     life_log = _life_log_payload(group_id, videos) if any(v["role"] == VideoGroupMember.Role.PART for v in videos) else None
-    return {
+    payload = {
         "id": unit_id,
         "project": item.project.slug,
         "start_s": start_s,
@@ -210,6 +232,14 @@ def unit_payload(item: QueueItem, user) -> dict:
                     "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
                     "time_spent_ms": carried.time_spent_ms} if carried else None,
     }
+    for key, provider in PAYLOAD_PARTS.items():
+        if (part := provider(item, user)) is not None:
+            payload[key] = part
+    return payload
+
+
+_PAYLOAD_KEYS = frozenset({"id", "project", "start_s", "end_s", "paired", "queue", "video", "videos", "life_log",
+                           "qa_pairs", "delete_reasons", "autosave", "carried"})
 
 
 def _life_log_payload(group_id: int, videos: list[dict]) -> dict:

@@ -386,6 +386,21 @@ def time_errors(bound_ms: int, times: dict[str, int | None]) -> dict[str, str]:
     return errors
 
 
+# Called at the end of every submit, inside its transaction, as ``hook(item, unit, user, result)``
+# (issue 20: gold and qualification units are scored, reviews learn of resubmitted rework). Apps
+# register with ``after_submit``; this module imports none of them. A hook that raises rolls the
+# submit back.
+AFTER_SUBMIT: list = []
+
+
+def after_submit(hook):
+    """Decorator: run ``hook(item: QueueItem, unit: WorkUnit, user, result: SubmitResult)`` at the end
+    of every (not replayed) submit, in its transaction. Returns ``hook``."""
+    if hook not in AFTER_SUBMIT:
+        AFTER_SUBMIT.append(hook)
+    return hook
+
+
 def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Decision],
                 additions: list[Addition], time_spent_ms: int | None) -> SubmitResult:
     """Apply one person's pass over a unit (the queue item they hold on it).
@@ -533,6 +548,8 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()):
             QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
                                      exclude_user=user, priority=item.priority)
+        for hook in AFTER_SUBMIT:
+            hook(item, unit, user, result)
     return result
 
 
