@@ -21,6 +21,7 @@ from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
 from annotator.qa.models import QAPair, QAType, WorkUnit
+from annotator.team import activity
 from api import serializers as s
 from api.exceptions import flatten
 
@@ -51,6 +52,7 @@ class QueueNextView(APIView):
         item = queue.claim_next(project, request.user)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        activity.beat(project.pk, request.user.pk, item.pk, activity.CLAIM)  # active time (issue 20)
         return Response(selectors.unit_payload(item, request.user))
 
 
@@ -78,6 +80,7 @@ class UnitHeartbeatView(APIView):
     def post(self, request, pk):
         unit = unit_for(request, pk)
         item = queue.renew(unit.pk, request.user)
+        activity.beat(item.project_id, request.user.pk, item.pk, activity.HEARTBEAT)  # active time (issue 20)
         return Response({"lease_expires_at": item.lease_expires_at})
 
 
@@ -100,7 +103,8 @@ class UnitAutosaveView(APIView):
         data = s.AutosaveIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        services.autosave(unit.pk, request.user, v["state"], v["client_saved_at_ms"], v["time_spent_ms"])
+        saved = services.autosave(unit.pk, request.user, v["state"], v["client_saved_at_ms"], v["time_spent_ms"])
+        activity.beat(unit.project.pk, request.user.pk, saved.item_id, activity.AUTOSAVE)  # active time (issue 20)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
