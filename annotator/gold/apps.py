@@ -1,6 +1,16 @@
+"""Onboarding, qualification and gold checks (issue 20, sections 1 and 2)."""
 from django.apps import AppConfig
 
 
 class GoldConfig(AppConfig):
     name = "annotator.gold"
     label = "gold"
+
+    def ready(self):
+        # Extension points of qa and team (arrows point down: they import nothing of gold).
+        from annotator.gold import checks, claims, figures  # noqa: F401 (figures registers gold_accuracy)
+        from annotator.qa import queue, selectors, services
+
+        queue.before_claim(claims.gate)
+        services.after_submit(checks.on_submit)
+        selectors.register_payload_part("qualification")(checks.qualification_part)

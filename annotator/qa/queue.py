@@ -27,10 +27,18 @@ history; and its time stays credited to them (``selectors.progress``).
 
 ``claimed_at`` (set when a person takes a free item, kept when a holder comes back) bounds every
 time the holder reports (``time_bound_ms``).
+
+Before the statement, the claim policies other apps register (``before_claim``; issue 20: the
+qualification gate and gold checks of ``annotator.gold``) run in order. A policy may make an item
+assigned to the person (a gold or qualification copy: step 2 then serves it first), refuse the
+claim with a domain error whose words the person reads (paused, out of tries), or answer a ``Gate``
+that narrows step 2 to the items assigned to the person (while they qualify). This module imports
+none of them: arrows point down (issue 23).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -46,13 +54,36 @@ def lease_duration() -> timedelta:
     return timedelta(seconds=settings.QUEUE_LEASE_SECONDS)
 
 
+@dataclass(frozen=True)
+class Gate:
+    """What a claim policy asks of one claim: ``only_assigned`` serves the person only items assigned
+    to them (nothing from the shared queue)."""
+
+    only_assigned: bool = False
+
+
+# Policies run before every claim as ``policy(project, user) -> Gate | None``, in the order registered.
+# A policy may write (a copy assigned to the person) and may raise a domain error (``Forbidden`` with
+# the reason and whom to ask) to refuse the claim; it is never given the held item, and should be a
+# single round trip when it has nothing to do (the claim is the hottest path of the platform).
+CLAIM_POLICIES: list = []
+
+
+def before_claim(policy):
+    """Decorator: run ``policy(project, user) -> Gate | None`` before every claim. Returns ``policy``."""
+    if policy not in CLAIM_POLICIES:
+        CLAIM_POLICIES.append(policy)
+    return policy
+
+
 # The claim is one SQL statement in autocommit: it is the hottest path of the platform, and one round
 # trip with no ORM compiling keeps it flat from a thousand to a million queued items. Each part is
 # served by a partial index (``queueitem_one_lease_per_person``, ``queueitem_open_assigned``,
 # ``queueitem_open_order``). ``held`` renews the item the person already holds; only if there is
 # none does ``free`` take the first claimable item assigned to them (rework, an admin's assignment;
 # COALESCE evaluates its second argument only when the first is NULL), else the first claimable
-# unassigned item, skipping rows that concurrent claimers have locked. A skip keeps every pass of
+# unassigned item (not when a claim policy's ``Gate`` says ``only_assigned``: someone qualifying),
+# skipping rows that concurrent claimers have locked. A skip keeps every pass of
 # the skipped unit from the person (issue 20: a skip is never followed by the unit's other pass). A unit about footage (a
 # video, its day-night partners, the video a night rendition came from) of an item the person still
 # has to answer in a human-baseline study is not served to them: its page would show the pair's
@@ -88,7 +119,7 @@ WITH held AS (
          LIMIT 1
          FOR UPDATE SKIP LOCKED),
         (SELECT i.id FROM qa_queueitem i
-         WHERE i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
+         WHERE NOT %(only_assigned)s AND i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
            AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
            AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
            AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
@@ -123,10 +154,18 @@ def claim_next(project: Project, user) -> QueueItem | None:
     One person holds at most one open item per project (a unique partial index). When the same
     person claims from two tabs at once, both statements may pick a free item; the index lets only
     one of them commit, and the other is retried and then finds the held item.
+
+    The claim policies (``before_claim``) run first, once; one may raise a domain error (Forbidden:
+    the person may not take units now, with the reason in words), which this raises unchanged.
     """
+    only_assigned = False
+    for policy in CLAIM_POLICIES:
+        gate = policy(project, user)
+        only_assigned = only_assigned or bool(gate is not None and gate.only_assigned)
     for attempt in range(3):
         now = timezone.now()
-        params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration()}
+        params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration(),
+                  "only_assigned": only_assigned}
         try:
             if connection.in_atomic_block:  # inside a caller's transaction: a savepoint keeps it usable
                 with transaction.atomic():

@@ -1,0 +1,158 @@
+"""The claim policy of onboarding and gold checks (registered with ``qa.queue.before_claim``).
+
+On every claim, one statement (``_STATE_SQL``) reads whether the person holds an item (then nothing
+else happens: the claim renews it), counts the new claim on their ``Standing`` and reads it with the
+project's policy and their role; it also closes a gold copy the person skipped (items assigned to a
+person ignore skips, and a skipped real unit never comes back: a gold one must not either). Then:
+
+1. Paused: the claim is refused (Forbidden) with why and whom to ask.
+2. Must qualify (the policy requires it, their role is annotator, not passed yet): they get only
+   items assigned to them (``Gate(only_assigned=True)``); with no attempt open, a new attempt makes
+   one copy of every qualification source, each a ``qualification`` item assigned to them. Out of
+   tries, or no qualification set: refused in plain words.
+3. Otherwise, with probability ``gold_rate`` (``rules.draws_gold``: seeded by the policy's seed, the
+   person and the claim's number) a gold copy is made now, as a first-pass item assigned to them,
+   from a gold source showing no footage they were shown (exposure ledger) nor whose unit they
+   passed; the claim's statement then serves it before anything else.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, connection, transaction
+
+from annotator.errors import Forbidden
+from annotator.exposure import ledger
+from annotator.gold import rules
+from annotator.gold.models import Attempt, Pause, Policy, Source, Standing
+from annotator.gold.services import make_copy
+from annotator.projects.models import Membership, Project, Role
+from annotator.qa.models import QueueItem, WorkUnit
+from annotator.qa.queue import Gate
+
+# One round trip per claim: held?, the claim counted (only when nothing is held), the person's
+# standing, role and the project's policy (NULLs when it has none: the defaults apply).
+_STATE_SQL = """
+WITH held AS (
+    SELECT EXISTS (SELECT 1 FROM qa_queueitem WHERE project_id = %(project)s AND status = 'open'
+                   AND leased_by_id = %(user)s) AS held
+), counted AS (
+    INSERT INTO gold_standing (project_id, user_id, claims, paused, extra_tries, window_from)
+    SELECT %(project)s, %(user)s, 1, false, 0, 0 FROM held WHERE NOT held.held
+    ON CONFLICT (project_id, user_id) DO UPDATE SET claims = gold_standing.claims + 1
+    RETURNING claims, qualified_at IS NOT NULL AS qualified, paused, extra_tries
+), dropped AS (
+    -- A gold copy the person skipped goes, as a skipped real unit does (assigned items ignore skips).
+    UPDATE qa_queueitem i SET status = 'done', completed_at = now()
+    FROM qa_workunit w
+    WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
+      AND i.leased_by_id IS NULL AND w.id = i.unit_id AND w.purpose = 'gold'
+      AND EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
+    RETURNING i.id
+)
+SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
+       (SELECT m.role FROM projects_membership m WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
+       p.gold_rate, p.tries, p.qualification_required, p.seed, p.threshold
+FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id = %(project)s"""
+
+# A gold source for the person: active, none of its footage shown to them (footage or frames, in any
+# queue or study of the project), none of its units' passes done by them, never copied for them.
+# Chosen by a hash of the claim's salt, so the pick is reproducible.
+_PICK_SQL = """
+WITH seen AS (
+    SELECT coalesce(array_agg(DISTINCT e.video_id), '{}') AS ids FROM exposure_exposure e
+    WHERE e.project_id = %(project)s AND e.person = %(person)s AND e.kind IN ('footage', 'frames')
+      AND e.video_id IS NOT NULL
+)
+SELECT s.id FROM gold_source s, seen
+WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
+  AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
+                  WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
+  AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
+ORDER BY md5(s.id::text || ':' || %(salt)s), s.id
+LIMIT 1"""
+
+
+def gate(project: Project, user) -> Gate | None:
+    """The claim policy (see the module's docstring). Raises Forbidden when the person may not take a
+    unit now (paused; out of tries; no qualification set while one is required)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_STATE_SQL, {"project": project.pk, "user": user.pk})
+        (held, claims, qualified, paused, extra_tries, role, gold_rate, tries, required, seed,
+         threshold) = cursor.fetchone()
+    if held:
+        return None
+    default = Policy()
+    gold_rate = default.gold_rate if gold_rate is None else gold_rate
+    if paused:
+        raise Forbidden(pause_message(project, user))
+    if required and role == Role.ANNOTATOR and not qualified:
+        return _qualifying(project, user, tries=tries + extra_tries,
+                           threshold=default.threshold if threshold is None else threshold)
+    if rules.draws_gold(seed or 0, project.pk, user.pk, claims, gold_rate):
+        _serve_gold(project, user, salt=f"{seed or 0}:{user.pk}:{claims}")
+    return None
+
+
+def admins_of(project: Project) -> str:
+    """The project's admins by username, for "ask ..." in messages ("an admin" when it has none)."""
+    names = list(Membership.objects.filter(project=project, role=Role.ADMIN).order_by("user__username")
+                 .values_list("user__username", flat=True)[:5])
+    return ", ".join(names) if names else "an admin"
+
+
+def pause_message(project: Project, user) -> str:
+    """Why the person is paused and whom to ask, in plain words."""
+    pause = Pause.objects.filter(project=project, user=user, lifted_at__isnull=True).first()
+    why = (f"your agreement with the known answers over your last {pause.window} checked units was "
+           f"{pause.accuracy:.0%}, below the project's {pause.threshold:.0%}" if pause else "an admin paused it")
+    since = f" since {pause.created_at:%Y-%m-%d %H:%M}" if pause else ""
+    return (f"Your work on {project.name} is paused{since}: {why}. Ask an admin of the project ({admins_of(project)}) "
+            "to look at your work with you and lift the pause.")
+
+
+def _qualifying(project: Project, user, *, tries: int, threshold: float) -> Gate:
+    """Items of the person's open qualification attempt only; a new attempt when none is open and tries
+    remain. Raises Forbidden when out of tries or when the project has no qualification set."""
+    with transaction.atomic():
+        Standing.objects.select_for_update().filter(project=project, user=user).first()  # two tabs: one attempt
+        attempt = Attempt.objects.filter(project=project, user=user, finished_at__isnull=True).order_by("-id").first()
+        if attempt is not None:
+            return Gate(only_assigned=True)
+        done = list(Attempt.objects.filter(project=project, user=user).order_by("number")
+                    .values_list("number", "score"))
+        if len(done) >= tries:
+            best = max((s for _, s in done if s is not None), default=0.0)
+            raise Forbidden(
+                f"You have used all {tries} of your tries at the qualification set of {project.name} without "
+                f"reaching {threshold:.0%} agreement with the known decisions (your best was {best:.0%}), so the "
+                f"project's units are not open to you. Ask an admin of the project ({admins_of(project)}) for "
+                "another try.")
+        sources = list(Source.objects.filter(project=project, role=Source.Role.QUALIFICATION, active=True)
+                       .order_by("position", "id"))
+        if not sources:
+            raise Forbidden(f"{project.name} asks annotators to pass a qualification set first, and it has none yet. "
+                            f"Ask an admin of the project ({admins_of(project)}) to make one.")
+        try:
+            with transaction.atomic():
+                attempt = Attempt.objects.create(project=project, user=user, number=len(done) + 1, threshold=threshold)
+                for source in sources:
+                    make_copy(source, user=user, attempt=attempt, kind=QueueItem.Kind.QUALIFICATION)
+        except IntegrityError:  # another tab made this attempt meanwhile: its items are served
+            pass
+    return Gate(only_assigned=True)
+
+
+def _serve_gold(project: Project, user, *, salt: str) -> None:
+    """Make a gold copy for the person, assigned to them as a first pass, unless one is waiting for
+    them already or no gold source is left that they were not shown."""
+    if QueueItem.objects.filter(assigned_to=user, project=project, status=QueueItem.Status.OPEN,
+                                unit__purpose=WorkUnit.Purpose.GOLD).exists():
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_PICK_SQL, {"project": project.pk, "user": user.pk, "salt": salt,
+                                   "person": ledger.person_key(user_id=user.pk)})
+        row = cursor.fetchone()
+    if row is None:
+        return
+    with transaction.atomic():
+        make_copy(Source.objects.select_related("unit").get(pk=row[0]), user=user, kind=QueueItem.Kind.FIRST_PASS)

@@ -1,0 +1,61 @@
+"""The rules of gold checks and qualification, as pure functions (no Django; tested on their own).
+
+- ``agrees``: a decision agrees with a known one when the action is the same and, for a delete, the
+  reason too (the known decisions are keep, modify, or delete with a reason: issue 20, section 1).
+- ``draws_gold``: whether a person's n-th claim serves a gold copy, at a rate, reproducibly.
+- ``accuracy``: agreed / decided with its 95% Wilson score interval (Wilson 1927; statsmodels'
+  ``proportion_confint(method="wilson")``).
+- ``pause_accuracy``: the accuracy over the last K gold units when it is below the threshold (a pause
+  is due), else None.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+
+def agrees(known: tuple[str, str], given: tuple[str, str]) -> bool:
+    """Whether ``given`` (action, reason) agrees with ``known`` (action, reason): the same action and,
+    for ``delete``, the same reason. A modify agrees with a modify whatever the new text."""
+    if known[0] != given[0]:
+        return False
+    return known[0] != "delete" or known[1] == given[1]
+
+
+def draws_gold(seed: int, project_id: int, user_id: int, n: int, rate: float) -> bool:
+    """Whether claim number ``n`` (1, 2, ...) of person ``user_id`` in project ``project_id`` serves a
+    gold copy, with probability ``rate`` (0 to 1). Drawn from ``random.Random`` seeded by all of them,
+    so it is reproducible, independent between people and claims, and uniform over claims."""
+    if rate <= 0:
+        return False
+    return random.Random(f"gold:{seed}:{project_id}:{user_id}:{n}").random() < rate
+
+
+def accuracy(agreed: int, decided: int) -> dict:
+    """``{"value": agreed / decided, "ci": [lo, hi], "n": decided}``, the interval being the 95% Wilson
+    score interval (statsmodels ``proportion_confint(agreed, decided, alpha=0.05, method="wilson")``).
+    With nothing decided: value and ci None, n 0. Raises ValueError when agreed > decided or either
+    is negative."""
+    if agreed < 0 or decided < 0 or agreed > decided:
+        raise ValueError(f"agreed ({agreed}) must be between 0 and decided ({decided})")
+    if decided == 0:
+        return {"value": None, "ci": None, "n": 0}
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(agreed, decided, alpha=0.05, method="wilson")
+    return {"value": agreed / decided, "ci": [float(lo), float(hi)], "n": decided}
+
+
+def pause_accuracy(window: Sequence[tuple[int, int]], k: int, threshold: float) -> float | None:
+    """Given a person's gold results, oldest first, as (agreed, decided) per gold unit, the accuracy
+    (agreed / decided, pooled over decisions) over the last ``k`` units if it is below ``threshold``;
+    None when there are fewer than ``k`` units (not enough to judge) or it is at or above."""
+    if k < 1 or len(window) < k:
+        return None
+    last = window[-k:]
+    decided = sum(d for _, d in last)
+    if decided == 0:
+        return None
+    value = sum(a for a, _ in last) / decided
+    return value if value < threshold else None
