@@ -334,7 +334,7 @@ class AnswerView(ParticipantView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         answered = services.answer_trial(trial.participant, trial.pk, v["response"], v["client_rt_ms"], v["idempotency_key"])
-        participant = Participant.objects.get(pk=trial.participant_id)
+        participant = answered.participant  # as the answer left them (a replayed answer: as loaded now)
         feedback = kind_module(trial.participant.study.kind).feedback(answered) if answered.practice else {}
         if feedback:
             # The next trial is not served with the feedback: the person reads the feedback for as long

@@ -1,8 +1,8 @@
 """Panel participants through a study link (issue 19): simulated anonymous participants, each a real
 HTTP client with its own cookies, from the link to the completion code, against gunicorn on loopback.
 
-    .venv/bin/python bench/participants.py [--participants 500] [--concurrency 20] [--max-seconds 600]
-                                           [--questions 5] [--items 20] [--smoke]
+    .venv/bin/python bench/participants.py [--participants 500] [--concurrency 20] [--think-ms 1000]
+                                           [--max-seconds 900] [--questions 5] [--items 20] [--smoke]
 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench-participants``).
 
@@ -25,7 +25,10 @@ web path.
 
 **Participants.** ``--participants`` (at most 2,000), ``--concurrency`` at a time (at most 100),
 each a thread with its own keep-alive connection and cookie jar, as the pages and their scripts
-would, with no think time:
+would. Before each request a participant pauses ``--think-ms`` (default 1,000 ms; drawn uniformly
+from half to one and a half times it, seeded per participant): a person reading a page, watching a
+clip or choosing an answer, quicker than panel participants are (they take several seconds a
+question). ``--think-ms 0`` is a closed loop with no pauses. The requests:
 
 - ``link``: ``GET /s/<token>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` (creates the participant,
   assigns the items, sets the HttpOnly session cookie; 302);
@@ -45,13 +48,14 @@ those under way stop before their next request (counted as stopped, not lost).
 stored (counted in the database afterwards), lost answers (acknowledged with 200 but not stored
 with their idempotency key, plus answers answered 5xx), answers/s over the run, and per endpoint
 the requests, p50, p95 and max latency (ms, client side, HTTP included) and 5xx, then whether every
-p95 met the target (under 100 ms on this machine; issue 19, "Tests and benchmark"). The
-participants never pause, so this is a closed loop: once the server is saturated, latency is about
-concurrency / throughput (Little's law), and ``--concurrency 1`` gives each request's own time.
+p95 met the target (under 100 ms on this machine; issue 19, "Tests and benchmark"), with the offered
+load (requests/s) it was met or missed at. With ``--think-ms 0`` the participants never pause, a
+closed loop: once the server is saturated, latency is about concurrency / throughput (Little's
+law), so that mode measures capacity (requests/s), and ``--concurrency 1`` each request's own time.
 Exits 1 on any lost answer, any 5xx, a request with no response, a participant whose flow broke
 (an unexpected status) or a completion code the database does not hold for them; a missed latency
 target is printed, not an error. ``--smoke``: 10 participants, concurrency 4, 3 items of 2
-questions (``make test`` runs it: tests/studies/test_bench_participants.py).
+questions, 20 ms pauses (``make test`` runs it: tests/studies/test_bench_participants.py).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ import hashlib  # noqa: E402
 import http.client  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import random  # noqa: E402
 import re  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
@@ -87,6 +92,7 @@ PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ
           user=os.environ.get("POSTGRES_USER", "annotator"))
 TARGET_P95_MS = 100.0
 MAX_PARTICIPANTS, MAX_CONCURRENCY, MAX_SECONDS, MAX_ITEMS, MAX_QUESTIONS = 2000, 100, 3600, 200, 50
+MAX_THINK_MS = 60_000
 ENDPOINTS = ("link", "page", "consent", "screening", "enroll", "current", "shown", "answer", "done")
 # A viewport and codec report that passes the screening (the study's minimum is 1024 x 600).
 SCREENING = {"width": "1366", "height": "768", "codec": "yes", "played": "yes"}
@@ -269,13 +275,16 @@ class Browser:
     """One participant's HTTP client: a keep-alive connection and a cookie jar (what a browser sends
     back of its cookies: name=value). Redirects are not followed: the next step asks for the page."""
 
-    def __init__(self, port: int, record: Record, deadline: float):
+    def __init__(self, port: int, record: Record, deadline: float, think_ms: float = 0.0, seed: int = 0):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
         self.cookies: dict[str, str] = {}
         self.record, self.deadline = record, deadline
+        self.think_s, self.rng = think_ms / 1000.0, random.Random(seed)
 
     def call(self, endpoint: str, method: str, path: str, *, form: dict | None = None, payload: dict | None = None,
              csrf: str = "", expect: int = 200) -> tuple[int, bytes]:
+        if self.think_s:  # the person reads, watches, chooses (not counted in the latency)
+            time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
         if time.monotonic() > self.deadline:
             raise TimeUp()
         if endpoint == "answer":
@@ -321,10 +330,11 @@ def _token(pattern: re.Pattern, page: bytes, what: str) -> str:
     return found.group(1)
 
 
-def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float) -> Record:
-    """Participant ``i`` from the link to the completion code (see the module's docstring)."""
+def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float, think_ms: float = 0.0) -> Record:
+    """Participant ``i`` from the link to the completion code (see the module's docstring), pausing
+    about ``think_ms`` before each request."""
     record = Record()
-    browser = Browser(port, record, deadline)
+    browser = Browser(port, record, deadline, think_ms, seed=i)
     base = f"/s/{setup.token}/"
     pid = (run_id + f"{i:06x}").rjust(24, "0")  # Prolific ids are 24 hex digits
     try:
@@ -411,7 +421,7 @@ def stored(study_id: int) -> tuple[dict[int, str], dict[str, str]]:
 
 
 def report(records: list[Record], seconds: float, answered: dict[int, str], finished: dict[str, str],
-           participants: int) -> int:
+           participants: int, concurrency: int = 0, think_ms: float = 0.0) -> int:
     """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow)."""
     calls: dict[str, list[float]] = {e: [] for e in ENDPOINTS}
     fives = {e: 0 for e in ENDPOINTS}
@@ -450,8 +460,10 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
         print(f"{endpoint:<10} {len(values):>9} {percentile(values, 0.5):>8.1f} {p95:>8.1f} "
               f"{(values[-1] if values else float('nan')):>8.1f} {fives[endpoint]:>5}")
     met = worst < TARGET_P95_MS
+    pace = (f"{concurrency} participants at a time pausing about {think_ms:.0f} ms" if think_ms
+            else f"closed loop, {concurrency} at a time, no pauses")
     print(f"\np95 target (every endpoint under {TARGET_P95_MS:.0f} ms): {'met' if met else 'MISSED'} "
-          f"(worst p95 {worst:.1f} ms)")
+          f"(worst p95 {worst:.1f} ms) at {requests / seconds:.1f} requests/s offered ({pace})")
     for problem in sorted(set(broken))[:5]:
         print(f"broken flow ({broken.count(problem)}): {problem}")
     if no_response:
@@ -474,16 +486,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--participants", type=int, default=500, help=f"simulated participants (1-{MAX_PARTICIPANTS})")
     parser.add_argument("--concurrency", type=int, default=20, help=f"participants at a time (1-{MAX_CONCURRENCY})")
-    parser.add_argument("--max-seconds", type=int, default=600, help=f"time bound of the run (1-{MAX_SECONDS})")
+    parser.add_argument("--think-ms", type=int, default=1000,
+                        help=f"mean pause before each request, ms (0-{MAX_THINK_MS}; 0: a closed loop)")
+    parser.add_argument("--max-seconds", type=int, default=900, help=f"time bound of the run (1-{MAX_SECONDS})")
     parser.add_argument("--items", type=int, default=20, help=f"scored items of the study (2-{MAX_ITEMS})")
     parser.add_argument("--questions", type=int, default=5, help=f"scored questions per person (1-{MAX_QUESTIONS})")
     parser.add_argument("--smoke", action="store_true", help="10 participants, concurrency 4, 3 items of 2 questions")
     args = parser.parse_args()
     if args.smoke:
         args.participants, args.concurrency, args.items, args.questions, args.max_seconds = 10, 4, 3, 2, 120
+        args.think_ms = 20
     participants = _bounded(args.participants, 1, MAX_PARTICIPANTS, "participants")
     concurrency = _bounded(args.concurrency, 1, MAX_CONCURRENCY, "concurrency")
     max_seconds = _bounded(args.max_seconds, 1, MAX_SECONDS, "max-seconds")
+    think_ms = _bounded(args.think_ms, 0, MAX_THINK_MS, "think-ms")
     items = _bounded(args.items, 2, MAX_ITEMS, "items")
     questions = _bounded(args.questions, 1, min(MAX_QUESTIONS, items), "questions")
 
@@ -513,7 +529,8 @@ def main() -> None:
     server = serve(port, home)
     print(f"  gunicorn on 127.0.0.1:{port} (2 workers x 4 threads); setup took {time.monotonic() - t0:.1f} s",
           flush=True)
-    print(f"  {participants} participants, {concurrency} at a time, at most {max_seconds} s", flush=True)
+    print(f"  {participants} participants, {concurrency} at a time, pausing about {think_ms} ms before each request, "
+          f"at most {max_seconds} s", flush=True)
     run_id = secrets.token_hex(4)
     try:
         started = time.monotonic()
@@ -524,7 +541,7 @@ def main() -> None:
         def one(i: int) -> Record | None:
             if time.monotonic() > deadline:
                 return None
-            record = take_part(i, port, setup, run_id, deadline)
+            record = take_part(i, port, setup, run_id, deadline, think_ms)
             with progress_lock:
                 finished_count[0] += 1
                 if finished_count[0] % 100 == 0:
@@ -539,7 +556,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     answered, finished = stored(setup.study_id)
-    sys.exit(report(records, seconds, answered, finished, participants))
+    sys.exit(report(records, seconds, answered, finished, participants, concurrency, think_ms))
 
 
 if __name__ == "__main__":

@@ -258,8 +258,12 @@ def touch(participant: Participant) -> None:
     if participant.link_id is None and participant.pseudonym == "":
         return
     now = timezone.now()
-    Participant.objects.filter(Q(last_active_at__isnull=True) | Q(last_active_at__lt=now - timedelta(seconds=60)),
-                               pk=participant.pk).update(last_active_at=now)
+    cutoff = now - timedelta(seconds=60)
+    if participant.last_active_at is not None and participant.last_active_at >= cutoff:
+        return  # as loaded with the request: recent enough, no statement at all
+    if Participant.objects.filter(Q(last_active_at__isnull=True) | Q(last_active_at__lt=cutoff),
+                                  pk=participant.pk).update(last_active_at=now):
+        participant.last_active_at = now
 
 
 def _release(participant: Participant) -> int:

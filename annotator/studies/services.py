@@ -443,31 +443,40 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         trial.save(update_fields=["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"])
         if trial.practice:  # its feedback shows the truth: the ledger keeps it from later items
             exposures.record_revealed(participant, trial)
-        _after_answer(participant)
+        # The participant as the answer leaves them (stage, study loaded): the reply reads it.
+        trial.participant = _after_answer(participant)
     return trial
 
 
-def _after_answer(participant: Participant) -> None:
+def _after_answer(participant: Participant) -> Participant:
     """After a trial closes (answered or timed out), in its transaction: the next stage, exclusion
-    flags when all are done, and the scoring job (its row now, its message on commit)."""
-    _finish_stage(participant)
+    flags when all are done, and the scoring job (its row now, its message on commit). Returns the
+    participant as written (row locked, ``study`` loaded)."""
+    locked = _finish_stage(participant)
     jobs.enqueue("studies.score", participant.study_id)
+    return locked
 
 
-def _finish_stage(participant: Participant) -> None:
-    locked = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+def _finish_stage(participant: Participant) -> Participant:
+    """Move the participant to the stage their unanswered trials leave them in (practice, trials,
+    done; exclusion flags when done). Locks the row; returns it, with ``study`` loaded."""
+    locked = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
     if locked.stage == Participant.Stage.INSTRUCTIONS:
-        return
-    remaining = Trial.objects.filter(participant=locked, answered_at__isnull=True)
+        return locked
+    left = Trial.objects.filter(participant=locked, answered_at__isnull=True).aggregate(
+        practice=Count("id", filter=Q(practice=True)), total=Count("id"))
     stage = locked.stage
-    if not remaining.filter(practice=True).exists():
-        stage = Participant.Stage.TRIALS if remaining.exists() else Participant.Stage.DONE
+    if not left["practice"]:
+        stage = Participant.Stage.TRIALS if left["total"] else Participant.Stage.DONE
     if stage != locked.stage or (stage == Participant.Stage.DONE and locked.finished_at is None):
         locked.stage = stage
+        fields = ["stage"]
         if stage == Participant.Stage.DONE and locked.finished_at is None:
             locked.finished_at = timezone.now()
             locked.excluded, locked.exclusion_reasons = exclusion_of(locked)
-        locked.save()
+            fields += ["finished_at", "excluded", "exclusion_reasons"]
+        locked.save(update_fields=fields)
+    return locked
     participant.stage, participant.finished_at = locked.stage, locked.finished_at
     participant.excluded, participant.exclusion_reasons = locked.excluded, locked.exclusion_reasons
 

@@ -29,5 +29,6 @@ def test_participants_bench_smoke_mode_takes_ten_people_to_their_codes_and_loses
     # each; one current each (after the practice's feedback); no 5xx anywhere.
     assert rows == {"link": (10, 0), "page": (40, 0), "consent": (10, 0), "screening": (10, 0), "enroll": (10, 0),
                     "current": (10, 0), "shown": (30, 0), "answer": (30, 0), "done": (10, 0)}
-    assert re.search(r"^p95 target \(every endpoint under 100 ms\): (met|MISSED) \(worst p95 \d+\.\d ms\)$", out, re.M)
+    assert re.search(r"^p95 target \(every endpoint under 100 ms\): (met|MISSED) \(worst p95 \d+\.\d ms\) at "
+                     r"\d+\.\d requests/s offered \(4 participants at a time pausing about 20 ms\)$", out, re.M)
     assert out.rstrip().endswith("result: ok (0 lost, 0 5xx)")
