@@ -9,4 +9,4 @@ class TeamConfig(AppConfig):
 
     def ready(self):
         # The submit hook (a beat per submit) and this app's figures register themselves on import.
-        from annotator.team import activity  # noqa: F401
+        from annotator.team import activity, stats  # noqa: F401
