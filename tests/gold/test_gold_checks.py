@@ -1,0 +1,174 @@
+"""Gold checks in the queue (issue 20, section 2): copies made when served, indistinguishable from a
+real first pass (payload keys and types, queue kind, ids from the same sequences, nothing in the
+JSON), never of footage the person was shown; accuracy with its 95% interval; a pause below the
+threshold over the last K gold units, until an admin lifts it."""
+
+import json
+import math
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotator.errors import Forbidden
+from annotator.exposure import ledger
+from annotator.exposure.models import Exposure
+from annotator.gold import services
+from annotator.gold.models import Copy, Pause, Result, Source
+from annotator.qa.models import QAPair, QueueItem, WorkUnit
+from annotator.qa.queue import claim_next
+from annotator.qa.services import set_queue_policy, skip_unit
+from annotator.team import figures
+from tests.gold.conftest import answer, seed_for
+
+
+def _gold_project(project, make_verified, n_sources: int):
+    make_verified(n_sources)
+    assert len(services.make_sources(project, Source.Role.GOLD, n_sources)) == n_sources
+
+
+def _shape(value):
+    """The JSON shape of a value: dicts by key, lists element-wise, scalars by type."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return type(value).__name__
+
+
+def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verified, make_unit, annotator):
+    _gold_project(project, make_verified, 2)
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    before = make_unit()
+    client = APIClient()
+    client.force_authenticate(annotator)
+
+    real_res = client.post(f"/api/projects/{project.slug}/queue/next/")
+    real = real_res.json()
+    assert real["id"] == before.pk
+    pairs = list(QAPair.objects.filter(unit_id=before.pk).order_by("id"))
+    res = client.post(f"/api/units/{before.pk}/submit/", {
+        "idempotency_key": "r1", "time_spent_ms": 100,
+        "decisions": [{"qa_id": p.pk, "action": "keep", "version": p.version} for p in pairs]}, format="json")
+    assert res.status_code == 200, res.content
+
+    gold_res = client.post(f"/api/projects/{project.slug}/queue/next/")
+    after = make_unit()
+    gold = gold_res.json()
+    unit = WorkUnit.objects.get(pk=gold["id"])
+    assert unit.purpose == "gold" and Copy.objects.filter(unit=unit, user=annotator).exists()
+
+    # Same keys and types, key by key, QA pair by QA pair (both units: 3 open-ended pairs and 1 multiple choice).
+    assert _shape(gold) == _shape(real)
+    assert gold["queue"]["kind"] == real["queue"]["kind"] == "first_pass"
+    assert [(q["origin"], q["version"], q["flag"]) for q in gold["qa_pairs"]] == [("machine", 1, None)] * 4
+    assert gold["queue"]["heartbeat_s"] == real["queue"]["heartbeat_s"]
+    # Nothing in the bytes the annotator receives says gold, qualification, purpose or example.
+    for text in (gold_res.content.decode(), json.dumps(gold)):
+        for word in ("gold", "qualif", "purpose", "example", "known", "source"):
+            assert word not in text.lower(), word
+    # Restored to the drafts: the verifier's modify and delete are not shown.
+    source = Copy.objects.get(unit=unit).source
+    assert [q["answer"] for q in gold["qa_pairs"]] == [p.draft.answer for p in source.unit.qa_pairs.order_by("id")]
+    # Ids from the same sequences: between the real unit made before the claim and the one made after.
+    assert before.pk < gold["id"] < after.pk
+    gold_pairs = [q["id"] for q in gold["qa_pairs"]]
+    assert max(p.pk for p in before.qa_pairs.all()) < min(gold_pairs) and max(gold_pairs) < min(
+        p.pk for p in after.qa_pairs.all())
+    assert QueueItem.objects.get(unit=before).pk < gold["queue"]["item_id"] < QueueItem.objects.get(unit=after).pk
+
+
+def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_verified, annotator, verifier, make_unit):
+    _gold_project(project, make_verified, 2)
+    first, second = Source.objects.filter(role="gold").order_by("id")
+    # The annotator was shown the first source's video elsewhere (a study, another unit).
+    ledger.record(ledger.person_key(user_id=annotator.pk), project.pk, [ledger.Shown(ledger.FOOTAGE, first.unit.video_id)],
+                  source=Exposure.Source.STUDY, ref="trial:1")
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True, True]))
+    for _ in range(3):
+        make_unit()
+    served = []
+    for i in range(3):
+        item = claim_next(project, annotator)
+        served.append(item.unit.purpose)
+        if item.unit.purpose == "gold":
+            assert Copy.objects.get(unit_id=item.unit_id).source == second
+            answer(item, annotator, key=f"g{i}")
+        else:
+            skip_unit(item.unit_id, annotator, "not now")
+    # One gold copy (of the second source), then none left that the person was not shown.
+    assert served == ["gold", "real", "real"]
+    # The verifier worked on both source units: three gold draws, no gold copy.
+    services.set_policy(project, seed=seed_for(project, verifier, [True, True, True]))
+    assert claim_next(project, verifier).unit.purpose == "real"
+    assert not Copy.objects.filter(user=verifier).exists()
+
+
+def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(project, make_verified, annotator):
+    _gold_project(project, make_verified, 1)
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
+    item = claim_next(project, annotator)
+    source = Copy.objects.get(unit_id=item.unit_id).source
+    seen = ledger.Ledger.of(ledger.person_key(user_id=annotator.pk), project.pk)
+    assert source.unit.video_id in seen.played
+    assert {k.qa_pair_id for k in source.known.all()} <= seen.answers  # the source pairs they are answering
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(project, make_verified, annotator,
+                                                                                    admin_user, make_unit):
+    _gold_project(project, make_verified, 6)
+    services.set_policy(project, gold_rate=0.5, window=3, threshold=0.8,
+                        seed=seed_for(project, annotator, [True] * 5))
+    for i, right in enumerate([4, 1, 2]):  # 4/4, 1/4, 2/4: 7 of 12 over the last 3 = 0.583 < 0.8
+        item = claim_next(project, annotator)
+        assert item.unit.purpose == "gold"
+        answer(item, annotator, right=right, key=f"g{i}")
+        assert Pause.objects.filter(user=annotator).exists() == (i == 2)
+    pause = Pause.objects.get(user=annotator)
+    assert (pause.accuracy, pause.window, pause.threshold) == (7 / 12, 3, 0.8)
+    with pytest.raises(Forbidden) as refused:
+        claim_next(project, annotator)
+    assert "paused" in str(refused.value) and "58%" in str(refused.value) and "(boss)" in str(refused.value)
+    assert not QueueItem.objects.filter(leased_by=annotator, status="open").exists()
+
+    figure = figures.compute(project, [annotator.pk], figures.Period(), ["gold_accuracy"])["gold_accuracy"]
+    lo, hi = _wilson(7, 12)
+    assert figure[annotator.pk]["value"] == 7 / 12 and figure[annotator.pk]["n"] == 12
+    assert figure[annotator.pk]["ci"] == pytest.approx([lo, hi], abs=1e-12)
+
+    services.lift_pause(pause.pk, admin_user, "talked it through")
+    item = claim_next(project, annotator)  # units again, and the window starts afresh
+    assert item.unit.purpose == "gold"
+    answer(item, annotator, right=0, key="g3")
+    assert Pause.objects.filter(user=annotator, lifted_at=None).count() == 0
+    assert Result.objects.filter(user=annotator, role="gold").count() == 4
+
+
+def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, annotator, annotator2, make_unit):
+    _gold_project(project, make_verified, 1)
+    set_queue_policy(project, double_check_share=1.0)
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
+    item = claim_next(project, annotator)
+    assert item.unit.purpose == "gold"
+    answer(item, annotator, key="g")
+    assert list(QueueItem.objects.filter(unit_id=item.unit_id).values_list("kind", "status")) == [("first_pass", "done")]
+    other = claim_next(project, annotator2)
+    assert other is None or other.unit_id != item.unit_id
+
+
+def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator, make_unit):
+    _gold_project(project, make_verified, 1)
+    real = make_unit()
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, False]))
+    item = claim_next(project, annotator)
+    assert item.unit.purpose == "gold"
+    skip_unit(item.unit_id, annotator, "cannot see it")
+    assert claim_next(project, annotator).unit_id == real.pk
+    assert QueueItem.objects.get(pk=item.pk).status == "done"
+    assert not Result.objects.exists()
