@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotator.drafts.models import Draft
@@ -313,9 +314,11 @@ def _proposed(base: dict, d: Decision) -> dict:
             "answer_end_s": base.get("answer_end_s") if d.answer_end_s is None else d.answer_end_s}
 
 
-def _validate(decisions, additions, shown: dict[int, dict], types, unit, interval_ids=frozenset()) -> dict[str, str]:
+def _validate(decisions, additions, shown: dict[int, dict], types, unit, interval_ids=frozenset(),
+              optional=frozenset()) -> dict[str, str]:
     """Per-field errors of a submit (``{"decisions[0].answer": "..."}``); ``interval_ids`` are the QA
-    pairs whose type's answer is a time interval."""
+    pairs whose type's answer is a time interval, ``optional`` those that may go without a decision
+    (a rework's deleted pairs)."""
     errors: dict[str, str] = {}
     seen: set[int] = set()
     for i, d in enumerate(decisions):
@@ -345,7 +348,7 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit, interva
                 errors[where] = "modify without a change: use keep"
         elif d.action != "keep":
             errors[f"{where}.action"] = "action must be keep, modify or delete"
-    for qa_id in shown.keys() - seen:
+    for qa_id in shown.keys() - seen - set(optional):
         errors[f"qa[{qa_id}]"] = f"QA pair {qa_id} has no decision"
     for i, a in enumerate(additions):
         where = f"added[{i}]"
@@ -386,6 +389,40 @@ def time_errors(bound_ms: int, times: dict[str, int | None]) -> dict[str, str]:
     return errors
 
 
+# ------------------------------------------------------------------------------------- rework
+
+# The passes whose decisions change a unit's QA pairs (an overlap pass only records verdicts; a
+# qualification unit is a copy). Issue 20: reviews look at the last of these.
+DECIDING_KINDS = (QueueItem.Kind.FIRST_PASS, QueueItem.Kind.DOUBLE_CHECK, QueueItem.Kind.REWORK)
+
+
+def last_deciding_pass(unit_id: int, *, before=None) -> QueueItem | None:
+    """The unit's last completed pass that decided its QA pairs (``DECIDING_KINDS``), completed at or
+    before ``before`` (a datetime) if given; None if there is none."""
+    qs = QueueItem.objects.filter(unit_id=unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.DONE)
+    if before is not None:
+        qs = qs.filter(completed_at__lte=before)
+    return qs.order_by("-completed_at", "-id").first()
+
+
+def restorable_pairs(unit_id: int, reworked: QueueItem | None):
+    """The QA pairs a rework of the pass ``reworked`` may restore: those that pass deleted and that
+    are still deleted (a pair a model dropped, or an earlier pass deleted, is not among them). A
+    rework goes over the unit's verified pairs (``PASS_FILTER``) and these: a reviewer who thinks a
+    deletion was wrong comments on the deleted pair, and its annotator keeps it (restored),
+    modifies it, or leaves it deleted."""
+    if reworked is None:
+        return QAPair.objects.none()
+    deleted = Verdict.objects.filter(item=reworked, action="delete").values("qa_pair_id")
+    return QAPair.objects.filter(unit_id=unit_id, status=QAPair.Status.DELETED, pk__in=deleted)
+
+
+def reworked_pass(item: QueueItem) -> QueueItem | None:
+    """The pass a rework item goes back over: the unit's last deciding pass completed before the
+    rework was opened (the reviewed one, or the one its annotator reopened)."""
+    return last_deciding_pass(item.unit_id, before=item.created_at)
+
+
 # Called at the end of every submit, inside its transaction, as ``hook(item, unit, user, result)``
 # (issue 20: gold and qualification units are scored, reviews learn of resubmitted rework). Apps
 # register with ``after_submit``; this module imports none of them. A hook that raises rolls the
@@ -415,8 +452,11 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
 
     What is written depends on the pass. First pass and double-check: the QA pairs change, one
     append-only revision each, plus a verdict each; a first pass may queue a double-check of the
-    unit (project's ``double_check_share``, never served to this person). Overlap: verdicts only,
-    the QA pairs stay as the first pass leaves them. The item is marked done with the time spent.
+    unit (project's ``double_check_share``, never served to this person). Rework (issue 20: a unit
+    a reviewer sent back, or its annotator reopened): as a double-check, over the verified pairs and
+    the pairs the reworked pass deleted (``restorable_pairs``; a decision on these is optional: keep
+    restores one, modify restores it changed, none or delete leaves it deleted). Overlap: verdicts
+    only, the QA pairs stay as the first pass leaves them. The item is marked done with the time spent.
     Only the submitter's own autosave is deleted: an earlier holder's is their kept work.
     Raises Invalid (bad input, per-field errors), Conflict (already submitted, a version conflict),
     NotHeld (the person does not hold the unit); WorkUnit.DoesNotExist for an unknown unit.
@@ -452,13 +492,20 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         unit = WorkUnit.objects.select_related("project").get(pk=unit_id)
 
         blind = item.kind == QueueItem.Kind.OVERLAP
-        pairs = {p.pk: p for p in pairs_for_pass(unit, item.kind).select_for_update(of=("self",))
-                 .select_related("draft", "qa_type")}
+        of_pass = pairs_for_pass(unit, item.kind)
+        optional: set[int] = set()
+        if item.kind == QueueItem.Kind.REWORK:
+            # Issue 20: a rework also shows the pairs the reworked pass deleted; a decision on them is
+            # optional (none: they stay deleted), so a client that ignores them loses nothing.
+            restorable = restorable_pairs(unit.pk, reworked_pass(item))
+            optional = set(restorable.values_list("pk", flat=True))
+            of_pass = unit.qa_pairs.filter(Q(status=QAPair.Status.VERIFIED) | Q(pk__in=optional))
+        pairs = {p.pk: p for p in of_pass.select_for_update(of=("self",)).select_related("draft", "qa_type")}
         drafted = drafted_states(pairs.values()) if blind else {}
         shown = {pk: _content(p, as_drafted=drafted[pk][0] if blind else None) for pk, p in pairs.items()}
         interval_ids = {pk for pk, p in pairs.items() if p.qa_type.answer_kind == QAType.AnswerKind.INTERVAL}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
-        errors = _validate(decisions, additions, shown, types, unit, interval_ids)
+        errors = _validate(decisions, additions, shown, types, unit, interval_ids, optional=optional)
         errors |= time_errors(queue.time_bound_ms(item, now), {
             "time_spent_ms": time_spent_ms,
             **{f"decisions[{i}].time_spent_ms": d.time_spent_ms for i, d in enumerate(decisions)},
@@ -495,6 +542,10 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
             if d.action == "keep":
                 if pair.status == QAPair.Status.DRAFT:
                     pair.status, pair.provenance, pair.version = QAPair.Status.VERIFIED, QAPair.Provenance.MACHINE_KEPT, pair.version + 1
+                elif pair.status == QAPair.Status.DELETED:  # a rework restores a pair its pass deleted
+                    pair.status, pair.delete_reason, pair.version = QAPair.Status.VERIFIED, "", pair.version + 1
+                    pair.provenance = pair.provenance or (QAPair.Provenance.HUMAN_ADDED if pair.origin == QAPair.Origin.HUMAN
+                                                          else QAPair.Provenance.MACHINE_KEPT)
                 pair.verified_at = now
             elif d.action == "modify":
                 pair.question, pair.answer, pair.options, pair.answer_index = (
@@ -503,6 +554,9 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 if pair.provenance != QAPair.Provenance.HUMAN_ADDED:
                     pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
                 pair.status, pair.verified_at, pair.version = QAPair.Status.VERIFIED, now, pair.version + 1
+                pair.delete_reason = ""  # a rework may modify a pair its pass deleted
+            elif pair.status == QAPair.Status.DELETED and pair.delete_reason == d.reason:
+                pass  # a rework leaves a deleted pair deleted, for the same reason: nothing changes
             else:
                 pair.status, pair.delete_reason, pair.version = QAPair.Status.DELETED, d.reason, pair.version + 1
             pair.updated_at = now
@@ -557,7 +611,8 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
 
 def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
     """Pass on the unit with a reason: the item goes back to the queue for others and is never
-    served to this person again. Raises Invalid (no reason), NotHeld (not theirs), Conflict (already submitted)."""
+    served to this person again. Raises Invalid (no reason; a rework item, which is assigned to this
+    person alone), NotHeld (not theirs), Conflict (already submitted)."""
     reason = (reason or "").strip()
     if not reason or len(reason) > 500:
         raise Invalid("give a reason for skipping (at most 500 characters)", errors={"reason": "required"})
@@ -566,6 +621,10 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
             item = queue.item_of(unit_id, user)
         except QueueItem.DoesNotExist:
             raise Conflict("this unit was already submitted") from None
+        if item.kind == QueueItem.Kind.REWORK:
+            # Assigned to this person alone: a skipped rework would be served straight back to them.
+            raise Invalid("a unit sent back to you for rework cannot be skipped: submit it (keep what you stand by); "
+                          "an admin can give it to someone else")
         Skip.objects.create(item=item, user=user, reason=reason)
         Autosave.objects.filter(item=item, user=user).delete()
         queue.release(item)
