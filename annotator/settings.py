@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "annotator.team",
     "annotator.gold",
     "annotator.review",
+    "annotator.console",
     "annotator.agreement",
     "annotator.evaluation",
     "annotator.reports",

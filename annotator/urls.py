@@ -21,7 +21,7 @@ handler404 = "api.exceptions.not_found"
 handler500 = "api.exceptions.server_error"
 
 urlpatterns = [
-    path("", qa_views.home, name="home"),
+    path("", include("annotator.console.urls")),  # home, units, my work (issue 20)
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

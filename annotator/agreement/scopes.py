@@ -115,9 +115,14 @@ def datasets(project: Project, key: str) -> list[Dataset]:
 
 # ------------------------------------------------------------------------------ verification
 
-def _verification(project: Project) -> list[Dataset]:
-    rows = (Verdict.objects.filter(item__project=project, item__kind__in=BLIND_PASSES, qa_pair__isnull=False,
-                                   action__in=DECISIONS)
+def _verification(project: Project, unit_id: int | None = None) -> list[Dataset]:
+    """The verification scope's datasets (see the module's docstring); only the QA pairs of work unit
+    ``unit_id`` when given (what its blind passes decided: ``unit_decisions``)."""
+    rows = Verdict.objects.filter(item__project=project, item__kind__in=BLIND_PASSES, qa_pair__isnull=False,
+                                  action__in=DECISIONS)
+    if unit_id is not None:
+        rows = rows.filter(item__unit_id=unit_id)
+    rows = (rows
             .values_list("qa_pair_id", "user_id", "action", "after", "qa_pair__qa_type__slug",
                          "qa_pair__video__illumination", "qa_pair__question").order_by("id"))
     decisions: dict[str, dict[str, str]] = defaultdict(dict)
@@ -146,6 +151,13 @@ def _verification(project: Project) -> list[Dataset]:
             out.append(Dataset(f"{dim}={value}", "ratings", ("nominal",),
                                decided(lambda item, i=i, value=value: meta[item][i] == value), labels=labels))
     return out
+
+
+def unit_decisions(project: Project, unit_id: int) -> Dataset:
+    """The keep, modify and delete decisions of the blind passes (first pass and overlap) over the QA
+    pairs of one work unit, as the verification scope's whole dataset holds them (issue 20: an overlap
+    pass's disagreements go to the consensus round)."""
+    return _verification(project, unit_id)[0]
 
 
 # ------------------------------------------------------------------------------ studies

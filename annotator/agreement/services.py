@@ -434,12 +434,18 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
         chosen = [i for i, d in disagreement.items() if np.isfinite(d) and d >= threshold and d > 0]
     if len(chosen) > CONSENSUS_SEND_MAX:
         raise Invalid(f"{len(chosen)} items pass; send at most {CONSENSUS_SEND_MAX} at once (raise the threshold)")
-    answers = _answers(triples)
-    scope = Scope.objects.get(project=project, key=key)
+    return _send(Scope.objects.get(project=project, key=key), subset, level, chosen, disagreement, _answers(triples),
+                 ds.labels, user)
+
+
+def _send(scope: Scope, subset: str, level: str, chosen: list[str], disagreement: dict[str, float],
+          answers: dict[str, list[dict]], labels: dict, user) -> list[ConsensusItem]:
+    """Create the consensus items of ``chosen`` (most disagreement first); items already sent are
+    left as they are. Returns the new ones."""
     created = []
     with transaction.atomic():
         for item in sorted(chosen, key=lambda i: (-disagreement[i], i)):
-            label, link = ds.labels.get(item, (item, ""))
+            label, link = labels.get(item, (item, ""))
             ci, made = ConsensusItem.objects.get_or_create(
                 scope=scope, subset=subset, item=item,
                 defaults={"label": label, "link": link, "level": level, "disagreement": float(disagreement[item]),
@@ -447,6 +453,40 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
             if made:
                 created.append(ci)
     return created
+
+
+def send_overlap_disagreements(unit_id: int) -> list[ConsensusItem]:
+    """Send to the consensus round the QA pairs of work unit ``unit_id`` on which its blind passes
+    (the first pass and the overlap passes) made different decisions (issue 20, section 4: an
+    overlap pass's edits are not dropped; X-LeBench seed 002 App. D.3 for the round). Pairs judged
+    by one pass so far, or on which every pass agrees, are left; pairs already sent are left as
+    they are. Returns the new consensus items (nothing for an unknown unit)."""
+    from annotator.qa.models import WorkUnit
+
+    unit = WorkUnit.objects.select_related("project").filter(pk=unit_id).first()
+    if unit is None:
+        return []
+    ds = scopes.unit_decisions(unit.project, unit_id)
+    if not ds.triples:
+        return []
+    ratings = metrics.Ratings.from_triples(ds.triples, "nominal")
+    disagreement = {item: float(d) for item, d in zip(ratings.items, metrics.item_disagreement(ratings))}
+    chosen = [item for item, d in disagreement.items() if np.isfinite(d) and d > 0]
+    if not chosen:
+        return []
+    scope = Scope.objects.get_or_create(project=unit.project, key=scopes.VERIFICATION)[0]
+    return _send(scope, "", "nominal", chosen, disagreement, _answers(ds.triples), ds.labels, None)
+
+
+def overlap_submitted(item, unit, user, result) -> None:
+    """``qa.services.after_submit`` hook: a blind pass over a unit with overlap passes queues the
+    check of its disagreements (``send_overlap_disagreements``, a job run after the commit)."""
+    from annotator.qa.models import QueueItem
+
+    if item.kind not in scopes.BLIND_PASSES:
+        return
+    if item.kind == QueueItem.Kind.OVERLAP or QueueItem.objects.filter(unit_id=unit.pk, kind=QueueItem.Kind.OVERLAP).exists():
+        jobs.enqueue("agreement.overlap_consensus", unit.pk)
 
 
 def record_consensus(ci_id: int, project: Project, reviewer, *, consensus, revised: dict[str, object], note: str = "") -> ConsensusItem:

@@ -13,6 +13,13 @@ def compute_scope(scope_id: int, trigger: str = "schedule") -> str:
     return services.compute_job(scope_id, trigger)
 
 
+@job_task("agreement.overlap_consensus", time_limit_s=300, max_deliveries=3)
+def overlap_consensus(unit_id: int) -> str:
+    """Send the QA pairs of a unit its blind passes disagree on to the consensus round
+    (``services.send_overlap_disagreements``)."""
+    return f"{len(services.send_overlap_disagreements(unit_id))} QA pairs sent to the consensus round"
+
+
 @shared_task(name="agreement.schedule", time_limit=300, soft_time_limit=280, ignore_result=True)
 def schedule() -> int:
     """Queue a computation of every scope with new responses since its last report."""

@@ -14,45 +14,13 @@ from django.views.decorators.http import require_http_methods
 
 from annotator import markdown
 from annotator.errors import DomainError, status_of
-from annotator.studies import links as study_links
-from annotator.studies.models import Participant, Study
 from annotator.projects import access
-from annotator.projects.models import Membership, Project
 from annotator.qa import selectors, services
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
 from api.serializers import PolicyIO, QATypeIO
 from api.validators import MARKDOWN_MAX
 from api.views import export_filters, jsonl_export_response
-
-
-@login_required
-def home(request):
-    """The projects the user belongs to, with their role, queue counts and studies (three
-    queries whatever the number of projects)."""
-    if request.user.is_superuser:
-        projects = [(p, "admin") for p in Project.objects.all()]
-    else:
-        projects = [(m.project, m.role) for m in Membership.objects.filter(user=request.user).select_related("project")]
-    counts = selectors.queue_counts([p for p, _ in projects])
-    studies: dict[int, list[str]] = {}
-    all_studies = list(Study.objects.filter(project__in=[p for p, _ in projects]))
-    for study in all_studies:
-        studies.setdefault(study.project_id, []).append(study.name)
-    # A full study is not offered to someone who is not already taking it (issue 19).
-    mine = set(Participant.objects.filter(user=request.user, study__in=all_studies).values_list("study_id", flat=True))
-    full: dict[int, set[str]] = {}
-    for study in all_studies:
-        if study.pk not in mine and study_links.is_full(study):
-            full.setdefault(study.project_id, set()).add(study.name)
-    rows = [
-        {"project": p, "role": role, "counts": counts[p.pk],
-         "can_export": role in access.EXPORT_ROLES, "can_annotate": role in access.ANNOTATE_ROLES,
-         "can_oversee": role in access.OVERSEE_ROLES, "can_manage": role in access.MANAGE_ROLES,
-         "studies": studies.get(p.pk, []), "full": full.get(p.pk, set())}
-        for p, role in projects
-    ]
-    return render(request, "qa/home.html", {"rows": rows})
 
 
 @login_required

@@ -88,8 +88,8 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
         f"process_results: !function utils.process_results\n"
         f"metric_list:\n"
         + "".join(f"  - metric: {_quoted(m)}\n    aggregation: mean\n    higher_is_better: true\n" for m in names)
-        + f"metadata:\n"
-        f"  version: 2\n"
+        + "metadata:\n"
+        "  version: 2\n"
     )
     (folder / f"{task}.yaml").write_text(config)
     result.items = n

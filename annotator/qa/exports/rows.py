@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import connection
 
 from annotator.projects.models import Project
-from annotator.qa.exports.schema import NO_FLOAT, NO_INT
+from annotator.qa.exports.schema import NO_FLOAT, NO_INT, PARTS
 
 CHUNK_ROWS = 5000
 
@@ -70,7 +70,8 @@ WHERE g.id = ANY(%s) ORDER BY g.id, m.role, m.position"""
 
 
 def _filters_sql(filters: Filters) -> tuple[str, str, dict]:
-    where, params, video_join = [], {}, ""
+    # Only the benchmark's own units: gold, qualification and tutorial copies (issue 20) never leave.
+    where, params, video_join = ["NOT EXISTS (SELECT 1 FROM qa_workunit w WHERE w.id = q.unit_id AND w.purpose <> 'real')"], {}, ""
     if filters.qa_type:
         where.append("t.slug = %(qa_type)s")
         params["qa_type"] = filters.qa_type
@@ -152,6 +153,16 @@ class Media:
         """Make every clip named since the last flush exist (called before a chunk of rows is written)."""
 
 
+def _add_parts(rows: list[dict], project_id: int) -> None:
+    if not PARTS or not rows:
+        return
+    first, last = rows[0]["id"], rows[-1]["id"]
+    for part in PARTS.values():
+        values = part.fetch(project_id, first, last)
+        for row in rows:
+            row[part.name] = values.get(row["id"], part.default)
+
+
 def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | None = None,
               chunk_rows: int = CHUNK_ROWS) -> Iterator[dict]:
     """Yield the export rows (``ROW_SCHEMA``, README "Export schema") of the project's verified QA
@@ -185,11 +196,12 @@ def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | 
         for gid in {r[17] for r in chunk if r[17] is not None}:
             want.update(m["video_id"] for m in groups[gid]["members"])
         _load_videos({v for v in want if isinstance(v, int) and v not in videos}, videos)
-        if not media.enabled:  # each row built as it is read, so it dies young (cheap for the GC)
+        if not media.enabled and not PARTS:  # each row built as it is read, so it dies young (cheap for the GC)
             for r in chunk:
                 yield _build(r, slug, videos, groups, media, pseudonym, annotators, revisions)[0]
         else:
             built = [_build(r, slug, videos, groups, media, pseudonym, annotators, revisions) for r in chunk]
+            _add_parts([row for row, _ in built], project.pk)
             media.flush()
             for row, paths in built:
                 for target, key, clip in paths:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 # What "absent" is in a row: no value is ever null (see the module docstring).
 NO_INT = -1
 
@@ -41,7 +44,33 @@ def _schema():
         ("draft", pa.struct([("question", pa.string()), ("answer", pa.string()), ("pipeline", pa.string()),
                              ("model", pa.string())])),
         ("annotators", pa.list_(pa.string())), ("verifications", pa.int64()), ("verified_at", pa.string()),
+        *((part.name, part.arrow_type()) for part in PARTS.values()),
     ])
+
+
+@dataclass(frozen=True)
+class RowPart:
+    """A field other apps add to every export row (issue 20: the consensus outcome of an overlap
+    disagreement), registered with ``register_part``: ``arrow_type`` (its pyarrow type, for
+    ``row_schema()``), ``default`` (the value of a row it has nothing for) and
+    ``fetch(project_id, first_qa_id, last_qa_id) -> {qa id: value}`` (one query per page of rows)."""
+
+    name: str
+    arrow_type: Callable[[], object]
+    default: object
+    fetch: Callable[[int, int, int], dict]
+
+
+PARTS: dict[str, RowPart] = {}
+
+
+def register_part(part: RowPart) -> RowPart:
+    """Add ``part`` to every export row, after the built-in fields. Raises ValueError for a name
+    taken. Register before the first export (an app's ``ready``): the schema is built once."""
+    if part.name in PARTS and PARTS[part.name] is not part:
+        raise ValueError(f"the export row already has a part {part.name!r}")
+    PARTS[part.name] = part
+    return part
 
 
 def row_schema():

@@ -1,0 +1,90 @@
+"""The home page's rows: each project of the user with its pages grouped by task (issue 20, section 7:
+"grouped by task, not a wall of buttons")."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from annotator.projects import access
+from annotator.projects.models import Membership, Project
+from annotator.qa import selectors
+from annotator.studies import links as study_links
+from annotator.studies.models import Participant, Study
+
+
+def _link(label: str, name: str, *args, primary: bool = False, download: bool = False, hint: str = "") -> dict:
+    return {"label": label, "href": reverse(name, args=args), "primary": primary, "download": download, "hint": hint}
+
+
+def rows_for(user) -> list[dict]:
+    """``[{"project", "role", "counts", "groups": [{"name", "links": [...]}]}]``, a few queries
+    whatever the number of projects. Only what the role may open is listed."""
+    if user.is_superuser:
+        projects = [(p, "admin") for p in Project.objects.all()]
+    else:
+        projects = [(m.project, m.role) for m in Membership.objects.filter(user=user).select_related("project")]
+    counts = selectors.queue_counts([p for p, _ in projects])
+    all_studies = list(Study.objects.filter(project__in=[p for p, _ in projects]).order_by("name"))
+    mine = set(Participant.objects.filter(user=user, study__in=all_studies).values_list("study_id", flat=True))
+    out = []
+    for project, role in projects:
+        slug = project.slug
+        annotate, oversee = role in access.ANNOTATE_ROLES, role in access.OVERSEE_ROLES
+        manage, export = role in access.MANAGE_ROLES, role in access.EXPORT_ROLES
+        review = role in access.EDIT_QA_ROLES
+        studies = [s for s in all_studies if s.project_id == project.pk]
+        groups = []
+        if annotate:
+            groups.append({"name": "Verify", "links": [
+                _link("Verify QA pairs", "verify", slug, primary=True, hint="keyboard: K keep, M modify, X delete"),
+                _link("Tutorial", "gold-tutorial", slug) if _has("gold-tutorial") else None,
+                _link("My work", "my-work", slug),
+                _link("QA types and guidelines", "qa-types", slug)]})
+        study_links_ = []
+        for s in studies:
+            if annotate:
+                if s.pk not in mine and study_links.is_full(s):
+                    study_links_.append({"label": f"{s.name}: full", "href": "", "disabled": True})
+                else:
+                    study_links_.append(_link(f"Take part: {s.name}", "study-take", slug, s.name))
+            if oversee:
+                study_links_.append(_link(f"Results: {s.name}", "study-results", slug, s.name))
+        if study_links_:
+            groups.append({"name": "Studies", "links": study_links_})
+        if oversee:
+            groups.append({"name": "Models", "links": [_link("Drafting runs", "draft-runs", slug),
+                                                       _link("Evaluation", "evaluation-leaderboard", slug)]})
+            groups.append({"name": "Results", "links": [
+                _link("Progress", "progress", slug), _link("QA pairs", "qa-list", slug),
+                _link("Agreement", "agreement-dashboard", slug), _link("Benchmark report", "report", slug),
+                _link("Videos", "video-list", slug), _link("Life logs", "lifelog-list", slug)]})
+        elif role in access.VIEW_VIDEOS_ROLES and groups:
+            groups[0]["links"].append(_link("Videos", "video-list", slug))
+        if export:
+            groups.append({"name": "Export", "links": [
+                _link("Export verified QA (JSONL)", "export-download", slug, download=True)]})
+        team = []
+        if review:
+            team.append(_link("Review", "review-list", slug) if _has("review-list") else None)
+        if manage:
+            team += [_link("Units", "unit-list", slug),
+                     _link("Team figures and pay", "team", slug) if _has("team") else None,
+                     _link("Qualification and gold", "gold-admin", slug) if _has("gold-admin") else None]
+        team = [t for t in team if t]
+        if team:
+            groups.append({"name": "Team", "links": team})
+        for g in groups:
+            g["links"] = [link for link in g["links"] if link]
+        out.append({"project": project, "role": role, "counts": counts[project.pk], "groups": groups})
+    return out
+
+
+def _has(name: str) -> bool:
+    """Whether a page named ``name`` exists (pages of apps still being built are left out)."""
+    from django.urls import NoReverseMatch
+
+    try:
+        reverse(name, args=["x"])
+    except NoReverseMatch:
+        return False
+    return True

@@ -1,0 +1,97 @@
+"""The console's pages (issue 20, section 7): home grouped by task, the units list for admins, and
+"My work" for annotators."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotator.console import home as home_rows
+from annotator.console import mywork, units
+from annotator.errors import Conflict, Invalid, NotFound
+from annotator.projects import access
+from annotator.qa.models import QueueItem, WorkUnit
+
+
+@login_required
+def home(request):
+    """The projects the user belongs to, each with its pages grouped by task (verify, studies,
+    models, results, export, team) as the user's role allows."""
+    return render(request, "console/home.html", {"rows": home_rows.rows_for(request.user)})
+
+
+def _int(raw, name: str) -> int:
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise Invalid(f"{name} must be a whole number") from None
+    if not 1 <= value <= units.MAX_ID:
+        raise Invalid(f"{name} is out of range")
+    return value
+
+
+@login_required
+@require_http_methods(["GET"])
+def unit_list(request, slug: str):
+    """The project's passes over units (admins): filters, newest first, 50 a page."""
+    project, _ = access.require(request.user, access.MANAGE_ROLES, slug=slug)
+    filters, errors = units.parse_filters(request.GET)
+    try:
+        before = units.parse_before(request.GET.get("before"))
+    except Invalid as exc:
+        errors["before"], before = str(exc), None
+    rows, older = units.items_page(project, filters, before)
+    query = filters.query()
+    return render(request, "console/units.html", {
+        "project": project, "rows": rows, "filters": filters, "errors": errors, "first_page": before is None,
+        "older": urlencode({**query, "before": older}) if older else "", "newest": urlencode(query),
+        "kinds": QueueItem.Kind.choices, "statuses": QueueItem.Status.choices, "purposes": WorkUnit.Purpose.choices,
+        "qa_types": units.qa_types(project), "back": request.get_full_path(),
+    }, status=400 if errors else 200)
+
+
+@login_required
+@require_POST
+def unit_action(request, slug: str):
+    """Assign, release or reopen one pass (admins); back to the list with a message saying what was done."""
+    project, _ = access.require(request.user, access.MANAGE_ROLES, slug=slug)
+    back = request.POST.get("back") or ""
+    if not back.startswith(f"/projects/{project.slug}/units/"):
+        back = f"/projects/{project.slug}/units/"
+    action = request.POST.get("action")
+    username = (request.POST.get("username") or "").strip()[:150]
+    try:
+        item_id = _int(request.POST.get("item"), "the queue item")
+        if action == "assign":
+            item = units.assign(project, item_id, username)
+            messages.success(request, f"pass {item.pk} of unit {item.unit_id} is now served to "
+                                      f"{username + ' only, first' if username else 'anyone'}")
+        elif action == "release":
+            item = units.release(project, item_id)
+            messages.success(request, f"pass {item.pk} of unit {item.unit_id} is back in the queue (saved work kept)")
+        elif action == "reopen":
+            item = units.reopen(project, item_id, username)
+            messages.success(request, f"unit {item.unit_id} reopened: a rework pass is served first to {item.assigned_to.username}")
+        else:
+            raise Invalid("choose assign, release or reopen")
+    except (Invalid, Conflict, NotFound) as exc:
+        messages.error(request, f"nothing done: {exc}")
+    return redirect(back)
+
+
+@login_required
+@require_http_methods(["GET"])
+def my_work(request, slug: str):
+    """The annotator's own submitted passes with their review state and comments, reopen where
+    allowed, and their own figures and pay."""
+    project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
+    try:
+        before = units.parse_before(request.GET.get("before"))
+    except Invalid:
+        before = None
+    page = mywork.page(project, request.user, before)
+    return render(request, "console/my_work.html", {"project": project, **page})

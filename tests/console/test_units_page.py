@@ -1,0 +1,112 @@
+"""Issue 20, section 7: the units list for admins (filters, keyset paging, assign, release, reopen),
+"My work" for annotators, and the home page grouped by task."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from annotator.qa.models import QueueItem
+from annotator.qa.queue import claim_next
+from annotator.qa.services import Decision, set_queue_policy, submit_unit
+
+
+def _client(user) -> Client:
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+def _items(html: bytes) -> list[int]:
+    return [int(x) for x in re.findall(rb'<tr data-item="(\d+)"', html)]
+
+
+def _submit(project, user, key):
+    item = claim_next(project, user)
+    submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=1000, additions=[],
+                decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.filter(status="draft")])
+    return item
+
+
+def test_the_list_pages_by_keyset_and_filters(project, make_unit, admin_user, annotator):
+    set_queue_policy(project, double_check_share=0)
+    units = [make_unit(1) for _ in range(55)]
+    done = _submit(project, annotator, "a")
+    admin = _client(admin_user)
+    first = admin.get("/projects/proj/units/")
+    assert first.status_code == 200
+    ids = _items(first.content)
+    everything = list(QueueItem.objects.order_by("-id").values_list("id", flat=True))
+    assert ids == everything[:50]
+    older = re.search(rb'href="\?([^"]+)" rel="next"', first.content).group(1).decode().replace("&amp;", "&")
+    second = admin.get("/projects/proj/units/?" + older)
+    assert _items(second.content) == everything[50:] and b'rel="next"' not in second.content
+    # Filters: status, annotator, video file name.
+    assert _items(admin.get("/projects/proj/units/?status=done").content) == [done.pk]
+    assert _items(admin.get("/projects/proj/units/?annotator=ann").content) == [done.pk]
+    name = units[3].video.filename
+    assert _items(admin.get(f"/projects/proj/units/?video={name}").content) == list(
+        QueueItem.objects.filter(unit__video__filename__icontains=name).order_by("-id").values_list("id", flat=True))
+    # A bad filter is refused in words, never a 500; a bad cursor too.
+    bad = admin.get("/projects/proj/units/?status=finished&before=abc")
+    assert bad.status_code == 400
+    assert b"status: one of open, done" in bad.content and b"before: the page cursor must be a whole number" in bad.content
+    assert admin.get("/projects/proj/units/?before=" + "9" * 30).status_code == 400
+
+
+def test_only_admins_see_the_list(project, make_unit, annotator):
+    make_unit(1)
+    assert _client(annotator).get("/projects/proj/units/").status_code == 403
+
+
+def test_assign_release_and_reopen(project, make_unit, admin_user, annotator, annotator2):
+    set_queue_policy(project, double_check_share=0)
+    plain, kept = make_unit(1), make_unit(1)
+    admin = _client(admin_user)
+    target = QueueItem.objects.get(unit=kept)
+    res = admin.post("/projects/proj/units/action/", {"action": "assign", "item": target.pk, "username": "ann2"}, follow=True)
+    assert b"is now served to ann2 only, first" in res.content
+    assert claim_next(project, annotator).unit_id == plain.pk  # not the assigned one
+    held = claim_next(project, annotator2)
+    assert held.unit_id == kept.pk
+    # Release: the holder loses it, the item is open and free again.
+    res = admin.post("/projects/proj/units/action/", {"action": "release", "item": held.pk}, follow=True)
+    assert b"is back in the queue" in res.content
+    assert QueueItem.objects.filter(pk=held.pk, leased_by__isnull=True, status="open").exists()
+    # Bad input: nothing done, said in words.
+    res = admin.post("/projects/proj/units/action/", {"action": "assign", "item": held.pk, "username": "nobody"}, follow=True)
+    assert b"nothing done: &#x27;nobody&#x27; is not an annotator" in res.content
+    res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": "x"}, follow=True)
+    assert b"nothing done: the queue item must be a whole number" in res.content
+    # Reopen a done unit: a rework pass served first to its annotator.
+    first = _submit(project, annotator, "p")
+    res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": first.pk}, follow=True)
+    assert f"unit {first.unit_id} reopened: a rework pass is served first to ann".encode() in res.content
+    again = claim_next(project, annotator)
+    assert (again.unit_id, again.kind, again.assigned_to_id) == (first.unit_id, "rework", annotator.pk)
+    res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": first.pk}, follow=True)
+    assert b"nothing done: this unit is reopened already" in res.content
+    assert _client(annotator).post("/projects/proj/units/action/", {"action": "release", "item": again.pk}).status_code == 403
+
+
+def test_my_work_lists_my_passes_and_my_rework(project, make_unit, admin_user, annotator, annotator2):
+    set_queue_policy(project, double_check_share=0)
+    make_unit(1), make_unit(1)
+    mine = _submit(project, annotator, "m")
+    _submit(project, annotator2, "n")
+    page = _client(annotator).get("/projects/proj/my-work/")
+    assert page.status_code == 200 and _items(page.content) == [mine.pk]
+    assert b"Sent back to you" not in page.content
+    _client(admin_user).post("/projects/proj/units/action/", {"action": "reopen", "item": mine.pk})
+    assert b"Sent back to you" in _client(annotator).get("/projects/proj/my-work/").content
+
+
+@pytest.mark.parametrize("who, groups", [
+    ("admin_user", ["Verify", "Models", "Results", "Export", "Team"]),
+    ("annotator", ["Verify"]),
+])
+def test_home_groups_pages_by_task(request, project, who, groups):
+    html = _client(request.getfixturevalue(who)).get("/").content.decode()
+    assert re.findall(r"<h3>([^<]+)</h3>", html) == groups
