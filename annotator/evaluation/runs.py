@@ -168,7 +168,7 @@ def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, 
     evaluated = server_of(project, server, "server")
     judge = server_of(project, judge_server, "judge_server") if judge_server else evaluated
     endpoint = {**evaluated.snapshot(), "model": model or evaluated.model}
-    pairs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
+    pairs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED, unit__purpose="real")  # no copies
     if qa_type:
         pairs = pairs.filter(qa_type__slug=qa_type)
     pairs = (pairs.select_related("qa_type", "video", "unit").prefetch_related("unit__group__members__video")

@@ -307,11 +307,16 @@ def project_videos(project: Project) -> QuerySet[Video]:
     return Video.objects.filter(project=project).order_by("id")
 
 
+# Progress counts only the benchmark's own units: gold, qualification and tutorial copies (issue 20)
+# are checks and teaching, shown on the gold pages.
+REAL = {"unit__purpose": WorkUnit.Purpose.REAL}
+
+
 def queue_counts(projects: list[Project]) -> dict[int, dict[str, int]]:
     """Open and done queue items per project id, for all ``projects`` in one grouped query
     (projects with no items get zeros)."""
     counts = {p.pk: {"open": 0, "done": 0} for p in projects}
-    for row in (QueueItem.objects.filter(project__in=projects).values("project")
+    for row in (QueueItem.objects.filter(project__in=projects, unit__purpose=WorkUnit.Purpose.REAL).values("project")
                 .annotate(open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
                           done=Count("id", filter=Q(status=QueueItem.Status.DONE)))):
         counts[row["project"]] = {"open": row["open"], "done": row["done"]}
@@ -319,7 +324,8 @@ def queue_counts(projects: list[Project]) -> dict[int, dict[str, int]]:
 
 
 def progress(project: Project) -> dict:
-    """Progress of a project for its admins and researchers (SPEC part 3).
+    """Progress of a project for its admins and researchers (SPEC part 3), over its real units (not
+    gold, qualification or tutorial copies).
 
     Returns ``queue`` (open / leased-now / done items per pass kind), ``provenance`` (verified QA
     pairs per provenance and ``kept_share`` = kept / (kept + modified + added), EgoNight reports
@@ -337,13 +343,13 @@ def progress(project: Project) -> dict:
     now = timezone.now()
     queue = {
         row["kind"]: {"label": QueueItem.Kind(row["kind"]).label, "open": row["open"], "leased": row["leased"], "done": row["done"]}
-        for row in QueueItem.objects.filter(project=project).values("kind").annotate(
+        for row in QueueItem.objects.filter(project=project, **REAL).values("kind").annotate(
             open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
             leased=Count("id", filter=Q(status=QueueItem.Status.OPEN, lease_expires_at__gt=now)),
             done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
         )
     }
-    prov = dict(QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED)
+    prov = dict(QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED, **REAL)
                 .values_list("provenance").annotate(n=Count("id")))
     kept = prov.get(QAPair.Provenance.MACHINE_KEPT, 0)
     changed = prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0) + prov.get(QAPair.Provenance.HUMAN_ADDED, 0)
@@ -351,17 +357,18 @@ def progress(project: Project) -> dict:
 
     names = dict(get_user_model().objects.filter(memberships__project=project).values_list("id", "username"))
     people: dict[int, dict] = {}
-    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
+    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
                 .values("completed_by").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
         people[row["completed_by"]] = {"passes": row["passes"], "time_ms": row["time_ms"] or 0}
     # Autosaves exist only on items their person did not complete (a submit deletes the submitter's):
     # the time of unfinished work, kept when a lease lapsed and someone else took the unit over.
-    for row in (Autosave.objects.filter(item__project=project).values("user")
+    for row in (Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL).values("user")
                 .annotate(unfinished_ms=Sum("time_spent_ms"))):
         person = people.setdefault(row["user"], {"passes": 0, "time_ms": 0})
         person["unfinished_ms"] = row["unfinished_ms"] or 0
         person["time_ms"] += person["unfinished_ms"]
-    for row in Verdict.objects.filter(item__project=project).values("user").annotate(**actions):
+    for row in Verdict.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL).values(
+            "user").annotate(**actions):
         people.setdefault(row["user"], {"passes": 0, "time_ms": 0}).update({a: row[a] for a in actions})
     by_annotator = [
         {"user_id": uid, "username": names.get(uid, f"user {uid}"), "passes": v["passes"], "time_ms": v["time_ms"],
@@ -374,15 +381,17 @@ def progress(project: Project) -> dict:
     by_qa_type = [
         {"qa_type": row["qa_pair__qa_type__slug"], **{a: row[a] for a in actions}, "time_ms": row["time_ms"] or 0,
          "time_s": round((row["time_ms"] or 0) / 1000, 1)}
-        for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False)
+        for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False,
+                                          item__unit__purpose=WorkUnit.Purpose.REAL)
         .values("qa_pair__qa_type__slug").annotate(**actions, time_ms=Sum("time_spent_ms")).order_by("qa_pair__qa_type__slug")
     ]
     videos: dict[int, dict] = {}
-    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
+    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
                 .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
         videos[row["unit__video"]] = {"video_id": row["unit__video"], "filename": row["unit__video__filename"],
                                       "passes": row["passes"], "time_ms": row["time_ms"] or 0, "unfinished_ms": 0}
-    for row in (Autosave.objects.filter(item__project=project).values("item__unit__video", "item__unit__video__filename")
+    for row in (Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL)
+                .values("item__unit__video", "item__unit__video__filename")
                 .annotate(unfinished_ms=Sum("time_spent_ms"))):
         video = videos.setdefault(row["item__unit__video"], {
             "video_id": row["item__unit__video"], "filename": row["item__unit__video__filename"], "passes": 0,

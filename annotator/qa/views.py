@@ -158,7 +158,8 @@ def qa_list(request, slug: str):
     submit it, and the page says how many (all of the unit's, whatever the filters)."""
     project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     blind = selectors.units_held_blind(request.user, project)
-    qs = (QAPair.objects.filter(project=project).exclude(unit_id__in=blind).select_related("qa_type", "video")
+    qs = (QAPair.objects.filter(project=project, unit__purpose=WorkUnit.Purpose.REAL).exclude(unit_id__in=blind)
+          .select_related("qa_type", "video")
           .order_by("-updated_at"))
     status, qa_type = request.GET.get("status", ""), request.GET.get("qa_type", "")
     if status:

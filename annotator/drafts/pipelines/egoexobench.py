@@ -351,7 +351,8 @@ class EgoExoBenchChecks(PipelineDef):
                 "near_identical": float(near)}
 
     def _drafts(self, run):
-        qs = QAPair.objects.filter(project=run.project, status=QAPair.Status.DRAFT)
+        # Real units' drafts only: a gold, qualification or tutorial copy keeps the drafts it was made with.
+        qs = QAPair.objects.filter(project=run.project, status=QAPair.Status.DRAFT, unit__purpose="real")
         if run.params.get("qa_type"):
             qs = qs.filter(qa_type__slug=run.params["qa_type"])
         return qs

@@ -68,9 +68,11 @@ def sample_pairs(study, pairs, per_type: int | None, *, record: str = "per_type"
 
 def qa_pool(study, pool, options: dict):
     """``pool`` (a QAPair queryset) narrowed to the QA types of ``options["qa_types"]`` (slugs; all
-    when absent). Raises Invalid naming a slug the project does not have."""
-    from annotator.qa.models import QAType
+    when absent), and to the benchmark's own units (never a gold, qualification or tutorial copy, issue
+    20). Raises Invalid naming a slug the project does not have."""
+    from annotator.qa.models import QAType, WorkUnit
 
+    pool = pool.filter(unit__purpose=WorkUnit.Purpose.REAL)
     wanted = options.get("qa_types") or []
     if not wanted:
         return pool
