@@ -1,5 +1,10 @@
 """Pages of annotator.team, mounted at the site root by annotator/urls.py (paths written in full)."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotator.team import views
+
+urlpatterns: list = [
+    path("projects/<slug:slug>/team/", views.team_page, name="team-page"),
+    path("projects/<slug:slug>/team/pay.csv", views.pay_csv, name="team-pay-csv"),
+]
