@@ -9,8 +9,11 @@ class GoldConfig(AppConfig):
     def ready(self):
         # Extension points of qa and team (arrows point down: they import nothing of gold).
         from annotator.gold import checks, claims, figures  # noqa: F401 (figures registers gold_accuracy)
+        from annotator.gold import selectors as gold_selectors
+        from annotator.media import views as media_views
         from annotator.qa import queue, selectors, services
 
         queue.before_claim(claims.gate)
         services.after_submit(checks.on_submit)
         selectors.register_payload_part("qualification")(checks.qualification_part)
+        media_views.grant_video(gold_selectors.shows_example)
