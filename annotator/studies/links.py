@@ -206,8 +206,9 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     (participant, created). Without ids (a plain shared link) a fresh id ``link-<random>`` is
     made: the browser's session is then the only way back.
 
-    Steps, in one transaction with the study's row locked (``services.lock_open_study``, which
-    also refuses a study not built, Conflict):
+    Steps (a participant who exists already is resumed at once, without the lock), in one
+    transaction with the study's row locked (``services.lock_open_study``, which also refuses a
+    study not built, Conflict):
     1. The participant of this pseudonym in the study, if any, is resumed (from any link of the
        study and any browser), whatever its status; nothing else changes.
     2. Otherwise the link's ``max_participants`` is checked (StudyFull).
@@ -221,6 +222,10 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     external = ids.external_id if ids else f"link-{secrets.token_urlsafe(12)}"
     pseudonym = pseudonym_of(external)
     now = timezone.now()
+    # A person coming back (a reload, a second browser) resumes without waiting for the study's lock.
+    existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()
+    if existing is not None:
+        return existing, False
     with transaction.atomic():
         services.lock_open_study(study)
         existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()

@@ -210,8 +210,7 @@ def enroll(study: Study, user) -> Participant:
 def lock_open_study(study: Study) -> None:
     """Lock the study's row for an enrolment (call inside a transaction) and raise Conflict, in
     plain words, when its items are still being built or their build failed."""
-    Study.objects.select_for_update().filter(pk=study.pk).first()
-    study.refresh_from_db(fields=["status"])
+    study.status = Study.objects.select_for_update().filter(pk=study.pk).values_list("status", flat=True).first()
     if study.status != Study.Status.READY:
         raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
                                                                        else "not built (the build failed)"))
@@ -242,7 +241,7 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
     rng.shuffle(conditions)
     conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
     chosen = conditions[: study.conditions_per_participant]
-    participant.conditions.set(chosen)
+    participant.conditions.add(*chosen)  # a new participant: nothing to replace
     per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
     for i in range(study.questions_per_participant - sum(per) if chosen else 0):
         per[i] += 1
