@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models import BigIntegerField, Exists, ExpressionWrapper, F, Max, OuterRef, Q
 
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.media.models import Video
@@ -89,9 +89,9 @@ def items_page(project: Project, filters: UnitFilters, before: int | None = None
     if filters.kind:
         qs = qs.filter(kind=filters.kind)
     if filters.annotator:
-        person = Q(leased_by__username=filters.annotator) | Q(completed_by__username=filters.annotator) | Q(
-            assigned_to__username=filters.annotator)
-        qs = qs.filter(person)
+        # The person's id first: an OR of three indexed columns, not three joins on usernames.
+        uid = get_user_model().objects.filter(username=filters.annotator).values_list("id", flat=True).first()
+        qs = qs.filter(Q(leased_by_id=uid) | Q(completed_by_id=uid) | Q(assigned_to_id=uid)) if uid else qs.none()
     if filters.qa_type:
         qs = qs.filter(Exists(QAPair.objects.filter(unit_id=OuterRef("unit_id"), qa_type__slug=filters.qa_type)))
     if filters.video:
@@ -102,7 +102,13 @@ def items_page(project: Project, filters: UnitFilters, before: int | None = None
         qs = qs.filter(flagged) if filters.flagged == "yes" else qs.exclude(flagged)
     if before is not None:
         qs = qs.filter(id__lt=before)
-    rows = list(qs.select_related("unit__video", "leased_by", "completed_by", "assigned_to").order_by("-id")[: PAGE + 1])
+    order = "-id"
+    if filters.annotator:
+        # One person's passes are few and may all be old: read them through the person's indexes
+        # and sort them, rather than walk the queue from its newest row (``id + 0`` keeps the
+        # planner off the primary key's order; 0.7 s -> ms at a million units, bench/units_page.py).
+        qs, order = qs.annotate(newest=ExpressionWrapper(F("id") + 0, output_field=BigIntegerField())), "-newest"
+    rows = list(qs.select_related("unit__video", "leased_by", "completed_by", "assigned_to").order_by(order)[: PAGE + 1])
     more = len(rows) > PAGE
     rows = rows[:PAGE]
     return rows, (rows[-1].pk if more else None)

@@ -165,6 +165,10 @@ class QueueItem(models.Model):
             # Serves the claim's first look: the open items assigned to the person.
             models.Index(fields=["assigned_to", "priority", "id"],
                          condition=models.Q(status="open", assigned_to__isnull=False), name="queueitem_open_assigned"),
+            # The units list for admins (issue 20): newest first within a status or a pass, without
+            # walking the whole queue to the rows that match.
+            models.Index(fields=["project", "status", "id"], name="queueitem_project_status_id"),
+            models.Index(fields=["project", "kind", "id"], name="queueitem_project_kind_id"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass"),
@@ -249,7 +253,9 @@ class QAPair(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["project", "status", "id"], name="qa_project_status")]
+        indexes = [models.Index(fields=["project", "status", "id"], name="qa_project_status"),
+                   # The units list's "flagged" filter (issue 20): the few flagged pairs, by unit.
+                   models.Index(fields=["unit"], condition=~models.Q(flag_reason=""), name="qapair_flagged_unit")]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(clip_end_s__gt=models.F("clip_start_s")), name="qa_clip_nonempty"
