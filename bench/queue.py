@@ -1,19 +1,27 @@
 """Queue benchmark: annotators claim and submit work units through the HTTP API as in production.
 
     .venv/bin/python bench/queue.py [--scales 1000,100000,1000000] [--annotators 1,10,50]
-                                    [--seconds 8] [--repeats 3]
+                                    [--seconds 8] [--repeats 3] [--gold-rate 0,0.05] [--smoke]
 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench``). Each scale N gets a database
 of its own (``annotator_bench_N``), filled once by SQL with N queued units of one draft QA pair each,
-and a gunicorn serving the API from it (4 sync workers). A run: that many annotators, each a thread
-with its own HTTP connection and API token, loop for ``--seconds`` (or until half the queue is
-claimed): ``POST /api/projects/bench/queue/next/`` (the claim), then ``POST /api/units/{id}/submit/``
-keeping the QA pair. Before every run the queue is put back as filled (only the rows a run touched)
-and vacuumed. Runs are interleaved over the scales and repeated; the table gives the median of the
-repeats: claims/s, claim and submit latency p50/p95 in ms (client side, HTTP included), and the
-units served to two annotators (summed over repeats, from the claims and from the database: must
-be 0). Targets (issue 3): one annotator's claim p95 under 10 ms; at 1M units every figure within
-1.2x of the same figure at 1k.
+plus ``GOLD_SOURCES`` gold units (issue 20: verified units on videos of their own, each QA pair
+kept), and a gunicorn serving the API from it (4 sync workers). A run: that many annotators, each a
+thread with its own HTTP connection and API token, loop for ``--seconds`` (or until half the queue
+is claimed): ``POST /api/projects/bench/queue/next/`` (the claim), then ``POST /api/units/{id}/submit/``
+keeping the QA pairs. Each gold rate of ``--gold-rate`` is a run of its own (the project's policy:
+that share of claims makes a gold copy when served, as the claim does in production). Before every
+run the queue is put back as filled (the rows a run touched; gold copies, the exposure ledger and
+the gold standings emptied) and vacuumed. Runs are interleaved over the scales and rates and
+repeated; the table gives the median of the repeats: claims/s, claim and submit latency p50/p95 in
+ms (client side, HTTP included), gold units served, and the units served to two annotators (summed
+over repeats, from the claims and from the database: must be 0). Targets: one annotator's claim p95
+under 10 ms (issue 3); at 1M units every figure within 1.2x of the same figure at 1k; at a gold rate
+of 5%, claim p95 within 1.2x of no gold (issue 20).
+
+``--smoke`` (run by ``make test``, tests/gold/test_bench_queue.py): 2,000 units, 1 and 4 annotators,
+2 s runs, gold rates 0 and 0.5, one repeat, in ``<POSTGRES_DB>_bench_queue_smoke`` on a free port;
+it fails (exit 1) when a unit was served twice, a request failed, or no gold unit was served at 0.5.
 """
 
 from __future__ import annotations
@@ -40,11 +48,15 @@ import psycopg  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_PORT = int(os.environ.get("BENCH_PORT", "8765"))
+GOLD_SOURCES = 200  # gold units a fill makes (each on a video of its own: a person gets each once)
+SMOKE = False  # set by --smoke: its own database name
 PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
           user=os.environ.get("POSTGRES_USER", "annotator"))
 
 
 def db_name(n: int) -> str:
+    if SMOKE:
+        return f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_queue_smoke"
     return f"annotator_bench_{n}"
 
 
@@ -58,24 +70,28 @@ def sql(db: str, *statements: str, params=None):
         return row
 
 
-def fill_in_child(n_units: int, n_annotators: int) -> list[str]:
-    """(Child process, Django set up on the scale's database.) Empty it, queue ``n_units`` units and
-    create the annotators; print their API tokens as JSON."""
+def fill_in_child(n_units: int, n_annotators: int, n_gold: int) -> list[str]:
+    """(Child process, Django set up on the scale's database.) Empty it, queue ``n_units`` units,
+    make ``n_gold`` gold sources (a unit per video of its own, verified by keeping its one QA pair)
+    and create the annotators; print their API tokens as JSON."""
     import django
 
     django.setup()
     from django.core.management import call_command
     from django.db import connection
 
+    from annotator.gold import services as gold
     from annotator.media.models import Video
     from annotator.projects.services import ensure_member, ensure_project, token_for
+    from annotator.qa.models import QAPair, QueueItem, Revision, WorkUnit
     from annotator.qa.services import ensure_qa_type
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as c:
         c.execute("truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
                   "qa_workunit, qa_qatype, drafts_draft, inference_modelcall, drafts_draftjob, drafts_draftrun, "
-                  "media_videogroupmember, media_videogroup, media_video cascade")
+                  "media_videogroupmember, media_videogroup, media_video, exposure_exposure, gold_policy, "
+                  "gold_source, gold_known, gold_copy, gold_result, gold_attempt, gold_standing, gold_pause cascade")
     project = ensure_project("bench")
     project.double_check_share = 0.0  # measure the first pass alone
     project.save()
@@ -84,14 +100,38 @@ def fill_in_child(n_units: int, n_annotators: int) -> list[str]:
     qa_type = ensure_qa_type(project, "object_recognition")
     tokens = [token_for(ensure_member(f"bench{i}", role="annotator", project=project)[0]) for i in range(n_annotators)]
     with connection.cursor() as c:
-        c.execute("insert into qa_workunit (project_id, video_id, start_s, end_s, created_at) "
-                  "select %s, %s, 0, 10, now() from generate_series(1, %s)", [project.pk, video.pk, n_units])
+        c.execute("insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
+                  "select %s, %s, 0, 10, 'real', now() from generate_series(1, %s)", [project.pk, video.pk, n_units])
         c.execute("insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
                   "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit")
         c.execute("insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
                   "clip_start_s, clip_end_s, status, provenance, delete_reason, flag_reason, flag_source, version, "
-                  "created_at, updated_at) select project_id, id, video_id, %s, 'machine', 'What is on the table?', "
-                  "'a cup', 0, 3, 'draft', '', '', '', '', 1, now(), now() from qa_workunit", [qa_type.pk])
+                  "videos, created_at, updated_at) select project_id, id, video_id, %s, 'machine', "
+                  "'What is on the table?', 'a cup', 0, 3, 'draft', '', '', '', '', 1, '[]', now(), now() "
+                  "from qa_workunit", [qa_type.pk])
+    # Gold: verified units on videos of their own (what a verifier's keep leaves), then gold sources.
+    verifier = ensure_member("bench-verifier", role="reviewer", project=project)[0]
+    videos = Video.objects.bulk_create([
+        Video(project=project, sha256=f"{i:064x}", filename=f"gold{i}.mp4", status="ready", duration_s=10.0,
+              fps=25.0, width=640, height=360) for i in range(1, n_gold + 1)])
+    units = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=v, start_s=0, end_s=10) for v in videos])
+    pairs = QAPair.objects.bulk_create([
+        QAPair(project=project, unit=u, video_id=u.video_id, qa_type=qa_type, origin="machine",
+               question="What is on the table?", answer="a cup", clip_start_s=0, clip_end_s=3, status="verified",
+               provenance="machine_kept", version=2) for u in units])
+    drafted = {"question": "What is on the table?", "answer": "a cup", "options": None, "answer_index": None,
+               "answer_start_s": None, "answer_end_s": None, "status": "draft", "delete_reason": ""}
+    Revision.objects.bulk_create([Revision(qa_pair=p, actor_model="bench", action="draft", after=drafted, version=1)
+                                  for p in pairs])
+    Revision.objects.bulk_create([Revision(qa_pair=p, actor_user=verifier, action="keep", before=drafted,
+                                           after=p.snapshot(), version=2) for p in pairs])
+    QueueItem.objects.bulk_create([QueueItem(project=project, unit=u, status="done", completed_by=verifier)
+                                   for u in units])
+    ids = [u.pk for u in units]
+    for start in range(0, len(ids), gold.SOURCES_MAX):
+        gold.make_sources(project, "gold", len(ids[start:start + gold.SOURCES_MAX]),
+                          unit_ids=ids[start:start + gold.SOURCES_MAX])
+    gold.set_policy(project, gold_rate=0.0)
     return tokens
 
 
@@ -100,23 +140,53 @@ def fill(n_units: int, n_annotators: int) -> list[str]:
     if not sql("postgres", "select 1 from pg_database where datname = %s", params=[db]):
         sql("postgres", f'create database "{db}"')
     env = {**os.environ, "POSTGRES_DB": db, "DJANGO_SETTINGS_MODULE": "annotator.settings", "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, __file__, "--fill-child", str(n_units), str(n_annotators)], env=env, cwd=REPO,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, __file__, "--fill-child", str(n_units), str(n_annotators), str(GOLD_SOURCES)],
+                         env=env, cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"filling {db} failed:\n{out.stderr[-4000:]}")
     sql(db, "vacuum analyze")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def reset(n_units: int) -> None:
-    """Put the queue back as ``fill`` left it (every unit open, every QA pair a draft), touching only
-    the rows a run changed, then vacuum so every run starts from the same state."""
+# Tables whose rows only runs make (reviews, activity beats and the like, of any app): those with a
+# foreign key to the queue's tables, except the ones the fill made.
+_RUN_TABLES_SQL = """
+SELECT DISTINCT c.conrelid::regclass::text FROM pg_constraint c
+WHERE c.contype = 'f' AND c.confrelid IN ('qa_queueitem'::regclass, 'qa_workunit'::regclass, 'qa_qapair'::regclass,
+                                          'qa_submission'::regclass, 'qa_verdict'::regclass)
+  AND c.conrelid::regclass::text NOT IN ('qa_queueitem', 'qa_qapair', 'qa_workunit', 'gold_source', 'gold_known')"""
+
+
+def reset(n_units: int, gold_rate: float = 0.0) -> None:
+    """Put the queue back as ``fill`` left it (every real unit open, every QA pair of it a draft; no
+    gold copy, exposure row, gold standing or any row a run made), set the gold rate, then vacuum so
+    every run starts from the same state. Revisions and exposures are append-only row by row (their
+    triggers refuse DELETE), so they are truncated: the fill's gold sources keep their known decisions."""
     db = db_name(n_units)
-    sql(db, "delete from qa_verdict", "delete from qa_revision", "delete from qa_submission", "delete from qa_autosave",
-        "delete from qa_skip", "delete from qa_queueitem where kind <> 'first_pass'",
-        "update qa_queueitem set status = 'open', leased_by_id = null, lease_expires_at = null, completed_by_id = null, "
-        "completed_at = null, time_spent_ms = null where status = 'done' or leased_by_id is not null",
-        "update qa_qapair set status = 'draft', provenance = '', verified_at = null, version = 1 "
-        "where status <> 'draft' or version <> 1",
-        "vacuum analyze qa_queueitem, qa_qapair, qa_submission, qa_revision, qa_verdict")
+    with psycopg.connect(**PG, dbname=db, autocommit=True) as conn:
+        made_by_runs = [r[0] for r in conn.execute(_RUN_TABLES_SQL).fetchall()]
+        conn.execute("truncate " + ", ".join(sorted({*made_by_runs, "qa_verdict", "qa_revision", "qa_submission",
+                                                     "qa_autosave", "qa_skip", "exposure_exposure", "gold_copy",
+                                                     "gold_result", "gold_standing", "gold_pause", "gold_attempt"}))
+                     + " cascade")
+        conn.execute("delete from qa_queueitem where kind <> 'first_pass' "
+                     "or unit_id in (select id from qa_workunit where purpose <> 'real')")
+        conn.execute("delete from qa_qapair where unit_id in (select id from qa_workunit where purpose <> 'real')")
+        conn.execute("delete from qa_workunit where purpose <> 'real'")
+        bench_video = "(select id from media_video where filename = 'bench.mp4')"
+        conn.execute("update qa_queueitem i set status = 'open', leased_by_id = null, lease_expires_at = null, "
+                     "completed_by_id = null, completed_at = null, time_spent_ms = null, claimed_at = null "
+                     "from qa_workunit u where u.id = i.unit_id and u.video_id = " + bench_video
+                     + " and (i.status = 'done' or i.leased_by_id is not null)")
+        conn.execute("update qa_qapair set status = 'draft', provenance = '', verified_at = null, version = 1 "
+                     "where (status <> 'draft' or version <> 1) and video_id = " + bench_video)
+        conn.execute("update gold_policy set gold_rate = %s", [gold_rate])
+        conn.execute("vacuum analyze qa_queueitem, qa_qapair, qa_workunit, qa_submission, qa_revision, qa_verdict, "
+                     "exposure_exposure, gold_standing, gold_copy")
+
+
+def gold_served(n_units: int) -> int:
+    return sql(db_name(n_units), "select count(*) from qa_workunit where purpose = 'gold'")[0]
 
 
 def served_twice_in_db(n_units: int) -> int:
@@ -128,7 +198,9 @@ def start_server(n_units: int, port: int) -> subprocess.Popen:
     env = {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING"}
     proc = subprocess.Popen(
         [str(REPO / ".venv/bin/gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
-         "--log-level", "warning"], cwd=REPO, env=env)
+         # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path for every
+         # gunicorn of the user, so a command meant for another would reach this one.
+         "--log-level", "warning", "--no-control-socket"], cwd=REPO, env=env)
     for _ in range(300):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
@@ -211,61 +283,110 @@ def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int) -
 FIGURES = ["claims_per_s", "claim_p50", "claim_p95", "submit_p50", "submit_p95"]
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def main() -> None:
+    global SMOKE, GOLD_SOURCES
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scales", default="1000,100000,1000000")
     parser.add_argument("--annotators", default="1,10,50")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--gold-rate", default="0",
+                        help="Gold rates to run, comma-separated, each from 0 to 0.5 (e.g. 0,0.05).")
+    parser.add_argument("--smoke", action="store_true",
+                        help="2,000 units, 1 and 4 annotators, 2 s, gold 0 and 0.5, one repeat; fails on an error.")
     args = parser.parse_args()
+    if args.smoke:
+        SMOKE, GOLD_SOURCES = True, 20
+        args.scales, args.annotators, args.seconds, args.repeats, args.gold_rate = "2000", "1,4", 2.0, 1, "0,0.5"
     scales = [int(x) for x in args.scales.split(",")]
     levels = [int(x) for x in args.annotators.split(",")]
+    try:
+        rates = [float(x) for x in args.gold_rate.split(",")]
+    except ValueError:
+        parser.error(f"--gold-rate: expected numbers from 0 to 0.5, comma-separated, got {args.gold_rate!r}")
+    if not all(0 <= r <= 0.5 for r in rates):
+        parser.error(f"--gold-rate: every rate must be from 0 to 0.5, got {args.gold_rate!r}")
     tokens, servers = {}, {}
     for n in scales:
         t0 = time.perf_counter()
         tokens[n] = fill(n, max(levels))
-        print(f"# queued {n} units in {time.perf_counter() - t0:.1f} s", flush=True)
+        print(f"# queued {n} units and {GOLD_SOURCES} gold units in {time.perf_counter() - t0:.1f} s", flush=True)
     try:
         for i, n in enumerate(scales):
-            servers[n] = (BASE_PORT + i, start_server(n, BASE_PORT + i))
-            run(servers[n][0], tokens[n], min(4, max(levels)), 1.0, 200)  # warm-up: imports, connections
+            port = free_port() if SMOKE else BASE_PORT + i
+            servers[n] = (port, start_server(n, port))
+            reset(n, max(rates))
+            run(servers[n][0], tokens[n], min(4, max(levels)), 1.0, 200)  # warm-up: imports, connections, gold
         results = defaultdict(list)
         for rep in range(args.repeats):
             for k in levels:
                 for n in scales:
-                    reset(n)
-                    r = run(servers[n][0], tokens[n], k, args.seconds, max_claims=n // 2)
-                    r["twice"] += served_twice_in_db(n)
-                    results[(n, k)].append(r)
-                    print(f"# repeat {rep + 1}: {n} units, {k} annotators: {r['claims_per_s']:.1f} claims/s, "
-                          f"claim p95 {r['claim_p95']:.2f} ms, twice {r['twice']}, errors {r['errors']}", flush=True)
+                    for rate in rates:
+                        reset(n, rate)
+                        r = run(servers[n][0], tokens[n], k, args.seconds, max_claims=n // 2)
+                        r["twice"] += served_twice_in_db(n)
+                        r["gold"] = gold_served(n)
+                        results[(n, k, rate)].append(r)
+                        print(f"# repeat {rep + 1}: {n} units, {k} annotators, gold {rate:g}: "
+                              f"{r['claims_per_s']:.1f} claims/s, claim p95 {r['claim_p95']:.2f} ms, gold served "
+                              f"{r['gold']}, twice {r['twice']}, errors {r['errors']}", flush=True)
     finally:
         for _, proc in servers.values():
             proc.terminate()
             proc.wait()
 
     print(f"\nmedian of {args.repeats} runs of {args.seconds:g} s each")
-    print(f"{'units':>9} {'annot.':>6} {'claims/s':>9} {'claim p50':>10} {'claim p95':>10} {'submit p50':>11} "
-          f"{'submit p95':>11} {'claims':>7} {'twice':>6} {'errors':>6}")
+    print(f"{'units':>9} {'annot.':>6} {'gold':>5} {'claims/s':>9} {'claim p50':>10} {'claim p95':>10} {'submit p50':>11} "
+          f"{'submit p95':>11} {'claims':>7} {'gold':>5} {'twice':>6} {'errors':>6}")
     med = {}
     for k in levels:
         for n in scales:
-            rs = results[(n, k)]
-            m = {f: statistics.median(r[f] for r in rs) for f in FIGURES}
-            med[(n, k)] = m
-            print(f"{n:>9} {k:>6} {m['claims_per_s']:>9.1f} {m['claim_p50']:>8.2f}ms {m['claim_p95']:>8.2f}ms "
-                  f"{m['submit_p50']:>9.2f}ms {m['submit_p95']:>9.2f}ms {sum(r['claims'] for r in rs):>7} "
-                  f"{sum(r['twice'] for r in rs):>6} {sum(r['errors'] for r in rs):>6}")
+            for rate in rates:
+                rs = results[(n, k, rate)]
+                m = {f: statistics.median(r[f] for r in rs) for f in FIGURES}
+                med[(n, k, rate)] = m
+                print(f"{n:>9} {k:>6} {rate:>5g} {m['claims_per_s']:>9.1f} {m['claim_p50']:>8.2f}ms "
+                      f"{m['claim_p95']:>8.2f}ms {m['submit_p50']:>9.2f}ms {m['submit_p95']:>9.2f}ms "
+                      f"{sum(r['claims'] for r in rs):>7} {sum(r['gold'] for r in rs):>5} "
+                      f"{sum(r['twice'] for r in rs):>6} {sum(r['errors'] for r in rs):>6}")
     if len(scales) > 1:
         small, large = scales[0], scales[-1]
         print(f"\n{large} / {small} units (target: every figure within 1.2x; for claims/s, at least 1/1.2 = 0.83x):")
-        for k in levels:
-            a, b = med[(small, k)], med[(large, k)]
-            print(f"  {k:>2} annotators: " + ", ".join(f"{f} {b[f] / a[f]:.2f}x" for f in FIGURES))
+        for rate in rates:
+            for k in levels:
+                a, b = med[(small, k, rate)], med[(large, k, rate)]
+                print(f"  gold {rate:g}, {k:>2} annotators: " + ", ".join(f"{f} {b[f] / a[f]:.2f}x" for f in FIGURES))
+    if 0.0 in rates and len(rates) > 1:
+        print("\nclaim latency with gold / without (target: p95 within 1.2x at 5%):")
+        for rate in (r for r in rates if r > 0):
+            for n in scales:
+                for k in levels:
+                    a, b = med[(n, k, 0.0)], med[(n, k, rate)]
+                    print(f"  gold {rate:g}, {n} units, {k:>2} annotators: claim p50 {b['claim_p50'] / a['claim_p50']:.2f}x, "
+                          f"claim p95 {b['claim_p95'] / a['claim_p95']:.2f}x")
+    failed = [f"{key}: {what}" for key, rs in results.items() for what, bad in
+              (("a unit served twice", sum(r["twice"] for r in rs)), ("requests failed", sum(r["errors"] for r in rs)))
+              if bad]
+    if SMOKE:
+        failed += [f"no gold unit served at gold {rate:g}" for rate in rates if rate > 0
+                   and not sum(r["gold"] for key, rs in results.items() if key[2] == rate for r in rs)]
+    if failed:
+        print("FAILED: " + "; ".join(failed))
+        raise SystemExit(1)
+    if SMOKE:
+        print("smoke: ok")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--fill-child":
-        print(json.dumps(fill_in_child(int(sys.argv[2]), int(sys.argv[3]))))
+    if len(sys.argv) == 5 and sys.argv[1] == "--fill-child":
+        print(json.dumps(fill_in_child(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))))
     else:
         main()
