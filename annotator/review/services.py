@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotator.errors import Conflict, Forbidden, Invalid
@@ -306,9 +306,11 @@ def reopen_unit(unit_id: int, user) -> ReviewState:
 def awaiting_states(project: Project):
     """The project's units awaiting review (``ReviewState`` rows) whose deciding passes are all
     submitted (an open double-check, say, keeps a unit out until it is done)."""
-    open_pass = QueueItem.objects.filter(kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN).values("unit_id")
-    return (ReviewState.objects.filter(project=project, state__in=ReviewState.AWAITING)
-            .exclude(unit_id__in=open_pass))
+    # Correlated (NOT EXISTS per row, by the unit index of queue items): a NOT IN over every open
+    # item would read the whole open queue.
+    open_pass = QueueItem.objects.filter(unit_id=OuterRef("unit_id"), kind__in=DECIDING_KINDS,
+                                         status=QueueItem.Status.OPEN)
+    return ReviewState.objects.filter(~Exists(open_pass), project=project, state__in=ReviewState.AWAITING)
 
 
 def open_round(project: Project, *, sample: int | None = None, all_units: bool = False, tags=(), seed: int = 0,
