@@ -33,6 +33,7 @@
   let autosaveTimer = null;
   let players = [];         // [{el, video}] leader first
   let qaTypes = config.qaTypes || [];  // the project's QA types: [{slug, name, answer_kind, set_kind}]
+  let reviewComments = {};  // a rework unit's reviewer comments by QA pair id: [{text, tags}] (issue 20)
   const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check" };
 
   // ---------------------------------------------------------------- helpers
@@ -197,6 +198,14 @@
     idempotencyKey = newKey();
     priorMs = 0;
     items = unit.qa_pairs.map((qa) => ({ kind: "draft", qa, decision: null, ms: 0, errors: [] }));
+    // A rework (issue 20) also shows the pairs this person's pass deleted, still deleted until they
+    // keep (restore) or modify one, and the reviewer's comments beside each pair.
+    const review = unit.queue.kind === "rework" ? unit.review || null : null;
+    reviewComments = {};
+    for (const c of (review && review.comments) || []) (reviewComments[c.qa_id] = reviewComments[c.qa_id] || []).push(c);
+    for (const qa of (review && review.deleted_pairs) || []) {
+      items.push({ kind: "draft", qa, decision: { action: "delete", reason: qa.delete_reason }, ms: 0, errors: [] });
+    }
     const restored = restore();
     showCarried(restored);
     selected = 0;
@@ -207,7 +216,11 @@
     render();
     $("workspace").hidden = false;
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
+    $("skip").hidden = unit.queue.kind === "rework";  // assigned to this person: it would come straight back
     setStatus("Unit " + unit.id + ": " + unit.qa_pairs.length + " QA pairs" + (unit.paired ? ", day-night pair" : "") +
+      (review ? (review.reopened ? " (reopened, with no reviewer comments: change what you need and submit)"
+                 : " (sent back by a reviewer with " + review.comments.length + " comment" + (review.comments.length === 1 ? "" : "s") +
+                   ", shown beside the QA pairs)") : "") +
       (restored === "own" ? " (your unsaved work was restored)" : restored === "carried" ? " (" + unit.carried.username + "'s work was restored)" : ""));
     startHeartbeat();
     focusCard();
@@ -699,6 +712,14 @@
     const d = it.decision;
     const state = d ? d.action : "undecided";
     const body = [conflictBox(it), errorBox(it)];
+    for (const c of reviewComments[qa.id] || []) {
+      body.push(el("div", { class: "flag review-comment" }, el("strong", {}, "Reviewer: "), c.text || "",
+        c.tags && c.tags.length ? el("span", { class: "muted" }, " [" + c.tags.join(", ") + "]") : null));
+    }
+    if (qa.status === "deleted") {
+      body.push(el("div", { class: "muted" }, "You deleted this pair (" + (qa.delete_reason || "no reason") +
+        "). Keep (V) restores it; Delete leaves it deleted."));
+    }
     if (qa.flag) body.push(el("div", { class: "flag" }, "⚑ Flagged by " + qa.flag.source + ": " + qa.flag.reason));
     if (qa.videos && qa.videos.length) body.push(labelledVideos(qa));
     const interval = qa.answer_kind === "interval";
@@ -784,7 +805,7 @@
     return {
       idempotency_key: idempotencyKey,
       time_spent_ms: elapsedMs(),
-      decisions: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft").map(([it, i]) => {
+      decisions: items.map((it, i) => [it, i]).filter(([it]) => it.kind === "draft" && !leftDeleted(it)).map(([it, i]) => {
         const d = Object.assign({ qa_id: it.qa.id, version: it.qa.version, time_spent_ms: ms[i] }, it.decision);
         if (d.action !== "modify") { delete d.question; delete d.answer; delete d.options; delete d.answer_index; }
         if (d.options === null) { delete d.options; delete d.answer_index; }
@@ -800,6 +821,11 @@
         return out;
       }),
     };
+  }
+
+  // A rework's deleted pair left as it was: no decision is sent (it stays deleted, unchanged).
+  function leftDeleted(it) {
+    return it.qa.status === "deleted" && it.decision && it.decision.action === "delete" && it.decision.reason === it.qa.delete_reason;
   }
 
   function showErrors(messages) {
@@ -892,7 +918,7 @@
     let m = path.match(/^(decisions|added)\[(\d+)\](?:\.(\w+))?/);
     if (m) {
       const kind = m[1] === "decisions" ? "draft" : "added";
-      const hit = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind)[parseInt(m[2], 10)];
+      const hit = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind && !(kind === "draft" && leftDeleted(it)))[parseInt(m[2], 10)];
       return { index: hit ? hit[1] : -1, field: m[3] || null };
     }
     m = path.match(/^qa\[(\d+)\]/);
@@ -920,7 +946,10 @@
   }
 
   // ------------------------------------------------------------------- skip
-  function openSkip() { $("skip-reason").value = ""; $("skip-dialog").showModal(); $("skip-reason").focus(); }
+  function openSkip() {
+    if ($("skip").hidden) return;
+    $("skip-reason").value = ""; $("skip-dialog").showModal(); $("skip-reason").focus();
+  }
   $("skip").addEventListener("click", openSkip);
   $("skip-cancel").addEventListener("click", () => $("skip-dialog").close());
   $("skip-form").addEventListener("submit", async (e) => {
