@@ -1,5 +1,7 @@
 """"My work" (issue 20, section 7): an annotator's own submitted passes, newest first, with what
-they decided, and their open rework."""
+they decided and where each unit stands in review (the reviewer's comments, reopen while it
+waits), their open rework, the quality rounds' summaries sent to them, and their own figures and
+pay over a period."""
 
 from __future__ import annotations
 
@@ -8,12 +10,26 @@ from django.db.models import Count, Q
 from annotator.console.units import PAGE
 from annotator.projects.models import Project
 from annotator.qa.models import QueueItem
+from annotator.review import selectors as review
+from annotator.review.models import ReviewState
+from annotator.team import selectors as team
+
+PERIODS = {k: v for k, v in team.PRESETS.items() if k != "custom"}
 
 
-def page(project: Project, user, before: int | None = None) -> dict:
-    """``{"rows", "older", "rework"}``: one page of the person's done passes in ``project`` (newest
-    first; ``older`` is the next page's cursor or None), each with ``decisions`` counts (keep,
-    modify, delete, add) and ``time_s``; ``rework``: their open rework passes."""
+def page(project: Project, user, before: int | None = None, period: str = "month") -> dict:
+    """``{"rows", "older", "rework", "summaries", "own", "period", "periods"}``:
+
+    - ``rows``: one page of the person's done passes (newest first; ``older`` the next page's cursor
+      or None), each with ``kept``, ``modified``, ``deleted``, ``added`` counts, ``time_s``, and
+      ``review``: the unit's review state if this pass is the one under review (``state``,
+      ``label``, ``can_reopen``, ``comments`` of the latest review: ``[{"qa_id", "text", "tags"}]``);
+    - ``rework``: their open rework passes; ``summaries``: quality-round summaries sent to them;
+    - ``own``: ``team.selectors.own_figures`` over ``period`` (a key of ``PERIODS``; Invalid
+      otherwise).
+    """
+    first, last = team.preset_dates(period)
+    own = team.own_figures(project, user, team.period_of(first, last))
     qs = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE)
     if before is not None:
         qs = qs.filter(id__lt=before)
@@ -25,8 +41,18 @@ def page(project: Project, user, before: int | None = None) -> dict:
     ).order_by("-id")[: PAGE + 1])
     older = rows[PAGE - 1].pk if len(rows) > PAGE else None
     rows = rows[:PAGE]
+    states = {s.item_id: s for s in review.states_of(user, project).filter(item_id__in=[r.pk for r in rows])}
     for r in rows:
         r.time_s = round(r.time_spent_ms / 1000) if r.time_spent_ms else None
+        s = states.get(r.pk)
+        r.review = None if s is None else {
+            "state": s.state, "label": ReviewState.State(s.state).label,
+            "can_reopen": s.state in ReviewState.AWAITING and not s.open_pass,
+            "comments": ([{"qa_id": c.qa_pair_id, "text": c.text, "tags": c.tags} for c in s.review.comments.all()]
+                         if s.review else []),
+            "decision": s.review.decision if s.review else "",
+        }
     rework = list(QueueItem.objects.filter(project=project, assigned_to=user, status=QueueItem.Status.OPEN,
                                            kind=QueueItem.Kind.REWORK).select_related("unit__video").order_by("priority", "id"))
-    return {"rows": rows, "older": older, "rework": rework}
+    return {"rows": rows, "older": older, "rework": rework, "summaries": list(review.summaries_for(user, project)[:5]),
+            "own": own, "period": period, "periods": PERIODS}

@@ -19,6 +19,7 @@ from annotator.media.models import Video
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
+from annotator.review.models import ReviewState
 
 PAGE = 50
 MAX_ID = 2**63 - 1
@@ -35,6 +36,7 @@ class UnitFilters:
     qa_type: str = ""
     video: str = ""
     flagged: str = ""
+    review: str = ""
     purpose: str = WorkUnit.Purpose.REAL
 
     def query(self) -> dict[str, str]:
@@ -48,6 +50,7 @@ def parse_filters(params) -> tuple[UnitFilters, dict[str, str]]:
     errors: dict[str, str] = {}
     values: dict[str, str] = {}
     choices = {"status": QueueItem.Status.values, "kind": QueueItem.Kind.values, "flagged": ["yes", "no"],
+               "review": [*ReviewState.State.values, "none"],
                "purpose": [*WorkUnit.Purpose.values, "any"]}
     for f in fields(UnitFilters):
         raw = (params.get(f.name) or "").strip()
@@ -80,7 +83,7 @@ def parse_before(raw) -> int | None:
 def items_page(project: Project, filters: UnitFilters, before: int | None = None) -> tuple[list[QueueItem], int | None]:
     """One page of the project's queue items matching ``filters``, newest first, and the cursor of
     the next (older) page (None on the last). Each item has ``unit.video``, its holder, completer
-    and assignee loaded, and ``qa_pairs`` and ``flagged`` counts of its unit."""
+    and assignee loaded, and the unit's review state (``unit.review_state``, when it was submitted)."""
     qs = QueueItem.objects.filter(project=project)
     if filters.purpose != "any":
         qs = qs.filter(unit__purpose=filters.purpose or WorkUnit.Purpose.REAL)
@@ -100,6 +103,10 @@ def items_page(project: Project, filters: UnitFilters, before: int | None = None
     if filters.flagged:
         flagged = Exists(QAPair.objects.filter(unit_id=OuterRef("unit_id")).exclude(flag_reason=""))
         qs = qs.filter(flagged) if filters.flagged == "yes" else qs.exclude(flagged)
+    if filters.review == "none":
+        qs = qs.filter(unit__review_state__isnull=True)
+    elif filters.review:
+        qs = qs.filter(unit__review_state__state=filters.review)
     if before is not None:
         qs = qs.filter(id__lt=before)
     order = "-id"
@@ -108,7 +115,8 @@ def items_page(project: Project, filters: UnitFilters, before: int | None = None
         # and sort them, rather than walk the queue from its newest row (``id + 0`` keeps the
         # planner off the primary key's order; 0.7 s -> ms at a million units, bench/units_page.py).
         qs, order = qs.annotate(newest=ExpressionWrapper(F("id") + 0, output_field=BigIntegerField())), "-newest"
-    rows = list(qs.select_related("unit__video", "leased_by", "completed_by", "assigned_to").order_by(order)[: PAGE + 1])
+    rows = list(qs.select_related("unit__video", "unit__review_state", "leased_by", "completed_by", "assigned_to")
+                .order_by(order)[: PAGE + 1])
     more = len(rows) > PAGE
     rows = rows[:PAGE]
     return rows, (rows[-1].pk if more else None)

@@ -9,4 +9,5 @@ urlpatterns = [
     path("projects/<slug:slug>/units/", views.unit_list, name="unit-list"),
     path("projects/<slug:slug>/units/action/", views.unit_action, name="unit-action"),
     path("projects/<slug:slug>/my-work/", views.my_work, name="my-work"),
+    path("projects/<slug:slug>/my-work/reopen/", views.my_work_reopen, name="my-work-reopen"),
 ]

@@ -12,9 +12,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.console import home as home_rows
 from annotator.console import mywork, units
-from annotator.errors import Conflict, Invalid, NotFound
+from annotator.errors import Conflict, Forbidden, Invalid, NotFound
 from annotator.projects import access
 from annotator.qa.models import QueueItem, WorkUnit
+from annotator.review import services as review_services
+from annotator.review.models import ReviewState
 
 
 @login_required
@@ -50,6 +52,7 @@ def unit_list(request, slug: str):
         "project": project, "rows": rows, "filters": filters, "errors": errors, "first_page": before is None,
         "older": urlencode({**query, "before": older}) if older else "", "newest": urlencode(query),
         "kinds": QueueItem.Kind.choices, "statuses": QueueItem.Status.choices, "purposes": WorkUnit.Purpose.choices,
+        "review_states": ReviewState.State.choices,
         "qa_types": units.qa_types(project), "back": request.get_full_path(),
     }, status=400 if errors else 200)
 
@@ -89,9 +92,30 @@ def my_work(request, slug: str):
     """The annotator's own submitted passes with their review state and comments, reopen where
     allowed, and their own figures and pay."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
+    period = request.GET.get("period") or "month"
+    errors = {}
     try:
         before = units.parse_before(request.GET.get("before"))
-    except Invalid:
-        before = None
-    page = mywork.page(project, request.user, before)
-    return render(request, "console/my_work.html", {"project": project, **page})
+    except Invalid as exc:
+        errors["before"], before = str(exc), None
+    if period not in mywork.PERIODS:
+        errors["period"], period = "one of " + ", ".join(mywork.PERIODS), "month"
+    page = mywork.page(project, request.user, before, period)
+    return render(request, "console/my_work.html", {"project": project, "errors": errors, **page},
+                  status=400 if errors else 200)
+
+
+@login_required
+@require_POST
+def my_work_reopen(request, slug: str):
+    """Reopen one's own submitted unit before it is reviewed (``review.services.reopen_unit``)."""
+    project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
+    try:
+        unit_id = _int(request.POST.get("unit"), "the unit")
+        if not WorkUnit.objects.filter(pk=unit_id, project=project).exists():
+            raise NotFound("no such unit in this project")
+        review_services.reopen_unit(unit_id, request.user)
+        messages.success(request, f"unit {unit_id} reopened: it comes first when you verify")
+    except (Invalid, Conflict, NotFound, Forbidden) as exc:
+        messages.error(request, f"not reopened: {exc}")
+    return redirect("my-work", slug=project.slug)

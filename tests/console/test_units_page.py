@@ -11,6 +11,7 @@ from django.test import Client
 from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from annotator.review.services import Comment, review_unit
 
 
 def _client(user) -> Client:
@@ -46,6 +47,8 @@ def test_the_list_pages_by_keyset_and_filters(project, make_unit, admin_user, an
     # Filters: status, annotator, video file name.
     assert _items(admin.get("/projects/proj/units/?status=done").content) == [done.pk]
     assert _items(admin.get("/projects/proj/units/?annotator=ann").content) == [done.pk]
+    assert _items(admin.get("/projects/proj/units/?review=submitted").content) == [done.pk]
+    assert len(_items(admin.get("/projects/proj/units/?review=none").content)) == 50
     name = units[3].video.filename
     assert _items(admin.get(f"/projects/proj/units/?video={name}").content) == list(
         QueueItem.objects.filter(unit__video__filename__icontains=name).order_by("-id").values_list("id", flat=True))
@@ -91,16 +94,32 @@ def test_assign_release_and_reopen(project, make_unit, admin_user, annotator, an
     assert _client(annotator).post("/projects/proj/units/action/", {"action": "release", "item": again.pk}).status_code == 403
 
 
-def test_my_work_lists_my_passes_and_my_rework(project, make_unit, admin_user, annotator, annotator2):
+def test_my_work_lists_my_passes_with_their_review_and_lets_me_reopen(project, make_unit, admin_user, annotator,
+                                                                        annotator2):
     set_queue_policy(project, double_check_share=0)
-    make_unit(1), make_unit(1)
+    make_unit(1), make_unit(1), make_unit(1)
     mine = _submit(project, annotator, "m")
-    _submit(project, annotator2, "n")
-    page = _client(annotator).get("/projects/proj/my-work/")
+    theirs = _submit(project, annotator2, "n")
+    me = _client(annotator)
+    page = me.get("/projects/proj/my-work/")
     assert page.status_code == 200 and _items(page.content) == [mine.pk]
-    assert b"Sent back to you" not in page.content
-    _client(admin_user).post("/projects/proj/units/action/", {"action": "reopen", "item": mine.pk})
-    assert b"Sent back to you" in _client(annotator).get("/projects/proj/my-work/").content
+    assert b"submitted, awaiting review" in page.content and b"Sent back to you" not in page.content
+    assert b'<dt>Units</dt><dd>1</dd>' in page.content  # own figures this month
+    # Someone else's unit cannot be reopened by me; mine can, until it is reviewed.
+    res = me.post("/projects/proj/my-work/reopen/", {"unit": theirs.unit_id}, follow=True)
+    assert b"not reopened: only the person who submitted" in res.content
+    res = me.post("/projects/proj/my-work/reopen/", {"unit": mine.unit_id}, follow=True)
+    assert f"unit {mine.unit_id} reopened".encode() in res.content and b"Sent back to you" in res.content
+    # A reviewer's rejection shows with its comment.
+    again = claim_next(project, annotator)
+    assert (again.unit_id, again.kind) == (mine.unit_id, "rework")
+    submit_unit(again.unit_id, annotator, idempotency_key="r", time_spent_ms=1000, additions=[],
+                decisions=[Decision(p.pk, "keep") for p in again.unit.qa_pairs.filter(status="verified")])
+    pair = again.unit.qa_pairs.first()
+    review_unit(mine.unit_id, admin_user, "reject", [Comment(pair.pk, "the cup is a mug", ["wrong_answer"])], "rv1")
+    page = me.get("/projects/proj/my-work/").content
+    assert b"rejected, rework open" in page and b"the cup is a mug" in page and b"[wrong_answer]" in page
+    assert me.get("/projects/proj/my-work/?period=forever").status_code == 400
 
 
 @pytest.mark.parametrize("who, groups", [
@@ -110,3 +129,6 @@ def test_my_work_lists_my_passes_and_my_rework(project, make_unit, admin_user, a
 def test_home_groups_pages_by_task(request, project, who, groups):
     html = _client(request.getfixturevalue(who)).get("/").content.decode()
     assert re.findall(r"<h3>([^<]+)</h3>", html) == groups
+    team = ["Review", "Units", "Team figures and pay", "Qualification and gold"]
+    assert [name for name in team if f">{name}</a>" in html] == (team if "Team" in groups else [])
+    assert ">Tutorial</a>" in html and ">My work</a>" in html
