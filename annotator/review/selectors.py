@@ -50,7 +50,8 @@ def rework_part(item: QueueItem, user) -> dict | None:
          "comments": [{"qa_id", "text", "tags"}],
          "deleted_pairs": [QA pair as in qa_pairs, plus "status": "deleted" and "delete_reason"]}
 
-    ``comments`` are the reviewer's, by QA pair (none when the annotator reopened the unit);
+    ``comments`` are the reviewer's, by QA pair (none when the unit was reopened: by its annotator,
+    ``services.reopen_unit``, or an admin, ``services.send_back``);
     ``deleted_pairs`` those the reworked pass deleted (``qa.services.restorable_pairs``): a decision
     on them is optional (keep restores one). Never the reviewer's name."""
     if item.kind != QueueItem.Kind.REWORK:

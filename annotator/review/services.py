@@ -301,6 +301,30 @@ def reopen_unit(unit_id: int, user) -> ReviewState:
     return state
 
 
+def send_back(unit_id: int, to_user, *, priority: int = REWORK_PRIORITY) -> QueueItem:
+    """An admin's reopening of a unit (any review state, accepted included): a rework item over it,
+    assigned to ``to_user``, served to them first. Goes through the unit's review-state lock, so it
+    cannot race a review into two open reworks; a unit in review becomes ``reopened`` until the
+    rework is submitted (then ``resubmitted``, with its submitter as the unit's annotator). The
+    rework's payload has no comments (``reopened`` true). Returns the item.
+
+    Raises Conflict (a deciding pass of the unit, a rework included, is open), WorkUnit.DoesNotExist."""
+    with transaction.atomic():
+        state = ReviewState.objects.select_for_update().filter(unit_id=unit_id).first()
+        unit = WorkUnit.objects.get(pk=unit_id)
+        open_pass = (QueueItem.objects.select_for_update()
+                     .filter(unit_id=unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN).first())
+        if open_pass is not None:
+            raise Conflict(f"a {open_pass.get_kind_display()} of this unit is open already")
+        seq = QueueItem.objects.filter(unit_id=unit_id, kind=QueueItem.Kind.REWORK).aggregate(n=Max("seq"))["n"]
+        item = QueueItem.objects.create(project_id=unit.project_id, unit_id=unit_id, kind=QueueItem.Kind.REWORK,
+                                        seq=0 if seq is None else seq + 1, priority=priority, assigned_to=to_user)
+        if state is not None:
+            state.state, state.rework_item = ReviewState.State.REOPENED, item
+            state.save(update_fields=["state", "rework_item", "updated_at"])
+    return item
+
+
 # ---------------------------------------------------------------------------------------- rounds
 
 def awaiting_states(project: Project):

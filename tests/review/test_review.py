@@ -268,3 +268,23 @@ def test_units_submitted_before_review_existed_are_backfilled_by_the_migration(m
     state = ReviewState.objects.get(unit=unit)
     assert (state.state, state.annotator, state.item.kind) == ("submitted", annotator, "first_pass")
     assert ReviewState.objects.count() == 1
+
+
+def test_an_admin_sends_back_an_accepted_unit_through_the_state_lock(make_unit, first_pass, annotator, annotator2,
+                                                                     reviewer, project):
+    make_unit()
+    unit = first_pass(annotator)
+    review_unit(unit.pk, reviewer, "accept", [], "sb-1")
+    item = services.send_back(unit.pk, annotator2)
+    assert (item.kind, item.assigned_to, item.status) == ("rework", annotator2, "open")
+    assert ReviewState.objects.get(unit=unit).state == "reopened"
+    with pytest.raises(Conflict, match="rework of this unit is open already"):
+        services.send_back(unit.pk, annotator)
+    with pytest.raises(Conflict, match="reopened"):
+        review_unit(unit.pk, reviewer, "accept", [], "sb-2")
+    claimed = claim_next(project, annotator2)
+    assert claimed.pk == item.pk and unit_payload(claimed, annotator2)["review"]["reopened"] is True
+    submit_unit(unit.pk, annotator2, idempotency_key="sb-3", additions=[], time_spent_ms=None,
+                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")])
+    state = ReviewState.objects.get(unit=unit)
+    assert (state.state, state.annotator) == ("resubmitted", annotator2)
