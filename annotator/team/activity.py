@@ -76,25 +76,30 @@ class Stretch:
 # One statement: the person's beats in a window a little wider than the period (so the beat before a
 # gap that crosses the period's start, and the last input before it, are seen), each with the beat
 # before it (LAG) and the time of the last claim, autosave or submit strictly before it; then the
-# gaps that count, clipped to the period, summed per unit. Served by ``team_beat_person_time``.
+# gaps that count, clipped to the period, summed per queue item; then those sums (a few per unit)
+# joined to their items and units. Served by ``team_beat_person_time``.
 _ACTIVE_SQL = """
 WITH b AS (
-    SELECT b.user_id, b.kind, b.at, q.unit_id, q.kind AS item_kind, u.purpose,
+    SELECT b.user_id, b.kind, b.at, b.item_id,
            LAG(b.at) OVER w AS prev,
            MAX(CASE WHEN b.kind <> 'heartbeat' THEN b.at END)
                OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS last_input
     FROM team_beat b
-    LEFT JOIN qa_queueitem q ON q.id = b.item_id
-    LEFT JOIN qa_workunit u ON u.id = q.unit_id
     WHERE b.project_id = %(project)s AND b.user_id = ANY(%(users)s) {window}
     WINDOW w AS (PARTITION BY b.user_id ORDER BY b.at, b.id)
+), g AS (
+    SELECT user_id, item_id, SUM(EXTRACT(EPOCH FROM {upper} - {lower}))::float8 AS seconds
+    FROM b
+    WHERE prev IS NOT NULL AND at - prev < %(cut)s
+      AND (kind <> 'heartbeat' OR prev - last_input <= %(heartbeat_only)s) {overlap}
+    GROUP BY user_id, item_id
 )
-SELECT user_id, unit_id, purpose, item_kind, SUM(EXTRACT(EPOCH FROM {upper} - {lower}))::float8
-FROM b
-WHERE prev IS NOT NULL AND at - prev < %(cut)s
-  AND (kind <> 'heartbeat' OR prev - last_input <= %(heartbeat_only)s) {overlap}
-GROUP BY user_id, unit_id, purpose, item_kind
-ORDER BY user_id, unit_id"""
+SELECT g.user_id, q.unit_id, u.purpose, q.kind, SUM(g.seconds)
+FROM g
+LEFT JOIN qa_queueitem q ON q.id = g.item_id
+LEFT JOIN qa_workunit u ON u.id = q.unit_id
+GROUP BY g.user_id, q.unit_id, u.purpose, q.kind
+ORDER BY g.user_id, q.unit_id"""
 
 
 def stretches(project, user_ids, period: Period) -> list[Stretch]:

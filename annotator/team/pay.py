@@ -35,7 +35,7 @@ from django.contrib.auth import get_user_model
 
 from annotator.core.cells import guard_cell
 from annotator.qa.models import QueueItem, WorkUnit
-from annotator.team import activity, stats
+from annotator.team import stats
 from annotator.team.figures import Period
 from annotator.team.models import PayRate
 
@@ -90,7 +90,8 @@ def report(project, period: Period, only: list[int] | None = None) -> dict:
     """``{"rate": rate_dict | None, "people": [...], "total": {"amount", "currency"} | None}``; one
     row per person (``stats.people``, or the ids in ``only``) with ``user``, ``user_id``, ``units``,
     ``videos``, ``active_s`` (whole seconds on counted units), ``active_hours``, ``amount`` and
-    ``currency`` (amount and currency null with no rate). Four queries."""
+    ``currency`` (amount and currency null with no rate). Four queries, fewer within ``stats.shared()``
+    after ``stats.rows`` of the same period."""
     rate = rate_of(project)
     rules = rate or PayRate(project=project)  # the defaults, for counting
     purposes = counted_purposes(rules)
@@ -115,7 +116,7 @@ def report(project, period: Period, only: list[int] | None = None) -> dict:
             if seen is None or at < seen[0]:
                 first[user_id][unit_id] = (at, video_id)
     seconds: dict[int, float] = defaultdict(float)
-    for s in activity.stretches(project, ids, period):
+    for s in stats.stretches(project, ids, period):
         if counted(s.user_id, s.unit_id, s.purpose):
             seconds[s.user_id] += s.seconds
 

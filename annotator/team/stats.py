@@ -50,13 +50,17 @@ BLIND = (QueueItem.Kind.FIRST_PASS, QueueItem.Kind.OVERLAP)
 SHAPE = ("user", "units", "qa_pairs", "active_s", "gold_accuracy", "override_rate", "agreement", "rework_rate")
 EXTRAS = ("user_id", "passes", "reported_s", "time_per_unit_s", "override_n", "agreement_n")
 
-# Figures computed together (active time for two figures, a rate with its count) are computed once per
-# report: ``shared()`` keeps results for the duration of one ``annotators`` call.
+# Figures computed together (active time for two figures and the pay report, a rate with its count)
+# are computed once per report: ``shared()`` keeps results for the duration of one ``rows`` call, or
+# of a page that also asks for the pay report. Nested, it reuses the outer one.
 _memo: ContextVar[dict | None] = ContextVar("team_stats_memo", default=None)
 
 
 @contextlib.contextmanager
 def shared():
+    if _memo.get() is not None:
+        yield
+        return
     token = _memo.set({})
     try:
         yield
@@ -121,14 +125,16 @@ def qa_pairs(project, users, period) -> dict[int, int]:
 
 # ------------------------------------------------------------------------------ time
 
-def _stretches(project, users, period):
+def stretches(project, users, period) -> list[activity.Stretch]:
+    """``activity.stretches``, computed once within ``shared()``."""
+    users = sorted(set(users))
     return _once("stretches", project, users, period, lambda: activity.stretches(project, users, period))
 
 
 @figures.register("active_s")
 def active_s(project, users, period) -> dict[int, float]:
     out: dict[int, float] = defaultdict(float)
-    for s in _stretches(project, users, period):
+    for s in stretches(project, users, period):
         out[s.user_id] += s.seconds
     return {u: round(v, 1) for u, v in out.items()}
 
@@ -136,7 +142,7 @@ def active_s(project, users, period) -> dict[int, float]:
 @figures.register("time_per_unit_s")
 def time_per_unit_s(project, users, period) -> dict[int, float]:
     real: dict[int, float] = defaultdict(float)
-    for s in _stretches(project, users, period):
+    for s in stretches(project, users, period):
         if s.purpose == REAL:
             real[s.user_id] += s.seconds
     done = units(project, users, period)
@@ -226,7 +232,12 @@ def agreement_n(project, users, period) -> dict[int, int]:
 
 def people(project, period: Period) -> list[tuple[int, str]]:
     """Who the report lists, as (user id, username) by username: the project's annotators, and
-    anyone else who submitted a pass or was active (a beat) in it during ``period``. Three queries."""
+    anyone else who submitted a pass or was active (a beat) in it during ``period``. Three queries
+    (once within ``shared()``)."""
+    return _once("people", project, [], period, lambda: _people(project, period))
+
+
+def _people(project, period: Period) -> list[tuple[int, str]]:
     ids = set(Membership.objects.filter(project=project, role=Role.ANNOTATOR).values_list("user_id", flat=True))
     ids |= set(QueueItem.objects.filter(within("completed_at", period), project=project, status=QueueItem.Status.DONE)
                .values_list("completed_by", flat=True).distinct())
@@ -258,11 +269,10 @@ def rows(project, period: Period, only: list[int] | None = None) -> list[dict]:
     """One row per person (``people``, or just the ids in ``only``): the issue's keys (``SHAPE``),
     this app's extras (``EXTRAS``) and any other registered figure. Counts default to 0; a figure
     with nothing to measure is null (``gold_accuracy`` an object of nulls)."""
-    listed = people(project, period)
-    if only is not None:
-        listed = [(u, name) for u, name in listed if u in only]
-        missing = set(only) - {u for u, _ in listed}
-        listed += list(get_user_model().objects.filter(pk__in=missing).values_list("id", "username"))
+    if only is None:
+        listed = people(project, period)
+    else:
+        listed = list(get_user_model().objects.filter(pk__in=only).order_by("username").values_list("id", "username"))
     ids = [u for u, _ in listed]
     with shared():
         values = figures.compute(project, ids, period) if ids else {}

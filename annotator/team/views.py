@@ -102,8 +102,9 @@ def team_page(request, slug: str):
         error = "The period has errors: " + "; ".join(f"{k}: {v}" for k, v in exc.errors.items())
         status = 400
     else:
-        rows = [_shown(r) for r in stats.rows(project, period)]
-        report = pay.report(project, period)
+        with stats.shared():  # the people and their active time, read once for both tables
+            rows = [_shown(r) for r in stats.rows(project, period)]
+            report = pay.report(project, period)
     rate = pay.rate_of(project)
     return render(request, "team/team.html", {
         "project": project, "typed": typed, "presets": selectors.PRESETS.items(), "error": error, "rows": rows,
