@@ -94,6 +94,12 @@ bench-participants: venv
 	scripts/stack.sh start
 	$(PY) bench/participants.py $(BENCH_PARTICIPANTS_ARGS)
 
+# The units list for admins at a million units (issue 20): p50/p95 of each filter's page. BENCH_UNITS_ARGS adds options.
+.PHONY: bench-units
+bench-units: venv
+	scripts/stack.sh start
+	$(PY) bench/units_page.py $(BENCH_UNITS_ARGS)
+
 # Response-time fidelity of the study page (issue 8): a scripted participant in headless Chromium.
 .PHONY: bench-rt
 bench-rt: system-test venv
