@@ -21,10 +21,9 @@ from __future__ import annotations
 from django.db import IntegrityError, connection, transaction
 
 from annotator.errors import Forbidden
-from annotator.exposure import ledger
 from annotator.gold import rules
 from annotator.gold.models import Attempt, Pause, Policy, Source, Standing
-from annotator.gold.services import make_copy
+from annotator.gold.services import copy_params, copy_sql, make_copy
 from annotator.projects.models import Membership, Project, Role
 from annotator.qa.models import QueueItem, WorkUnit
 from annotator.qa.queue import Gate
@@ -54,22 +53,25 @@ SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
        p.gold_rate, p.tries, p.qualification_required, p.seed, p.threshold
 FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id = %(project)s"""
 
-# A gold source for the person: active, none of its footage shown to them (footage or frames, in any
-# queue or study of the project), none of its units' passes done by them, never copied for them.
-# Chosen by a hash of the claim's salt, so the pick is reproducible.
-_PICK_SQL = """
-WITH seen AS (
-    SELECT coalesce(array_agg(DISTINCT e.video_id), '{}') AS ids FROM exposure_exposure e
-    WHERE e.project_id = %(project)s AND e.person = %(person)s AND e.kind IN ('footage', 'frames')
-      AND e.video_id IS NOT NULL
-)
-SELECT s.id FROM gold_source s, seen
-WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
-  AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
-                  WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
-  AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
-ORDER BY md5(s.id::text || ':' || %(salt)s), s.id
-LIMIT 1"""
+# A gold copy for the person, picked and made in one statement (``services.copy_sql``): none when a
+# gold copy already waits for them; else an active gold source none of whose footage was shown to
+# them (footage or frames, in any queue or study of the project), none of whose units' passes they
+# did, never copied for them, chosen by a hash of the claim's salt so the pick is reproducible.
+_PICK = """pick AS (
+    SELECT s.id FROM gold_source s,
+         (SELECT coalesce(array_agg(DISTINCT e.video_id), '{}') AS ids FROM exposure_exposure e
+          WHERE e.project_id = %(project)s AND e.person = %(person)s::varchar AND e.kind IN ('footage', 'frames')
+            AND e.video_id IS NOT NULL) seen
+    WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
+      AND NOT EXISTS (SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
+                      WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
+                        AND w.purpose = 'gold')
+      AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
+                      WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
+      AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
+    ORDER BY md5(s.id::text || ':' || %(salt)s::text), s.id
+    LIMIT 1)"""
+_GOLD_SQL = copy_sql(_PICK)
 
 
 def gate(project: Project, user) -> Gate | None:
@@ -143,16 +145,8 @@ def _qualifying(project: Project, user, *, tries: int, threshold: float) -> Gate
 
 
 def _serve_gold(project: Project, user, *, salt: str) -> None:
-    """Make a gold copy for the person, assigned to them as a first pass, unless one is waiting for
-    them already or no gold source is left that they were not shown."""
-    if QueueItem.objects.filter(assigned_to=user, project=project, status=QueueItem.Status.OPEN,
-                                unit__purpose=WorkUnit.Purpose.GOLD).exists():
-        return
+    """Make a gold copy for the person, a first-pass item assigned to them, unless one is waiting for
+    them already or no gold source is left that they were not shown (``_GOLD_SQL``: one statement)."""
     with connection.cursor() as cursor:
-        cursor.execute(_PICK_SQL, {"project": project.pk, "user": user.pk, "salt": salt,
-                                   "person": ledger.person_key(user_id=user.pk)})
-        row = cursor.fetchone()
-    if row is None:
-        return
-    with transaction.atomic():
-        make_copy(Source.objects.select_related("unit").get(pk=row[0]), user=user, kind=QueueItem.Kind.FIRST_PASS)
+        cursor.execute(_GOLD_SQL, copy_params(purpose=WorkUnit.Purpose.GOLD, user=user, kind=QueueItem.Kind.FIRST_PASS,
+                                              project=project.pk, salt=salt))
