@@ -62,7 +62,7 @@ class PayRate(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=models.Q(amount__gte=Decimal("0")), name="payrate_amount_not_negative"),
+            models.CheckConstraint(condition=models.Q(amount__gte=Decimal(0)), name="payrate_amount_not_negative"),
             models.CheckConstraint(condition=models.Q(currency__regex=r"^[A-Z]{3}$"), name="payrate_currency_iso"),
         ]
 

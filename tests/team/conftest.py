@@ -23,7 +23,7 @@ time is set and the activity beats are written at these times (UTC; day 1 = 2026
              14:02:00 claim U5 (qualification), 14:02:30 submit U5
 """
 
-from datetime import datetime, timedelta, timezone as tz
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -34,8 +34,8 @@ from annotator.qa.services import Decision, submit_unit
 from annotator.team import activity
 from annotator.team.models import Beat
 
-DAY1 = datetime(2026, 3, 2, tzinfo=tz.utc)
-DAY2 = datetime(2026, 3, 3, tzinfo=tz.utc)
+DAY1 = datetime(2026, 3, 2, tzinfo=UTC)
+DAY2 = datetime(2026, 3, 3, tzinfo=UTC)
 
 
 def at(day, clock: str) -> datetime:

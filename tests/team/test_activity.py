@@ -2,14 +2,14 @@
 nothing, heartbeats alone stop counting 10 minutes after the last input, and a period clips gaps.
 Beats are written at known times; every expected number is worked out in the comments."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from annotator.team import activity
 from annotator.team.figures import Period
 
-T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC)
 
 
 def _beats(project, user, offsets_kinds, item=None):
@@ -49,7 +49,7 @@ def test_a_page_left_open_counts_only_ten_minutes_of_heartbeats(project, annotat
 
 @pytest.mark.django_db
 def test_a_period_clips_a_gap_across_midnight(project, annotator):
-    midnight = datetime(2026, 3, 3, tzinfo=timezone.utc)
+    midnight = datetime(2026, 3, 3, tzinfo=UTC)
     for at, kind in ((midnight - timedelta(seconds=30), "claim"), (midnight + timedelta(seconds=20), "autosave"),
                      (midnight + timedelta(seconds=50), "submit")):
         activity.beat(project.pk, annotator.pk, None, kind, at=at)

@@ -29,7 +29,7 @@ def _tab_to(page, element_id: str, most: int = 3) -> None:
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_an_admin_reads_figures_sets_the_rate_and_downloads_the_pay_by_keyboard(live_server, browser, team, tmp_path):
+def test_an_admin_reads_figures_sets_the_rate_and_downloads_the_pay_by_keyboard(live_server, browser, team, tmp_path):  # noqa: F811
     context, page = log_in(browser, live_server.url, "boss", "pw-boss-123")
     page.set_viewport_size({"width": 1366, "height": 768})
     problems = _watch(page)

@@ -42,4 +42,4 @@ class Command(BaseCommand):
             gold = r["gold_accuracy"]["value"]
             cells = (r["user"], r["units"], r["qa_pairs"], f"{r['active_s'] / 60:.1f} min", _num(r["time_per_unit_s"]),
                      _num(gold, "%"), _num(r["override_rate"], "%"), _num(r["agreement"], "%"), _num(r["rework_rate"], "%"))
-            self.stdout.write("  ".join(f"{str(c):>10}" for c in cells))
+            self.stdout.write("  ".join(f"{c!s:>10}" for c in cells))
