@@ -153,7 +153,7 @@ class UnitReviewView(APIView):
     @extend_schema(responses={200: UnitReviewsOut},
                    summary="A unit's review state and reviews with their comments (annotators: their own units)")
     def get(self, request, pk):
-        project, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
+        _, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
         state = _state(pk)
         oversee = role in access.OVERSEE_ROLES
         out = selectors.unit_reviews(state, request.user, oversee=oversee)

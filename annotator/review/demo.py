@@ -19,7 +19,7 @@ from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next, release
 from annotator.qa.services import Decision, submit_unit
 from annotator.review.models import Review, ReviewRound, ReviewState, RoundUnit
-from annotator.review.services import Comment, open_round, reviewable_pairs, review_unit
+from annotator.review.services import Comment, open_round, review_unit, reviewable_pairs
 
 DEMO_REVIEWER = ("reviewer1", "cedar-harbor-37")
 DEMO_SAMPLE = 3

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, Max, OuterRef, Q

@@ -5,7 +5,7 @@ shows in the revision history; accept ends it; reopening one's own unit until it
 import pytest
 
 from annotator.errors import Conflict, Forbidden, Invalid
-from annotator.qa.models import QAPair, QueueItem, Revision
+from annotator.qa.models import QueueItem, Revision
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import history, unit_payload
 from annotator.qa.services import Decision, skip_unit, submit_unit

@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREEN = {"width": 1366, "height": 768}
 
 
-def _log_in(browser, base, name, password):
-    context = browser.new_context(viewport=SCREEN)
+def _log_in(chromium, base, name, password):
+    context = chromium.new_context(viewport=SCREEN)
     page = context.new_page()
     page.goto(f"{base}/accounts/login/")
     page.fill("#id_username", name)
@@ -70,7 +70,7 @@ def test_a_reviewer_rejects_by_keyboard_and_the_annotator_sees_the_comments_on_t
 
     context, page = _log_in(browser, base, "ann", "pw-ann-123")
     page.goto(f"{base}/projects/{project.slug}/verify/")
-    expect(page.locator("#kind")).to_have_text(re.compile("^rework$", re.I))  # the label is the lead's (KIND_LABEL)
+    expect(page.locator("#kind")).to_have_text(re.compile("^rework$", re.IGNORECASE))  # the label is the lead's (KIND_LABEL)
     expect(page.locator("#status")).to_contain_text("sent back by a reviewer with 2 comments, shown beside the QA pairs")
     expect(page.locator("#skip")).to_be_hidden()
     cards = page.locator("#cards > li")
