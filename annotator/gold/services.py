@@ -313,6 +313,35 @@ def grant_try(project: Project, user_id: int) -> Standing:
     return standing
 
 
+def exempt(project: Project, user_ids) -> int:
+    """Count these people as qualified without an attempt (annotators who worked before the gate was
+    turned on). Returns how many were not qualified before. Raises NotFound for a non-member."""
+    from annotator.projects.models import Membership
+
+    user_ids = sorted(set(user_ids))
+    members = set(Membership.objects.filter(project=project, user_id__in=user_ids).values_list("user_id", flat=True))
+    if missing := [u for u in user_ids if u not in members]:
+        raise NotFound(f"user {missing[0]} is not a member of this project")
+    now, made = timezone.now(), 0
+    with transaction.atomic():
+        for uid in user_ids:
+            standing, _ = Standing.objects.select_for_update().get_or_create(project=project, user_id=uid)
+            if standing.qualified_at is None:
+                standing.qualified_at = now
+                standing.save(update_fields=["qualified_at"])
+                made += 1
+    return made
+
+
+def worked_before(project: Project) -> list[int]:
+    """Annotators of the project who completed a pass of a real unit (to ``exempt`` them)."""
+    from annotator.projects.models import Membership, Role
+
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).values("user_id")
+    return sorted(set(QueueItem.objects.filter(project=project, unit__purpose=WorkUnit.Purpose.REAL,
+                                               completed_by__in=annotators).values_list("completed_by", flat=True)))
+
+
 # ------------------------------------------------------------------------------------ the tutorial
 
 def set_tutorial(project: Project, markdown: str) -> Policy:

@@ -70,3 +70,23 @@ def test_gold_set_adds_gold_units_and_the_pause_rule(project, make_verified):
         _run("gold_set", "--project", project.slug, "--from-verified", "1")
     with pytest.raises(CommandError, match="gold_rate must be a number from 0 to 0.5"):
         _run("gold_set", "--project", project.slug, "--from-verified", "1", "--rate", "0.9")
+
+
+def test_exempt_current_counts_annotators_who_already_worked_as_qualified(project, make_verified, make_unit, annotator,
+                                                                          annotator2):
+    from annotator.gold.models import Standing
+    from annotator.qa.queue import claim_next
+    from annotator.qa.services import Decision, submit_unit
+
+    make_verified(2)
+    unit = make_unit()
+    assert claim_next(project, annotator).unit_id == unit.pk
+    submit_unit(unit.pk, annotator, idempotency_key="w", time_spent_ms=10, additions=[],
+                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.all()])
+    out = _run("qualification", "--project", project.slug, "--from-verified", "1", "--exempt-current")
+    assert out.splitlines()[-1] == "1 annotators who had already worked count as qualified"
+    assert Standing.objects.get(project=project, user=annotator).qualified_at is not None
+    assert not Standing.objects.filter(project=project, user=annotator2, qualified_at__isnull=False).exists()
+    make_unit()
+    assert claim_next(project, annotator).kind == "first_pass"
+    assert claim_next(project, annotator2).kind == "qualification"

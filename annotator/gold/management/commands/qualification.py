@@ -1,5 +1,5 @@
 """python manage.py qualification --project SLUG --from-verified N [--threshold 0.8] [--tries 3]
-[--not-required]"""
+[--not-required] [--exempt-current]"""
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -32,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--tries", type=int, default=None, help=f"Tries each person has (1 to {TRIES_MAX}).")
         parser.add_argument("--not-required", action="store_true",
                             help="Make the set but do not gate the real queue on it.")
+        parser.add_argument("--exempt-current", action="store_true",
+                            help="Count annotators who already completed a real pass as qualified.")
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -47,6 +49,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 policy = services.set_policy(project, threshold=threshold, tries=opts["tries"],
                                              qualification_required=not opts["not_required"])
+                exempted = services.exempt(project, services.worked_before(project)) if opts["exempt_current"] else 0
                 made = services.make_sources(project, Source.Role.QUALIFICATION, n)
                 if len(made) < n:
                     left = len(made)
@@ -64,3 +67,5 @@ class Command(BaseCommand):
         self.stdout.write(f"pass at {policy.threshold:.0%} of decisions agreeing, {policy.tries} tries; "
                           + ("annotators get real units once they pass" if policy.qualification_required
                              else "not required for the real queue"))
+        if opts["exempt_current"]:
+            self.stdout.write(f"{exempted} annotators who had already worked count as qualified")
