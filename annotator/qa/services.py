@@ -407,13 +407,19 @@ def last_deciding_pass(unit_id: int, *, before=None) -> QueueItem | None:
 
 def restorable_pairs(unit_id: int, reworked: QueueItem | None):
     """The QA pairs a rework of the pass ``reworked`` may restore: those that pass deleted and that
-    are still deleted (a pair a model dropped, or an earlier pass deleted, is not among them). A
-    rework goes over the unit's verified pairs (``PASS_FILTER``) and these: a reviewer who thinks a
-    deletion was wrong comments on the deleted pair, and its annotator keeps it (restored),
-    modifies it, or leaves it deleted."""
-    if reworked is None:
+    are still deleted, and when ``reworked`` is itself a rework, those it could have restored and
+    left deleted (back along the chain of reworks to the first pass or double-check before them).
+    A pair a model dropped, or a pass before that chain deleted, is not among them. A rework goes
+    over the unit's verified pairs (``PASS_FILTER``) and these: a reviewer who thinks a deletion
+    was wrong comments on the deleted pair, and its annotator keeps it (restored), modifies it, or
+    leaves it deleted. One query per pass of the chain, plus the returned one."""
+    passes = []
+    while reworked is not None and len(passes) < 1000:
+        passes.append(reworked.pk)
+        reworked = reworked_pass(reworked) if reworked.kind == QueueItem.Kind.REWORK else None
+    if not passes:
         return QAPair.objects.none()
-    deleted = Verdict.objects.filter(item=reworked, action="delete").values("qa_pair_id")
+    deleted = Verdict.objects.filter(item_id__in=passes, action="delete").values("qa_pair_id")
     return QAPair.objects.filter(unit_id=unit_id, status=QAPair.Status.DELETED, pk__in=deleted)
 
 

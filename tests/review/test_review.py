@@ -288,3 +288,22 @@ def test_an_admin_sends_back_an_accepted_unit_through_the_state_lock(make_unit, 
                 decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")])
     state = ReviewState.objects.get(unit=unit)
     assert (state.state, state.annotator) == ("resubmitted", annotator2)
+
+
+def test_a_deleted_pair_a_rework_left_deleted_stays_open_to_the_next_review_and_rework(
+        make_unit, first_pass, annotator, reviewer, project):
+    make_unit()
+    unit = first_pass(annotator)
+    deleted = unit.qa_pairs.get(status="deleted")
+    verified = list(unit.qa_pairs.filter(status="verified").order_by("id"))
+    review_unit(unit.pk, reviewer, "reject", [Comment(verified[0].pk, "Reword it.")], "ch-1")
+    claim_next(project, annotator)
+    submit_unit(unit.pk, annotator, idempotency_key="ch-2", additions=[], time_spent_ms=None,   # leaves it deleted
+                decisions=[Decision(p.pk, "keep") for p in verified])
+    review_unit(unit.pk, reviewer, "reject", [Comment(deleted.pk, "Keep this one after all.", ["wrong_delete"])], "ch-3")
+    item = claim_next(project, annotator)
+    assert [d["id"] for d in unit_payload(item, annotator)["review"]["deleted_pairs"]] == [deleted.pk]
+    submit_unit(unit.pk, annotator, idempotency_key="ch-4", additions=[], time_spent_ms=None,
+                decisions=[Decision(p.pk, "keep") for p in verified] + [Decision(deleted.pk, "keep")])
+    deleted.refresh_from_db()
+    assert deleted.status == "verified"
