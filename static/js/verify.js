@@ -34,7 +34,18 @@
   let players = [];         // [{el, video}] leader first
   let qaTypes = config.qaTypes || [];  // the project's QA types: [{slug, name, answer_kind, set_kind}]
   let reviewComments = {};  // a rework unit's reviewer comments by QA pair id: [{text, tags}] (issue 20)
-  const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check" };
+  const KIND_LABEL = { first_pass: "First pass", overlap: "Overlap (blind)", double_check: "Double-check",
+                       rework: "Rework", qualification: "Qualification" };
+  // What each pass is for, in a line under the heading (issue 20: an overlap pass explains itself).
+  const KIND_NOTE = {
+    overlap: "An independent pass: you see the machine's drafts as drafted, not what the first annotator made of " +
+      "them. Your decisions are compared with theirs to measure agreement and do not change the QA pairs; where " +
+      "you disagree, the pair goes to a consensus round, whose outcome is exported with it.",
+    double_check: "A second look at QA pairs another annotator verified: your decisions change them.",
+    rework: "Back with you for rework (a reviewer sent it back, an admin reopened it, or you did): change what " +
+      "needs changing (the reviewer's comments are beside the QA pairs), then submit again.",
+    qualification: "A qualification unit: your decisions are compared with known ones. The real queue opens when enough of them match.",
+  };
 
   // ---------------------------------------------------------------- helpers
   const api = Http.send;
@@ -216,6 +227,8 @@
     render();
     $("workspace").hidden = false;
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
+    $("kind-note").textContent = KIND_NOTE[unit.queue.kind] || "";
+    $("kind-note").hidden = !KIND_NOTE[unit.queue.kind];
     $("skip").hidden = unit.queue.kind === "rework";  // assigned to this person: it would come straight back
     setStatus("Unit " + unit.id + ": " + unit.qa_pairs.length + " QA pairs" + (unit.paired ? ", day-night pair" : "") +
       (review ? (review.reopened ? " (reopened, with no reviewer comments: change what you need and submit)"
@@ -872,7 +885,9 @@
         try { localStorage.removeItem(storageKey()); } catch (e) { /* ignore */ }
         const c = out.counts;
         $("submit-status").textContent = "Saved unit " + out.unit_id + ": " + c.kept + " kept, " + c.modified + " modified, " +
-          c.deleted + " deleted, " + c.added + " added.";
+          c.deleted + " deleted, " + c.added + " added." + (out.kind === "overlap"
+            ? " This overlap pass is kept for agreement (the QA pairs are unchanged); pairs where it differs from the first pass go to a consensus round."
+            : "");
         loadNext();
         return;
       }

@@ -99,6 +99,10 @@ def test_an_overlap_pass_is_not_carried_over_and_the_admin_sees_the_work(live_se
     QueueItem.objects.filter(kind="first_pass").update(leased_by=admin_user, lease_expires_at=timezone.now() + timedelta(hours=1))
     a_context, a_page = _open_verify(browser, live_server, "ann", 2)
     expect(a_page.locator("#kind")).to_have_text("Overlap (blind)")
+    # The page says what the pass is for and what becomes of a disagreement (issue 20, section 4).
+    expect(a_page.locator("#kind-note")).to_be_visible()
+    expect(a_page.locator("#kind-note")).to_contain_text("An independent pass")
+    expect(a_page.locator("#kind-note")).to_contain_text("goes to a consensus round")
     a_page.keyboard.press("x")
     a_page.keyboard.press("2")
     expect(a_page.locator("#save-status")).to_have_text("All changes saved")
