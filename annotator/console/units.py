@@ -12,13 +12,14 @@ from dataclasses import dataclass, fields
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BigIntegerField, Exists, ExpressionWrapper, F, Max, OuterRef, Q
+from django.db.models import BigIntegerField, Exists, ExpressionWrapper, F, OuterRef, Q
 
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.media.models import Video
 from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
+from annotator.review import services as review_services
 from annotator.review.models import ReviewState
 
 PAGE = 50
@@ -170,22 +171,17 @@ def release(project: Project, item_id: int) -> QueueItem:
 
 
 def reopen(project: Project, item_id: int, username: str = "") -> QueueItem:
-    """Reopen the unit of done item ``item_id``: a new ``rework`` pass over its verified QA pairs,
-    served first to ``username`` (default: whoever completed the item). Returns the new item.
-    Raises NotFound, Conflict (the item is not done, or the unit has an open rework pass already)
-    or Invalid."""
-    with transaction.atomic():
-        item = QueueItem.objects.select_for_update().filter(pk=item_id, project=project).first()
-        if item is None:
-            raise NotFound("no such queue item in this project")
-        if item.status != QueueItem.Status.DONE:
-            raise Conflict("this pass is not done yet: nothing to reopen")
-        if QueueItem.objects.filter(unit_id=item.unit_id, kind=QueueItem.Kind.REWORK, status=QueueItem.Status.OPEN).exists():
-            raise Conflict("this unit is reopened already")
-        user = _person(project, username) if username else item.completed_by
-        if user is None:
-            raise Invalid("nobody to send it to: name a person", errors={"username": "required"})
-        seq = (QueueItem.objects.filter(unit_id=item.unit_id, kind=QueueItem.Kind.REWORK)
-               .aggregate(m=Max("seq"))["m"])
-        return QueueItem.objects.create(project=project, unit_id=item.unit_id, kind=QueueItem.Kind.REWORK,
-                                        seq=0 if seq is None else seq + 1, assigned_to=user, priority=REWORK_PRIORITY)
+    """Reopen the unit of done item ``item_id``: a ``rework`` pass over it, served first to
+    ``username`` (default: whoever completed the item), through the review app
+    (``review.services.send_back``: the unit's review state becomes ``reopened``). Returns the new
+    item. Raises NotFound, Conflict (the item is not done, or a deciding pass of the unit, a rework
+    included, is open) or Invalid."""
+    item = QueueItem.objects.select_related("completed_by").filter(pk=item_id, project=project).first()
+    if item is None:
+        raise NotFound("no such queue item in this project")
+    if item.status != QueueItem.Status.DONE:
+        raise Conflict("this pass is not done yet: nothing to reopen")
+    user = _person(project, username) if username else item.completed_by
+    if user is None:
+        raise Invalid("nobody to send it to: name a person", errors={"username": "required"})
+    return review_services.send_back(item.unit_id, user, priority=REWORK_PRIORITY)

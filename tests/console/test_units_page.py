@@ -90,7 +90,7 @@ def test_assign_release_and_reopen(project, make_unit, admin_user, annotator, an
     again = claim_next(project, annotator)
     assert (again.unit_id, again.kind, again.assigned_to_id) == (first.unit_id, "rework", annotator.pk)
     res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": first.pk}, follow=True)
-    assert b"nothing done: this unit is reopened already" in res.content
+    assert b"nothing done: a rework of this unit is open already" in res.content
     assert _client(annotator).post("/projects/proj/units/action/", {"action": "release", "item": again.pk}).status_code == 403
 
 
