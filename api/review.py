@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from annotator.projects import access
 from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState
+from api.serializers import CommentOut
 from api.validators import BIGINT_MAX
 from api.views import project_for
 
@@ -57,12 +58,6 @@ class ReviewOut(serializers.Serializer):
     replayed = serializers.BooleanField(help_text="True when a review with this key was already saved.")
 
 
-class CommentOut(serializers.Serializer):
-    qa_id = serializers.IntegerField()
-    text = serializers.CharField()
-    tags = serializers.ListField(child=serializers.CharField())
-
-
 class ReviewOfUnitOut(serializers.Serializer):
     id = serializers.IntegerField()
     decision = serializers.ChoiceField(choices=Review.Decision.values)
@@ -93,30 +88,6 @@ class QueueRowOut(serializers.Serializer):
     pass_kind = serializers.CharField(help_text="The pass under review: first_pass, double_check or rework.")
     submitted_at = serializers.DateTimeField()
     round_id = serializers.IntegerField(allow_null=True, help_text="In the open quality round (served first).")
-
-
-class DeletedPairOut(serializers.Serializer):
-    """A QA pair the reworked pass deleted, in the unit payload's QA pair shape plus its status."""
-
-    id = serializers.IntegerField()
-    qa_type = serializers.CharField()
-    question = serializers.CharField()
-    answer = serializers.CharField()
-    version = serializers.IntegerField()
-    status = serializers.CharField()
-    delete_reason = serializers.CharField()
-
-
-class ReworkOut(serializers.Serializer):
-    """The ``review`` part of a rework unit's payload (``annotator.review.selectors.rework_part``)."""
-
-    reopened = serializers.BooleanField(help_text="Reopened by you (no comments), not sent back by a reviewer.")
-    decision = serializers.CharField(allow_null=True)
-    round = serializers.IntegerField(allow_null=True)
-    reviewed_at = serializers.DateTimeField(allow_null=True)
-    comments = CommentOut(many=True)
-    deleted_pairs = DeletedPairOut(many=True, help_text="Pairs your pass deleted: keep restores one; no decision "
-                                                        "leaves it deleted.")
 
 
 class SummaryOut(serializers.Serializer):

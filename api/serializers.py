@@ -171,6 +171,36 @@ class CarriedOut(AutosaveOut):
     saved_at = serializers.DateTimeField()
 
 
+class CommentOut(serializers.Serializer):
+    qa_id = serializers.IntegerField()
+    text = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class DeletedPairOut(serializers.Serializer):
+    """A QA pair the reworked pass deleted, in the unit payload's QA pair shape plus its status."""
+
+    id = serializers.IntegerField()
+    qa_type = serializers.CharField()
+    question = serializers.CharField()
+    answer = serializers.CharField()
+    version = serializers.IntegerField()
+    status = serializers.CharField()
+    delete_reason = serializers.CharField()
+
+
+class ReworkOut(serializers.Serializer):
+    """The ``review`` part of a rework unit's payload (``annotator.review.selectors.rework_part``)."""
+
+    reopened = serializers.BooleanField(help_text="Reopened by you (no comments), not sent back by a reviewer.")
+    decision = serializers.CharField(allow_null=True)
+    round = serializers.IntegerField(allow_null=True)
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    comments = CommentOut(many=True)
+    deleted_pairs = DeletedPairOut(many=True, help_text="Pairs your pass deleted: keep restores one; no decision "
+                                                        "leaves it deleted.")
+
+
 class UnitOut(serializers.Serializer):
     """A work unit as served to its annotator (shape of ``qa.selectors.unit_payload``)."""
 
@@ -186,6 +216,8 @@ class UnitOut(serializers.Serializer):
     delete_reasons = serializers.ListField(child=serializers.DictField())
     autosave = AutosaveOut(allow_null=True)
     carried = CarriedOut(allow_null=True)
+    review = ReworkOut(required=False, help_text="Rework units only (queue.kind rework): the reviewer's comments "
+                                                 "per QA pair and the pairs your pass deleted (issue 20).")
 
 
 class HeartbeatOut(serializers.Serializer):

@@ -305,6 +305,7 @@ class Revision(models.Model):
         ADD = "add", "added"
         EDIT = "edit", "edited outside the queue"
         FLAG = "flag", "flagged by a model"
+        REVIEW = "review", "reviewed"  # issue 20: content unchanged; after["review"] has the decision and comment
 
     qa_pair = models.ForeignKey(QAPair, on_delete=models.PROTECT, related_name="revisions")
     actor_user = models.ForeignKey(

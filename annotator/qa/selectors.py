@@ -438,6 +438,20 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     return out
 
 
+def _reason(r: Revision) -> str:
+    """The history's reason column: a review's decision, comment and tags (issue 20), else the
+    delete or flag reason."""
+    review = r.after.get("review") if r.action == Revision.Action.REVIEW else None
+    if isinstance(review, dict):  # e.g. "reject: the cup is a mug [wrong_answer]"
+        text = str(review.get("decision") or "")
+        if review.get("comment"):
+            text += ": " + str(review["comment"])
+        if review.get("tags"):
+            text += " [" + ", ".join(map(str, review["tags"])) + "]"
+        return text
+    return r.after.get("delete_reason") or r.after.get("flag_reason", "")
+
+
 def history(pair: QAPair) -> dict:
     """The lineage of a QA pair, from the machine draft (or the person who added it) to now: every
     revision with who (username or model), what, when, the version after it, the time spent (ms),
@@ -458,7 +472,7 @@ def history(pair: QAPair) -> dict:
                      "human": r.actor_user_id is not None, "version": r.version, "at": r.created_at,
                      "time_spent_ms": r.time_spent_ms,
                      "time_s": round(r.time_spent_ms / 1000, 1) if r.time_spent_ms is not None else None, "changes": changes,
-                     "status": r.after.get("status"), "reason": r.after.get("delete_reason") or r.after.get("flag_reason", "")})
+                     "status": r.after.get("status"), "reason": _reason(r)})
     first = revisions[0].after if revisions else pair.snapshot()
     return {
         "revisions": rows,

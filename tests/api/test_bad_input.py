@@ -336,7 +336,9 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     schema = json.loads(APIClient().get("/api/schema/?format=json").content)
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
-    assert len(operations) == 54  # 51 + the benchmark report (issue 18) + study links and participants (issue 19)
+    # 51 + the benchmark report (issue 18) + study links and participants (issue 19) + the team (issue 20:
+    # annotators and pay 2, review 5, gold and qualification 6).
+    assert len(operations) == 67
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
@@ -350,6 +352,10 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
                          ("/api/evaluations/{id}/cancel/", "post"), ("/api/evaluations/{id}/rejudge/", "post"),
                          ("/api/rejudge/{id}/", "post"),
                          # Issue 19: a full or unbuilt study, a link participant not yet consented or screened.
-                         ("/api/studies/{id}/enroll/", "post"), ("/api/studies/{id}/links/", "post")}
+                         ("/api/studies/{id}/enroll/", "post"), ("/api/studies/{id}/links/", "post"),
+                         # Issue 20: a unit not awaiting review (or reopened), a pause lifted already, tries
+                         # granted to someone who has qualified.
+                         ("/api/units/{id}/review/", "post"), ("/api/units/{id}/reopen/", "post"),
+                         ("/api/gold/pauses/{id}/lift/", "post"), ("/api/projects/{slug}/qualification/tries/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}

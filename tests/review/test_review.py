@@ -85,6 +85,8 @@ def test_a_rejected_unit_comes_back_first_to_its_annotator_alone_with_its_commen
     assert revs[2].version == revs[1].version and revs[3].submission.item.kind == "rework"
     assert revs[3].after["answer"] == "a blue cup"
     assert [r["action"] for r in history(verified)["revisions"]] == ["draft", "keep", "review", "modify"]
+    assert history(verified)["revisions"][2]["reason"] == "reject: The answer names the wrong object. [wrong_answer]"
+    assert revs[2].get_action_display() == "reviewed"
     assert [r.action for r in Revision.objects.filter(qa_pair=deleted).order_by("id")] == ["draft", "delete", "review", "keep"]
 
 
