@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
+from annotator.errors import Forbidden
 from annotator.gold import rules, services
 from annotator.gold.models import Attempt, Copy, Known, Result, Source, Standing
 from annotator.projects.models import Membership
 from annotator.projects.services import ensure_member
-from annotator.errors import Forbidden
 from annotator.qa.models import QAPair, QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import pairs_for_pass

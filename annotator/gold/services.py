@@ -10,6 +10,7 @@ real units' (issue 20, section 2).
 
 from __future__ import annotations
 
+import math
 import random
 
 from django.db import connection, transaction
@@ -18,9 +19,18 @@ from django.utils import timezone
 
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.exposure import ledger
-from annotator.exposure.models import Exposure
-from annotator.gold.models import (GOLD_RATE_MAX, TRIES_MAX, WINDOW_MAX, Attempt, Copy, Known, Pause, Policy, Source,
-                                   Standing)
+from annotator.gold.models import (
+    GOLD_RATE_MAX,
+    TRIES_MAX,
+    WINDOW_MAX,
+    Attempt,
+    Copy,
+    Known,
+    Pause,
+    Policy,
+    Source,
+    Standing,
+)
 from annotator.media.models import VideoGroupMember
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, QueueItem, Revision, WorkUnit
@@ -54,7 +64,7 @@ def set_policy(project: Project, *, gold_rate: float | None = None, threshold: f
     for name, value, low, high in checks:
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or not low <= value <= high:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not low <= value <= high:
             errors[name] = f"{name} must be a number from {low} to {high}"
         elif name in ("tries", "window", "seed") and value != int(value):
             errors[name] = f"{name} must be a whole number"

@@ -16,7 +16,7 @@ def test_queue_bench_smoke_serves_gold_at_the_rate_and_nothing_twice():
                           timeout=900, cwd=REPO, env=os.environ.copy())
     out = done.stdout
     assert done.returncode == 0, out + done.stderr[-4000:]
-    rows = re.findall(r"^\s+2000\s+(\d)\s+([\d.]+)\s.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M)
+    rows = re.findall(r"^\s+2000\s+(\d)\s+([\d.]+)\s.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.MULTILINE)
     assert [(k, rate) for k, rate, *_ in rows] == [("1", "0"), ("1", "0.5"), ("4", "0"), ("4", "0.5")]
     for k, rate, claims, gold, twice, errors in rows:
         assert (twice, errors) == ("0", "0") and int(claims) > 0

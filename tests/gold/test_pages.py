@@ -2,8 +2,8 @@
 pair, admins edit it) and the admins' gold page (every attempt and pause, lifting one, the policy)."""
 
 import pytest
-from django.utils import timezone
 from django.test import Client
+from django.utils import timezone
 
 from annotator.exposure import ledger
 from annotator.gold import services

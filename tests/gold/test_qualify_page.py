@@ -46,11 +46,11 @@ def test_a_new_annotator_qualifies_on_the_verify_page(live_server, browser, proj
     for n in (1, 2):
         expect(cards).to_have_count(4)
         expect(page.locator("#progress")).to_have_text("0/4 decided, 0 added")  # the next unit is in
-        expect(page.locator("#kind")).to_have_text(re.compile("qualification", re.I))
+        expect(page.locator("#kind")).to_have_text(re.compile("qualification", re.IGNORECASE))
         _decide_as_known(page)
         expect(page.locator("#submit-status")).to_contain_text("2 kept, 1 modified, 1 deleted")
     # Passed: the next unit is the real one, a first pass.
-    expect(page.locator("#kind")).to_have_text(re.compile("first pass", re.I))
+    expect(page.locator("#kind")).to_have_text(re.compile("first pass", re.IGNORECASE))
     expect(cards).to_have_count(2)
     expect(page.locator("#status")).to_contain_text(f"Unit {real.pk}:")
     attempt = Attempt.objects.get(user=annotator)
