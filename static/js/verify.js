@@ -202,7 +202,10 @@
       return;
     }
     if (!res.ok) {
-      setStatus("Could not load a unit (" + res.status + "). Reload the page to try again.");
+      // A refusal in words (paused, out of qualification tries: why and whom to ask) is shown as it is.
+      let detail = "";
+      try { detail = (await res.json()).detail || ""; } catch (e) { detail = ""; }
+      setStatus(res.status === 403 && detail ? detail : "Could not load a unit (" + res.status + "). Reload the page to try again.");
       return;
     }
     unit = await res.json();

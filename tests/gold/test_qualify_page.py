@@ -56,3 +56,17 @@ def test_a_new_annotator_qualifies_on_the_verify_page(live_server, browser, proj
     attempt = Attempt.objects.get(user=annotator)
     assert (attempt.agreed, attempt.decisions, attempt.passed) == (8, 8, True)
     context.close()
+
+
+def test_a_paused_annotator_reads_why_and_whom_to_ask(live_server, browser, project, make_unit, annotator, admin_user):
+    from annotator.gold.models import Pause, Standing
+
+    make_unit()
+    Standing.objects.create(project=project, user=annotator, paused=True)
+    Pause.objects.create(project=project, user=annotator, reason="low", accuracy=0.5, window=10, threshold=0.8)
+    context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
+    expect(page.locator("#status")).to_contain_text("Your work on Test project is paused since")
+    expect(page.locator("#status")).to_contain_text("was 50%, below the project's 80%. Ask an admin of the project (boss)")
+    expect(page.locator("#workspace")).to_be_hidden()
+    context.close()
