@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 
 from annotator.console.units import PAGE
 from annotator.projects.models import Project
-from annotator.qa.models import QueueItem
+from annotator.qa.models import QueueItem, Verdict, WorkUnit
 from annotator.review import selectors as review
 from annotator.review.models import ReviewState
 from annotator.team import selectors as team
@@ -29,7 +29,19 @@ def page(project: Project, user, before: int | None = None, period: str = "month
       otherwise).
     """
     first, last = team.preset_dates(period)
-    own = team.own_figures(project, user, team.period_of(first, last))
+    span = team.period_of(first, last)
+    own = team.own_figures(project, user, span)
+    # The team's figures count real units only; shown to the person that would tell them how many
+    # of their units were gold checks (issue 20, section 2). Here, units and QA pairs count every
+    # unit of theirs but qualification ones, as the person saw them.
+    seen = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE,
+                                    unit__purpose__in=[WorkUnit.Purpose.REAL, WorkUnit.Purpose.GOLD])
+    if span.start:
+        seen = seen.filter(completed_at__gte=span.start)
+    if span.end:
+        seen = seen.filter(completed_at__lt=span.end)
+    own["figures"] = {**own["figures"], "units": seen.values("unit_id").distinct().count(),
+                      "qa_pairs": Verdict.objects.filter(item__in=seen, user=user).count()}
     qs = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE)
     if before is not None:
         qs = qs.filter(id__lt=before)

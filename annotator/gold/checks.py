@@ -24,8 +24,8 @@ def on_submit(item: QueueItem, unit: WorkUnit, user, result) -> None:
     are for their person only, never for the shared queue). Then, for gold, pauses the person when
     their accuracy over the last K gold units is below the threshold; for qualification, ends the
     attempt once all its copies are scored."""
-    if unit.purpose not in SCORED:
-        return
+    if unit.purpose not in SCORED or item.kind == QueueItem.Kind.REWORK:
+        return  # a real unit, or a reopened copy resubmitted (scored once, on its first submit)
     copy = Copy.objects.filter(unit=unit).select_related("source", "attempt").first()
     if copy is None:
         return

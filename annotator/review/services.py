@@ -83,7 +83,9 @@ def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
     pass, double-check, rework) puts the unit in review: ``submitted``, or ``resubmitted`` after a
     rework, with this pass as the one to review and its submitter as the unit's annotator. Runs in
     the submit's transaction."""
-    if item.kind not in DECIDING_KINDS or unit.purpose != WorkUnit.Purpose.REAL:
+    # A gold copy is put in review as a real unit is (its annotator's "My work" must not tell it
+    # apart, issue 20 section 2), but never reaches a reviewer (``awaiting_states``).
+    if item.kind not in DECIDING_KINDS or unit.purpose not in (WorkUnit.Purpose.REAL, WorkUnit.Purpose.GOLD):
         return
     state = ReviewState.objects.select_for_update().filter(unit_id=unit.pk).first()
     new = ReviewState.State.RESUBMITTED if item.kind == QueueItem.Kind.REWORK else ReviewState.State.SUBMITTED
@@ -334,7 +336,8 @@ def awaiting_states(project: Project):
     # item would read the whole open queue.
     open_pass = QueueItem.objects.filter(unit_id=OuterRef("unit_id"), kind__in=DECIDING_KINDS,
                                          status=QueueItem.Status.OPEN)
-    return ReviewState.objects.filter(~Exists(open_pass), project=project, state__in=ReviewState.AWAITING)
+    return ReviewState.objects.filter(~Exists(open_pass), project=project, state__in=ReviewState.AWAITING,
+                                      unit__purpose=WorkUnit.Purpose.REAL)
 
 
 def open_round(project: Project, *, sample: int | None = None, all_units: bool = False, tags=(), seed: int = 0,
