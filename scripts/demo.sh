@@ -92,6 +92,10 @@ cat <<MSG
     admin       harbor-lantern-42   (project admin + Django admin at /admin/, export link on the home page)
     annotator1  maple-river-81
     annotator2  granite-sparrow-64
+    reviewer1   cedar-harbor-37     (reviewer: the review round, http://127.0.0.1:$PORT/projects/demo/review/)
+    trainee1    willow-beacon-27    (annotator who qualified through the gate: tutorial, qualification, gold)
+  The team (as admin): units http://127.0.0.1:$PORT/projects/demo/units/, figures and pay
+    http://127.0.0.1:$PORT/projects/demo/team/, qualification and gold http://127.0.0.1:$PORT/projects/demo/gold/
   Human-baseline studies (take part as an annotator; results at .../results/ as admin):
     frame ordering     http://127.0.0.1:$PORT/projects/demo/studies/ego-flight/
     multiple choice    http://127.0.0.1:$PORT/projects/demo/studies/egoexobench-human/

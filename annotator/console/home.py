@@ -40,17 +40,20 @@ def rows_for(user) -> list[dict]:
                 _link("Tutorial", "gold-tutorial", slug),
                 _link("My work", "my-work", slug),
                 _link("QA types and guidelines", "qa-types", slug)]})
-        study_links_ = []
+        study_rows = []  # one line per study: its name, then what the role may do with it
         for s in studies:
+            actions = []
             if annotate:
                 if s.pk not in mine and study_links.is_full(s):
-                    study_links_.append({"label": f"{s.name}: full", "href": "", "disabled": True})
+                    actions.append({"label": "full", "href": "", "disabled": True, "aria": f"{s.name}: full"})
                 else:
-                    study_links_.append(_link(f"Take part: {s.name}", "study-take", slug, s.name))
+                    actions.append(_link("Take part", "study-take", slug, s.name) | {"aria": f"Take part: {s.name}"})
             if oversee:
-                study_links_.append(_link(f"Results: {s.name}", "study-results", slug, s.name))
-        if study_links_:
-            groups.append({"name": "Studies", "links": study_links_})
+                actions.append(_link("Results", "study-results", slug, s.name) | {"aria": f"Results: {s.name}"})
+            if actions:
+                study_rows.append({"name": s.name, "actions": actions})
+        if study_rows:
+            groups.append({"name": "Studies", "links": [], "studies": study_rows})
         if oversee:
             groups.append({"name": "Models", "links": [_link("Drafting runs", "draft-runs", slug),
                                                        _link("Evaluation", "evaluation-leaderboard", slug)]})

@@ -116,6 +116,15 @@ class Command(BaseCommand):
         call_command("report", "--project", project, "--study", study.name, "--preset", "ego-flight-table1",
                      "--format", "md", stdout=table, stderr=self.stderr)
         self.stdout.write("EGO-FLIGHT Table 1 layout (scripted people, canned model):\n" + table.getvalue())
+        # The team (issue 20): a qualification with gold in the queue, a review round with rework, and
+        # the pay report at EgoNight's EUR 20 per video. Each step is idempotent on a rerun.
+        from annotator.gold import demo as gold_demo
+        from annotator.review import demo as review_demo
+        from annotator.team import demo as team_demo
+
+        gold_demo.run_demo(proj, self.stdout)
+        review_demo.run_demo(proj, self.stdout)
+        team_demo.run_demo(proj, self.stdout)
 
 
 DEMO_SERVER = "demo-canned"
