@@ -187,7 +187,9 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
         project.overlap_k = overlap_k
     project.save()
     added = []
-    open_units = (QueueItem.objects.filter(project=project, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN)
+    # Real units only: a gold copy someone holds is theirs alone, never a shared overlap (issue 20).
+    open_units = (QueueItem.objects.filter(project=project, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN,
+                                           unit__purpose=WorkUnit.Purpose.REAL)
                   .exclude(unit__queue_items__kind=QueueItem.Kind.OVERLAP).values_list("unit_id", "priority"))
     for unit_id, priority in open_units:
         if chosen(project, unit_id, "overlap", project.overlap_share):

@@ -61,3 +61,19 @@ def test_my_work_shows_a_gold_copy_as_a_real_unit(project, make_verified, make_u
         for p in QAPair.objects.filter(unit_id=copy_id, status="verified")]}, format="json")
     assert res.status_code == 200, res.content
     assert QueueItem.objects.get(pk=item.pk).status == "done" and Result.objects.filter(user=annotator).count() == 1
+
+
+def test_an_overlap_policy_set_later_gives_no_gold_copy_an_overlap_pass(project, make_verified, make_unit, annotator):
+    from annotator.qa.services import set_queue_policy
+
+    make_verified(1)
+    assert len(gold.make_sources(project, Source.Role.GOLD, 1)) == 1
+    gold.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
+    real = make_unit()
+    api = APIClient()
+    api.force_authenticate(annotator)
+    copy_id = api.post(f"/api/projects/{project.slug}/queue/next/").json()["id"]
+    assert copy_id != real.pk  # a gold copy, held by the annotator
+    set_queue_policy(project, overlap_share=1.0, overlap_k=2)
+    overlaps = set(QueueItem.objects.filter(kind="overlap").values_list("unit_id", flat=True))
+    assert real.pk in overlaps and copy_id not in overlaps
