@@ -8,8 +8,8 @@ Claim protocol (``claim_next``), one SQL statement:
    lapsed and that is assigned to the person (rework, an admin's assignment); failing that, the
    first such unassigned item that is not excluded for this person (the first annotator of a
    double-check), of a unit none of whose passes they skipped, and whose unit they have not
-   already completed a pass of (so overlap gets k distinct people), ``FOR UPDATE SKIP LOCKED``: rows another transaction is claiming are
-   skipped rather than waited on, and PostgreSQL re-checks the lease condition on rows committed
+   already completed a pass of (so overlap gets k distinct people), ``FOR UPDATE SKIP LOCKED``:
+   rows another transaction is claiming are skipped rather than waited on, and PostgreSQL re-checks the lease condition on rows committed
    meanwhile, so two claimers can never both get one item.
 3. Write the lease (holder, expiry = now + ``QUEUE_LEASE_SECONDS``) and commit. A person holds at
    most one open item per project (unique partial index), so two tabs claiming at the same moment
@@ -83,14 +83,14 @@ def before_claim(policy):
 # none does ``free`` take the first claimable item assigned to them (rework, an admin's assignment;
 # COALESCE evaluates its second argument only when the first is NULL), else the first claimable
 # unassigned item (not when a claim policy's ``Gate`` says ``only_assigned``: someone qualifying),
-# skipping rows that concurrent claimers have locked. A skip keeps every pass of
-# the skipped unit from the person (issue 20: a skip is never followed by the unit's other pass). A unit about footage (a
-# video, its day-night partners, the video a night rendition came from) of an item the person still
-# has to answer in a human-baseline study is not served to them: its page would show the pair's
-# answer, or the events in order (issue 8, Integrity). Every item about a QA pair names the pair's
-# footage, so this also covers the pair's own unit.
-# A study trial the person still has to answer about footage the unit ``i`` shows (a video, its
-# day-night partners, the video a night rendition came from).
+# skipping rows that concurrent claimers have locked. A skip keeps every pass of the skipped unit
+# from the person (issue 20: a skip is never followed by the unit's other pass).
+#
+# ``_STUDY_PENDING_SQL``: a unit about footage (a video, its day-night partners, the video a night
+# rendition came from) of an item the person still has to answer in a human-baseline study is not
+# served to them: its page would show the pair's answer, or the events in order (issue 8,
+# Integrity). Every item about a QA pair names the pair's footage, so this also covers the pair's
+# own unit.
 _STUDY_PENDING_SQL = """
     EXISTS (SELECT 1 FROM studies_trial t
             JOIN studies_participant p ON p.id = t.participant_id
