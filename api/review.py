@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.projects import access
+from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState
 from api.serializers import CommentOut
@@ -125,6 +126,7 @@ class UnitReviewView(APIView):
                    summary="A unit's review state and reviews with their comments (annotators: their own units)")
     def get(self, request, pk):
         _, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
+        refuse_during_blind_pass(request.user, pk)  # a blind pass sees no other pass's work
         state = _state(pk)
         oversee = role in access.OVERSEE_ROLES
         out = selectors.unit_reviews(state, request.user, oversee=oversee)
@@ -137,6 +139,7 @@ class UnitReviewView(APIView):
                            "admins; idempotent by key); a rejection sends it back to its annotator as rework")
     def post(self, request, pk):
         access.require(request.user, access.EDIT_QA_ROLES, unit_id=pk)
+        refuse_during_blind_pass(request.user, pk)
         data = ReviewIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

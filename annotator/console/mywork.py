@@ -26,7 +26,9 @@ def page(project: Project, user, before: int | None = None, period: str = "month
       ``label``, ``can_reopen``, ``comments`` of the latest review: ``[{"qa_id", "text", "tags"}]``);
     - ``rework``: their open rework passes; ``summaries``: quality-round summaries sent to them;
     - ``own``: ``team.selectors.own_figures`` over ``period`` (a key of ``PERIODS``; Invalid
-      otherwise).
+      otherwise), as the person may see it: units and QA pairs over real and gold units, no gold
+      accuracy, ``pay_hidden`` for a running period when the rate leaves gold out; ``active_h``:
+      their active time in hours.
     """
     first, last = team.preset_dates(period)
     span = team.period_of(first, last)
@@ -42,6 +44,12 @@ def page(project: Project, user, before: int | None = None, period: str = "month
         seen = seen.filter(completed_at__lt=span.end)
     own["figures"] = {**own["figures"], "units": seen.values("unit_id").distinct().count(),
                       "qa_pairs": Verdict.objects.filter(item__in=seen, user=user).count()}
+    # Gold accuracy is not shown to the person (it would change right after a gold unit: admins see
+    # it on the team page); nor is pay for a period still running when the rate leaves gold units
+    # out (it would stand still over one). Active time is the figure's, over every unit.
+    own["figures"].pop("gold_accuracy", None)
+    rate = own.get("rate")
+    own["pay_hidden"] = bool(rate and not rate["count_gold"] and period != "last_month")
     qs = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE)
     if before is not None:
         qs = qs.filter(id__lt=before)
@@ -67,4 +75,5 @@ def page(project: Project, user, before: int | None = None, period: str = "month
     rework = list(QueueItem.objects.filter(project=project, assigned_to=user, status=QueueItem.Status.OPEN,
                                            kind=QueueItem.Kind.REWORK).select_related("unit__video").order_by("priority", "id"))
     return {"rows": rows, "older": older, "rework": rework, "summaries": list(review.summaries_for(user, project)[:5]),
-            "own": own, "period": period, "periods": PERIODS}
+            "own": own, "active_h": f"{(own['figures'].get('active_s') or 0) / 3600:.2f}", "period": period,
+            "periods": PERIODS}

@@ -137,6 +137,13 @@ def _person(project: Project, username: str):
     return user
 
 
+def _refuse_copies(item: QueueItem) -> None:
+    """Conflict for a pass over a gold, qualification or tutorial copy: it belongs to the one person
+    it was made for (moving it would put a known answer in someone else's queue, issue 20)."""
+    if WorkUnit.objects.filter(pk=item.unit_id).exclude(purpose=WorkUnit.Purpose.REAL).exists():
+        raise Conflict("this is a copy made for one person's checks: it cannot be assigned, released or reopened")
+
+
 def assign(project: Project, item_id: int, username: str) -> QueueItem:
     """Serve open item ``item_id`` to ``username`` only, before their other items (or to anyone again
     when ``username`` is ''). Raises NotFound, Conflict (done, or held by someone else now: release
@@ -147,9 +154,15 @@ def assign(project: Project, item_id: int, username: str) -> QueueItem:
             raise NotFound("no such queue item in this project")
         if item.status != QueueItem.Status.OPEN:
             raise Conflict("this pass is done: reopen the unit instead")
+        _refuse_copies(item)
         user = _person(project, username) if username else None
         if item.leased_by_id and user is not None and item.leased_by_id != user.pk:
             raise Conflict("someone is working on this pass now: release it first")
+        if user is not None and item.exclude_user_id == user.pk:
+            raise Conflict(f"{user.username} did the first pass of this unit: a double-check must be someone else's")
+        if user is not None and QueueItem.objects.filter(unit_id=item.unit_id, completed_by=user).exists():
+            raise Conflict(f"{user.username} already did a pass of this unit: overlap and double-check need "
+                           "another person")
         item.assigned_to = user
         item.save(update_fields=["assigned_to"])
     return item
@@ -165,6 +178,7 @@ def release(project: Project, item_id: int) -> QueueItem:
             raise NotFound("no such queue item in this project")
         if item.status != QueueItem.Status.OPEN or item.leased_by_id is None:
             raise Conflict("nobody holds this pass")
+        _refuse_copies(item)
         item.leased_by, item.lease_expires_at = None, None
         item.save(update_fields=["leased_by", "lease_expires_at"])
     return item
@@ -181,6 +195,7 @@ def reopen(project: Project, item_id: int, username: str = "") -> QueueItem:
         raise NotFound("no such queue item in this project")
     if item.status != QueueItem.Status.DONE:
         raise Conflict("this pass is not done yet: nothing to reopen")
+    _refuse_copies(item)
     user = _person(project, username) if username else item.completed_by
     if user is None:
         raise Invalid("nobody to send it to: name a person", errors={"username": "required"})

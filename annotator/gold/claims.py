@@ -18,6 +18,10 @@ person ignore skips, and a skipped real unit never comes back: a gold one must n
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from annotator.errors import Forbidden
@@ -90,9 +94,16 @@ def gate(project: Project, user) -> Gate | None:
     if required and role == Role.ANNOTATOR and not qualified:
         return _qualifying(project, user, tries=tries + extra_tries,
                            threshold=default.threshold if threshold is None else threshold)
-    if rules.draws_gold(seed or 0, project.pk, user.pk, claims, gold_rate):
+    if rules.draws_gold(seed or 0, project.pk, user.pk, claims, gold_rate, draw_secret()):
         _serve_gold(project, user, salt=f"{seed or 0}:{user.pk}:{claims}")
     return None
+
+
+def draw_secret() -> bytes:
+    """The key of the gold draws (``rules.draws_gold``): derived from the deployment's SECRET_KEY, so
+    nobody outside the server can tell which of their claims will be gold (the seed and ids are not
+    secret)."""
+    return hmac.new(settings.SECRET_KEY.encode(), b"gold-draws", hashlib.sha256).digest()
 
 
 def admins_of(project: Project) -> str:

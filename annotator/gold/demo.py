@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from annotator.errors import Forbidden
 from annotator.gold import rules, services
+from annotator.gold.claims import draw_secret
 from annotator.gold.models import Attempt, Copy, Known, Result, Source, Standing
 from annotator.projects.models import Membership
 from annotator.projects.services import ensure_member
@@ -157,7 +158,7 @@ def _gold(project, trainee, stdout, policy) -> int:
         return Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).count()
     claims = range(standing.claims + 1, standing.claims + 1 + DEMO_GOLD_CLAIMS)
     seed = next(s for s in range(100_000)
-                if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate) for n in claims))
+                if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate, draw_secret()) for n in claims))
     services.set_policy(project, seed=seed)
     for _ in claims:
         item = claim_next(project, trainee)

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 from collections.abc import Sequence
 
@@ -23,13 +25,16 @@ def agrees(known: tuple[str, str], given: tuple[str, str]) -> bool:
     return known[0] != "delete" or known[1] == given[1]
 
 
-def draws_gold(seed: int, project_id: int, user_id: int, n: int, rate: float) -> bool:
+def draws_gold(seed: int, project_id: int, user_id: int, n: int, rate: float, secret: bytes = b"") -> bool:
     """Whether claim number ``n`` (1, 2, ...) of person ``user_id`` in project ``project_id`` serves a
-    gold copy, with probability ``rate`` (0 to 1). Drawn from ``random.Random`` seeded by all of them,
-    so it is reproducible, independent between people and claims, and uniform over claims."""
+    gold copy, with probability ``rate`` (0 to 1). Drawn from ``random.Random`` seeded by an HMAC
+    (SHA-256, key ``secret``: the deployment's, ``claims.draw_secret``) of all of them, so it is
+    reproducible on the server, independent between people and claims, uniform over claims, and not
+    predictable by someone who knows the ids, the seed and their claim count but not the secret."""
     if rate <= 0:
         return False
-    return random.Random(f"gold:{seed}:{project_id}:{user_id}:{n}").random() < rate
+    digest = hmac.new(secret, f"gold:{seed}:{project_id}:{user_id}:{n}".encode(), hashlib.sha256).digest()
+    return random.Random(digest).random() < rate
 
 
 def accuracy(agreed: int, decided: int) -> dict:

@@ -224,9 +224,11 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         if state is None:
             WorkUnit.objects.get(pk=unit_id)  # DoesNotExist for an unknown unit
             raise Conflict("this unit has not been submitted yet: there is nothing to review")
-        _refuse_unless_awaiting(state, "reviewed")
         if state.annotator_id == reviewer.pk:
             raise Forbidden("you submitted this unit: someone else reviews it")
+        if WorkUnit.objects.filter(pk=unit_id).exclude(purpose=WorkUnit.Purpose.REAL).exists():
+            raise Conflict("this unit does not await review")  # a gold copy: never reviewed (issue 20)
+        _refuse_unless_awaiting(state, "reviewed")
         pairs = {p.pk: p for p in reviewable_pairs(state).order_by("id")}
         membership = (RoundUnit.objects.select_related("round")
                       .filter(unit_id=unit_id, review__isnull=True, round__closed_at__isnull=True).first())

@@ -8,6 +8,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotator.projects import access
+from annotator.qa.models import QueueItem
+from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors
 from annotator.review.models import ReviewRound, ReviewState, RoundUnit
 from annotator.review.services import MAX_COMMENT_TEXT, MAX_TAGS
@@ -20,11 +22,16 @@ def review_page(request, slug: str):
     """The first unit awaiting review (``?unit=N``: unit N, if it awaits review), the queue beside it,
     and the open quality round's progress."""
     project, _ = access.require(request.user, access.EDIT_QA_ROLES, slug=slug)
-    queue = selectors.review_queue(project)
+    # A unit the reviewer holds a blind overlap pass of stays closed to them until they submit it
+    # (SPEC part 5): left out of their queue, refused when asked for.
+    blind = QueueItem.objects.filter(project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
+                                     leased_by=request.user).values("unit_id")
+    queue = selectors.review_queue(project).exclude(unit_id__in=blind)
     asked = request.GET.get("unit", "")
     current, note = None, ""
     if asked:
         if asked.isascii() and asked.isdigit() and len(asked) < 19:
+            refuse_during_blind_pass(request.user, int(asked))
             current = queue.filter(unit_id=int(asked)).first()
         if current is None:
             state = (ReviewState.objects.filter(project=project, unit_id=int(asked)).first()

@@ -83,6 +83,9 @@ def test_assign_release_and_reopen(project, make_unit, admin_user, annotator, an
     assert b"nothing done: &#x27;nobody&#x27; is not an annotator" in res.content
     res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": "x"}, follow=True)
     assert b"nothing done: the queue item must be a whole number" in res.content
+    # Nobody gets a pass of a unit they already did a pass of.
+    res = admin.post("/projects/proj/units/action/", {"action": "assign", "item": held.pk, "username": "ann2"}, follow=True)
+    assert b"is now served to ann2 only, first" in res.content  # ann2 held it but did not submit
     # Reopen a done unit: a rework pass served first to its annotator.
     first = _submit(project, annotator, "p")
     res = admin.post("/projects/proj/units/action/", {"action": "reopen", "item": first.pk}, follow=True)
@@ -132,3 +135,33 @@ def test_home_groups_pages_by_task(request, project, who, groups):
     team = ["Review", "Units", "Team figures and pay", "Qualification and gold"]
     assert [name for name in team if f">{name}</a>" in html] == (team if "Team" in groups else [])
     assert ">Tutorial</a>" in html and ">My work</a>" in html
+
+
+def test_a_reviewer_holding_a_blind_pass_cannot_read_the_first_pass_on_the_review_page(project, make_unit, annotator,
+                                                                                        admin_user):
+    from annotator.projects.services import ensure_member
+    from rest_framework.test import APIClient
+
+    set_queue_policy(project, double_check_share=0, overlap_share=1.0, overlap_k=2)
+    unit = make_unit(1)
+    first = claim_next(project, annotator)
+    pair = first.unit.qa_pairs.filter(origin="machine", options__isnull=True).first()
+    submit_unit(unit.pk, annotator, idempotency_key="f", time_spent_ms=1000, additions=[], decisions=[
+        Decision(p.pk, "modify", question=p.question, answer="SECRET answer") if p.pk == pair.pk else Decision(p.pk, "keep")
+        for p in first.unit.qa_pairs.all()])
+    reviewer = ensure_member("rev", role="reviewer", project=project)[0]
+    assert claim_next(project, reviewer).kind == "overlap"
+    page = _client(reviewer)
+    assert page.get(f"/projects/proj/review/?unit={unit.pk}").status_code == 403
+    assert b"SECRET answer" not in page.get("/projects/proj/review/").content  # not offered as the first unit
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    assert api.get(f"/api/units/{unit.pk}/review/").status_code == 403
+    assert api.post(f"/api/units/{unit.pk}/review/", {"decision": "accept", "comments": [], "idempotency_key": "x"},
+                    format="json").status_code == 403
+    # An admin may not hand the overlap pass to the person who did the first pass.
+    overlap = QueueItem.objects.get(unit=unit, kind="overlap")
+    QueueItem.objects.filter(pk=overlap.pk).update(leased_by=None, lease_expires_at=None)
+    res = _client(admin_user).post("/projects/proj/units/action/", {"action": "assign", "item": overlap.pk,
+                                                                    "username": "ann"}, follow=True)
+    assert b"nothing done: ann already did a pass of this unit" in res.content

@@ -78,9 +78,10 @@ def answer(item, user, *, right: int | None = None, key: str) -> dict:
 def seed_for(project, user, pattern: list[bool]) -> int:
     """A policy seed under which the person's claims 1, 2, ... draw gold exactly as ``pattern`` says
     (at the policy's rate, set to 0.5 by the caller)."""
+    from annotator.gold.claims import draw_secret
     from annotator.gold.rules import draws_gold
 
     for seed in range(100_000):
-        if all(draws_gold(seed, project.pk, user.pk, n, 0.5) == want for n, want in enumerate(pattern, start=1)):
+        if all(draws_gold(seed, project.pk, user.pk, n, 0.5, draw_secret()) == want for n, want in enumerate(pattern, start=1)):
             return seed
     raise AssertionError("no seed draws this pattern")

@@ -44,6 +44,7 @@ def test_my_work_shows_a_gold_copy_as_a_real_unit(project, make_verified, make_u
     assert strip(_row(html, copy_id)) == strip(_row(html, real.pk))
     assert "submitted, awaiting review" in _row(html, copy_id) and ">Reopen</button>" in _row(html, copy_id)
     assert "<dt>Units</dt><dd>2</dd>" in html  # both units, as the person saw them
+    assert "Gold accuracy" not in html  # it would change right after the gold unit (admins see it)
     # The review API answers the same for both.
     shapes = [api.get(f"/api/units/{u}/review/").json() for u in (real.pk, copy_id)]
     assert [(s["state"], s["can_reopen"], s["reviews"]) for s in shapes] == [("submitted", True, [])] * 2
