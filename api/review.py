@@ -114,24 +114,20 @@ class RoundOut(serializers.Serializer):
     summary = SummaryOut(allow_null=True)
 
 
-def _state(unit_id: int) -> ReviewState:
-    state = ReviewState.objects.select_related("annotator").filter(unit_id=unit_id).first()
-    if state is None:
-        raise Http404("this unit has not been submitted")
-    return state
-
-
 class UnitReviewView(APIView):
     @extend_schema(responses={200: UnitReviewsOut},
                    summary="A unit's review state and reviews with their comments (annotators: their own units)")
     def get(self, request, pk):
         _, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
         refuse_during_blind_pass(request.user, pk)  # a blind pass sees no other pass's work
-        state = _state(pk)
         oversee = role in access.OVERSEE_ROLES
-        out = selectors.unit_reviews(state, request.user, oversee=oversee)
-        if not oversee and state.annotator_id != request.user.pk and not out["reviews"]:
-            raise Http404("no such unit of yours")
+        state = ReviewState.objects.select_related("annotator").filter(unit_id=pk).first()
+        out = selectors.unit_reviews(state, request.user, oversee=oversee) if state is not None else None
+        if out is None or (not oversee and state.annotator_id != request.user.pk and not out["reviews"]):
+            # One answer for "not submitted" and "not yours": an annotator learns nothing of others' units.
+            raise Http404("no such unit of yours" if not oversee else "this unit has not been submitted")
+        if not oversee and state.annotator_id != request.user.pk:
+            out["annotator"] = ""  # their pass was reviewed, but the unit went on to someone else: not named
         return Response(out)
 
     @extend_schema(request=ReviewIn, responses={200: ReviewOut, **REFUSED},

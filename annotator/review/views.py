@@ -8,7 +8,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from annotator.projects import access
+from annotator.exposure import ledger
+from annotator.exposure.models import Exposure
 from annotator.qa.models import QueueItem
+from annotator.qa.queue import record_exposure
 from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors
 from annotator.review.models import ReviewRound, ReviewState, RoundUnit
@@ -48,6 +51,8 @@ def review_page(request, slug: str):
         units = RoundUnit.objects.filter(round=open_round)
         round_progress = {"round": open_round, "units": units.count(), "reviewed": units.filter(review__isnull=False).count()}
     view = selectors.unit_for_review(current) if current is not None else None
+    if current is not None:
+        _record_reviewed(request.user, project, current)
     page_url = reverse("review-page", args=[project.slug])
     config = {"project": project.slug, "pageUrl": page_url, "maxText": MAX_COMMENT_TEXT, "maxTags": MAX_TAGS}
     if view is not None:
@@ -58,3 +63,12 @@ def review_page(request, slug: str):
         "project": project, "view": view, "queue": shown, "total": total, "current": current, "note": note,
         "round_progress": round_progress, "config": config,
     })
+
+
+def _record_reviewed(user, project, state: ReviewState) -> None:
+    """Put what the review page shows of the unit (its videos, its QA pairs with their answers) in
+    the reviewer's exposure ledger, once per unit, as a verification queue's claim does
+    (``qa.queue.record_exposure``): a gold copy of it is then never served to them (issue 20)."""
+    person = ledger.person_key(user_id=user.pk)
+    if not Exposure.objects.filter(person=person, project_id=project.pk, ref=f"unit:{state.unit_id}").exists():
+        record_exposure(state.item, user.pk)

@@ -165,3 +165,35 @@ def test_a_reviewer_holding_a_blind_pass_cannot_read_the_first_pass_on_the_revie
     res = _client(admin_user).post("/projects/proj/units/action/", {"action": "assign", "item": overlap.pk,
                                                                     "username": "ann"}, follow=True)
     assert b"nothing done: ann already did a pass of this unit" in res.content
+
+
+def test_what_the_review_page_shows_goes_in_the_reviewers_exposure_ledger_once(project, make_unit, annotator):
+    from annotator.exposure.models import Exposure
+    from annotator.projects.services import ensure_member
+
+    set_queue_policy(project, double_check_share=0)
+    unit = make_unit(1)
+    _submit(project, annotator, "s")
+    reviewer = ensure_member("rev", role="reviewer", project=project)[0]
+    page = _client(reviewer)
+    assert page.get(f"/projects/proj/review/?unit={unit.pk}").status_code == 200
+    rows = Exposure.objects.filter(ref=f"unit:{unit.pk}", person=f"user:{reviewer.pk}")
+    shown = sorted((e.kind, e.video_id, e.qa_pair_id) for e in rows)
+    assert ("footage", unit.video_id, None) in shown
+    assert {q for k, _, q in shown if k == "answer"} == set(unit.qa_pairs.values_list("id", flat=True))
+    page.get(f"/projects/proj/review/?unit={unit.pk}")
+    assert rows.count() == len(shown)  # once per unit
+
+
+def test_the_review_api_answers_an_annotator_the_same_for_others_units_and_unsubmitted_ones(project, make_unit,
+                                                                                             annotator, annotator2):
+    from rest_framework.test import APIClient
+
+    set_queue_policy(project, double_check_share=0)
+    theirs, untouched = make_unit(1), make_unit(1)
+    _submit(project, annotator2, "t")
+    api = APIClient()
+    api.force_authenticate(annotator)
+    answers = [api.get(f"/api/units/{u.pk}/review/") for u in (theirs, untouched)]
+    assert [a.status_code for a in answers] == [404, 404]
+    assert answers[0].json() == answers[1].json()
