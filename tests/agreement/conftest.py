@@ -3,6 +3,8 @@ studies' fixtures (``build``: an ordering study; ``verified``: verified QA pairs
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from annotator.qa.queue import claim_next
@@ -36,5 +38,23 @@ def two_raters(project, make_unit, annotator, annotator2):
     3 modifies are the pairs in dispute. Returns the units."""
     set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
     units = [make_unit(3) for _ in range(3)]
-    verify_blind(project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, second_opinion)])
+    # These tests send the consensus round by hand: without the after-submit hook that would queue
+    # it (issue 20; tests/agreement/test_overlap_consensus.py tests the hook), so a Celery worker
+    # running in the session cannot send the disagreements first.
+    with without_overlap_hook():
+        verify_blind(project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, second_opinion)])
     return units
+
+
+@contextmanager
+def without_overlap_hook():
+    """Submits in this block queue no ``agreement.overlap_consensus`` job."""
+    from annotator.agreement.services import overlap_submitted
+    from annotator.qa.services import AFTER_SUBMIT
+
+    at = AFTER_SUBMIT.index(overlap_submitted)
+    AFTER_SUBMIT.remove(overlap_submitted)
+    try:
+        yield
+    finally:
+        AFTER_SUBMIT.insert(at, overlap_submitted)

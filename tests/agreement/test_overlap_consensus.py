@@ -13,13 +13,19 @@ from annotator.qa.exports.schema import row_schema
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import pseudonym
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from tests.agreement.conftest import second_opinion, verify_blind
 
 
 def test_disagreements_of_blind_passes_go_to_consensus_and_the_outcome_is_exported(
-        project, two_raters, annotator, annotator2, admin_user):
+        project, make_unit, annotator, annotator2, admin_user):
+    # As the two_raters fixture, with the after-submit hook on.
+    set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
+    units = [make_unit(3) for _ in range(3)]
+    verify_blind(project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, second_opinion)])
     # Both passes of each of the 3 units queued the check once (a queued job of one key is not queued again).
     jobs = Job.objects.filter(task="agreement.overlap_consensus")
-    assert sorted(j.args[0] for j in jobs) == sorted(u.pk for u in two_raters)
+    assert sorted(j.args[0] for j in jobs) == sorted(u.pk for u in units)
+    two_raters = units
     sent = [ci for unit in two_raters for ci in services.send_overlap_disagreements(unit.pk)]
     # Per unit: the second person deleted one pair and reworded another that the first kept.
     assert len(sent) == 6
