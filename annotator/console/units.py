@@ -24,7 +24,6 @@ from annotator.review.models import ReviewState
 
 PAGE = 50
 MAX_ID = 2**63 - 1
-REWORK_PRIORITY = -100  # served before model-flagged units (-10) and everything else
 
 
 @dataclass(frozen=True)
@@ -67,18 +66,21 @@ def parse_filters(params) -> tuple[UnitFilters, dict[str, str]]:
     return UnitFilters(**values), errors
 
 
-def parse_before(raw) -> int | None:
-    """The keyset cursor: list items with ids below it. None for the first page; Invalid when it
-    is not a whole number from 1 to 2^63 - 1."""
-    if raw in (None, ""):
-        return None
+def whole_id(raw, name: str, field: str) -> int:
+    """``raw`` as an id from 1 to 2^63 - 1; Invalid naming ``name`` (and ``field`` in its errors)."""
     try:
         value = int(raw)
     except (TypeError, ValueError):
-        raise Invalid("the page cursor must be a whole number", errors={"before": "not a number"}) from None
+        raise Invalid(f"{name} must be a whole number", errors={field: "not a number"}) from None
     if not 1 <= value <= MAX_ID:
-        raise Invalid("the page cursor is out of range", errors={"before": "out of range"})
+        raise Invalid(f"{name} is out of range", errors={field: "out of range"})
     return value
+
+
+def parse_before(raw) -> int | None:
+    """The keyset cursor: list items with ids below it. None for the first page; Invalid when it
+    is not a whole number from 1 to 2^63 - 1."""
+    return None if raw in (None, "") else whole_id(raw, "the page cursor", "before")
 
 
 def items_page(project: Project, filters: UnitFilters, before: int | None = None) -> tuple[list[QueueItem], int | None]:
@@ -199,4 +201,4 @@ def reopen(project: Project, item_id: int, username: str = "") -> QueueItem:
     user = _person(project, username) if username else item.completed_by
     if user is None:
         raise Invalid("nobody to send it to: name a person", errors={"username": "required"})
-    return review_services.send_back(item.unit_id, user, priority=REWORK_PRIORITY)
+    return review_services.send_back(item.unit_id, user)

@@ -26,16 +26,6 @@ def home(request):
     return render(request, "console/home.html", {"rows": home_rows.rows_for(request.user)})
 
 
-def _int(raw, name: str) -> int:
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise Invalid(f"{name} must be a whole number") from None
-    if not 1 <= value <= units.MAX_ID:
-        raise Invalid(f"{name} is out of range")
-    return value
-
-
 @login_required
 @require_http_methods(["GET"])
 def unit_list(request, slug: str):
@@ -68,7 +58,7 @@ def unit_action(request, slug: str):
     action = request.POST.get("action")
     username = (request.POST.get("username") or "").strip()[:150]
     try:
-        item_id = _int(request.POST.get("item"), "the queue item")
+        item_id = units.whole_id(request.POST.get("item"), "the queue item", "item")
         if action == "assign":
             item = units.assign(project, item_id, username)
             messages.success(request, f"pass {item.pk} of unit {item.unit_id} is now served to "
@@ -111,7 +101,7 @@ def my_work_reopen(request, slug: str):
     """Reopen one's own submitted unit before it is reviewed (``review.services.reopen_unit``)."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
     try:
-        unit_id = _int(request.POST.get("unit"), "the unit")
+        unit_id = units.whole_id(request.POST.get("unit"), "the unit", "unit")
         if not WorkUnit.objects.filter(pk=unit_id, project=project).exists():
             raise NotFound("no such unit in this project")
         review_services.reopen_unit(unit_id, request.user)
