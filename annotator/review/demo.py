@@ -15,7 +15,7 @@ by ``demo_setup`` on every ``make demo``: each step is done once and reused on a
 from __future__ import annotations
 
 from annotator.projects.services import ensure_member
-from annotator.qa.models import QueueItem
+from annotator.qa.models import QAPair, QueueItem
 from annotator.qa.queue import claim_next, release
 from annotator.qa.services import Decision, submit_unit
 from annotator.review.models import Review, ReviewRound, ReviewState, RoundUnit
@@ -47,7 +47,7 @@ def run_demo(project, stdout) -> dict:
         if n == 0:
             comments = _rejection(state)
             review_unit(unit_id, reviewer, "reject", comments, f"demo-review-{round_.pk}-{unit_id}")
-            stdout.write(f"{reviewer.username} rejected unit {unit_id} with {len(comments)} comments; it went back to "
+            stdout.write(f"{reviewer.username} rejected unit {unit_id} with {len(comments)} comment{'' if len(comments) == 1 else 's'}; it went back to "
                          f"{state.annotator.username} as rework")
         else:
             review_unit(unit_id, reviewer, "accept", [], f"demo-review-{round_.pk}-{unit_id}")
@@ -76,12 +76,15 @@ def run_demo(project, stdout) -> dict:
 
 def _rejection(state: ReviewState) -> list[Comment]:
     """The scripted reviewer's comments: on the first open-ended verified pair, and on the first pair
-    the pass deleted, if any."""
+    the pass deleted, if any and if it is not the project's last deleted pair."""
     pairs = list(reviewable_pairs(state).order_by("id"))
     open_ended = next((p for p in pairs if p.status == "verified" and p.options is None), None) or pairs[0]
     comments = [Comment(open_ended.pk, "Be specific: say what the person holds and where.", ("wrong_answer",))]
     deleted = next((p for p in pairs if p.status == "deleted"), None)
-    if deleted is not None:
+    # The rework restores the commented deleted pair; ask for it only when the project keeps another
+    # deleted pair, so the demo always has deleted QA pairs (the Likert study's filtered control group).
+    if deleted is not None and QAPair.objects.filter(project_id=state.project_id, status="deleted",
+                                                     unit__purpose="real").exclude(pk=deleted.pk).exists():
         comments.append(Comment(deleted.pk, "This question is answerable from the clip: keep it.", ("wrong_delete",)))
     return comments
 

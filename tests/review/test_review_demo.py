@@ -47,3 +47,18 @@ def test_the_demo_round_rejects_one_unit_which_is_reworked_and_a_rerun_adds_noth
     again = run_demo(project, StringIO())
     assert (ReviewRound.objects.count(), Review.objects.count(), QueueItem.objects.count(), Revision.objects.count()) == counts
     assert again == {**result, "reworked": [], "accepted_after_rework": []}
+
+
+def test_the_demo_rework_leaves_the_projects_last_deleted_pair_deleted(make_unit, first_pass, annotator, project):
+    """The demo must keep deleted QA pairs (the Likert study's filtered control group and
+    ``test_demo_setup`` rely on them): the reviewer asks to restore a deleted pair only when another
+    deleted pair remains in the project. A CI run whose sample held the only deleted pair lost it."""
+    make_unit()
+    unit = first_pass(annotator)
+    [deleted] = QAPair.objects.filter(project=project, status="deleted")
+    out = StringIO()
+    result = run_demo(project, out)
+    assert result["rejected"] == [unit.pk] and result["reworked"] == [unit.pk]
+    assert f"rejected unit {unit.pk} with 1 comment;" in out.getvalue()
+    deleted.refresh_from_db()
+    assert deleted.status == "deleted"
