@@ -341,7 +341,7 @@ def transcode(video_id: int) -> Video | None:
                 status=Video.Status.FAILED, error=str(exc).replace(str(src), video.filename)
             )
             return Video.objects.filter(pk=video.pk).first()
-        base = f"renditions/{video.pk}/{video.sha256[:16]}"
+        base = f"renditions/{streaming.media_key(video)}/{video.sha256[:16]}"
         saved: list[str] = []
         try:
             with out.open("rb") as fh:

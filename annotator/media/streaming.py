@@ -5,14 +5,14 @@ never from the original, so a 4K source is decoded once. Layout in storage (rela
 playlists and the VTT resolve within these folders, and ``media.views.serve_media`` checks access by
 the ``<video pk>`` of the prefix, so a segment needs no row of its own):
 
-- ``hls/<pk>/<sha16>/master.m3u8``: the master playlist, one ``#EXT-X-STREAM-INF`` per quality level
+- ``hls/<media_key>/<sha16>/master.m3u8``: the master playlist, one ``#EXT-X-STREAM-INF`` per quality level
   with BANDWIDTH (peak segment bit rate, bit/s), AVERAGE-BANDWIDTH and RESOLUTION; ``v0.m3u8`` the
   top level (the MP4 rendition cut with ``-c copy``: no second encode at full size), ``v1.m3u8`` the
   lower one (MEDIA_HLS_LOW_HEIGHT, or half the rendition's height if that is smaller); VOD media
   playlists of fMP4 segments ``vN-00000.m4s``... of MEDIA_HLS_SEGMENT_S seconds (4-6; the last may be
   shorter) after an init segment ``vN-init.mp4``. The rendition's key frames are forced at every
   segment boundary so the cut is exact.
-- ``thumbs/<pk>/<sha16>/thumbnails.vtt``: WebVTT whose cues (``HH:MM:SS.mmm --> ...``) cover the
+- ``thumbs/<media_key>/<sha16>/thumbnails.vtt``: WebVTT whose cues (``HH:MM:SS.mmm --> ...``) cover the
   video from 0 to its duration, each pointing at one tile, ``sprite-K.jpg#xywh=x,y,w,h`` (pixels,
   the W3C Media Fragments spatial dimension); sprite sheets ``sprite-K.jpg`` are grids of
   ``THUMB_COLUMNS`` x ``THUMB_ROWS`` tiles MEDIA_THUMB_WIDTH px wide, one tile every
@@ -35,6 +35,7 @@ from django.core.files.storage import default_storage
 from PIL import Image
 
 from annotator.adapters import ffmpeg
+from annotator.core import handles
 
 THUMB_COLUMNS = 10
 THUMB_ROWS = 10
@@ -75,14 +76,21 @@ def too_many_segments(duration_s: float | None) -> str:
             f"({duration_words(most * settings.MEDIA_HLS_SEGMENT_S)}, MEDIA_HLS_MAX_SEGMENTS)")
 
 
+def media_key(video) -> str:
+    """The folder name of ``video``'s files: its handle (``core.handles``, kind ``video``), so a media
+    URL says nothing of the video's id or age (an annotator must not tell a gold copy's old footage by
+    its URL, issue 20). Files stored before handles keep their ``<pk>`` folders."""
+    return handles.encode("video", video.pk)
+
+
 def hls_prefix(video) -> str:
-    """Storage folder of ``video``'s HLS files: ``hls/<pk>/<first 16 hex of sha256>``."""
-    return f"hls/{video.pk}/{video.sha256[:16]}"
+    """Storage folder of ``video``'s HLS files: ``hls/<media_key>/<first 16 hex of sha256>``."""
+    return f"hls/{media_key(video)}/{video.sha256[:16]}"
 
 
 def thumbs_prefix(video) -> str:
-    """Storage folder of ``video``'s sprite sheets and VTT: ``thumbs/<pk>/<first 16 hex of sha256>``."""
-    return f"thumbs/{video.pk}/{video.sha256[:16]}"
+    """Storage folder of ``video``'s sprite sheets and VTT: ``thumbs/<media_key>/<first 16 hex of sha256>``."""
+    return f"thumbs/{media_key(video)}/{video.sha256[:16]}"
 
 
 def thumbnail_interval_s(duration_s: float, *, keyframe_every_s: int | None = None) -> int:
@@ -304,5 +312,5 @@ def backfill(video) -> list[str]:
     return lacks
 
 
-__all__ = ["Level", "backfill", "clear_prefix", "hls_prefix", "low_level_height", "make_hls", "make_thumbnails", "master_playlist",
+__all__ = ["Level", "backfill", "clear_prefix", "hls_prefix", "low_level_height", "media_key", "make_hls", "make_thumbnails", "master_playlist",
            "missing", "needs_hls", "save_folder", "thumbnail_interval_s", "thumbnails_vtt", "thumbs_prefix"]

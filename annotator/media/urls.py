@@ -6,8 +6,8 @@ presigned URL once access is checked (playlists and WebVTT it serves itself). A 
 page would expire while the page is open, and a playlist fetched from one would resolve its
 segments to unsigned bucket URLs.
 An HLS master playlist and a thumbnails WebVTT refer to their segments, variant playlists and sprite
-sheets by relative URLs, so those resolve under the same ``/files/hls/<pk>/...`` or
-``/files/thumbs/<pk>/...`` prefix, which ``serve_media`` checks by the video's pk.
+sheets by relative URLs, so those resolve under the same ``/files/hls/<media key>/...`` or
+``/files/thumbs/<media key>/...`` prefix, which ``serve_media`` checks by the video it names.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 
+from annotator.core import handles
 from annotator.media.models import Video
 from annotator.media.services import on_local_disk
 from annotator.projects import access
@@ -123,10 +124,12 @@ def may_see_study_clip(user, name: str) -> bool:
 
 
 # The files of one video's HLS rendition and timeline thumbnails (``media.streaming``):
-# ``hls/<video pk>/<first 16 hex of its sha256>/<file>`` and ``thumbs/<pk>/<sha16>/<file>``. Hundreds
-# of segments need no row each: the prefix names the video. A file name is letters, digits, ``-``,
-# ``_`` and ``.`` (no ``..``, no further folder).
-_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(\d{1,18})/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
+# ``hls/<media key>/<first 16 hex of its sha256>/<file>`` and ``thumbs/<key>/<sha16>/<file>``, the key
+# being the video's handle (``streaming.media_key``; files stored before handles have the video's pk).
+# Hundreds of segments need no row each: the prefix names the video. A file name is letters, digits,
+# ``-``, ``_`` and ``.`` (no ``..``, no further folder).
+_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(\d{1,18}|" + handles.PATTERN
+                          + r")/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
 
 
 def _video_of_prefixed(name: str) -> Video | None:
@@ -134,8 +137,11 @@ def _video_of_prefixed(name: str) -> Video | None:
     match = _VIDEO_FILES.match(name)
     if match is None or ".." in name:
         return None
-    pk, sha16, _ = match.groups()
-    return Video.objects.filter(pk=int(pk), sha256__startswith=sha16).select_related("project").first()
+    key, sha16, _ = match.groups()
+    pk = int(key) if key.isdigit() else handles.decode("video", key)
+    if pk is None:
+        return None
+    return Video.objects.filter(pk=pk, sha256__startswith=sha16).select_related("project").first()
 
 
 def _may_fetch(user, name: str) -> bool:

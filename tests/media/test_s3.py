@@ -16,7 +16,7 @@ from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
 from annotator.core.models import Job
-from annotator.media import services
+from annotator.media import services, streaming
 from annotator.media.models import Video
 from annotator.projects.services import token_for
 from tests.conftest import make_video
@@ -193,7 +193,8 @@ def test_hls_and_thumbnails_are_written_to_the_bucket_and_play_through_files(s3,
     source = make_video(tmp_path / "twelve.mp4", seconds=12.0, size="160x120")
     video = services.transcode(_upload(admin_user, project, source).json()["id"])
     assert video.status == "ready", video.error
-    assert video.hls.name.startswith(f"hls/{video.pk}/") and video.thumbnails_vtt.name.startswith(f"thumbs/{video.pk}/")
+    key = streaming.media_key(video)  # the video's handle, not its pk (issue 20)
+    assert video.hls.name.startswith(f"hls/{key}/") and video.thumbnails_vtt.name.startswith(f"thumbs/{key}/")
     stored = _keys(client, bucket)
     assert video.hls.name in stored and video.thumbnails_vtt.name in stored
 

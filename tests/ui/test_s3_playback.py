@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from annotator.drafts.models import DraftJob, DraftRun, Pipeline
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
+from annotator.media import streaming
 from annotator.media.models import Video
 from annotator.projects.services import token_for
 from annotator.qa.services import ensure_qa_type
@@ -57,8 +58,8 @@ def test_a_long_video_on_s3_plays_through_files_redirects(s3, s3_endpoint, s3_bu
     page.evaluate("() => { const v = document.querySelector('#players video'); v.currentTime = 6; v.play(); }")
     page.wait_for_function("() => document.querySelector('#players video').currentTime > 6.2", timeout=10000)
 
-    files = f"{live_server.url}/files/hls/{video.pk}/"
-    bucket_url = f"{s3_endpoint}/{bucket}/hls/{video.pk}/"
+    files = f"{live_server.url}/files/hls/{streaming.media_key(video)}/"
+    bucket_url = f"{s3_endpoint}/{bucket}/hls/{streaming.media_key(video)}/"
     assert any(url.startswith(files) and url.endswith(".m3u8") and status == 200 for url, status in fetched)
     assert any(url.startswith(files) and url.endswith(".m4s") and status == 302 for url, status in fetched)
     assert any(url.startswith(bucket_url) and ".m4s?" in url and status in (200, 206) for url, status in fetched)
