@@ -2,7 +2,7 @@
 raters in under 60 s and 1 GiB; point estimates alone in under 5 s.
 
     .venv/bin/python bench/agreement.py [--n 100000] [--raters 5] [--resamples 1000] [--semantic 2000]
-                                        [--no-extra]
+                                        [--no-extra] [--smoke]
 
 No stack needed: ``annotator.scoring.agreement`` is pure Python (``make bench-agreement``).
 
@@ -20,6 +20,15 @@ No stack needed: ``annotator.scoring.agreement`` is pure Python (``make bench-ag
    data, and tracemalloc's peak during one all-metrics call with intervals on each target data set.
 4. **Semantic agreement**: model load time, then ``--semantic`` items x 3 free-text answers
    (sentences from templates, paraphrases and contradictions) with intervals.
+
+Per data set the header line gives the items x raters, the ratings sent (triples with a value) and
+the ratings the ``Ratings`` holds (its non-missing cells): the two must be equal.
+
+``--smoke``: the same four data sets and the semantic part at 300 items x 5 raters, 50 resamples and
+20 semantic items, then checks: every data set holds every rating sent, exactly the metrics that
+apply to its level and rater count give a value (in its range, with an interval, lower <= upper),
+the others say why not; exits 1 on a failed check, else prints ``smoke: ok`` (``make test`` runs
+it: tests/agreement/test_bench_agreement.py). The encoder's load dominates its time.
 """
 
 from __future__ import annotations
@@ -111,6 +120,15 @@ def semantic_answers(n: int, rng: np.random.Generator) -> list[list[str]]:
 
 # ------------------------------------------------------------------------------ timing
 
+SMOKE_N, SMOKE_SEMANTIC = 300, 20
+# The metrics that give a value, per data set (the others do not apply: ag.agreement says why).
+APPLIES = {
+    "nominal": {"krippendorff_alpha", "percent_agreement", "fleiss_kappa", "gwet_ac1"},
+    "ordinal": {"krippendorff_alpha", "percent_agreement", "fleiss_kappa", "kendall_w", "gwet_ac1"},
+    "nominal, 2 raters": {"krippendorff_alpha", "percent_agreement", "fleiss_kappa", "cohen_kappa", "gwet_ac1"},
+    "interval, 3 decimals": {"krippendorff_alpha", "percent_agreement", "kendall_w", "icc"},
+}
+
 def timed(f, *args, **kwargs):
     start = time.perf_counter()
     result = f(*args, **kwargs)
@@ -131,7 +149,8 @@ def bench_data(label: str, triples, level: str, resamples: int) -> dict:
     total_full, _ = timed(ag.agreement, ratings, n_resamples=resamples)
     print(f"  {label}: done", file=sys.stderr, flush=True)
     return {"label": label, "ratings": ratings, "build": build, "rows": rows, "total_point": total_point,
-            "total_full": total_full, "n_ratings": sum(1 for t in triples if t[2] is not None)}
+            "total_full": total_full, "n_ratings": sum(1 for t in triples if t[2] is not None),
+            "n_held": int((~np.isnan(ratings.values)).sum())}
 
 
 def traced_peak(ratings, resamples: int) -> float:
@@ -146,19 +165,57 @@ def traced_peak(ratings, resamples: int) -> float:
 
 def print_data(result: dict, resamples: int) -> None:
     print(f"{result['label']}: {len(result['ratings'].items):,} items x {len(result['ratings'].raters)} raters, "
-          f"{result['n_ratings']:,} ratings; Ratings.from_triples {result['build']:.2f} s")
+          f"{result['n_ratings']:,} ratings sent, {result['n_held']:,} held; Ratings.from_triples {result['build']:.2f} s")
     print(f"  {'metric':<20} {'point s':>8} {'+' + format(resamples, ',') + ' resamples s':>20} {'value':>8} "
-          f"{'95% interval':>18}")
+          f"{'95% interval':>18} {'items':>8}")
     for name, point_s, full_s, r, reason in result["rows"]:
         if r is None:
             print(f"  {name:<20} {'-':>8} {'-':>20}   (does not apply: {reason})")
             continue
         interval = f"[{r.ci[0]:.4f}, {r.ci[1]:.4f}]" if r.ci else "-"
-        print(f"  {name:<20} {point_s:>8.2f} {full_s:>20.2f} {r.value:>8.4f} {interval:>18}")
+        print(f"  {name:<20} {point_s:>8.2f} {full_s:>20.2f} {r.value:>8.4f} {interval:>18} {r.n_items:>8,}")
     sum_point = sum(p for _, p, _, r, _ in result["rows"] if r is not None)
     sum_full = sum(f for _, _, f, r, _ in result["rows"] if r is not None)
     print(f"  {'sum of the metrics':<20} {sum_point:>8.2f} {sum_full:>20.2f}")
     print(f"  {'one call, all':<20} {result['total_point']:>8.2f} {result['total_full']:>20.2f}")
+
+
+def smoke_problems(results: list[dict], semantic, args) -> list[str]:
+    """What the smoke run got wrong, in words (nothing: it passed)."""
+    problems = []
+    if [r["label"] for r in results] != list(APPLIES):
+        problems.append(f"data sets {[r['label'] for r in results]}, expected {list(APPLIES)}")
+    for r in results:
+        label, ratings = r["label"], r["ratings"]
+        raters = 2 if label == "nominal, 2 raters" else args.raters
+        if (len(ratings.items), len(ratings.raters)) != (args.n, raters):
+            problems.append(f"{label}: {len(ratings.items)} items x {len(ratings.raters)} raters, "
+                            f"expected {args.n} x {raters}")
+        if r["n_held"] != r["n_ratings"] or not 0.9 * args.n * raters < r["n_ratings"] < args.n * raters:
+            problems.append(f"{label}: {r['n_ratings']} ratings sent, {r['n_held']} held")
+        rated = (~np.isnan(ratings.values)).sum(axis=1)
+        # A metric takes the complete items (Fleiss, Kendall's W, the ICC), those with 2 ratings or more,
+        # or every item with a rating: never other counts.
+        enterable = {int((rated == raters).sum()), int((rated >= 2).sum()), int((rated >= 1).sum())}
+        given = {name for name, _, _, result, _ in r["rows"] if result is not None}
+        if given != APPLIES[label]:
+            problems.append(f"{label}: values for {sorted(given)}, expected {sorted(APPLIES[label])}")
+        for name, _, _, result, reason in r["rows"]:
+            if result is None:
+                if not reason:
+                    problems.append(f"{label}: {name} gives no value and no reason")
+                continue
+            low = -1.0 if name in ("krippendorff_alpha", "fleiss_kappa", "cohen_kappa", "gwet_ac1", "icc") else 0.0
+            if not (low <= result.value <= 1 and result.ci and low <= result.ci[0] <= result.ci[1] <= 1
+                    and result.n_items in enterable):
+                problems.append(f"{label}: {name} = {result.value} {result.ci} on {result.n_items} items")
+    if semantic is None:
+        problems.append("no semantic agreement")
+    else:
+        result = semantic[3]
+        if not (0 <= result.value <= 1 and 0 <= result.ci[0] <= result.ci[1] <= 1 and result.n_items == args.semantic):
+            problems.append(f"semantic agreement {result.value} {result.ci} on {result.n_items} items")
+    return problems
 
 
 def main() -> None:
@@ -168,7 +225,10 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1,000)")
     parser.add_argument("--semantic", type=int, default=2000, help="items for semantic agreement (0: skip)")
     parser.add_argument("--no-extra", action="store_true", help="skip the 2-rater and interval-scale data")
+    parser.add_argument("--smoke", action="store_true", help="a small case with checks (make test runs it)")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.raters, args.resamples, args.semantic, args.no_extra = SMOKE_N, 5, 50, SMOKE_SEMANTIC, False
     rng = np.random.default_rng(20261124)
 
     target = [bench_data("nominal", nominal_triples(args.n, args.raters, rng), "nominal", args.resamples),
@@ -204,6 +264,11 @@ def main() -> None:
         print(f"\nsemantic agreement: model load {load_s:.2f} s; {args.semantic:,} items x 3 answers ({texts:,} "
               f"distinct texts, one encode call) with {args.resamples:,} resamples {run_s:.2f} s; value "
               f"{result.value:.4f} [{result.ci[0]:.4f}, {result.ci[1]:.4f}]")
+    if args.smoke:
+        problems = smoke_problems(target + extra, semantic, args)
+        if problems:
+            sys.exit("smoke: FAILED\n" + "\n".join(problems))
+        print("\nsmoke: ok")
     if args.n == 100_000 and args.raters == 5 and args.resamples == 1000:
         worst_full = max(r["total_full"] for r in target)
         worst_point = max(r["total_point"] for r in target)
