@@ -1,6 +1,6 @@
 """Export benchmark (issue 11): 1M verified QA pairs exported in under 60 s with memory flat.
 
-    .venv/bin/python bench/export.py [--sizes 100000,1000000] [--formats jsonl,parquet] [--repeats 1]
+    .venv/bin/python bench/export.py [--sizes 100000,1000000] [--formats jsonl,parquet] [--repeats 1] [--smoke]
 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench-export``).
 
@@ -14,12 +14,20 @@ Needs the local stack (``scripts/stack.sh start``, or ``make bench-export``).
    by ``INSERT ... SELECT generate_series`` in one statement each; a project already holding
    ``size`` pairs is kept.
 2. **Export**, per size and format, in a child process (``manage.py export_qa`` does the same):
-   ``annotator.qa.exports.export`` to a file under ``.local/bench-export/``; the child prints the
-   rows, seconds, its peak RSS (``ru_maxrss``) and its RSS before the export (Django and the
-   libraries loaded), so "memory flat" reads as the same peak at 100k and 1M.
+   ``annotator.qa.exports.export`` to a file under ``.local/bench-export/<database>/``; the child
+   prints the rows, seconds, its peak RSS (``ru_maxrss``) and its RSS before the export (Django and
+   the libraries loaded), so "memory flat" reads as the same peak at 100k and 1M; then reads the
+   file back: its rows and their distinct QA pair ids (both equal to the rows exported when the
+   keyset pages lose and repeat nothing).
 
-Prints one line per (size, format): rows, seconds, rows/s, peak RSS and RSS growth during the
-export. Target: 1,000,000 rows in under 60 s, peak RSS the same at 100k and 1M.
+Prints one line per (size, format): rows, seconds, rows/s, peak RSS, RSS growth during the export,
+the file's size, and the rows and distinct ids read back from it. Exits 1 when a file holds other
+rows than the QA pairs seeded. Target: 1,000,000 rows in under 60 s, peak RSS the same at 100k and 1M.
+
+``--smoke``: 12,000 QA pairs (three keyset pages of 5,000: ``CHUNK_ROWS``) in
+``<POSTGRES_DB>_bench_export_smoke`` (migrated and seeded on its first run, so that run is slower),
+both formats written in the bench's own process, not a child (Django starts once; the peaks
+include the seeding's and the first format's), then ``smoke: ok`` (``make test`` runs it: tests/qa/test_bench_export.py).
 """
 
 from __future__ import annotations
@@ -39,8 +47,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
 DB = os.environ.get("BENCH_EXPORT_DB", "annotator_bench_export")
-OUT = REPO / ".local" / "bench-export"
 N_VIDEOS, N_NIGHT, N_ANNOTATORS = 1000, 250, 5
+SMOKE_SIZE = 12_000
+
+
+def out_dir() -> Path:
+    """Where the exports are written: one folder per database (two runs at once write apart)."""
+    return REPO / ".local" / "bench-export" / DB
 
 
 def setup_django() -> None:
@@ -163,26 +176,49 @@ def seed(size: int) -> str:
     return slug
 
 
-def child(slug: str, fmt: str) -> None:
-    """(Child process.) Export project ``slug`` as ``fmt``; print rows, seconds and RSS as JSON."""
-    setup_django()
+def read_back(path: Path, fmt: str) -> tuple[int, int]:
+    """(rows, distinct ``id`` values) in the written file ``path`` (JSONL or Parquet)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        ids = pq.read_table(path, columns=["id"]).column("id").to_pylist()
+    else:
+        import orjson
+
+        with path.open("rb") as f:
+            ids = [orjson.loads(line)["id"] for line in f]
+    return len(ids), len(set(ids))
+
+
+def export_formats(slug: str, formats: list[str]):
+    """Export project ``slug`` in each of ``formats``, one after the other; yield per format a dict of
+    rows, seconds, RSS before and peak (MB), the file's bytes, and its rows and distinct ids read back."""
     from annotator.projects.models import Project
     from annotator.qa import exports
 
     import pyarrow  # noqa: F401  (loaded before the baseline, as the exporter loads it for parquet)
 
     project = Project.objects.get(slug=slug)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"{slug}.{'parquet' if fmt == 'parquet' else 'jsonl'}"
-    started = time.perf_counter()
-    result = exports.export(project, fmt, out)
-    out = result.files[0]  # Parquet is written under data/ (the Hub layout)
-    seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"rows": result.rows, "seconds": seconds, "rss_before_mb": before / 1024, "peak_mb": peak / 1024,
-                      "bytes": out.stat().st_size}))
-    out.unlink()
+    for fmt in formats:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out_dir().mkdir(parents=True, exist_ok=True)
+        out = out_dir() / f"{slug}.{'parquet' if fmt == 'parquet' else 'jsonl'}"
+        started = time.perf_counter()
+        result = exports.export(project, fmt, out)
+        out = result.files[0]  # Parquet is written under data/ (the Hub layout)
+        seconds = time.perf_counter() - started
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rows, ids = read_back(out, fmt)  # after the peak: reading back is not the export's memory
+        yield {"format": fmt, "rows": result.rows, "seconds": seconds, "rss_before_mb": before / 1024,
+               "peak_mb": peak / 1024, "bytes": out.stat().st_size, "file_rows": rows, "file_ids": ids}
+        out.unlink()
+
+
+def child(slug: str, formats: str) -> None:
+    """(Child process.) ``export_formats`` of ``formats`` (comma-separated), each as a line of JSON."""
+    setup_django()
+    for run in export_formats(slug, formats.split(",")):
+        print(json.dumps(run), flush=True)
 
 
 def main() -> None:
@@ -190,28 +226,53 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--formats", default="jsonl,parquet")
     parser.add_argument("--repeats", type=int, default=1, help="runs per (size, format); the median is shown")
-    parser.add_argument("--child", nargs=2, metavar=("SLUG", "FORMAT"), help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="a small case with checks (make test runs it)")
+    parser.add_argument("--child", nargs=2, metavar=("SLUG", "FORMATS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    setup_django()
+    global DB
+    if args.smoke:
+        args.sizes, args.formats, args.repeats = str(SMOKE_SIZE), "jsonl,parquet", 1
+        DB = os.environ.get("BENCH_EXPORT_DB", f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_export_smoke")
+    formats = args.formats.split(",")
+    if not set(formats) <= {"jsonl", "parquet"} or args.repeats < 1:
+        parser.error("--formats is jsonl, parquet or both; --repeats at least 1")
+    setup_django()  # sets POSTGRES_DB to DB: the children inherit it
     sizes = [int(s) for s in args.sizes.split(",")]
     slugs = {size: seed(size) for size in sizes}
-    print(f"{'rows':>10} {'format':>8} {'seconds':>8} {'rows/s':>9} {'peak RSS':>9} {'growth':>8} {'file':>9}")
+    print(f"{'rows':>10} {'format':>8} {'seconds':>8} {'rows/s':>9} {'peak RSS':>9} {'growth':>8} {'file':>9} "
+          f"{'read back':>10} {'distinct ids':>13}")
+    # One child per (size, format, repeat): each peak is that export's alone. The smoke run exports in this
+    # process (Django starts once: several seconds on 2 busy cores), so its peaks include the seeding's.
+    batches = [formats] if args.smoke else [[fmt] for fmt in formats]
+    lost = []
     for size in sizes:
-        for fmt in args.formats.split(","):
+        for batch in batches:
             runs = []
             for _ in range(args.repeats):
-                done = subprocess.run([sys.executable, __file__, "--child", slugs[size], fmt], capture_output=True,
-                                      text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+                if args.smoke:
+                    runs.append(list(export_formats(slugs[size], batch)))
+                    continue
+                done = subprocess.run([sys.executable, __file__, "--child", slugs[size], ",".join(batch)],
+                                      capture_output=True, text=True, cwd=REPO, check=False,
+                                      env={**os.environ, "PYTHONPATH": str(REPO), "BENCH_EXPORT_DB": DB})
                 if done.returncode != 0:
                     sys.exit(done.stderr[-3000:])
-                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            run = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
-            print(f"{run['rows']:>10,} {fmt:>8} {run['seconds']:>8.1f} {run['rows'] / run['seconds']:>9,.0f} "
-                  f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
-                  f"{run['bytes'] / 2**20:>7.0f}MB", flush=True)
+                runs.append([json.loads(line) for line in done.stdout.strip().splitlines()[-len(batch):]])
+            for i, fmt in enumerate(batch):
+                run = sorted((r[i] for r in runs), key=lambda r: r["seconds"])[len(runs) // 2]
+                print(f"{run['rows']:>10,} {fmt:>8} {run['seconds']:>8.1f} {run['rows'] / run['seconds']:>9,.0f} "
+                      f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
+                      f"{run['bytes'] / 2**20:>7.1f}MB {run['file_rows']:>10,} {run['file_ids']:>13,}", flush=True)
+                if not size == run["rows"] == run["file_rows"] == run["file_ids"]:
+                    lost.append(f"{fmt} at {size:,}: {run['rows']:,} rows exported, {run['file_rows']:,} in the file, "
+                                f"{run['file_ids']:,} distinct ids")
+    if lost:
+        sys.exit("QA pairs lost or repeated: " + "; ".join(lost))
+    if args.smoke:
+        print("smoke: ok")
 
 
 if __name__ == "__main__":
