@@ -2,14 +2,15 @@
 loopback model server that takes 500 ms per call, at server concurrency C, against the ideal.
 
     .venv/bin/python bench/drafting.py [--videos 8] [--concurrency 8] [--qa-types 12] [--delay 0.5]
-                                       [--frames 6] [--profile]
+                                       [--frames 6] [--profile] [--smoke]
 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench-drafting``).
 
-1. A database of its own (``annotator_bench_drafting``, created and migrated if missing, emptied
-   at each run, so no answer comes from the cache), media under ``.local/bench-drafting/``,
-   and a Redis database of its own for the servers' concurrency slots (``BENCH_DRAFTING_REDIS_DB``,
-   default 14; the run's Celery message lands there too, unconsumed, and is purged at the end).
+1. A database of its own (``annotator_bench_drafting``, or ``BENCH_DRAFTING_DB``; created and
+   migrated if missing, emptied at each run, so no answer comes from the cache), media under
+   ``.local/bench-drafting/<database>/``, and a Redis database of its own for the servers'
+   concurrency slots (``BENCH_DRAFTING_REDIS_DB``, default 14; the run's Celery message lands there
+   too, unconsumed, and is purged at the end).
 2. ``tests.fake_model_server.FakeModelServer(delay_s=--delay)``, in a process of its own: an
    OpenAI-compatible server on loopback answering every stage by its JSON Schema after ``--delay``
    seconds.
@@ -21,11 +22,20 @@ Needs the local stack (``scripts/stack.sh start``, or ``make bench-drafting``).
    ``annotator.drafts.runs.start`` and worked in this process by ``runs.execute``, the body of the
    ``drafts.run`` task (a worker runs the same code).
 
-Prints: calls (requests the server answered), calls/s, wall time, the ideal time (calls x delay /
-C) and their ratio (target: within 1.2x), the most requests in flight at once (never more than C),
-and per-stage mean latency. ``--profile`` adds where the wall time went: time the server's slots
+Prints: calls (requests the server answered, and those stored), calls/s, wall time, the ideal time
+(calls x delay / C) and their ratio (target: within 1.2x), the most requests in flight at once
+(never more than C), and per-stage mean latency. Exits 1 when a video is not drafted, the server
+answered another number of calls than videos x QA types x 3 (a call stored for each), or more than
+C were in flight at once. ``--profile`` adds where the wall time went: time the server's slots
 were busy with requests, and per thread the seconds spent sampling frames, waiting for a slot, in
 the HTTP call and elsewhere (database writes, parsing).
+
+``--smoke``: 2 videos, 2 QA types, concurrency 2, 50 ms a call, 2 frames a clip, with ``--profile``,
+in ``<POSTGRES_DB>_bench_drafting_smoke`` (migrated on its first run, so that run is slower) and
+Redis database ``TEST_REDIS_DB`` + 1 (default 3: the tests' result backend, not their broker, where
+a test session's Celery worker would take the run's message); prints ``smoke: ok`` (``make test``
+runs it: tests/drafts/test_bench_drafting.py). Its ratio misses the target by design (the clips'
+frame sampling outweighs 50 ms calls).
 
 Note: a video's stages are sequential (each needs the one before), so a run can keep C requests in
 flight only with at least C videos; with fewer videos than C the ideal is out of reach by design.
@@ -54,8 +64,9 @@ from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_DRAFTING_DB", "annotator_bench_drafting")
-HOME = REPO / ".local" / "bench-drafting"
+HOME = REPO / ".local" / "bench-drafting" / DB
 REDIS_DB = int(os.environ.get("BENCH_DRAFTING_REDIS_DB", "14"))
+STAGES_PER_TYPE = 3  # caption, questions, answer
 PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
           user=os.environ.get("POSTGRES_USER", "annotator"))
 TARGET = 1.2
@@ -190,9 +201,16 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.5, help="seconds the loopback server takes per call (0.5)")
     parser.add_argument("--frames", type=int, default=6, help="frames sampled per clip (default 6, LLM_FRAMES)")
     parser.add_argument("--profile", action="store_true", help="where the wall time went")
+    parser.add_argument("--smoke", action="store_true", help="a small case with checks (make test runs it)")
     args = parser.parse_args()
     if not 1 <= args.qa_types <= 12 or args.videos < 1 or args.concurrency < 1:
         parser.error("--qa-types is 1 to 12; --videos and --concurrency at least 1")
+    if args.smoke:
+        global DB, HOME, REDIS_DB
+        args.videos, args.qa_types, args.concurrency, args.delay, args.frames, args.profile = 2, 2, 2, 0.05, 2, True
+        DB = os.environ.get("BENCH_DRAFTING_DB", f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_drafting_smoke")
+        HOME = REPO / ".local" / "bench-drafting" / DB
+        REDIS_DB = int(os.environ.get("BENCH_DRAFTING_REDIS_DB", int(os.environ.get("TEST_REDIS_DB", "2")) + 1))
 
     _environment()
     shutil.rmtree(HOME, ignore_errors=True)
@@ -274,6 +292,13 @@ def main() -> None:
               "the job's other queries, building requests, saving drafts)")
     if v["done"] != v["total"]:
         sys.exit(f"not every video was drafted: {report['failures'][:3]}")
+    expected = args.videos * len(types) * STAGES_PER_TYPE
+    if not calls == stored == expected or stats["max_in_flight"] > args.concurrency:
+        sys.exit(f"expected {expected} calls ({args.videos} videos x {len(types)} QA types x {STAGES_PER_TYPE} stages), "
+                 f"each stored, at most {args.concurrency} in flight; got {calls} answered, {stored} stored, "
+                 f"{stats['max_in_flight']} in flight")
+    if args.smoke:
+        print("smoke: ok")
 
 
 if __name__ == "__main__":
