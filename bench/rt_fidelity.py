@@ -2,16 +2,17 @@
 after known delays, and the page's and the server's response times are compared with them.
 
     .venv/bin/python bench/rt_fidelity.py [--trials 12] [--delays 1.5,3,6] [--kinds ordering,mcq,open_answer,likert]
-                                          [--port 8766]
+                                          [--port 8766] [--smoke]
 
 Needs the local stack (``scripts/stack.sh start``, or ``make bench-rt``). The bench builds a
-database of its own (``annotator_bench_rt``, made afresh each run) with media under
-``.local/bench-rt/``: a scripted first pass verifies ``--trials`` work units (real ffmpeg clips, one
+database of its own (``annotator_bench_rt``, or ``BENCH_RT_DB``; made afresh each run) with media
+under ``.local/bench-rt/<database>/``: a scripted first pass verifies ``--trials`` work units (real ffmpeg clips, one
 open-ended and one multiple-choice QA pair each), and one study of each kind is created over them
 as ``study_create`` does (ordering: 4 frames of 224 px from a real 3-minute video; multiple choice
 with a 60 s limit; open answers; Likert correctness ratings, justified below 3). Gunicorn serves
-the platform as in production (collected static files, 2 workers of 4 threads); Celery messages go
-to an in-memory broker (nothing is scored, nothing reaches a real queue).
+the platform as in production (collected static files, 2 workers of 4 threads, the repository's
+gunicorn.conf.py, no control socket: gunicorn's default one is shared by every gunicorn of the
+user); Celery messages go to an in-memory broker (nothing is scored, nothing reaches a real queue).
 
 The participant takes ``--trials`` trials of each kind. On each trial it waits for the mark the
 page sets when it reports the trial visible (``#trial[data-shown]``, with the page's clock origin
@@ -20,7 +21,15 @@ text), then, in the page, waits until ``delay`` after that origin and clicks Ans
 through ``--delays`` (seconds). Printed per trial: the intended delay, the client RT the page sent
 (``client_rt_ms``) and the server RT (``answered_at - shown_at``), with their errors; then per kind
 and overall the median absolute client error (target under 20 ms) and the share of server RTs
-within 300 ms of the delay (target: all). Issue 8, "Tests and benchmark".
+within 300 ms of the delay (target: all). Issue 8, "Tests and benchmark". Exits 1 when a trial was
+not answered, timed out or stored no response, or a target is missed.
+
+``--smoke``: 1 trial of each kind at 0.5 s, one gunicorn worker (each loads Django: seconds on a
+busy machine), on a free port, in ``<POSTGRES_DB>_bench_rt_smoke``,
+created and migrated the first time (so that run is slower) and kept, its tables emptied
+(``TRUNCATE``) at each run, static files collected once; a missed target is printed, not an error
+(a busy machine's timers); every trial must still be answered and stored, then ``smoke: ok``
+(``make test`` runs it: tests/studies/test_bench_rt_fidelity.py).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import shutil  # noqa: E402
+import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -43,8 +53,8 @@ import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DB = "annotator_bench_rt"
-HOME = REPO / ".local" / "bench-rt"
+DB = os.environ.get("BENCH_RT_DB", "annotator_bench_rt")
+HOME = REPO / ".local" / "bench-rt" / DB
 PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
           user=os.environ.get("POSTGRES_USER", "annotator"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -92,6 +102,32 @@ def _fresh_database() -> None:
         conn.execute(f'create database "{DB}"')
 
 
+def _kept_database() -> None:
+    """(``--smoke``.) The database, created if missing; migrated and emptied in ``build``."""
+    import psycopg
+
+    with psycopg.connect(**PG, dbname="postgres", autocommit=True) as conn:
+        if not conn.execute("select 1 from pg_database where datname = %s", [DB]).fetchone():
+            conn.execute(f'create database "{DB}"')
+
+
+def _empty_tables() -> None:
+    """Empty every table but the migrations' bookkeeping (content types and permissions are Django's,
+    made by migrate). TRUNCATE fires no row triggers, so append-only tables empty too."""
+    from django.db import connection
+
+    keep = {"django_migrations", "django_content_type", "auth_permission"}
+    tables = [t for t in connection.introspection.table_names() if t not in keep]
+    with connection.cursor() as c:
+        c.execute("truncate " + ", ".join(connection.ops.quote_name(t) for t in tables) + " restart identity cascade")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _ffmpeg_video(path: Path, seconds: float) -> bytes:
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
                     "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
@@ -112,8 +148,9 @@ def _stored_video(project, name: str, seconds: float, **fields):
                                 fps=10.0, width=160, height=120, rendition=rendition, **fields)
 
 
-def build(n: int, progress) -> dict[str, str]:
-    """The data and the four studies (see the module's docstring); returns kind -> study name."""
+def build(n: int, progress, empty: bool = False) -> dict[str, str]:
+    """The data and the four studies (see the module's docstring); returns kind -> study name.
+    ``empty``: empty the (kept) database's tables first."""
     from django.core.management import call_command
 
     from annotator.drafts.models import DraftJob, DraftRun, Pipeline
@@ -125,7 +162,9 @@ def build(n: int, progress) -> dict[str, str]:
     from annotator.studies.services import create_study
 
     call_command("migrate", verbosity=0)
-    call_command("collectstatic", "--noinput", verbosity=0)
+    if empty:
+        _empty_tables()
+    call_command("collectstatic", "--noinput", verbosity=0)  # copies only what changed since the last run
     project = ensure_project("rt", "RT fidelity")
     project.double_check_share = 0.0
     project.save()
@@ -165,11 +204,16 @@ def build(n: int, progress) -> dict[str, str]:
     return {kind: name for kind, (name, _) in studies.items()}
 
 
-def serve(port: int) -> subprocess.Popen:
-    """Gunicorn on loopback with this process's environment; returns once it answers."""
+def serve(port: int, workers: int = 2) -> subprocess.Popen:
+    """Gunicorn on loopback (``workers`` of 4 threads) with this process's environment; returns once it
+    answers."""
     log = open(HOME / "web.log", "ab")  # the server's own log lines stay out of the table
-    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--threads", "4"],
+    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi",
+                               "-c", str(REPO / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+                               "--workers", str(workers), "--threads", "4",
+                               # gunicorn's default control socket ($HOME/.gunicorn/gunicorn.ctl) is one path for
+                               # every gunicorn of the user: a command meant for another one would reach this one.
+                               "--no-control-socket"],
                               cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
     log.close()
     for _ in range(150):
@@ -213,7 +257,8 @@ def take(page, base: str, name: str, kind: str, delays: list[float]) -> list[dic
     return rows
 
 
-def report(rows: list[dict]) -> None:
+def report(rows: list[dict]) -> tuple[bool, bool]:
+    """Print the table and the summaries; returns (every trial answered and stored, every target met)."""
     from annotator.studies.models import Trial
     from annotator.studies.selectors import server_rt_ms
 
@@ -255,8 +300,7 @@ def report(rows: list[dict]) -> None:
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     results = [summary(k, [r for r in rows if r["kind"] == k]) for k in kinds]
     overall = summary("overall", rows)
-    if not (all(results) and overall):
-        sys.exit(1)
+    return not any(r["problems"] for r in rows), all(results) and overall
 
 
 def main() -> None:
@@ -265,25 +309,35 @@ def main() -> None:
     parser.add_argument("--delays", default="1.5,3,6", help="seconds, cycled over the trials")
     parser.add_argument("--kinds", default="ordering,mcq,open_answer,likert")
     parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_RT_PORT", "8766")))
+    parser.add_argument("--smoke", action="store_true", help="a small case with checks (make test runs it)")
     args = parser.parse_args()
+    if args.smoke:
+        global DB, HOME
+        args.trials, args.delays, args.kinds, args.port = 1, "0.5", "ordering,mcq,open_answer,likert", free_port()
+        DB = os.environ.get("BENCH_RT_DB", f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_rt_smoke")
+        HOME = REPO / ".local" / "bench-rt" / DB
     delays = [float(d) for d in args.delays.split(",")]
     kinds = args.kinds.split(",")
+    if args.trials < 1 or not delays or min(delays) <= 0 or not set(kinds) <= {"ordering", "mcq", "open_answer", "likert"}:
+        parser.error("--trials at least 1, --delays positive seconds, --kinds of ordering, mcq, open_answer, likert")
 
     _environment()
-    shutil.rmtree(HOME, ignore_errors=True)
+    for part in ("media", "work"):  # the collected static files stay (collectstatic copies what changed)
+        shutil.rmtree(HOME / part, ignore_errors=True)
     (HOME / "work").mkdir(parents=True)
-    print(f"rt_fidelity: database {DB} (fresh), media under {HOME.relative_to(REPO)}", flush=True)
-    _fresh_database()
+    print(f"rt_fidelity: database {DB} ({'kept, emptied' if args.smoke else 'fresh'}), media under "
+          f"{HOME.relative_to(REPO)}", flush=True)
+    _kept_database() if args.smoke else _fresh_database()
     import django
 
     django.setup()
-    names = build(args.trials, lambda line: print(line, flush=True))
+    names = build(args.trials, lambda line: print(line, flush=True), empty=args.smoke)
     from django.db import connection
 
     connection.close()  # the server has the database to itself while the participant takes part
     from playwright.sync_api import sync_playwright
 
-    server = serve(args.port)
+    server = serve(args.port, workers=1 if args.smoke else 2)
     base = f"http://127.0.0.1:{args.port}"
     rows: list[dict] = []
     try:
@@ -305,7 +359,14 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    report(rows)
+    stored, met = report(rows)
+    expected = args.trials * len(kinds)
+    if len(rows) != expected:
+        sys.exit(f"{len(rows)} trials taken, expected {expected} ({args.trials} of each of {len(kinds)} kinds)")
+    if not stored or not (met or args.smoke):
+        sys.exit(1)
+    if args.smoke:
+        print("smoke: ok")
 
 
 if __name__ == "__main__":
