@@ -180,13 +180,13 @@ def _own_trial(request, pk: int) -> Trial:
     return trial
 
 
-def state(participant: Participant | None) -> dict:
+def state(participant: Participant | None, **first) -> dict:
     """The participant's ``stage`` and current ``trial`` (``selectors.trial_payload``), or
-    ``not_started``."""
+    ``not_started``. ``first``: passed to ``services.current_trial`` (an answer's ``next_open``)."""
     if participant is None:
         return {"stage": "not_started", "trial": None}
     taking = participant.stage in (Participant.Stage.PRACTICE, Participant.Stage.TRIALS)
-    trial = services.current_trial(participant) if taking else None
+    trial = services.current_trial(participant, **first) if taking else None
     return {"stage": participant.stage, "trial": selectors.trial_payload(trial) if trial else None}
 
 
@@ -333,8 +333,9 @@ class AnswerView(ParticipantView):
         data = AnswerIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        answered = services.answer_trial(trial.participant, trial.pk, v["response"], v["client_rt_ms"], v["idempotency_key"])
-        participant = answered.participant  # as the answer left them (a replayed answer: as loaded now)
+        answered = services.answer_trial(trial.participant, trial.pk, v["response"], v["client_rt_ms"],
+                                         v["idempotency_key"], trial=trial)
+        participant = answered.participant  # as the answer left them (a replayed answer: as read again)
         feedback = kind_module(trial.participant.study.kind).feedback(answered) if answered.practice else {}
         if feedback:
             # The next trial is not served with the feedback: the person reads the feedback for as long
@@ -343,7 +344,8 @@ class AnswerView(ParticipantView):
             # for the current trial on "Continue".
             body = {"stage": participant.stage, "trial": None, "next": "current"}
         else:
-            body = state(participant)
+            # The next trial, from the first open trial the answer read under the participant's lock.
+            body = state(participant, first=answered.next_open)
         body["answered"] = {"trial_id": answered.pk, "timed_out": answered.timed_out}
         if answered.practice:
             body["feedback"] = feedback

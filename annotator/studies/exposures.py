@@ -50,7 +50,9 @@ class Screen:
         self.ledger = ledger.Ledger.of(self.person, self.project_id)
         open_trials = (Trial.objects.filter(**_same_person(participant), answered_at__isnull=True,
                                             participant__study__project_id=study.project_id)
-                       .exclude(participant=participant).select_related("item__condition__study"))
+                       .select_related("item__condition__study"))
+        if participant.pk is not None:  # an unsaved participant (``services.prepare_assignment``) has none
+            open_trials = open_trials.exclude(participant=participant)
         if served_only:
             open_trials = open_trials.filter(served_at__isnull=False)
         self.pending = ledger.Pending.of(needs(t.item) for t in open_trials)
@@ -62,19 +64,23 @@ class Screen:
 
     def refusal(self, item: Item) -> str | None:
         """Why ``item`` must not be served to this person, or None."""
-        self._attach_study(item)
+        self.attach(item)
         return self.ledger.refusal(needs(item)) or (None if self.nothing_pending else self.pending.refusal(shows(item)))
 
-    def _attach_study(self, item: Item) -> None:
+    def load_conditions(self) -> None:
+        """Load the study's conditions (one query, once), with the study attached to each."""
+        if self._conditions is None:
+            self._conditions = {c.pk: c for c in Condition.objects.filter(study_id=self.study.pk)}
+            for c in self._conditions.values():
+                c.study = self.study
+
+    def attach(self, item: Item) -> None:
         """Give an item of the participant's study its condition and study from this screen when
         they are not loaded (``needs`` and ``shows`` ask ``item.condition.study.kind``): one query
         for the study's conditions per screen instead of two per item screened. An item of another
         study is left as it is."""
         if not Item._meta.get_field("condition").is_cached(item):
-            if self._conditions is None:
-                self._conditions = {c.pk: c for c in Condition.objects.filter(study_id=self.study.pk)}
-                for c in self._conditions.values():
-                    c.study = self.study
+            self.load_conditions()
             condition = self._conditions.get(item.condition_id)
             if condition is not None:
                 item.condition = condition

@@ -206,17 +206,22 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     (participant, created). Without ids (a plain shared link) a fresh id ``link-<random>`` is
     made: the browser's session is then the only way back.
 
-    Steps (a participant who exists already is resumed at once, without the lock), in one
-    transaction with the study's row locked (``services.lock_open_study``, which also refuses a
-    study not built, Conflict):
+    Steps (a participant who exists already is resumed at once, without the lock):
     1. The participant of this pseudonym in the study, if any, is resumed (from any link of the
        study and any browser), whatever its status; nothing else changes.
-    2. Otherwise the link's ``max_participants`` is checked (StudyFull).
-    3. The participant is created with its pseudonym set (the exposure ledger keys it), then
-       assigned (``services.assign`` with no footage seen) in a savepoint: if no scored item can be
-       given (the raters-per-item cap), the savepoint is rolled back and StudyFull raised, so a
-       full study keeps no participant and serves no trial.
-    The study lock serialises entries, and the unique (study, pseudonym) constraint backs it.
+    2. Before the lock, what the assignment reads that no other entry changes
+       (``services.prepare_assignment``: the person's exposure ledger, their open trials elsewhere,
+       the study's conditions, attention and practice items).
+    3. In one transaction with the study's row locked (``services.lock_open_study``, which also
+       refuses a study not built, Conflict): the link's ``max_participants`` is checked
+       (StudyFull); the participant is created with its pseudonym set (the exposure ledger keys
+       it), then assigned (``services.assign``: the conditions' and items' counts under the
+       raters-per-item cap, then the inserts). If no scored item can be given, StudyFull is raised
+       and the transaction rolled back, so a full study keeps no participant and serves no trial.
+    The study lock serialises entries, so the cap and the link's maximum hold. The same panel id
+    entering twice at once: the second waits for the lock, then its insert breaks the unique
+    (study, pseudonym) constraint; its transaction is rolled back and it resumes the participant
+    the first made.
     """
     study = link.study
     external = ids.external_id if ids else f"link-{secrets.token_urlsafe(12)}"
@@ -226,24 +231,26 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()
     if existing is not None:
         return existing, False
-    with transaction.atomic():
-        services.lock_open_study(study)
+    participant = Participant(
+        study=study, kind=Participant.Kind.PERSON, link=link, pseudonym=pseudonym, external_id=external,
+        panel_study_id=ids.panel_study_id if ids else "", panel_session_id=ids.panel_session_id if ids else "",
+        completion_code=new_code(), last_active_at=now)
+    prepared = services.prepare_assignment(participant)
+    try:
+        with transaction.atomic():
+            services.lock_open_study(study)
+            if link.max_participants is not None and taking(link) >= link.max_participants:
+                raise StudyFull("this study is full", errors={"study": "full"})
+            participant.save(force_insert=True)
+            trials = services.assign(participant, seen_footage=set(), prepared=prepared)
+            if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
+                raise StudyFull("this study is full", errors={"study": "full"})
+    except IntegrityError:
+        # The same panel id entered at the same moment and was made first: resume it.
         existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()
         if existing is not None:
             return existing, False
-        if link.max_participants is not None and taking(link) >= link.max_participants:
-            raise StudyFull("this study is full", errors={"study": "full"})
-        try:
-            with transaction.atomic():
-                participant = Participant.objects.create(
-                    study=study, kind=Participant.Kind.PERSON, link=link, pseudonym=pseudonym, external_id=external,
-                    panel_study_id=ids.panel_study_id if ids else "", panel_session_id=ids.panel_session_id if ids else "",
-                    completion_code=new_code(), last_active_at=now)
-                trials = services.assign(participant, seen_footage=set())
-                if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
-                    raise StudyFull("this study is full", errors={"study": "full"})
-        except IntegrityError:  # pragma: no cover - the study lock serialises entries; the constraint is the backstop
-            raise Conflict("this participant entered at the same moment; open the link again") from None
+        raise Conflict("this participant entered at the same moment; open the link again") from None
     return participant, True
 
 

@@ -33,7 +33,7 @@ def trial_payload(trial: Trial) -> dict:
         "kind": kind,
         "practice": trial.practice,
         "number": trial.position + 1,
-        "of": same.count(),
+        "of": getattr(trial, "of", None) or same.count(),  # ``services._first_open`` counts it with the trial
         "time_limit_ms": limit_ms(trial),
         "elapsed_ms": None if spent is None else round(spent, 1),
         "shown": trial.shown_at is not None,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotator import jobs
@@ -216,9 +216,39 @@ def lock_open_study(study: Study) -> None:
                                                                        else "not built (the build failed)"))
 
 
-def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) -> list[Trial]:
+@dataclass
+class Prepared:
+    """What an assignment reads that the study's lock does not guard, read before taking it
+    (``prepare_assignment``): the person's exposure screen (``exposures.Screen``, with the study's
+    conditions loaded), and the study's attention and practice items (fixed once it is built)."""
+
+    screen: exposures.Screen
+    attention: list[Item]
+    practice: list[Item]
+
+
+def prepare_assignment(participant: Participant) -> Prepared:
+    """Read what ``assign`` needs that no other enrolment changes, so that the study's lock is held
+    for the cap's reads and the writes only. ``participant`` may be unsaved (a link's new
+    participant: its pseudonym set). Three statements: the person's ledger, their open trials in
+    the project's other studies, and the study's conditions; then one for the attention and
+    practice items together."""
+    study = participant.study
+    screen = exposures.Screen(participant)
+    screen.load_conditions()
+    fixed = list(Item.objects.filter(condition__study=study, role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE])
+                 .order_by("condition__number", "index"))
+    for item in fixed:
+        screen.attach(item)
+    return Prepared(screen, [i for i in fixed if i.role == Item.Role.ATTENTION],
+                    [i for i in fixed if i.role == Item.Role.PRACTICE][: study.practice_items])
+
+
+def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
+           prepared: Prepared | None = None) -> list[Trial]:
     """Assign a new participant's items as trials (call inside the enrolment's transaction, with
-    the study locked: ``lock_open_study``); returns the trials, practice first.
+    the study locked: ``lock_open_study``); returns the trials, practice first. ``prepared``
+    (``prepare_assignment`` of this person, read before the lock) saves those reads under it.
 
     Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
     fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
@@ -227,16 +257,23 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
     ``raters_per_item`` people; never an item about footage in ``seen_footage`` (video ids the
     person could play in a verification queue, issue 7), nor one the exposure ledger refuses
     (``exposures.Screen``: its truth follows from what the person was shown anywhere in the project,
-    or its clips or answer would give away a trial they have open elsewhere; counted as refusals). Then the study's attention items at seeded
-    random places among the scored ones, and ``practice_items`` practice items first. Trial ids
-    follow positions, so they carry nothing about the items. The draws are seeded by the study's
-    seed and the participant's id.
+    or its clips or answer would give away a trial they have open elsewhere; counted as refusals).
+    Then the study's attention items at seeded random places among the scored ones, and
+    ``practice_items`` practice items first. Trial ids follow positions, so they carry nothing
+    about the items. The draws are seeded by the study's seed and the participant's id.
+
+    Under the lock: one statement for the conditions' participant counts, one to add the chosen
+    conditions, one for the chosen conditions' items under the cap with their raters so far, and
+    one insert of the trials (and one of the refusals, if any).
     """
     study = participant.study
+    prepared = prepared or prepare_assignment(participant)
     rng = random.Random(f"{study.seed}:{participant.user_id or f'p{participant.pk}'}")
-    conditions = list(Condition.objects.filter(study=study, items__role=Item.Role.SCORED).distinct()
-                      .annotate(n=Count("participants", distinct=True,
-                                        filter=Q(participants__kind=Participant.Kind.PERSON)))
+    # Participants per condition through the membership table alone (a join with the items too
+    # would count conditions x items x participants rows).
+    conditions = list(Condition.objects.filter(study=study)
+                      .filter(Exists(Item.objects.filter(condition=OuterRef("pk"), role=Item.Role.SCORED)))
+                      .annotate(n=Count("participants", filter=Q(participants__kind=Participant.Kind.PERSON)))
                       .order_by("number"))
     rng.shuffle(conditions)
     conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
@@ -245,19 +282,23 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
     per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
     for i in range(study.questions_per_participant - sum(per) if chosen else 0):
         per[i] += 1
+    # People's trials only: a model's answers take no place from a person. One query for every
+    # chosen condition, least-answered first, split by condition below (order kept).
+    candidates = (Item.objects.filter(condition__in=chosen, role=Item.Role.SCORED)
+                  .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
+                  .order_by("n", "index"))
+    if study.raters_per_item:
+        candidates = candidates.filter(n__lt=study.raters_per_item)
+    by_condition: dict[int, list[Item]] = {c.pk: [] for c in chosen}
+    for item in candidates if chosen else ():
+        by_condition[item.condition_id].append(item)
     used_keys: set[str] = set()
     picked: list[Item] = []
-    screen = exposures.Screen(participant)
+    screen = prepared.screen
     refused: list[tuple[int, str]] = []
     for cond, quota in zip(chosen, per):
-        # People's trials only: a model's answers take no place from a person.
-        candidates = (Item.objects.filter(condition=cond, role=Item.Role.SCORED)
-                      .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
-                      .order_by("n", "index"))
-        if study.raters_per_item:
-            candidates = candidates.filter(n__lt=study.raters_per_item)
         fresh = []
-        for item in candidates:
+        for item in by_condition[cond.pk]:
             if len(fresh) == quota:
                 break
             if (item.key and item.key in used_keys) or (item.footage_id and item.footage_id in seen_footage):
@@ -272,12 +313,10 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset()) ->
         picked += fresh
     exposures.note_refusals(participant, refused, "enrolment")
     rng.shuffle(picked)
-    for item in Item.objects.filter(condition__study=study, role=Item.Role.ATTENTION).order_by("condition__number", "index"):
+    for item in prepared.attention:
         picked.insert(rng.randint(0, len(picked)), item)
-    practice = list(Item.objects.filter(condition__study=study, role=Item.Role.PRACTICE)
-                    .order_by("condition__number", "index")[: study.practice_items])
     return Trial.objects.bulk_create(
-        [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(practice)]
+        [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(prepared.practice)]
         + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
 
 
@@ -326,9 +365,14 @@ def _expired(trial: Trial, now) -> bool:
     return spent is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
 
 
-def current_trial(participant: Participant) -> Trial | None:
+_UNREAD = object()  # ``current_trial``'s ``first``: not read yet
+
+
+def current_trial(participant: Participant, *, first=_UNREAD) -> Trial | None:
     """The trial the participant is on: the first unanswered practice trial, then the first
-    unanswered scored one; None when all are answered.
+    unanswered scored one; None when all are answered. ``first``: that first unanswered trial
+    (``_first_open``, or None for none) when the caller has just read it in its transaction (an
+    answer's ``next_open``), so it is not read again.
 
     Steps: (1) a trial whose time limit (plus grace) has run out since it was shown is closed as
     timed out, unanswered, and the next one is considered (a person who closed the page and came
@@ -340,7 +384,7 @@ def current_trial(participant: Participant) -> Trial | None:
     requests racing write one value.
     """
     while True:
-        trial = _first_open(participant)
+        trial, first = (_first_open(participant) if first is _UNREAD else first), _UNREAD
         if trial is None:
             with transaction.atomic():
                 _finish_stage(participant)
@@ -359,15 +403,21 @@ def current_trial(participant: Participant) -> Trial | None:
                 exposures.withdraw(participant, trial, reason)
                 continue
             trial.served_at = now
-            if Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now):
-                exposures.record_served(participant, trial)
+            with transaction.atomic():  # the stamp and the ledger's rows together
+                if Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now):
+                    exposures.record_served(participant, trial)
         return trial
 
 
 def _first_open(participant: Participant) -> Trial | None:
-    """The first unanswered trial (practice first, then by position), without side effects."""
+    """The first unanswered trial (practice first, then by position), with ``item.condition``
+    loaded and ``of`` (the person's trials in its sequence, practice or main: the page's "3 of
+    5"), without side effects. One statement."""
+    sequence = (Trial.objects.filter(participant_id=OuterRef("participant_id"), practice=OuterRef("practice"))
+                .order_by().values("participant_id").annotate(n=Count("id")).values("n"))
     return (Trial.objects.filter(participant=participant, answered_at__isnull=True)
-            .select_related("item__condition").order_by("-practice", "position").first())
+            .select_related("item__condition").annotate(of=Subquery(sequence))
+            .order_by("-practice", "position").first())
 
 
 def mark_shown(participant: Participant, trial_id: int) -> Trial:
@@ -383,16 +433,24 @@ def mark_shown(participant: Participant, trial_id: int) -> Trial:
     if current.shown_at is None:
         now = timezone.now()
         latest = _latest_shown(current)
-        # Conditional: two reports racing stamp one time, the first.
-        Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(
-            shown_at=now if latest is None else min(now, latest))
-        current.refresh_from_db(fields=["shown_at"])
+        stamp = now if latest is None else min(now, latest)
+        # Conditional: two reports racing stamp one time, the first. Read back only when another
+        # report stamped it first.
+        if Trial.objects.filter(pk=current.pk, shown_at__isnull=True).update(shown_at=stamp):
+            current.shown_at = stamp
+        else:
+            current.refresh_from_db(fields=["shown_at"])
     return current
 
 
-def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms: float, idempotency_key: str) -> Trial:
+ANSWER_FIELDS = ["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"]
+
+
+def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms: float, idempotency_key: str,
+                 *, trial: Trial | None = None) -> Trial:
     """Record the participant's ``response`` (the kind's API shape; None: no answer, the time ran out)
-    to their current trial.
+    to their current trial. ``trial``: the trial ``trial_id`` as the caller loaded it in this
+    request (with ``item.condition.study``), not read again.
 
     Refuses, writing nothing:
     - Conflict: a trial that is not theirs, is answered (unless the same idempotency key is sent
@@ -403,23 +461,30 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
     An answer later than the limit plus ``STUDY_TIME_GRACE_MS`` is stored as timed out (scored
     wrong). On success: the answer with the server's time, the participant's next stage, their
     exclusion flags when the last trial is answered, a scoring job queued on commit, and for a
-    practice trial the truth its feedback shows appended to the exposure ledger.
+    practice trial the truth its feedback shows appended to the exposure ledger. The returned
+    trial carries ``participant`` as the answer left them and ``next_open`` (the first trial still
+    unanswered, or None: ``current_trial``'s ``first``).
+
+    The answer is one conditional UPDATE: the trial still unanswered and no unanswered trial of
+    the person before it (it is the current one). Of two answers racing, the second's update waits
+    for the first's commit, then matches nothing; it reads the trial back and is told it is
+    answered (or gets the stored trial back, with the same idempotency key). A trial reported
+    shown was the current one then, and stays so until answered (trials are never un-answered);
+    the guard keeps the rule in one place all the same.
     """
     with transaction.atomic():
-        trial = (Trial.objects.select_for_update(of=("self",)).select_related("item__condition__study")
-                 .filter(pk=trial_id, participant=participant).first())
+        if trial is None or trial.pk != trial_id or trial.participant_id != participant.pk:
+            trial = (Trial.objects.select_related("item__condition__study")
+                     .filter(pk=trial_id, participant=participant).first())
         if trial is None:
             raise Conflict("not one of your trials")
         if trial.answered_at is not None:
-            if idempotency_key and trial.idempotency_key == idempotency_key:
-                return trial
-            raise Conflict("this trial is already answered" + (" (its time ran out)" if trial.timed_out else ""))
-        # Not ``current_trial``: that would close this trial as timed out if its time ran out, and a
-        # late answer is to be stored (flagged, scored wrong), not refused.
-        current = _first_open(participant)
-        if current is None or current.pk != trial.pk:
-            raise Conflict("this is not your current trial")
+            return _answered_again(trial, idempotency_key)
         if trial.shown_at is None:
+            # Never shown: a later trial (not current), or the current one before its report.
+            current = _first_open(participant)
+            if current is None or current.pk != trial.pk:
+                raise Conflict("this is not your current trial")
             raise Invalid("the page has not reported this trial as shown yet", errors={"client_rt_ms": "trial not shown yet"})
         if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
             raise Invalid("client_rt_ms must be a positive number of milliseconds", errors={"client_rt_ms": "must be positive"})
@@ -437,36 +502,64 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         else:
             stored = kind_module(trial.item.condition.study.kind).validate(trial, response)
             timed_out = limit is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
+        # Not ``current_trial``: that would close this trial as timed out if its time ran out, and a
+        # late answer is to be stored (flagged, scored wrong), not refused.
+        before = Trial.objects.filter(participant_id=OuterRef("participant_id"), answered_at__isnull=True).filter(
+            Q(practice__gt=OuterRef("practice")) | Q(practice=OuterRef("practice"), position__lt=OuterRef("position")))
+        written = (Trial.objects.filter(pk=trial.pk, answered_at__isnull=True).exclude(Exists(before))
+                   .update(response=stored, timed_out=timed_out, client_rt_ms=float(client_rt_ms), answered_at=now,
+                           idempotency_key=idempotency_key or ""))
+        if not written:
+            try:
+                trial.refresh_from_db(fields=ANSWER_FIELDS)
+            except Trial.DoesNotExist:  # released meanwhile (the person timed out)
+                raise Conflict("not one of your trials") from None
+            if trial.answered_at is not None:
+                return _answered_again(trial, idempotency_key)
+            raise Conflict("this is not your current trial")
         trial.response, trial.timed_out, trial.client_rt_ms = stored, timed_out, float(client_rt_ms)
         trial.answered_at, trial.idempotency_key = now, idempotency_key or ""
-        trial.save(update_fields=["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"])
         if trial.practice:  # its feedback shows the truth: the ledger keeps it from later items
             exposures.record_revealed(participant, trial)
         # The participant as the answer leaves them (stage, study loaded): the reply reads it.
-        trial.participant = _after_answer(participant)
+        trial.participant, trial.next_open = _after_answer(participant)
     return trial
 
 
-def _after_answer(participant: Participant) -> Participant:
+def _answered_again(trial: Trial, idempotency_key: str) -> Trial:
+    """An answer to an answered trial: the stored trial for the same idempotency key (a resend),
+    else Conflict. The reply reads the participant afresh (``next_open`` unread)."""
+    if idempotency_key and trial.idempotency_key == idempotency_key:
+        trial.next_open = _UNREAD
+        if Trial._meta.get_field("participant").is_cached(trial):
+            trial.participant.refresh_from_db(fields=["stage", "finished_at", "excluded", "exclusion_reasons"])
+        return trial
+    raise Conflict("this trial is already answered" + (" (its time ran out)" if trial.timed_out else ""))
+
+
+def _after_answer(participant: Participant) -> tuple[Participant, Trial | None | object]:
     """After a trial closes (answered or timed out), in its transaction: the next stage, exclusion
     flags when all are done, and the scoring job (its row now, its message on commit). Returns the
-    participant as written (row locked, ``study`` loaded)."""
-    locked = _finish_stage(participant)
+    participant as written (row locked, ``study`` loaded) and the first trial still open
+    (``_finish_stage``)."""
+    locked, first = _finish_stage(participant)
     jobs.enqueue("studies.score", participant.study_id)
-    return locked
+    return locked, first
 
 
-def _finish_stage(participant: Participant) -> Participant:
+def _finish_stage(participant: Participant) -> tuple[Participant, Trial | None | object]:
     """Move the participant to the stage their unanswered trials leave them in (practice, trials,
-    done; exclusion flags when done). Locks the row; returns it, with ``study`` loaded."""
+    done; exclusion flags when done). Locks the row; returns it, with ``study`` loaded, and the
+    first unanswered trial (``_first_open``, read under the lock; ``_UNREAD`` while the person is
+    still at the instructions): a practice trial open means the practice, another the trials,
+    none done."""
     locked = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
     if locked.stage == Participant.Stage.INSTRUCTIONS:
-        return locked
-    left = Trial.objects.filter(participant=locked, answered_at__isnull=True).aggregate(
-        practice=Count("id", filter=Q(practice=True)), total=Count("id"))
+        return locked, _UNREAD
+    first = _first_open(locked)
     stage = locked.stage
-    if not left["practice"]:
-        stage = Participant.Stage.TRIALS if left["total"] else Participant.Stage.DONE
+    if first is None or not first.practice:
+        stage = Participant.Stage.TRIALS if first is not None else Participant.Stage.DONE
     if stage != locked.stage or (stage == Participant.Stage.DONE and locked.finished_at is None):
         locked.stage = stage
         fields = ["stage"]
@@ -475,9 +568,7 @@ def _finish_stage(participant: Participant) -> Participant:
             locked.excluded, locked.exclusion_reasons = exclusion_of(locked)
             fields += ["finished_at", "excluded", "exclusion_reasons"]
         locked.save(update_fields=fields)
-    return locked
-    participant.stage, participant.finished_at = locked.stage, locked.finished_at
-    participant.excluded, participant.exclusion_reasons = locked.excluded, locked.exclusion_reasons
+    return locked, first
 
 
 def exclusion_of(participant: Participant) -> tuple[bool, list[str]]:

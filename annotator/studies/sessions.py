@@ -19,7 +19,12 @@ def bind(request, participant: Participant) -> None:
     """Bind ``participant`` to the request's session (a new session key each time: no session
     fixation), keeping at most ``MAX_BOUND`` studies (the oldest dropped)."""
     bound = dict(request.session.get(SESSION_KEY) or {})
-    request.session.cycle_key()
+    if request.session.session_key is not None:
+        # A stored session (the cookie named one that exists) gets a new key, so a key planted in
+        # the browser before is worth nothing after. A browser with no session, or one whose cookie
+        # names none (the backend forgets such a key on loading), gets a new key when the response
+        # saves the session; cycling would write an empty session first, then update it.
+        request.session.cycle_key()
     bound.pop(str(participant.study_id), None)
     bound[str(participant.study_id)] = participant.pk
     while len(bound) > MAX_BOUND:
