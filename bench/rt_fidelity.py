@@ -62,6 +62,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 PARTICIPANT = ("rt-participant", "pw-rt-participant-123")
 CLIENT_TARGET_MS = 20.0
 SERVER_WINDOW_MS = 300.0
+SERVER_START_S = 90.0
 
 # In the page: wait until `delay` ms after the clock origin the page recorded when the trial became
 # visible, then click Answer (its handler reads the page's clock at once). The last millisecond is
@@ -216,16 +217,18 @@ def serve(port: int, workers: int = 2) -> subprocess.Popen:
                                "--no-control-socket"],
                               cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
     log.close()
-    for _ in range(150):
+    # Its workers load Django first: on 2 busy cores that has taken 30 s.
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=2)
             return server
         except OSError:
             if server.poll() is not None:
                 raise SystemExit(f"gunicorn exited ({server.returncode}); see {HOME / 'web.log'}")
             time.sleep(0.2)
     server.terminate()
-    raise SystemExit("gunicorn did not answer within 30 s")
+    raise SystemExit(f"gunicorn did not answer within {SERVER_START_S:.0f} s; see {HOME / 'web.log'}")
 
 
 def prepare(page, kind: str, i: int) -> None:
