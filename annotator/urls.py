@@ -6,6 +6,7 @@ from health_check.views import HealthCheckView
 from annotator import health
 from annotator.agreement import views as agreement_views
 from annotator.converters import IdConverter
+from annotator.core.handles import UnitHandleConverter
 from annotator.evaluation import views as evaluation_views
 from annotator.studies import dashboard as study_dashboard
 from annotator.studies import link_views as study_link_views
@@ -15,6 +16,7 @@ from annotator.media import views as media_views
 from annotator.qa import views as qa_views
 
 register_converter(IdConverter, "id")
+register_converter(UnitHandleConverter, "unit")  # a unit's handle: what an annotator's page names it by (issue 20)
 handler400 = "api.exceptions.bad_request"
 handler403 = "api.exceptions.permission_denied"
 handler404 = "api.exceptions.not_found"

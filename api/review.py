@@ -17,11 +17,11 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.core import handles
 from annotator.projects import access
 from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState
-from api.serializers import CommentOut
 from api.validators import BIGINT_MAX
 from api.views import project_for
 
@@ -59,16 +59,27 @@ class ReviewOut(serializers.Serializer):
     replayed = serializers.BooleanField(help_text="True when a review with this key was already saved.")
 
 
+def _row_or_handle(what: str) -> serializers.JSONField:
+    return serializers.JSONField(help_text=f"The {what}: its row id for reviewers, researchers and admins, its handle "
+                                           "(a string, as their pages name it) for annotators (issue 20).")
+
+
+class ReviewCommentOut(serializers.Serializer):
+    qa_id = _row_or_handle("QA pair")
+    text = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+
+
 class ReviewOfUnitOut(serializers.Serializer):
     id = serializers.IntegerField()
     decision = serializers.ChoiceField(choices=Review.Decision.values)
     round = serializers.IntegerField(allow_null=True)
     at = serializers.DateTimeField()
-    comments = CommentOut(many=True)
+    comments = ReviewCommentOut(many=True)
 
 
 class UnitReviewsOut(serializers.Serializer):
-    unit_id = serializers.IntegerField()
+    unit_id = _row_or_handle("unit")
     state = serializers.ChoiceField(choices=ReviewState.State.values)
     annotator = serializers.CharField(help_text="Who submitted the unit's last pass.")
     submitted_at = serializers.DateTimeField()
@@ -77,9 +88,9 @@ class UnitReviewsOut(serializers.Serializer):
 
 
 class ReopenOut(serializers.Serializer):
-    unit_id = serializers.IntegerField()
+    unit_id = serializers.CharField(help_text="The unit's handle.")
     state = serializers.ChoiceField(choices=ReviewState.State.values)
-    rework_item_id = serializers.IntegerField(help_text="The rework item now first in your queue.")
+    rework_item_id = serializers.CharField(help_text="The handle of the rework item now first in your queue.")
 
 
 class QueueRowOut(serializers.Serializer):
@@ -117,10 +128,12 @@ class RoundOut(serializers.Serializer):
 class UnitReviewView(APIView):
     @extend_schema(responses={200: UnitReviewsOut},
                    summary="A unit's review state and reviews with their comments (annotators: their own units)")
-    def get(self, request, pk):
+    def get(self, request, pk, raw=False):
         _, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
-        refuse_during_blind_pass(request.user, pk)  # a blind pass sees no other pass's work
         oversee = role in access.OVERSEE_ROLES
+        if raw and not oversee:  # annotators name units by handle (issue 20): no probing by row id
+            raise Http404("no such unit of yours")
+        refuse_during_blind_pass(request.user, pk)  # a blind pass sees no other pass's work
         state = ReviewState.objects.select_related("annotator").filter(unit_id=pk).first()
         out = selectors.unit_reviews(state, request.user, oversee=oversee) if state is not None else None
         if out is None or (not oversee and state.annotator_id != request.user.pk and not out["reviews"]):
@@ -128,12 +141,16 @@ class UnitReviewView(APIView):
             raise Http404("no such unit of yours" if not oversee else "this unit has not been submitted")
         if not oversee and state.annotator_id != request.user.pk:
             out["annotator"] = ""  # their pass was reviewed, but the unit went on to someone else: not named
+        if not oversee:  # handles, as their pages name units and QA pairs (issue 20)
+            out["unit_id"] = handles.encode("unit", out["unit_id"])
+            for review in out["reviews"]:
+                review["comments"] = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} for c in review["comments"]]
         return Response(out)
 
     @extend_schema(request=ReviewIn, responses={200: ReviewOut, **REFUSED},
                    summary="Accept or reject a submitted unit with a comment and issue tags per QA pair (reviewers, "
                            "admins; idempotent by key); a rejection sends it back to its annotator as rework")
-    def post(self, request, pk):
+    def post(self, request, pk, raw=False):
         access.require(request.user, access.EDIT_QA_ROLES, unit_id=pk)
         refuse_during_blind_pass(request.user, pk)
         data = ReviewIn(data=request.data)
@@ -150,7 +167,8 @@ class UnitReopenView(APIView):
     def post(self, request, pk):
         access.require(request.user, access.ANNOTATE_ROLES, unit_id=pk)
         state = services.reopen_unit(pk, request.user)
-        return Response({"unit_id": state.unit_id, "state": state.state, "rework_item_id": state.rework_item_id})
+        return Response({"unit_id": handles.encode("unit", state.unit_id), "state": state.state,
+                         "rework_item_id": handles.encode("item", state.rework_item_id)})
 
 
 class ReviewQueueView(ListAPIView):
@@ -185,8 +203,10 @@ class RoundListView(APIView):
 
 
 urlpatterns = [
-    path("units/<id:pk>/review/", UnitReviewView.as_view(), name="api-unit-review"),
-    path("units/<id:pk>/reopen/", UnitReopenView.as_view(), name="api-unit-reopen"),
+    # By the unit's handle (annotators, issue 20) or, for reviewers, researchers and admins, its row id.
+    path("units/<unit:pk>/review/", UnitReviewView.as_view(), name="api-unit-review"),
+    path("units/<id:pk>/review/", UnitReviewView.as_view(), {"raw": True}, name="api-unit-review-by-id"),
+    path("units/<unit:pk>/reopen/", UnitReopenView.as_view(), name="api-unit-reopen"),
     path("projects/<slug:slug>/review/queue/", ReviewQueueView.as_view(), name="api-review-queue"),
     path("projects/<slug:slug>/review/rounds/", RoundListView.as_view(), name="api-review-rounds"),
 ]

@@ -2,8 +2,11 @@
 and no NUL, every number a minimum and a maximum that fits its column, every list a length limit),
 so bad input is a 400 and never reaches the database; services validate meaning."""
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotator.core import handles
 from annotator.media.models import Video
 from annotator.qa.models import QAType
 from annotator.qa.services import MAX_OVERLAP_K
@@ -14,6 +17,32 @@ from api.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX,
 def _id(**kwargs) -> serializers.IntegerField:
     """A row id: a positive bigint."""
     return serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, **kwargs)
+
+
+def _handle(kind: str, what: str) -> serializers.CharField:
+    """A row id as an annotator's page sees it: a handle (``annotator.core.handles``, issue 20)."""
+    return serializers.CharField(help_text=f"The {what}'s handle (kind {kind}): 13 letters, never its row id.")
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class HandleField(serializers.Field):
+    """An id sent back by an annotator's page: the handle of a row of ``kind``, turned into its row id
+    (a raw id, or another kind's handle, is refused as no such row)."""
+
+    def __init__(self, kind: str, what: str, **kwargs):
+        self.kind, self.what = kind, what
+        super().__init__(help_text=f"The {what}'s handle, as the unit payload gave it.", **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (str, int)) or len(str(data)) > 40:
+            raise serializers.ValidationError(f"the {self.what}'s handle, as the unit payload gave it")
+        pk = handles.decode(self.kind, str(data))
+        if pk is None:
+            raise serializers.ValidationError(f"not the handle of a {self.what}: use the one the unit payload gave")
+        return pk
+
+    def to_representation(self, value):
+        return handles.encode(self.kind, value)
 
 
 def _version(**kwargs) -> serializers.IntegerField:
@@ -49,7 +78,7 @@ def _seconds(help_text: str) -> serializers.FloatField:
 
 
 class DecisionIn(serializers.Serializer):
-    qa_id = _id()
+    qa_id = HandleField("qa", "QA pair")
     action = serializers.ChoiceField(choices=["keep", "modify", "delete"])
     question = _text(required=False, allow_blank=True)
     answer = _text(required=False, allow_blank=True)
@@ -85,8 +114,8 @@ class SubmitIn(serializers.Serializer):
 
 
 class SubmitOut(serializers.Serializer):
-    unit_id = serializers.IntegerField()
-    item_id = serializers.IntegerField()
+    unit_id = _handle("unit", "unit")
+    item_id = _handle("item", "queue item")
     kind = serializers.CharField()
     status = serializers.CharField()
     counts = serializers.DictField(child=serializers.IntegerField())
@@ -107,7 +136,7 @@ class LabelledVideoOut(serializers.Serializer):
     """A video an item shows under a label (EgoExoBench seed 001 Fig. 2: "Video 1", "Video 2", ...)."""
 
     label = serializers.CharField()
-    video_id = serializers.IntegerField()
+    video_id = _handle("video", "video")
     role = serializers.ChoiceField(choices=["query", "reference", "candidate"])
     start_s = serializers.FloatField()
     end_s = serializers.FloatField()
@@ -118,7 +147,7 @@ class LabelledVideoOut(serializers.Serializer):
 
 
 class UnitQAOut(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = _handle("qa", "QA pair")
     qa_type = serializers.CharField()
     qa_type_name = serializers.CharField()
     origin = serializers.CharField()
@@ -136,10 +165,9 @@ class UnitQAOut(serializers.Serializer):
 
 
 class UnitVideoOut(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = _handle("video", "video")
     role = serializers.ChoiceField(choices=["single", "day", "night", "ego", "exo", "part"])
     label = serializers.CharField(allow_null=True, help_text='What the player shows: "ego", "exo 1", "day", "night".')
-    filename = serializers.CharField()
     duration_s = serializers.FloatField()
     fps = serializers.FloatField()
     width = serializers.IntegerField()
@@ -152,7 +180,7 @@ class UnitVideoOut(serializers.Serializer):
 
 
 class QueueOut(serializers.Serializer):
-    item_id = serializers.IntegerField()
+    item_id = _handle("item", "queue item")
     kind = serializers.ChoiceField(choices=["first_pass", "overlap", "double_check", "rework", "qualification"])
     lease_expires_at = serializers.DateTimeField()
     heartbeat_s = serializers.IntegerField()
@@ -172,7 +200,7 @@ class CarriedOut(AutosaveOut):
 
 
 class CommentOut(serializers.Serializer):
-    qa_id = serializers.IntegerField()
+    qa_id = _handle("qa", "QA pair")
     text = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
 
@@ -180,7 +208,7 @@ class CommentOut(serializers.Serializer):
 class DeletedPairOut(serializers.Serializer):
     """A QA pair the reworked pass deleted, in the unit payload's QA pair shape plus its status."""
 
-    id = serializers.IntegerField()
+    id = _handle("qa", "QA pair")
     qa_type = serializers.CharField()
     question = serializers.CharField()
     answer = serializers.CharField()
@@ -202,9 +230,10 @@ class ReworkOut(serializers.Serializer):
 
 
 class UnitOut(serializers.Serializer):
-    """A work unit as served to its annotator (shape of ``qa.selectors.unit_payload``)."""
+    """A work unit as served to its annotator (shape of ``qa.selectors.unit_payload``): every id is a
+    handle (``annotator.core.handles``), and the API's unit paths take the unit's."""
 
-    id = serializers.IntegerField()
+    id = _handle("unit", "unit")
     project = serializers.CharField()
     start_s = serializers.FloatField()
     end_s = serializers.FloatField()

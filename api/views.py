@@ -1,11 +1,16 @@
 """REST endpoints: the verification flow, QA pairs, QA types, progress, videos and the export, over
 token or session auth.
 
+The verification flow names rows by handles (``annotator.core.handles``): the unit payload's ids,
+the unit in ``/api/units/<handle>/...``, the QA pairs in a submit and in its errors (issue 20).
+
 Views parse input through a serializer, check the role (``annotator.projects.access``) and call
 one service or selector. Non-members get 404 (a project's existence is not disclosed), members
 without the role 403. Views catch no errors: ``api.exceptions.handler`` maps them, and
 ``api.schema`` documents the error answers of every operation.
 """
+
+import re
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -16,7 +21,8 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.errors import Invalid
+from annotator.core import handles
+from annotator.errors import DomainError, Invalid
 from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
@@ -35,7 +41,7 @@ def project_for(request, slug: str, roles: frozenset) -> Project:
 
 
 def unit_for(request, pk: int) -> WorkUnit:
-    """A handle on unit ``pk`` if the user may annotate in its project (404 / 403 otherwise, one
+    """A ``WorkUnit`` of id ``pk`` (decoded from the URL's unit handle) if the user may annotate in its project (404 / 403 otherwise, one
     query); the services load what they need of it."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, unit_id=pk)
     return WorkUnit(pk=pk, project=project)
@@ -64,14 +70,35 @@ class UnitSubmitView(APIView):
         data = s.SubmitIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        result = services.submit_unit(
-            unit.pk, request.user,
-            idempotency_key=v["idempotency_key"],
-            decisions=[services.Decision(**d) for d in v["decisions"]],
-            additions=[services.Addition(**a) for a in v["added"]],
-            time_spent_ms=v.get("time_spent_ms"),
-        )
-        return Response(result.as_dict())
+        try:
+            result = services.submit_unit(
+                unit.pk, request.user,
+                idempotency_key=v["idempotency_key"],
+                decisions=[services.Decision(**d) for d in v["decisions"]],
+                additions=[services.Addition(**a) for a in v["added"]],
+                time_spent_ms=v.get("time_spent_ms"),
+            )
+        except DomainError as exc:
+            raise pair_handles_in(exc)
+        return Response({**result.as_dict(), "unit_id": handles.encode("unit", result.unit_id),
+                         "item_id": handles.encode("item", result.item_id)})
+
+
+_PAIR_ID = re.compile(r"(QA pair |qa\[)(\d{1,19})")
+
+
+def pair_handles_in(exc: DomainError) -> DomainError:
+    """``exc`` with QA pairs named by their handles, as the unit payload named them: in its fields'
+    names (``qa[ID]``) and messages ("QA pair ID ...") and its conflicts' ``qa_id`` (issue 20: an
+    annotator must not learn a row id, not even by sending a handle twice)."""
+    def swap(text: str) -> str:
+        return _PAIR_ID.sub(lambda m: m.group(1) + handles.encode("qa", int(m.group(2))), text)
+
+    exc.errors = {swap(k): swap(v) if isinstance(v, str) else v for k, v in exc.errors.items()}
+    exc.conflicts = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} if isinstance(c.get("qa_id"), int) else c
+                     for c in exc.conflicts]
+    exc.args = (swap(str(exc)),)
+    return exc
 
 
 class UnitHeartbeatView(APIView):

@@ -192,3 +192,41 @@ def make_unit(project):
         return video.units.get()
 
     return make
+
+
+def _handle(kind: str, row) -> str:
+    """The handle of ``row`` (a model instance, a row id, or already a handle from a payload)."""
+    from annotator.core import handles
+
+    if isinstance(row, str) and not row.isdigit():
+        return row
+    return handles.encode(kind, int(getattr(row, "pk", row)))
+
+
+def uh(unit) -> str:
+    """A unit's handle, as the verify API's paths take it (``/api/units/<handle>/submit/``, issue 20)."""
+    return _handle("unit", unit)
+
+
+def qh(pair) -> str:
+    """A QA pair's handle, as a submit's ``decisions[].qa_id`` takes it (issue 20)."""
+    return _handle("qa", pair)
+
+
+def ih(item) -> str:
+    """A queue item's handle, as the unit payload's ``queue.item_id`` (issue 20)."""
+    return _handle("item", item)
+
+
+def row_id(kind: str, handle: str) -> int:
+    """The row id behind a handle the API gave (what the server, not the page, knows)."""
+    from annotator.core import handles
+
+    pk = handles.decode(kind, handle)
+    assert pk is not None, f"{handle!r} is no {kind} handle"
+    return pk
+
+
+def vh(video) -> str:
+    """A video's handle, as the unit payload names it (issue 20)."""
+    return _handle("video", video)

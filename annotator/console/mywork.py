@@ -23,7 +23,8 @@ def page(project: Project, user, before: int | None = None, period: str = "month
     - ``rows``: one page of the person's done passes (newest first; ``older`` the next page's cursor
       or None), each with ``kept``, ``modified``, ``deleted``, ``added`` counts, ``time_s``, and
       ``review``: the unit's review state if this pass is the one under review (``state``,
-      ``label``, ``can_reopen``, ``comments`` of the latest review: ``[{"qa_id", "text", "tags"}]``);
+      ``label``, ``can_reopen``, ``comments`` of the latest review: ``[{"qa_id", "question", "text",
+      "tags"}]``). The page names units and items by their handles (``core.handles``, issue 20);
     - ``rework``: their open rework passes; ``summaries``: quality-round summaries sent to them;
     - ``own``: ``team.selectors.own_figures`` over ``period`` (a key of ``PERIODS``; Invalid
       otherwise), as the person may see it: units and QA pairs over real and gold units, no gold
@@ -68,8 +69,8 @@ def page(project: Project, user, before: int | None = None, period: str = "month
         r.review = None if s is None else {
             "state": s.state, "label": ReviewState.State(s.state).label,
             "can_reopen": s.state in ReviewState.AWAITING and not s.open_pass,
-            "comments": ([{"qa_id": c.qa_pair_id, "text": c.text, "tags": c.tags} for c in s.review.comments.all()]
-                         if s.review else []),
+            "comments": ([{"qa_id": c.qa_pair_id, "question": c.qa_pair.question, "text": c.text, "tags": c.tags}
+                          for c in s.review.comments.select_related("qa_pair")] if s.review else []),
             "decision": s.review.decision if s.review else "",
         }
     rework = list(QueueItem.objects.filter(project=project, assigned_to=user, status=QueueItem.Status.OPEN,

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotator.core import handles
 from annotator.console import home as home_rows
 from annotator.console import mywork, units
 from annotator.errors import Conflict, Forbidden, Invalid, NotFound
@@ -84,10 +85,10 @@ def my_work(request, slug: str):
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
     period = request.GET.get("period") or "month"
     errors = {}
-    try:
-        before = units.parse_before(request.GET.get("before"))
-    except Invalid as exc:
-        errors["before"], before = str(exc), None
+    before = None
+    if (raw := request.GET.get("before")) not in (None, ""):  # an item's handle (issue 20)
+        if (before := handles.decode("item", raw)) is None:
+            errors["before"] = "not a page of this list: start from the first"
     if period not in mywork.PERIODS:
         errors["period"], period = "one of " + ", ".join(mywork.PERIODS), "month"
     page = mywork.page(project, request.user, before, period)
@@ -101,11 +102,11 @@ def my_work_reopen(request, slug: str):
     """Reopen one's own submitted unit before it is reviewed (``review.services.reopen_unit``)."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
     try:
-        unit_id = units.whole_id(request.POST.get("unit"), "the unit", "unit")
-        if not WorkUnit.objects.filter(pk=unit_id, project=project).exists():
+        unit_id = handles.decode("unit", request.POST.get("unit"))  # the unit's handle (issue 20)
+        if unit_id is None or not WorkUnit.objects.filter(pk=unit_id, project=project).exists():
             raise NotFound("no such unit in this project")
         review_services.reopen_unit(unit_id, request.user)
-        messages.success(request, f"unit {unit_id} reopened: it comes first when you verify")
+        messages.success(request, f"unit {request.POST['unit']} reopened: it comes first when you verify")
     except (Invalid, Conflict, NotFound, Forbidden) as exc:
         messages.error(request, f"not reopened: {exc}")
     return redirect("my-work", slug=project.slug)

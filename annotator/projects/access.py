@@ -13,7 +13,10 @@ from annotator.projects.models import Membership, Project, Role
 
 ANNOTATE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR})
 EXPORT_ROLES = frozenset({Role.ADMIN})
-VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER, Role.ANNOTATOR})
+# The project's video and group lists name every video by id, file name and duration: from them an
+# annotator could place the footage a unit shows in the project's order and tell a gold copy's older
+# footage apart (issue 20). Annotators see only the footage of what they hold.
+VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})
 # Seeing other people's work (progress per person, a QA pair's history) is for the people who
 # run the project, never for annotators (SPEC "Qualities").
 OVERSEE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})

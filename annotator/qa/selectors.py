@@ -9,6 +9,7 @@ import json
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
+from annotator.core import handles
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.media.selectors import member_label, ordered_members
 from annotator.media.urls import media_url, media_urls  # noqa: F401 (media_url: imported from here by studies)
@@ -232,10 +233,39 @@ def unit_payload(item: QueueItem, user) -> dict:
                     "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
                     "time_spent_ms": carried.time_spent_ms} if carried else None,
     }
+    with_handles(payload)
     for key, provider in PAYLOAD_PARTS.items():
         if (part := provider(item, user)) is not None:
             payload[key] = part
     return payload
+
+
+def with_handles(payload: dict) -> None:
+    """Put handles (``core.handles``) in place of the row ids of a unit payload, in place: the unit's,
+    its queue item's, its QA pairs', its videos' (players', labelled ones', a life log's parts) and
+    its life log's; and drop the videos' file names. A gold copy is made when it is served, so its
+    ids are the project's newest while real units are served in id order: an annotator must not see
+    them (issue 20, section 2). The API decodes what the page sends back (``api.views``)."""
+    payload["id"] = handles.encode("unit", payload["id"])
+    payload["queue"]["item_id"] = handles.encode("item", payload["queue"]["item_id"])
+    seen: set[int] = set()
+    for video in [*payload["videos"], payload["video"], *(payload["life_log"] or {}).get("parts", [])]:
+        if id(video) not in seen:
+            seen.add(id(video))
+            video["id"] = handles.encode("video", video["id"])
+            video.pop("filename", None)
+    if payload["life_log"]:
+        payload["life_log"]["id"] = handles.encode("group", payload["life_log"]["id"])
+    pairs_with_handles(payload["qa_pairs"])
+
+
+def pairs_with_handles(qa_pairs: list[dict]) -> None:
+    """Handles in place of the ids of QA pairs in the payload's shape (``id`` and their labelled
+    videos' ``video_id``), in place (see ``with_handles``)."""
+    for pair in qa_pairs:
+        pair["id"] = handles.encode("qa", pair["id"])
+        for entry in pair.get("videos") or []:
+            entry["video_id"] = handles.encode("video", entry["video_id"])
 
 
 _PAYLOAD_KEYS = frozenset({"id", "project", "start_s", "end_s", "paired", "queue", "video", "videos", "life_log",

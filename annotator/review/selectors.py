@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from django.db.models import Exists, F, OuterRef, Prefetch
 
+from annotator.core import handles
 from annotator.projects.models import Project
 from annotator.qa.models import QueueItem, Revision, Verdict, WorkUnit
-from annotator.qa.selectors import unit_videos, with_labelled_videos, word_diff
+from annotator.qa.selectors import pairs_with_handles, unit_videos, with_labelled_videos, word_diff
 from annotator.qa.services import DECIDING_KINDS, restorable_pairs, reworked_pass
 from annotator.review.models import Review, ReviewComment, ReviewState, RoundSummary
 from annotator.review.services import SUGGESTED_TAGS, awaiting_states, reviewable_pairs
@@ -50,6 +51,9 @@ def rework_part(item: QueueItem, user) -> dict | None:
          "comments": [{"qa_id", "text", "tags"}],
          "deleted_pairs": [QA pair as in qa_pairs, plus "status": "deleted" and "delete_reason"]}
 
+    QA pairs and videos are named by their handles, as in the rest of the payload
+    (``qa.selectors.with_handles``).
+
     ``comments`` are the reviewer's, by QA pair (none when the unit was reopened: by its annotator,
     ``services.reopen_unit``, or an admin, ``services.send_back``);
     ``deleted_pairs`` those the reworked pass deleted (``qa.services.restorable_pairs``): a decision
@@ -61,11 +65,12 @@ def rework_part(item: QueueItem, user) -> dict | None:
     deleted = [_pair_out(p) for p in restorable_pairs(item.unit_id, reworked_pass(item))
                .select_related("qa_type").order_by("id")]
     with_labelled_videos(deleted)
+    pairs_with_handles(deleted)
     return {
         "reopened": review is None, "decision": review.decision if review else None,
         "round": review.round_id if review else None,
         "reviewed_at": review.created_at.isoformat() if review else None,
-        "comments": [{"qa_id": c.qa_pair_id, "text": c.text, "tags": c.tags} for c in comments],
+        "comments": [{"qa_id": handles.encode("qa", c.qa_pair_id), "text": c.text, "tags": c.tags} for c in comments],
         "deleted_pairs": deleted,
     }
 

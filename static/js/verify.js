@@ -233,7 +233,7 @@
     $("kind-note").textContent = KIND_NOTE[unit.queue.kind] || "";
     $("kind-note").hidden = !KIND_NOTE[unit.queue.kind];
     $("skip").hidden = unit.queue.kind === "rework";  // assigned to this person: it would come straight back
-    setStatus("Unit " + unit.id + ": " + unit.qa_pairs.length + " QA pairs" + (unit.paired ? ", day-night pair" : "") +
+    setStatus("This unit: " + unit.qa_pairs.length + " QA pair" + (unit.qa_pairs.length === 1 ? "" : "s") + (unit.paired ? ", day-night pair" : "") +
       (review ? (review.reopened ? " (reopened, with no reviewer comments: change what you need and submit)"
                  : " (sent back by a reviewer with " + review.comments.length + " comment" + (review.comments.length === 1 ? "" : "s") +
                    ", shown beside the QA pairs)") : "") +
@@ -311,7 +311,7 @@
     $("compare").value = compare;
     setupBrightness();
     applyCompare();
-    $("video-name").textContent = unit.videos.map((v) => v.filename).join(" + ");
+    $("video-name").textContent = unit.videos.map((v) => v.label || "the video").join(" + ");
     const lead = leader();
     lead.playbackRate = parseFloat($("rate").value);
     lead.addEventListener("timeupdate", onLeaderTime);
@@ -939,8 +939,8 @@
       const hit = items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind && !(kind === "draft" && leftDeleted(it)))[parseInt(m[2], 10)];
       return { index: hit ? hit[1] : -1, field: m[3] || null };
     }
-    m = path.match(/^qa\[(\d+)\]/);
-    if (m) return { index: items.findIndex((it) => it.kind === "draft" && it.qa.id === parseInt(m[1], 10)), field: null };
+    m = path.match(/^qa\[([a-z2-7]+)\]/);  // a QA pair's handle, as the payload named it
+    if (m) return { index: items.findIndex((it) => it.kind === "draft" && it.qa.id === m[1]), field: null };
     return { index: -1, field: path };
   }
 
@@ -978,7 +978,7 @@
     $("skip-dialog").close();
     if (res.ok) {
       try { localStorage.removeItem(storageKey()); } catch (err) { /* ignore */ }
-      $("submit-status").textContent = "Skipped unit " + unit.id + ".";
+      $("submit-status").textContent = "Skipped the unit.";
       loadNext();
     } else {
       let detail = {};

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member, ensure_project
 from annotator.qa.models import QAPair
+from tests.conftest import qh, row_id, uh
 
 
 def _client_for(user_name, role, project):
@@ -36,7 +37,7 @@ def test_an_annotator_claims_and_submits_over_the_api(make_unit, project):
     res = client.post(f"/api/projects/{project.slug}/queue/next/")
     assert res.status_code == 200
     body = res.json()
-    assert body["id"] == unit.pk
+    assert body["id"] == uh(unit)
     assert [q["qa_type"] for q in body["qa_pairs"]] == ["scene_description", "object_recognition"]
     assert body["qa_pairs"][1]["options"] == ["pan", "cup", "lamp", "shoe"]
     assert {r["value"] for r in body["delete_reasons"]} == {"meaningless", "vague", "duplicate", "inconsistent", "wrong"}
@@ -46,11 +47,11 @@ def test_an_annotator_claims_and_submits_over_the_api(make_unit, project):
                "decisions": [{"qa_id": open_q["id"], "action": "keep", "time_spent_ms": 1000},
                              {"qa_id": mc["id"], "action": "delete", "reason": "wrong"}],
                "added": [{"qa_type": "scene_description", "question": "Where is it?", "answer": "a kitchen"}]}
-    res = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", payload, format="json")
     assert res.status_code == 200
-    assert res.json() == {"unit_id": unit.pk, "item_id": body["queue"]["item_id"], "kind": "first_pass", "status": "done",
+    assert res.json() == {"unit_id": uh(unit), "item_id": body["queue"]["item_id"], "kind": "first_pass", "status": "done",
                           "replayed": False, "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1}}
-    again = client.post(f"/api/units/{unit.pk}/submit/", payload, format="json")
+    again = client.post(f"/api/units/{uh(unit.pk)}/submit/", payload, format="json")
     assert again.status_code == 200 and again.json()["replayed"] is True
     assert QAPair.objects.filter(origin="human").count() == 1
     assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
@@ -61,12 +62,12 @@ def test_a_bad_submit_gets_400_with_field_errors(make_unit, project):
     client, _ = _client_for("api-bad", "annotator", project)
     client.post(f"/api/projects/{project.slug}/queue/next/")
     open_q, mc = unit.qa_pairs.order_by("id")
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "b", "decisions": [
-        {"qa_id": open_q.pk, "action": "keep"}, {"qa_id": mc.pk, "action": "delete"}]}, format="json")
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "b", "decisions": [
+        {"qa_id": qh(open_q), "action": "keep"}, {"qa_id": qh(mc), "action": "delete"}]}, format="json")
     assert res.status_code == 400
     assert res.json()["errors"] == {"decisions[1].reason": "choose a reason: meaningless, vague, duplicate, inconsistent, wrong"}
     assert res.json()["detail"] == "the submit has errors; nothing was saved"
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"decisions": "nope"}, format="json")
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"decisions": "nope"}, format="json")
     assert res.status_code == 400
     assert res.json() == {"detail": "the request has errors; nothing was saved",
                           "errors": {"idempotency_key": "This field is required.",
@@ -78,8 +79,8 @@ def test_another_annotators_unit_is_refused_with_409(make_unit, project):
     first, _ = _client_for("api-a", "annotator", project)
     second, _ = _client_for("api-b", "annotator", project)
     first.post(f"/api/projects/{project.slug}/queue/next/")
-    decisions = [{"qa_id": q.pk, "action": "keep"} for q in unit.qa_pairs.all()]
-    res = second.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "z", "decisions": decisions}, format="json")
+    decisions = [{"qa_id": qh(q), "action": "keep"} for q in unit.qa_pairs.all()]
+    res = second.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "z", "decisions": decisions}, format="json")
     assert res.status_code == 409
     assert QAPair.objects.filter(unit=unit, status="draft").count() == 2
 
@@ -96,7 +97,7 @@ def test_roles_are_checked(make_unit, project):
     assert annotator.get(f"/api/projects/{project.slug}/export/").status_code == 403
     assert outsider.post(f"/api/projects/{project.slug}/queue/next/").status_code == 404
     assert outsider.get(f"/api/projects/{project.slug}/videos/").status_code == 404
-    assert outsider.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "o", "decisions": []}, format="json").status_code == 404
+    assert outsider.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "o", "decisions": []}, format="json").status_code == 404
     assert APIClient().post(f"/api/projects/{project.slug}/queue/next/").status_code in (401, 403)
 
 
@@ -104,7 +105,7 @@ def test_the_video_list_reports_status_and_errors(project):
     Video.objects.create(project=project, sha256="a" * 64, filename="good.mp4", status="ready", duration_s=3.0)
     Video.objects.create(project=project, sha256="b" * 64, filename="bad.mp4", status="failed",
                          error="truncated or corrupt: moov atom not found")
-    client, _ = _client_for("api-vid", "annotator", project)
+    client, _ = _client_for("api-vid", "researcher", project)
     page = client.get(f"/api/projects/{project.slug}/videos/").json()
     assert page["count"] == 2
     rows = page["results"]
@@ -118,7 +119,7 @@ def test_the_video_list_filters_by_status_source_and_illumination(project):
     Video.objects.create(project=project, sha256="b" * 64, filename="night.mp4", status="ready", duration_s=3.0,
                          illumination="night", source="synthetic")
     Video.objects.create(project=project, sha256="c" * 64, filename="bad.mp4", status="failed", error="corrupt")
-    client, _ = _client_for("api-vid", "annotator", project)
+    client, _ = _client_for("api-vid", "researcher", project)
     url = f"/api/projects/{project.slug}/videos/"
 
     def names(query):
@@ -170,14 +171,14 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     body = client.post(f"/api/projects/{project.slug}/queue/next/").json()
     assert body["queue"]["kind"] == "first_pass" and body["autosave"] is None
 
-    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 200
-    assert client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000},
+    assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 200
+    assert client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000},
                       format="json").status_code == 204
     again = client.post(f"/api/projects/{project.slug}/queue/next/").json()
     assert again["autosave"] == {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000}
     assert again["carried"] is None
 
-    qa = body["qa_pairs"][0]
+    qa = {**body["qa_pairs"][0], "id": row_id("qa", body["qa_pairs"][0]["id"])}  # the admin's API takes row ids
     res = admin.patch(f"/api/qa/{qa['id']}/", {"version": qa["version"], "answer": "edited"}, format="json")
     assert res.status_code == 200 and res.json()["version"] == 2
     stale = admin.patch(f"/api/qa/{qa['id']}/", {"version": qa["version"], "answer": "stale"}, format="json")
@@ -185,9 +186,9 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     history = admin.get(f"/api/qa/{qa['id']}/").json()["history"]["revisions"]
     assert [r["action"] for r in history] == ["draft", "edit"]
 
-    assert client.post(f"/api/units/{unit.pk}/skip/", {"reason": ""}, format="json").status_code == 400
-    assert client.post(f"/api/units/{unit.pk}/skip/", {"reason": "cannot see anything"}, format="json").status_code == 204
-    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 409
+    assert client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": ""}, format="json").status_code == 400
+    assert client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": "cannot see anything"}, format="json").status_code == 204
+    assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 409
     assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
 
 

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from annotator.media.models import Video
 from annotator.qa.models import Autosave, QAType, QueueItem, Skip
+from tests.conftest import qh, row_id, uh
 
 NUL = "\x00"
 
@@ -31,13 +32,13 @@ def held(make_unit, project):
     unit = make_unit(n_open=1)
     client = _api("bad-ann", "annotator", project)
     body = client.post(f"/api/projects/{project.slug}/queue/next/").json()
-    assert body["id"] == unit.pk
+    assert body["id"] == uh(unit)
     return client, unit, body
 
 
 def _holder(body) -> tuple[str, str | None]:
     """The status of the claimed queue item and who holds its lease."""
-    item = QueueItem.objects.select_related("leased_by").get(pk=body["queue"]["item_id"])
+    item = QueueItem.objects.select_related("leased_by").get(pk=row_id("item", body["queue"]["item_id"]))
     return item.status, item.leased_by.username if item.leased_by else None
 
 
@@ -91,7 +92,7 @@ def test_a_nul_in_an_api_query_string_is_a_json_400(project):
 ])
 def test_a_nul_anywhere_in_the_autosave_state_is_a_400_and_nothing_is_saved(held, state, path):
     client, unit, _ = held
-    res = client.put(f"/api/units/{unit.pk}/autosave/", {"state": state, "client_saved_at_ms": 5})
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": state, "client_saved_at_ms": 5})
     assert res.status_code == 400
     assert res.json()["errors"] == {"state": f"{path} must not contain NUL (\\u0000) characters"}
     assert Autosave.objects.count() == 0
@@ -99,7 +100,7 @@ def test_a_nul_anywhere_in_the_autosave_state_is_a_400_and_nothing_is_saved(held
 
 def test_a_nul_in_an_autosave_key_is_a_400(held):
     client, unit, _ = held
-    res = client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"a": {"k" + NUL: 1}}, "client_saved_at_ms": 5})
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": {"a": {"k" + NUL: 1}}, "client_saved_at_ms": 5})
     assert res.status_code == 400
     assert res.json()["errors"] == {"state": "a key of a must not contain NUL (\\u0000) characters"}
     assert Autosave.objects.count() == 0
@@ -108,7 +109,7 @@ def test_a_nul_in_an_autosave_key_is_a_400(held):
 def test_a_lone_surrogate_in_the_autosave_state_is_a_400(held):
     client, unit, _ = held
     body = '{"state": {"t": "\\ud800"}, "client_saved_at_ms": 5}'  # valid JSON, not encodable as UTF-8
-    res = client.put(f"/api/units/{unit.pk}/autosave/", body, content_type="application/json")
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", body, content_type="application/json")
     assert res.status_code == 400
     assert res.json()["errors"] == {"state": "t must be valid Unicode (no lone surrogate)"}
 
@@ -120,14 +121,14 @@ def test_a_lone_surrogate_in_the_autosave_state_is_a_400(held):
 def test_an_autosave_number_the_database_or_the_history_page_cannot_hold_is_a_400(held, number, message):
     client, unit, _ = held
     body = '{"state": {"items": [{"kind": "draft", "ms": %s}]}, "client_saved_at_ms": 5}' % number
-    res = client.put(f"/api/units/{unit.pk}/autosave/", body, content_type="application/json")
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", body, content_type="application/json")
     assert (res.status_code, res.json()["errors"]) == (400, {"state": message})
     assert Autosave.objects.count() == 0
 
 
 def test_a_nul_in_the_skip_reason_is_a_400_and_the_unit_stays_held(held):
     client, unit, body = held
-    res = client.post(f"/api/units/{unit.pk}/skip/", {"reason": "blurry" + NUL})
+    res = client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": "blurry" + NUL})
     assert res.status_code == 400
     assert res.json()["errors"] == {"reason": "Null characters are not allowed."}
     assert Skip.objects.count() == 0
@@ -136,7 +137,7 @@ def test_a_nul_in_the_skip_reason_is_a_400_and_the_unit_stays_held(held):
 
 def test_a_skip_reason_must_be_a_string_not_an_object(held):
     client, unit, _ = held
-    res = client.post(f"/api/units/{unit.pk}/skip/", {"reason": {"why": "dark"}})
+    res = client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": {"why": "dark"}})
     assert res.status_code == 400 and res.json()["errors"] == {"reason": "Not a valid string."}
     assert Skip.objects.count() == 0
 
@@ -145,7 +146,7 @@ def test_a_skip_reason_must_be_a_string_not_an_object(held):
 
 def test_a_client_time_beyond_a_bigint_is_a_400_and_nothing_is_saved(held):
     client, unit, _ = held
-    res = client.put(f"/api/units/{unit.pk}/autosave/", {"state": {}, "client_saved_at_ms": 99999999999999999999999})
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": {}, "client_saved_at_ms": 99999999999999999999999})
     assert res.status_code == 400
     assert res.json()["errors"] == {"client_saved_at_ms": "Ensure this value is less than or equal to 9007199254740991."}
     assert Autosave.objects.count() == 0
@@ -155,7 +156,7 @@ def test_time_spent_over_a_day_is_a_400_and_the_unit_stays_open(held):
     client, unit, body = held
     decisions = [{"qa_id": q["id"], "action": "keep", "time_spent_ms": 3000000000 if i == 0 else 10}
                  for i, q in enumerate(body["qa_pairs"])]
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "t", "decisions": decisions,
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "t", "decisions": decisions,
                                                          "time_spent_ms": 86_400_001})
     assert res.status_code == 400
     assert res.json()["errors"] == {"decisions[0].time_spent_ms": "Ensure this value is less than or equal to 86400000.",
@@ -165,14 +166,15 @@ def test_time_spent_over_a_day_is_a_400_and_the_unit_stays_open(held):
 
 def test_lists_over_their_length_and_ids_over_a_bigint_are_400s(held):
     client, unit, body = held
-    too_many = [{"qa_id": i + 1, "action": "keep"} for i in range(501)]
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "l", "decisions": too_many})
+    too_many = [{"qa_id": qh(i + 1), "action": "keep"} for i in range(501)]
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "l", "decisions": too_many})
     assert res.status_code == 400 and res.json()["errors"] == {"decisions": "Ensure this field has no more than 500 elements."}
     options = [f"o{i}" for i in range(27)]
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "l", "decisions": [
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "l", "decisions": [
         {"qa_id": 2**63, "action": "modify", "options": options, "answer_index": 1}]})
     assert res.status_code == 400
-    assert res.json()["errors"] == {"decisions[0].qa_id": "Ensure this value is less than or equal to 9223372036854775807.",
+    # A QA pair is named by its handle (issue 20): a raw id, of any size, is no QA pair.
+    assert res.json()["errors"] == {"decisions[0].qa_id": "not the handle of a QA pair: use the one the unit payload gave",
                                     "decisions[0].options": "Ensure this field has no more than 26 elements."}
     assert _holder(body) == ("open", "bad-ann")
 
@@ -211,9 +213,9 @@ def test_a_second_qa_type_with_the_same_slug_is_a_400(project):
 def test_json_nested_too_deep_or_not_json_is_a_400(held):
     client, unit, _ = held
     deep = "[" * 100_000 + "]" * 100_000
-    res = client.put(f"/api/units/{unit.pk}/autosave/", deep, content_type="application/json")
+    res = client.put(f"/api/units/{uh(unit.pk)}/autosave/", deep, content_type="application/json")
     assert res.status_code == 400 and res.json()["detail"] == "JSON parse error - nested too deep"
-    res = client.post(f"/api/units/{unit.pk}/skip/", "reason=x", content_type="application/x-www-form-urlencoded")
+    res = client.post(f"/api/units/{uh(unit.pk)}/skip/", "reason=x", content_type="application/x-www-form-urlencoded")
     assert res.status_code == 415 and res.json()["errors"] == {}
 
 

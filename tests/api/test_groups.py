@@ -23,7 +23,9 @@ def _video(project, name, duration_s=10.0):
 @pytest.fixture
 def setup(project):
     admin = ensure_member("g-admin", role="admin", project=project)[0]
-    ann = ensure_member("g-ann", role="annotator", project=project)[0]
+    # A researcher reads the lists; an annotator may not (issue 20: they name every video by id, file
+    # name and duration), nor make a group.
+    ann = ensure_member("g-res", role="researcher", project=project)[0]
     videos = {n: _video(project, n) for n in "eabcd"}
     return _client(admin), _client(ann), videos
 
@@ -43,6 +45,9 @@ def test_an_admin_makes_an_ego_exo_set_and_members_read_it(setup, project):
     listed = ann.get(f"/api/projects/{project.slug}/groups/").json()
     assert listed["count"] == 1 and listed["results"] == [group]
     assert ann.get(f"/api/projects/{project.slug}/groups/{group['id']}/").json() == group
+    annotator = _client(ensure_member("g-ann", role="annotator", project=project)[0])
+    assert annotator.get(f"/api/projects/{project.slug}/groups/").status_code == 403
+    assert annotator.get(f"/api/projects/{project.slug}/groups/{group['id']}/").status_code == 403
 
 
 def test_an_admin_makes_a_day_night_pair(setup, project):

@@ -9,6 +9,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotator.projects.services import ensure_member, ensure_project, token_for
+from tests.conftest import uh
 
 ROLES = ["admin", "reviewer", "annotator", "researcher"]
 ALL = set(ROLES)
@@ -25,17 +26,17 @@ RUNNERS = {"admin", "researcher"}
 # (method, path template, allowed roles, JSON body)
 API = [
     ("post", "/api/projects/{slug}/queue/next/", ANNOTATE, None),
-    ("post", "/api/units/{unit}/submit/", ANNOTATE, {}),
-    ("post", "/api/units/{unit}/heartbeat/", ANNOTATE, None),
-    ("post", "/api/units/{unit}/skip/", ANNOTATE, {}),
-    ("put", "/api/units/{unit}/autosave/", ANNOTATE, {}),
-    ("get", "/api/projects/{slug}/videos/", ALL, None),
+    ("post", "/api/units/{uh}/submit/", ANNOTATE, {}),
+    ("post", "/api/units/{uh}/heartbeat/", ANNOTATE, None),
+    ("post", "/api/units/{uh}/skip/", ANNOTATE, {}),
+    ("put", "/api/units/{uh}/autosave/", ANNOTATE, {}),
+    ("get", "/api/projects/{slug}/videos/", OVERSEE, None),  # not annotators: ids, names, durations (issue 20)
     # Videos in by API: admins, as only the people who run the platform run the ingest command (issue 11).
     ("post", "/api/projects/{slug}/videos/", ADMIN, {}),
     ("post", "/api/projects/{slug}/videos/register/", ADMIN, {}),
-    ("get", "/api/projects/{slug}/groups/", ALL, None),
+    ("get", "/api/projects/{slug}/groups/", OVERSEE, None),
     ("post", "/api/projects/{slug}/groups/", ADMIN, {}),
-    ("get", "/api/projects/{slug}/groups/{grp}/", ALL, None),
+    ("get", "/api/projects/{slug}/groups/{grp}/", OVERSEE, None),
     # Life logs by API: admins, as they make other groups (issue 11).
     ("post", "/api/projects/{slug}/lifelogs/", ADMIN, {}),
     ("get", "/api/projects/{slug}/qa-types/", ALL, None),
@@ -82,7 +83,7 @@ API = [
 ]
 PAGES = [
     ("get", "/projects/{slug}/verify/", ANNOTATE),
-    ("get", "/projects/{slug}/videos/", ALL),
+    ("get", "/projects/{slug}/videos/", OVERSEE),
     ("get", "/projects/{slug}/lifelogs/", OVERSEE),
     ("get", "/projects/{slug}/qa-types/", ALL),
     ("post", "/projects/{slug}/qa-types/", ADMIN),
@@ -148,7 +149,7 @@ def world(make_unit, project):
     from annotator.media.models import VideoGroup
 
     group = VideoGroup.objects.create(project=project, kind="ego_exo", name="a set")
-    ids = {"grp": group.pk, "slug": project.slug, "unit": unit.pk, "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
+    ids = {"grp": group.pk, "slug": project.slug, "unit": unit.pk, "uh": uh(unit), "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
            "run": run.pk, "ev": evaluation.pk, "rj": sample.items.first().pk}
     return users, ids
 

@@ -4,6 +4,7 @@ JSON), never of footage the person was shown; accuracy with its 95% interval; a 
 threshold over the last K gold units, until an admin lifts it."""
 
 import json
+import re
 import math
 
 import pytest
@@ -19,6 +20,8 @@ from annotator.qa.queue import claim_next
 from annotator.qa.services import set_queue_policy, skip_unit
 from annotator.team import figures
 from tests.gold.conftest import answer, seed_for
+from annotator.core import handles
+from tests.conftest import qh, row_id, uh
 
 
 def _gold_project(project, make_verified, n_sources: int):
@@ -44,17 +47,17 @@ def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verif
 
     real_res = client.post(f"/api/projects/{project.slug}/queue/next/")
     real = real_res.json()
-    assert real["id"] == before.pk
+    assert real["id"] == uh(before)
     pairs = list(QAPair.objects.filter(unit_id=before.pk).order_by("id"))
-    res = client.post(f"/api/units/{before.pk}/submit/", {
+    res = client.post(f"/api/units/{uh(before.pk)}/submit/", {
         "idempotency_key": "r1", "time_spent_ms": 100,
-        "decisions": [{"qa_id": p.pk, "action": "keep", "version": p.version} for p in pairs]}, format="json")
+        "decisions": [{"qa_id": qh(p), "action": "keep", "version": p.version} for p in pairs]}, format="json")
     assert res.status_code == 200, res.content
 
     gold_res = client.post(f"/api/projects/{project.slug}/queue/next/")
     after = make_unit()
     gold = gold_res.json()
-    unit = WorkUnit.objects.get(pk=gold["id"])
+    unit = WorkUnit.objects.get(pk=row_id("unit", gold["id"]))
     assert unit.purpose == "gold" and Copy.objects.filter(unit=unit, user=annotator).exists()
 
     # Same keys and types, key by key, QA pair by QA pair (both units: 3 open-ended pairs and 1 multiple choice).
@@ -70,11 +73,18 @@ def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verif
     source = Copy.objects.get(unit=unit).source
     assert [q["answer"] for q in gold["qa_pairs"]] == [p.draft.answer for p in source.unit.qa_pairs.order_by("id")]
     # Ids from the same sequences: between the real unit made before the claim and the one made after.
-    assert before.pk < gold["id"] < after.pk
-    gold_pairs = [q["id"] for q in gold["qa_pairs"]]
+    assert before.pk < unit.pk < after.pk
+    gold_pairs = [row_id("qa", q["id"]) for q in gold["qa_pairs"]]
     assert max(p.pk for p in before.qa_pairs.all()) < min(gold_pairs) and max(gold_pairs) < min(
         p.pk for p in after.qa_pairs.all())
-    assert QueueItem.objects.get(unit=before).pk < gold["queue"]["item_id"] < QueueItem.objects.get(unit=after).pk
+    assert QueueItem.objects.get(unit=before).pk < row_id("item", gold["queue"]["item_id"]) < QueueItem.objects.get(unit=after).pk
+    # But the page sees none of those ids (they are the project's newest when the copy is made at claim
+    # time): every id in both payloads is a handle, the same kind of string for gold and real.
+    for payload in (real, gold):
+        ids = [payload["id"], payload["queue"]["item_id"], *(v["id"] for v in payload["videos"]),
+               *(q["id"] for q in payload["qa_pairs"])]
+        assert all(isinstance(i, str) and re.fullmatch(handles.PATTERN, i) for i in ids), ids
+        assert "filename" not in json.dumps(payload)
 
 
 def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_verified, annotator, verifier, make_unit):

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.gold import services
 from annotator.gold.models import Attempt, Source
+from annotator.qa.models import QueueItem
 from tests.ui.conftest import browser, log_in  # noqa: F401 (browser: a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -52,7 +53,8 @@ def test_a_new_annotator_qualifies_on_the_verify_page(live_server, browser, proj
     # Passed: the next unit is the real one, a first pass.
     expect(page.locator("#kind")).to_have_text(re.compile("first pass", re.IGNORECASE))
     expect(cards).to_have_count(2)
-    expect(page.locator("#status")).to_contain_text(f"Unit {real.pk}:")
+    expect(page.locator("#status")).to_contain_text("This unit: 2 QA pairs")
+    assert QueueItem.objects.get(unit=real, kind="first_pass").leased_by_id == annotator.pk
     attempt = Attempt.objects.get(user=annotator)
     assert (attempt.agreed, attempt.decisions, attempt.passed) == (8, 8, True)
     context.close()

@@ -10,6 +10,7 @@ from annotator.qa.queue import claim_next
 from annotator.qa.selectors import unit_payload
 from annotator.qa.services import Addition, Decision, submit_unit
 from api.exceptions import status_of
+from tests.conftest import qh
 
 
 def _claim(unit, user):
@@ -97,7 +98,7 @@ def test_modifying_an_interval_answer_saves_it_with_a_revision_and_the_payload_s
     pair = unit.qa_pairs.order_by("id").first()
     QAPair.objects.filter(pk=pair.pk).update(qa_type=interval_type, answer_start_s=1.0, answer_end_s=2.0)
     item = _claim(unit, annotator)
-    shown = {q["id"]: q for q in unit_payload(item, annotator)["qa_pairs"]}[pair.pk]
+    shown = {q["id"]: q for q in unit_payload(item, annotator)["qa_pairs"]}[qh(pair)]
     assert (shown["answer_kind"], shown["answer_start_s"], shown["answer_end_s"]) == ("interval", 1.0, 2.0)
 
     bad = [Decision(pair.pk, "modify", answer_start_s=3.0, answer_end_s=12.0)] + _keep_all(unit)[1:]

@@ -14,6 +14,7 @@ from annotator.qa.models import QAType, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import unit_payload
 from annotator.qa.services import ensure_qa_type
+from tests.conftest import vh
 
 
 def _video(project, name, duration_s):
@@ -76,11 +77,11 @@ def test_the_payload_shows_the_ego_then_each_exo_with_label_offset_and_urls(proj
     item = claim_next(project, annotator)
     payload = unit_payload(item, annotator)
     assert [(v["id"], v["role"], v["label"], v["offset_s"], v["url"], v["poster_url"]) for v in payload["videos"]] == [
-        (ego.pk, "ego", "ego", 0.0, "/files/renditions/e.mp4", "/files/posters/e.jpg"),
-        (a.pk, "exo", "exo 1", 0.5, "/files/renditions/a.mp4", "/files/posters/a.jpg"),
-        (b.pk, "exo", "exo 2", -1.0, "/files/renditions/b.mp4", "/files/posters/b.jpg"),
+        (vh(ego), "ego", "ego", 0.0, "/files/renditions/e.mp4", "/files/posters/e.jpg"),
+        (vh(a), "exo", "exo 1", 0.5, "/files/renditions/a.mp4", "/files/posters/a.jpg"),
+        (vh(b), "exo", "exo 2", -1.0, "/files/renditions/b.mp4", "/files/posters/b.jpg"),
     ]
-    assert (payload["video"]["id"], payload["start_s"], payload["end_s"]) == (ego.pk, 1.0, 10.0)
+    assert (payload["video"]["id"], payload["start_s"], payload["end_s"]) == (vh(ego), 1.0, 10.0)
     # An ego-exo set is not a day-night pair: "inconsistent across day and night" is not offered.
     assert payload["paired"] is False
     assert {r["value"]: r["available"] for r in payload["delete_reasons"]}["inconsistent"] is False

@@ -10,6 +10,7 @@ from annotator.qa.services import (
     Addition, Decision, autosave, edit_qa_pair, set_queue_policy, submit_unit,
 )
 from api.exceptions import status_of
+from tests.conftest import qh
 
 
 def _claim(unit, user):
@@ -226,6 +227,6 @@ def test_an_overlap_claimant_sees_the_drafts_not_the_first_pass(make_unit, proje
                 time_spent_ms=None, decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")])
     payload = unit_payload(claim_next(project, annotator2), annotator2)
     assert payload["queue"]["kind"] == "overlap"
-    assert [(q["id"], q["answer"]) for q in payload["qa_pairs"]] == [(a.pk, "answer 0"), (mc.pk, "cup")]
+    assert [(q["id"], q["answer"]) for q in payload["qa_pairs"]] == [(qh(a), "answer 0"), (qh(mc), "cup")]
     assert payload["qa_pairs"][1]["options"] == ["pan", "cup", "lamp", "shoe"]
     assert "first pass answer" not in str(payload) and "Added?" not in str(payload)

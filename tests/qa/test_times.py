@@ -13,6 +13,7 @@ from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submissio
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import progress
 from annotator.qa.services import Addition, Decision, autosave, set_queue_policy, submit_unit
+from tests.conftest import qh, uh
 
 
 @pytest.fixture
@@ -89,17 +90,17 @@ def test_the_api_answers_400_with_the_field_and_saves_nothing(held, annotator):
     client.force_authenticate(annotator)
     before = _state(held.unit)
     a, b = held.unit.qa_pairs.order_by("id")
-    decisions = [{"qa_id": a.pk, "action": "keep"}, {"qa_id": b.pk, "action": "keep", "time_spent_ms": 7_200_000}]
-    res = client.post(f"/api/units/{held.unit_id}/submit/", {"idempotency_key": "api-t", "decisions": decisions}, format="json")
+    decisions = [{"qa_id": qh(a), "action": "keep"}, {"qa_id": qh(b), "action": "keep", "time_spent_ms": 7_200_000}]
+    res = client.post(f"/api/units/{uh(held.unit_id)}/submit/", {"idempotency_key": "api-t", "decisions": decisions}, format="json")
     assert res.status_code == 400
     assert _matches(res.json()["errors"], {"decisions[1].time_spent_ms": _too_long("7,200")}), res.json()
-    res = client.put(f"/api/units/{held.unit_id}/autosave/", {"state": {}, "client_saved_at_ms": 1, "time_spent_ms": 7_200_000},
+    res = client.put(f"/api/units/{uh(held.unit_id)}/autosave/", {"state": {}, "client_saved_at_ms": 1, "time_spent_ms": 7_200_000},
                      format="json")
     assert res.status_code == 400
     assert _matches(res.json()["errors"], {"time_spent_ms": _too_long("7,200")}), res.json()
-    for url, method, body in ((f"/api/units/{held.unit_id}/submit/", "post",
+    for url, method, body in ((f"/api/units/{uh(held.unit_id)}/submit/", "post",
                                {"idempotency_key": "api-3e9", "decisions": decisions[:1], "time_spent_ms": 3_000_000_000}),
-                              (f"/api/units/{held.unit_id}/autosave/", "put",
+                              (f"/api/units/{uh(held.unit_id)}/autosave/", "put",
                                {"state": {}, "client_saved_at_ms": 1, "time_spent_ms": 3_000_000_000})):
         assert getattr(client, method)(url, body, format="json").status_code == 400
     assert _state(held.unit) == before

@@ -13,6 +13,7 @@ from annotator.review import services
 from annotator.review.models import Review, ReviewComment, ReviewState
 from annotator.review.selectors import review_queue
 from annotator.review.services import Comment, reopen_unit, review_unit
+from tests.conftest import qh
 
 pytestmark = pytest.mark.django_db
 
@@ -55,14 +56,13 @@ def test_a_rejected_unit_comes_back_first_to_its_annotator_alone_with_its_commen
     assert (item.pk, item.kind) == (rework.pk, "rework")
     payload = unit_payload(item, annotator)
     assert payload["queue"]["kind"] == "rework"
-    assert [q["id"] for q in payload["qa_pairs"]] == list(unit.qa_pairs.filter(status="verified").order_by("id")
-                                                         .values_list("id", flat=True))
+    assert [q["id"] for q in payload["qa_pairs"]] == [qh(p) for p in unit.qa_pairs.filter(status="verified").order_by("id")]
     review = payload["review"]
     assert review["reopened"] is False and review["decision"] == "reject" and review["round"] is None
     assert review["comments"] == [
-        {"qa_id": verified.pk, "text": "The answer names the wrong object.", "tags": ["wrong_answer"]},
-        {"qa_id": deleted.pk, "text": "This one was fine: keep it.", "tags": ["wrong_delete"]}]
-    assert [(d["id"], d["status"], d["delete_reason"]) for d in review["deleted_pairs"]] == [(deleted.pk, "deleted", "vague")]
+        {"qa_id": qh(verified), "text": "The answer names the wrong object.", "tags": ["wrong_answer"]},
+        {"qa_id": qh(deleted), "text": "This one was fine: keep it.", "tags": ["wrong_delete"]}]
+    assert [(d["id"], d["status"], d["delete_reason"]) for d in review["deleted_pairs"]] == [(qh(deleted), "deleted", "vague")]
     assert "reviewer" not in str(review) and "rev" not in {v for v in review.values() if isinstance(v, str)}
 
     # The rework: modify the commented pair, keep the rest, restore the deleted one.
@@ -304,7 +304,7 @@ def test_a_deleted_pair_a_rework_left_deleted_stays_open_to_the_next_review_and_
                 decisions=[Decision(p.pk, "keep") for p in verified])
     review_unit(unit.pk, reviewer, "reject", [Comment(deleted.pk, "Keep this one after all.", ["wrong_delete"])], "ch-3")
     item = claim_next(project, annotator)
-    assert [d["id"] for d in unit_payload(item, annotator)["review"]["deleted_pairs"]] == [deleted.pk]
+    assert [d["id"] for d in unit_payload(item, annotator)["review"]["deleted_pairs"]] == [qh(deleted)]
     submit_unit(unit.pk, annotator, idempotency_key="ch-4", additions=[], time_spent_ms=None,
                 decisions=[Decision(p.pk, "keep") for p in verified] + [Decision(deleted.pk, "keep")])
     deleted.refresh_from_db()

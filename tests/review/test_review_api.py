@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 from annotator.projects.services import ensure_member, ensure_project
 from annotator.qa.models import QueueItem, Revision
 from annotator.review.models import Review, ReviewState
+from tests.conftest import ih, qh, uh
 
 pytestmark = pytest.mark.django_db
 
@@ -37,12 +38,14 @@ def test_a_reviewer_rejects_over_the_api_and_a_retry_replays(unit, reviewer, ann
     again = client_as(reviewer).post(f"/api/units/{unit.pk}/review/", body, format="json")
     assert again.status_code == 200 and again.json() == {**res.json(), "replayed": True}
 
-    mine = client_as(annotator).get(f"/api/units/{unit.pk}/review/")
+    # An annotator names the unit by its handle (issue 20); by row id they get nothing.
+    assert client_as(annotator).get(f"/api/units/{unit.pk}/review/").status_code == 404
+    mine = client_as(annotator).get(f"/api/units/{uh(unit)}/review/")
     assert mine.status_code == 200
     got = mine.json()
     assert (got["state"], got["annotator"], got["can_reopen"]) == ("rejected", "ann", False)
     assert [(r["decision"], r["comments"]) for r in got["reviews"]] == [
-        ("reject", [{"qa_id": pair.pk, "text": "Say which cup.", "tags": ["vague_question"]}])]
+        ("reject", [{"qa_id": qh(pair), "text": "Say which cup.", "tags": ["vague_question"]}])]
     assert "reviewer" not in got["reviews"][0]
 
 
@@ -95,18 +98,19 @@ def test_roles_only_reviewers_and_admins_review(unit, annotator, annotator2, rev
     outsider, _ = ensure_member("outsider", role="reviewer", project=ensure_project("other"))
     assert client_as(outsider).post(f"/api/units/{unit.pk}/review/", body, format="json").status_code == 404
     assert client_as(annotator).get(f"/api/projects/{project.slug}/review/queue/").status_code == 403
-    assert client_as(annotator2).get(f"/api/units/{unit.pk}/review/").status_code == 404  # not theirs to see
+    assert client_as(annotator2).get(f"/api/units/{uh(unit)}/review/").status_code == 404  # not theirs to see
     assert not Review.objects.exists()
     assert client_as(admin_user).post(f"/api/units/{unit.pk}/review/", body, format="json").status_code == 200
 
 
 def test_reopen_over_the_api_until_reviewed(unit, annotator, annotator2, reviewer):
-    assert client_as(annotator2).post(f"/api/units/{unit.pk}/reopen/").status_code == 403
-    assert client_as(annotator).get(f"/api/units/{unit.pk}/review/").json()["can_reopen"] is True
-    res = client_as(annotator).post(f"/api/units/{unit.pk}/reopen/")
+    assert client_as(annotator2).post(f"/api/units/{uh(unit)}/reopen/").status_code == 403
+    assert client_as(annotator).get(f"/api/units/{uh(unit)}/review/").json()["can_reopen"] is True
+    assert client_as(annotator).post(f"/api/units/{unit.pk}/reopen/").status_code == 404  # by handle only
+    res = client_as(annotator).post(f"/api/units/{uh(unit)}/reopen/")
     rework = QueueItem.objects.get(unit=unit, kind="rework")
-    assert res.status_code == 200 and res.json() == {"unit_id": unit.pk, "state": "reopened", "rework_item_id": rework.pk}
-    again = client_as(annotator).post(f"/api/units/{unit.pk}/reopen/")
+    assert res.status_code == 200 and res.json() == {"unit_id": uh(unit), "state": "reopened", "rework_item_id": ih(rework)}
+    again = client_as(annotator).post(f"/api/units/{uh(unit)}/reopen/")
     assert again.status_code == 409 and "reopened" in again.json()["detail"]
 
 

@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from annotator.projects.services import ensure_member, ensure_project, token_for
 from annotator.team import figures, services
 from annotator.team.models import Beat
+from tests.conftest import row_id, uh
 
 
 @pytest.fixture(autouse=True)
@@ -103,18 +104,18 @@ def test_the_verify_api_writes_a_beat_per_claim_heartbeat_autosave_and_submit(pr
     unit = make_unit(n_open=1)
     client = _client(annotator)
     body = client.post(f"/api/projects/{project.slug}/queue/next/").json()
-    assert body["id"] == unit.pk
-    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 200
-    assert client.put(f"/api/units/{unit.pk}/autosave/", {"state": {"items": []}, "client_saved_at_ms": 1, "time_spent_ms": 0},
+    assert body["id"] == uh(unit)
+    assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 200
+    assert client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": {"items": []}, "client_saved_at_ms": 1, "time_spent_ms": 0},
                       format="json").status_code == 204
     decisions = [{"qa_id": p["id"], "action": "keep"} for p in body["qa_pairs"]]
-    res = client.post(f"/api/units/{unit.pk}/submit/", {"idempotency_key": "k1", "decisions": decisions, "added": []},
+    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "k1", "decisions": decisions, "added": []},
                       format="json")
     assert res.status_code == 200
-    item = body["queue"]["item_id"]
+    item = row_id("item", body["queue"]["item_id"])
     assert list(Beat.objects.order_by("at", "id").values_list("user_id", "item_id", "kind")) == [
         (annotator.pk, item, "claim"), (annotator.pk, item, "heartbeat"), (annotator.pk, item, "autosave"),
         (annotator.pk, item, "submit")]
     # A heartbeat refused (the unit is submitted: 409) writes nothing.
-    assert client.post(f"/api/units/{unit.pk}/heartbeat/").status_code == 409
+    assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 409
     assert Beat.objects.count() == 4

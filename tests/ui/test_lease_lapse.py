@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from annotator.qa.models import Autosave, QueueItem, Submission
 from annotator.qa.selectors import progress
 from annotator.qa.services import set_queue_policy
+from tests.conftest import qh
 from tests.ui.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -135,7 +136,7 @@ def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(liv
     def tamper(route):  # what a stale or buggy client might send: a time of two hours, a decision missing
         body = json.loads(route.request.post_data)
         body["decisions"][0]["time_spent_ms"] = 7_200_000
-        body["decisions"] = [d for d in body["decisions"] if d["qa_id"] != mc.pk]
+        body["decisions"] = [d for d in body["decisions"] if d["qa_id"] != qh(mc)]
         route.continue_(post_data=json.dumps(body))
 
     page.route("**/submit/", tamper)
@@ -159,7 +160,7 @@ def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(liv
     expect(page.locator("#errors")).to_contain_text("the submit has errors; nothing was saved")
     expect(cards.nth(0).locator(".card-errors")).to_contain_text("Time spent: 7,200 s is more time than has passed since you took this unit")
     expect(cards.nth(1).locator(".card-errors")).to_contain_text("Answer: answer must not be empty")
-    expect(cards.nth(2).locator(".card-errors")).to_contain_text(f"QA pair {mc.pk} has no decision")
+    expect(cards.nth(2).locator(".card-errors")).to_contain_text(f"QA pair {qh(mc)} has no decision")  # by handle (issue 20)
     expect(cards.nth(3).locator(".card-errors")).to_contain_text("Question: question must not be empty")
     expect(cards.nth(0)).to_be_focused()
     assert Submission.objects.count() == 0
