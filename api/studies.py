@@ -297,8 +297,8 @@ class EnrollView(ParticipantView):
             participant = participant or links.preview_participant(study, request.user)
         else:
             participant = links.enroll_account(study, request.user)
-        services.start(participant)
-        return Response(state(participant))
+        first = services.start(participant)
+        return Response(state(participant, first=first))
 
 
 class CurrentView(ParticipantView):

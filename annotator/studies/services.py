@@ -320,12 +320,15 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
         + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
 
 
-def start(participant: Participant) -> None:
-    """Leave the instructions: on to the practice items, or straight to the trials if there are none."""
-    if participant.stage == Participant.Stage.INSTRUCTIONS:
-        has_practice = Trial.objects.filter(participant=participant, practice=True).exists()
-        participant.stage = Participant.Stage.PRACTICE if has_practice else Participant.Stage.TRIALS
-        participant.save(update_fields=["stage"])
+def start(participant: Participant):
+    """Leave the instructions: on to the practice items, or straight to the trials if there are none.
+    Returns the first open trial when it read it (``current_trial``'s ``first``), else ``_UNREAD``."""
+    if participant.stage != Participant.Stage.INSTRUCTIONS:
+        return _UNREAD
+    first = _first_open(participant)  # practice trials come first: one open means a practice
+    participant.stage = Participant.Stage.PRACTICE if first is not None and first.practice else Participant.Stage.TRIALS
+    participant.save(update_fields=["stage"])
+    return first
 
 
 # ------------------------------------------------------------------------------ timing

@@ -76,7 +76,7 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
                            # items; under the lock (BEGIN .. COMMIT, 8): lock, participant, conditions' counts,
                            # their link, items under the cap, trials; the session's row (4)
         ("page", 3), ("consent", 7), ("page", 3), ("screening", 7), ("page", 3),
-        ("enroll", 12),
+        ("enroll", 11),
         ("shown", 4),
         ("answer", 10),    # the practice: its feedback, no trial served
         ("current", 10),
