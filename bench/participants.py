@@ -41,13 +41,14 @@ question). ``--think-ms 0`` is a closed loop with no pauses. The requests:
   (``GET /api/studies/<id>/current/``) after the practice's feedback;
 - ``done``: ``GET /s/<token>/done/`` (200, with the completion code).
 
-``--max-seconds`` (default 600, at most 3,600) bounds the run: past it no participant starts and
+``--max-seconds`` (default 900, at most 3,600) bounds the run: past it no participant starts and
 those under way stop before their next request (counted as stopped, not lost).
 
 **Printed.** Participants done (and in the database), answers sent, answers acknowledged, answers
 stored (counted in the database afterwards), lost answers (acknowledged with 200 but not stored
 with their idempotency key, plus answers answered 5xx), answers/s over the run, and per endpoint
-the requests, p50, p95 and max latency (ms, client side, HTTP included) and 5xx, then whether every
+the requests, p50, p95 and max latency (ms, client side, HTTP included) and 5xx, the machine's load
+average at the run's start and end (the machine may be shared), then whether every
 p95 met the target (under 100 ms on this machine; issue 19, "Tests and benchmark"), with the offered
 load (requests/s) it was met or missed at. With ``--think-ms 0`` the participants never pause, a
 closed loop: once the server is saturated, latency is about concurrency / throughput (Little's
@@ -264,6 +265,7 @@ class Record:
     answers_sent: int = 0
     acked: list[tuple[int, str]] = field(default_factory=list)  # (trial id, idempotency key) answered 200
     answer_5xx: int = 0
+    retries: int = 0  # requests sent again on a new connection (the kept-alive one was closed)
     done: bool = False
     pid: str = ""
     code: str = ""
@@ -280,6 +282,7 @@ class Browser:
         self.cookies: dict[str, str] = {}
         self.record, self.deadline = record, deadline
         self.think_s, self.rng = think_ms / 1000.0, random.Random(seed)
+        self.used = False  # a response came on the connection (it is kept alive)
 
     def call(self, endpoint: str, method: str, path: str, *, form: dict | None = None, payload: dict | None = None,
              csrf: str = "", expect: int = 200) -> tuple[int, bytes]:
@@ -301,9 +304,23 @@ class Browser:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         started = time.perf_counter()
         try:
-            self.conn.request(method, path, body=body, headers=headers)
-            response = self.conn.getresponse()
+            try:
+                self.conn.request(method, path, body=body, headers=headers)
+                response = self.conn.getresponse()
+            except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected):
+                if not self.used:
+                    raise
+                # The server closed the kept-alive connection while the person paused (gunicorn's
+                # keep-alive is 2 s; a pause plus a slow machine can pass it) and nothing of a
+                # response came: a browser sends the request again on a new connection, once.
+                # Every request here is safe to send twice (answers carry their idempotency key, the
+                # link resumes the participant, the forms record once).
+                self.conn.close()
+                self.record.retries += 1
+                self.conn.request(method, path, body=body, headers=headers)
+                response = self.conn.getresponse()
             data = response.read()
+            self.used = True
         except (OSError, http.client.HTTPException) as exc:
             self.record.calls.append((endpoint, (time.perf_counter() - started) * 1000.0, 0))
             self.conn.close()
@@ -421,8 +438,11 @@ def stored(study_id: int) -> tuple[dict[int, str], dict[str, str]]:
 
 
 def report(records: list[Record], seconds: float, answered: dict[int, str], finished: dict[str, str],
-           participants: int, concurrency: int = 0, think_ms: float = 0.0) -> int:
-    """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow)."""
+           participants: int, concurrency: int = 0, think_ms: float = 0.0,
+           load: tuple[float, float] | None = None) -> int:
+    """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow).
+    ``load``: the machine's 1-minute load average at the run's start and end (the machine may be
+    shared: latency figures mean little without it)."""
     calls: dict[str, list[float]] = {e: [] for e in ENDPOINTS}
     fives = {e: 0 for e in ENDPOINTS}
     no_response = 0
@@ -450,6 +470,9 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
     requests = sum(len(v) for v in calls.values())
     print(f"answers/s: {len(acked) / seconds:.1f} over {seconds:.1f} s ({requests} requests, "
           f"{requests / seconds:.1f} requests/s)")
+    if load is not None:
+        print(f"machine load (1-minute average, {os.cpu_count()} CPUs): {load[0]:.1f} at the start, "
+              f"{load[1]:.1f} at the end")
     print(f"\n{'endpoint':<10} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'5xx':>5}")
     worst = 0.0
     for endpoint in ENDPOINTS:
@@ -468,6 +491,9 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
         print(f"broken flow ({broken.count(problem)}): {problem}")
     if no_response:
         print(f"requests with no response: {no_response}")
+    retries = sum(r.retries for r in records)
+    if retries:
+        print(f"requests sent again on a new connection (the server had closed the kept-alive one): {retries}")
     total_5xx = sum(fives.values())
     failed = lost or total_5xx or no_response or broken or wrong_codes
     print(f"\nresult: {'FAILED' if failed else 'ok'} ({lost} lost, {total_5xx} 5xx)")
@@ -534,6 +560,7 @@ def main() -> None:
     run_id = secrets.token_hex(4)
     try:
         started = time.monotonic()
+        load_at_start = os.getloadavg()[0]
         deadline = started + max_seconds
         progress_lock = threading.Lock()
         finished_count = [0]
@@ -552,11 +579,12 @@ def main() -> None:
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             records = [r for r in pool.map(one, range(participants)) if r is not None]
         seconds = time.monotonic() - started
+        load = (load_at_start, os.getloadavg()[0])
     finally:
         server.terminate()
         server.wait(timeout=30)
     answered, finished = stored(setup.study_id)
-    sys.exit(report(records, seconds, answered, finished, participants, concurrency, think_ms))
+    sys.exit(report(records, seconds, answered, finished, participants, concurrency, think_ms, load))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ def test_participants_bench_smoke_mode_takes_ten_people_to_their_codes_and_loses
     assert "answers sent: 30   acknowledged: 30   stored (database): 30" in out
     assert "lost answers: 0 (0 acknowledged but not stored, 0 answered 5xx)" in out
     assert re.search(r"^answers/s: \d+\.\d over \d+\.\d s", out, re.M)
+    assert re.search(r"^machine load \(1-minute average, \d+ CPUs\): \d+\.\d at the start, \d+\.\d at the end$", out, re.M)
     rows = {m.group(1): (int(m.group(2)), int(m.group(3)))
             for m in re.finditer(r"^(\w+) +(\d+) +\d+\.\d +\d+\.\d +\d+\.\d +(\d+)$", out, re.M)}
     # Requests per endpoint: 4 pages each (consent, screening, take, debrief); 3 shown and 3 answers
