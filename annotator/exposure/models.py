@@ -28,6 +28,7 @@ class Exposure(models.Model):
     class Source(models.TextChoices):
         QUEUE = "queue", "verification queue"
         STUDY = "study", "study trial"
+        REVIEW = "review", "review page"
 
     person = models.CharField(max_length=80)
     project_id = models.BigIntegerField()

@@ -84,7 +84,9 @@ def before_claim(policy):
 # COALESCE evaluates its second argument only when the first is NULL), else the first claimable
 # unassigned item (not when a claim policy's ``Gate`` says ``only_assigned``: someone qualifying),
 # skipping rows that concurrent claimers have locked. A skip keeps every pass of the skipped unit
-# from the person (issue 20: a skip is never followed by the unit's other pass).
+# from the person (issue 20: a skip is never followed by the unit's other pass), and a blind overlap
+# pass is not served to someone who reviewed the unit (their ledger's ``review`` rows: they saw the
+# first pass's work, issue 20).
 #
 # ``_STUDY_PENDING_SQL``: a unit about footage (a video, its day-night partners, the video a night
 # rendition came from) of an item the person still has to answer in a human-baseline study is not
@@ -125,6 +127,9 @@ WITH held AS (
            AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
                            WHERE s.user_id = %(user)s AND k.unit_id = i.unit_id)
            AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
+           AND (i.kind <> 'overlap' OR NOT EXISTS (
+                SELECT 1 FROM exposure_exposure e WHERE e.project_id = %(project)s AND e.person = %(person)s
+                  AND e.source = 'review' AND e.ref = 'unit:' || i.unit_id))
            AND NOT """ + _STUDY_PENDING_SQL + """
          ORDER BY i.priority, i.id
          LIMIT 1
@@ -165,7 +170,7 @@ def claim_next(project: Project, user) -> QueueItem | None:
     for attempt in range(3):
         now = timezone.now()
         params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration(),
-                  "only_assigned": only_assigned}
+                  "only_assigned": only_assigned, "person": f"user:{user.pk}"}  # exposure.ledger.person_key
         try:
             if connection.in_atomic_block:  # inside a caller's transaction: a savepoint keeps it usable
                 with transaction.atomic():
@@ -188,11 +193,12 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
     return item
 
 
-def record_exposure(item: QueueItem, user_id: int) -> int:
+def record_exposure(item: QueueItem, user_id: int, source: str = "queue") -> int:
     """Append to the exposure ledger (issue 19) what the unit of ``item`` shows the person who just
     claimed it: every video the verify page may play (the unit's, its group's members, the labelled
     videos of its QA pairs; ``media.views.may_see_video``), whole, and each of its QA pairs with
-    its answer. Kept through skip, lapse and release: the page had it all. Returns rows written."""
+    its answer. Kept through skip, lapse and release: the page had it all. ``source``: ``queue`` (a
+    claim) or ``review`` (the review page, ``review.views``). Returns rows written."""
     from annotator.exposure import ledger
     from annotator.exposure.models import Exposure
     from annotator.media.models import VideoGroupMember
@@ -209,7 +215,7 @@ def record_exposure(item: QueueItem, user_id: int) -> int:
     shown = ([ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)]
              + [ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p, _ in pairs])
     return ledger.record(ledger.person_key(user_id=user_id), item.project_id, shown,
-                         source=Exposure.Source.QUEUE, ref=f"unit:{item.unit_id}")
+                         source=source, ref=f"unit:{item.unit_id}")
 
 
 def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:

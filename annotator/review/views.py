@@ -70,5 +70,7 @@ def _record_reviewed(user, project, state: ReviewState) -> None:
     the reviewer's exposure ledger, once per unit, as a verification queue's claim does
     (``qa.queue.record_exposure``): a gold copy of it is then never served to them (issue 20)."""
     person = ledger.person_key(user_id=user.pk)
-    if not Exposure.objects.filter(person=person, project_id=project.pk, ref=f"unit:{state.unit_id}").exists():
-        record_exposure(state.item, user.pk)
+    if not Exposure.objects.filter(person=person, project_id=project.pk, ref=f"unit:{state.unit_id}",
+                                   source=Exposure.Source.REVIEW).exists():
+        # Source ``review``: the claim then keeps the unit's blind overlap pass from them (qa.queue).
+        record_exposure(state.item, user.pk, source=Exposure.Source.REVIEW)

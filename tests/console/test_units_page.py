@@ -200,3 +200,22 @@ def test_the_review_api_answers_an_annotator_the_same_for_others_units_and_unsub
     answers = [api.get(f"/api/units/{u.pk}/review/") for u in (theirs, untouched)]
     assert [a.status_code for a in answers] == [404, 404]
     assert answers[0].json() == answers[1].json()
+
+
+def test_a_reviewer_who_saw_a_unit_on_the_review_page_is_not_served_its_blind_overlap_pass(project, make_unit,
+                                                                                           annotator):
+    """Issue 20 (security review, finding 4): the review page shows the first pass's work; the unit's
+    blind overlap pass must then go to someone else. Anyone else still gets it."""
+    from annotator.exposure.models import Exposure
+    from annotator.projects.services import ensure_member
+
+    set_queue_policy(project, double_check_share=0, overlap_share=1.0, overlap_k=2)
+    unit = make_unit(1)
+    _submit(project, annotator, "s")
+    reviewer = ensure_member("rev", role="reviewer", project=project)[0]
+    other = ensure_member("rev2", role="reviewer", project=project)[0]
+    assert _client(reviewer).get(f"/projects/proj/review/?unit={unit.pk}").status_code == 200
+    assert Exposure.objects.filter(ref=f"unit:{unit.pk}", person=f"user:{reviewer.pk}", source="review").exists()
+    assert claim_next(project, reviewer) is None  # the overlap pass is the only open item
+    item = claim_next(project, other)
+    assert (item.unit_id, item.kind) == (unit.pk, "overlap")
