@@ -619,8 +619,8 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
 
 def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
     """Pass on the unit with a reason: the item goes back to the queue for others and is never
-    served to this person again. Raises Invalid (no reason; a rework item, which is assigned to this
-    person alone), NotHeld (not theirs), Conflict (already submitted)."""
+    served to this person again. Raises Invalid (no reason; a rework or qualification item, which is
+    assigned to this person alone), NotHeld (not theirs), Conflict (already submitted)."""
     reason = (reason or "").strip()
     if not reason or len(reason) > 500:
         raise Invalid("give a reason for skipping (at most 500 characters)", errors={"reason": "required"})
@@ -633,6 +633,10 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
             # Assigned to this person alone: a skipped rework would be served straight back to them.
             raise Invalid("a unit sent back to you for rework cannot be skipped: submit it (keep what you stand by); "
                           "an admin can give it to someone else")
+        if item.kind == QueueItem.Kind.QUALIFICATION:
+            # Also assigned to this person alone, and part of their attempt: it would come straight back.
+            raise Invalid("a qualification unit cannot be skipped: decide each QA pair as the guidelines say "
+                          "(delete one you cannot answer, with its reason) and submit")
         Skip.objects.create(item=item, user=user, reason=reason)
         Autosave.objects.filter(item=item, user=user).delete()
         queue.release(item)

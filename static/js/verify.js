@@ -232,7 +232,8 @@
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
     $("kind-note").textContent = KIND_NOTE[unit.queue.kind] || "";
     $("kind-note").hidden = !KIND_NOTE[unit.queue.kind];
-    $("skip").hidden = unit.queue.kind === "rework";  // assigned to this person: it would come straight back
+    // Assigned to this person: a rework or qualification unit would come straight back.
+    $("skip").hidden = unit.queue.kind === "rework" || unit.queue.kind === "qualification";
     setStatus("This unit: " + unit.qa_pairs.length + " QA pair" + (unit.qa_pairs.length === 1 ? "" : "s") + (unit.paired ? ", day-night pair" : "") +
       (review ? (review.reopened ? " (reopened, with no reviewer comments: change what you need and submit)"
                  : " (sent back by a reviewer with " + review.comments.length + " comment" + (review.comments.length === 1 ? "" : "s") +

@@ -94,3 +94,18 @@ def test_two_claims_at_once_make_one_attempt(project, gated, annotator):
     assert again.pk == first.pk
     assert Attempt.objects.filter(user=annotator).count() == 1
     assert WorkUnit.objects.filter(purpose="qualification").count() == 2
+
+
+def test_a_qualification_unit_cannot_be_skipped(project, gated, annotator):
+    """It is assigned to the person and part of their attempt: skipped, it came straight back (a
+    security review finding of issue 20). The skip is refused in words and the unit stays theirs."""
+    from annotator.errors import Invalid
+    from annotator.qa.models import Skip
+    from annotator.qa.services import skip_unit
+
+    item = claim_next(project, annotator)
+    with pytest.raises(Invalid, match="a qualification unit cannot be skipped"):
+        skip_unit(item.unit_id, annotator, "too hard")
+    assert not Skip.objects.exists()
+    item.refresh_from_db()
+    assert (item.status, item.leased_by_id) == ("open", annotator.pk)
