@@ -56,8 +56,9 @@ def lease_duration() -> timedelta:
 
 @dataclass(frozen=True)
 class Gate:
-    """What a claim policy asks of one claim: ``only_assigned`` serves the person only items assigned
-    to them (nothing from the shared queue)."""
+    """What a claim policy asks of one claim: ``only_assigned`` serves the person only their
+    qualification items (assigned to them; nothing from the shared queue, and no other item an admin
+    assigned to them: that would open the real queue before they qualify, issue 20)."""
 
     only_assigned: bool = False
 
@@ -115,6 +116,7 @@ WITH held AS (
     WHERE NOT EXISTS (SELECT 1 FROM held) AND id = COALESCE(
         (SELECT i.id FROM qa_queueitem i
          WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
+           AND (NOT %(only_assigned)s OR i.kind = 'qualification')
            AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
            AND NOT """ + _STUDY_PENDING_SQL + """
          ORDER BY i.priority, i.id

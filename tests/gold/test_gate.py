@@ -109,3 +109,14 @@ def test_a_qualification_unit_cannot_be_skipped(project, gated, annotator):
     assert not Skip.objects.exists()
     item.refresh_from_db()
     assert (item.status, item.leased_by_id) == ("open", annotator.pk)
+
+
+def test_a_unit_an_admin_assigns_waits_until_the_person_qualifies(project, gated, annotator):
+    """An admin's assignment (units page) made a real unit claimable by someone still qualifying."""
+    real = QueueItem.objects.get(unit=gated[0], kind="first_pass")
+    QueueItem.objects.filter(pk=real.pk).update(assigned_to=annotator, priority=-5)
+    for key in ("a", "b"):
+        item = claim_next(project, annotator)
+        assert item.kind == "qualification", item
+        answer(item, annotator, key=key)
+    assert claim_next(project, annotator).pk == real.pk  # qualified: the assignment is served first
