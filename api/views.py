@@ -41,8 +41,8 @@ def project_for(request, slug: str, roles: frozenset) -> Project:
 
 
 def unit_for(request, pk: int) -> WorkUnit:
-    """A ``WorkUnit`` of id ``pk`` (decoded from the URL's unit handle) if the user may annotate in its project (404 / 403 otherwise, one
-    query); the services load what they need of it."""
+    """A ``WorkUnit`` of id ``pk`` (decoded from the URL's unit handle) if the user may annotate in
+    its project (404 / 403 otherwise, one query); the services load what they need of it."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, unit_id=pk)
     return WorkUnit(pk=pk, project=project)
 
@@ -84,7 +84,7 @@ class UnitSubmitView(APIView):
                          "item_id": handles.encode("item", result.item_id)})
 
 
-_PAIR_ID = re.compile(r"(QA pair |qa\[)(\d{1,19})")
+_PAIR_ID = re.compile(r"(QA pair |qa\[)(\d{1,18})\b")
 
 
 def pair_handles_in(exc: DomainError) -> DomainError:

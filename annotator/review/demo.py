@@ -47,7 +47,8 @@ def run_demo(project, stdout) -> dict:
         if n == 0:
             comments = _rejection(state)
             review_unit(unit_id, reviewer, "reject", comments, f"demo-review-{round_.pk}-{unit_id}")
-            stdout.write(f"{reviewer.username} rejected unit {unit_id} with {len(comments)} comment{'' if len(comments) == 1 else 's'}; it went back to "
+            said = f"{len(comments)} comment{'' if len(comments) == 1 else 's'}"
+            stdout.write(f"{reviewer.username} rejected unit {unit_id} with {said}; it went back to "
                          f"{state.annotator.username} as rework")
         else:
             review_unit(unit_id, reviewer, "accept", [], f"demo-review-{round_.pk}-{unit_id}")
