@@ -76,3 +76,60 @@ def test_one_panel_id_opening_the_link_four_times_at_once_is_one_participant(pan
     assert len(ids) == 1 and isinstance(ids.pop(), int)                # each got the same participant
     assert Participant.objects.filter(study=study).count() == 1
     assert Trial.objects.filter(participant__study=study).count() == 2
+
+
+def answering_at_once(participant: Participant, trial_id: int, keys: list[str]) -> list[object]:
+    """``services.answer_trial`` of one trial from one thread per key, released together; returns
+    per key the stored idempotency key of the trial it got back, or the exception's class name."""
+    from annotator.studies import services
+
+    barrier = threading.Barrier(len(keys))
+    out: dict[int, object] = {}
+
+    def answer(i: int, key: str) -> None:
+        try:
+            barrier.wait(timeout=30)
+            out[i] = services.answer_trial(Participant.objects.get(pk=participant.pk), trial_id, 0, 1.0, key).idempotency_key
+        except Exception as exc:  # noqa: BLE001 - recorded, asserted below
+            out[i] = type(exc).__name__
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=answer, args=(i, key)) for i, key in enumerate(keys)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return [out[i] for i in range(len(keys))]
+
+
+@pytest.fixture
+def on_practice(panel):
+    """A link participant through the screening, on their practice trial, reported shown; returns
+    (participant, trial id)."""
+    from tests.studies.test_link_participants import api, browser, enter, through_screening
+
+    study, token = panel
+    client = browser()
+    enter(client, token, pid="answering-person")
+    through_screening(client, token)
+    tid = api(client, f"/api/studies/{study.pk}/enroll/").json()["trial"]["trial_id"]
+    assert api(client, f"/api/trials/{tid}/shown/").status_code == 200
+    return Participant.objects.get(study=study), tid
+
+
+def test_one_answer_sent_four_times_at_once_is_stored_once_and_each_gets_it_back(on_practice):
+    participant, tid = on_practice
+    assert answering_at_once(participant, tid, ["same-key"] * 4) == ["same-key"] * 4
+    trial = Trial.objects.get(pk=tid)
+    assert (trial.idempotency_key, trial.response) == ("same-key", 0)
+    participant.refresh_from_db()
+    assert participant.stage == "trials"                               # moved on once, from the practice
+
+
+def test_of_four_different_answers_at_once_one_is_stored_and_three_are_told_it_is_answered(on_practice):
+    participant, tid = on_practice
+    results = answering_at_once(participant, tid, [f"key-{i}" for i in range(4)])
+    stored = Trial.objects.get(pk=tid).idempotency_key
+    assert sorted(results) == sorted(["Conflict"] * 3 + [stored])
+    assert results.count(stored) == 1
