@@ -125,14 +125,22 @@ class RoundOut(serializers.Serializer):
     summary = SummaryOut(allow_null=True)
 
 
+def by_row_id(user, unit_id: int) -> None:
+    """The row-id route is for reviewers, researchers and admins of the unit's project: anyone else
+    (an annotator names units by handle) gets the 404 of a unit that does not exist, whether it
+    exists or not, so row ids cannot be probed (issue 20)."""
+    if access.project_and_role_of_unit(user, unit_id)[1] not in access.OVERSEE_ROLES:
+        raise Http404("no such unit")
+
+
 class UnitReviewView(APIView):
     @extend_schema(responses={200: UnitReviewsOut},
                    summary="A unit's review state and reviews with their comments (annotators: their own units)")
     def get(self, request, pk, raw=False):
+        if raw:
+            by_row_id(request.user, pk)
         _, role = access.require(request.user, access.ALL_ROLES, unit_id=pk)
         oversee = role in access.OVERSEE_ROLES
-        if raw and not oversee:  # annotators name units by handle (issue 20): no probing by row id
-            raise Http404("no such unit of yours")
         refuse_during_blind_pass(request.user, pk)  # a blind pass sees no other pass's work
         state = ReviewState.objects.select_related("annotator").filter(unit_id=pk).first()
         out = selectors.unit_reviews(state, request.user, oversee=oversee) if state is not None else None
@@ -151,6 +159,8 @@ class UnitReviewView(APIView):
                    summary="Accept or reject a submitted unit with a comment and issue tags per QA pair (reviewers, "
                            "admins; idempotent by key); a rejection sends it back to its annotator as rework")
     def post(self, request, pk, raw=False):
+        if raw:
+            by_row_id(request.user, pk)
         access.require(request.user, access.EDIT_QA_ROLES, unit_id=pk)
         refuse_during_blind_pass(request.user, pk)
         data = ReviewIn(data=request.data)

@@ -12,8 +12,8 @@ without the role 403. Views catch no errors: ``api.exceptions.handler`` maps the
 
 import re
 
-from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -135,11 +135,23 @@ class UnitAutosaveView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def visible_pair(request, pk: int, roles: frozenset) -> QAPair:
+    """QA pair ``pk`` for a reviewer, researcher or admin of its project whose role is in ``roles``
+    (403 when it is not). Anyone else (an annotator included) gets one 404 whether the row exists or
+    not: an annotator must not learn which row ids exist, or a gold copy made at their claim would
+    show as new rows (issue 20)."""
+    pair = QAPair.objects.select_related("project", "qa_type").filter(pk=pk).first()
+    role = access.role_in(request.user, pair.project) if pair is not None else None
+    if role not in access.OVERSEE_ROLES:
+        raise Http404("no such QA pair")
+    if role not in roles:
+        raise PermissionDenied("your role in this project does not allow this")
+    return pair
+
+
 class QAPairView(APIView):
     def _pair(self, request, pk, roles) -> QAPair:
-        pair = get_object_or_404(QAPair.objects.select_related("project", "qa_type"), pk=pk)
-        project_for(request, pair.project.slug, roles)
-        return pair
+        return visible_pair(request, pk, roles)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT},
                    summary="A QA pair with its history: every revision, who, when, and word diffs")
@@ -162,8 +174,7 @@ class QAFlagView(APIView):
     @extend_schema(request=s.QAFlagIn, responses={200: s.QAPairOut},
                    summary="Flag a QA pair with a model's reason; its unit is served first")
     def post(self, request, pk):
-        pair = get_object_or_404(QAPair.objects.select_related("project"), pk=pk)
-        project_for(request, pair.project.slug, access.MANAGE_ROLES)
+        pair = visible_pair(request, pk, access.MANAGE_ROLES)
         data = s.QAFlagIn(data=request.data)
         data.is_valid(raise_exception=True)
         pair = services.flag_qa_pair(pair.pk, **data.validated_data, user=request.user)

@@ -18,7 +18,8 @@ def _link(label: str, name: str, *args, primary: bool = False, download: bool = 
 
 def rows_for(user) -> list[dict]:
     """``[{"project", "role", "counts", "groups": [{"name", "links": [...]}]}]``, a few queries
-    whatever the number of projects. Only what the role may open is listed."""
+    whatever the number of projects. Only what the role may open is listed; ``counts`` (the queue's)
+    is None for annotators."""
     if user.is_superuser:
         projects = [(p, "admin") for p in Project.objects.all()]
     else:
@@ -75,6 +76,9 @@ def rows_for(user) -> list[dict]:
                      _link("Qualification and gold", "gold-admin", slug)]
         if team:
             groups.append({"name": "Team", "links": team})
-        out.append({"project": project, "role": role, "counts": counts[project.pk], "groups": groups})
+        # The queue's counts are for the people who run the project: an annotator could read a gold
+        # copy in them (made at their claim, left out of "done" at their submit; issue 20).
+        out.append({"project": project, "role": role, "groups": groups,
+                    "counts": counts[project.pk] if role in access.OVERSEE_ROLES else None})
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 
 from annotator.console.units import PAGE
+from annotator.errors import Invalid
 from annotator.projects.models import Project
 from annotator.qa.models import QueueItem, Verdict, WorkUnit
 from annotator.review import selectors as review
@@ -20,8 +21,9 @@ PERIODS = {k: v for k, v in team.PRESETS.items() if k != "custom"}
 def page(project: Project, user, before: int | None = None, period: str = "month") -> dict:
     """``{"rows", "older", "rework", "summaries", "own", "period", "periods"}``:
 
-    - ``rows``: one page of the person's done passes (newest first; ``older`` the next page's cursor
-      or None), each with ``kept``, ``modified``, ``deleted``, ``added`` counts, ``time_s``, and
+    - ``rows``: one page of the person's done passes (last submitted first; ``older`` the next page's
+      cursor, the last row's item id, or None; Invalid for a ``before`` that is not one of the
+      person's done passes), each with ``kept``, ``modified``, ``deleted``, ``added`` counts, ``time_s``, and
       ``review``: the unit's review state if this pass is the one under review (``state``,
       ``label``, ``can_reopen``, ``comments`` of the latest review: ``[{"qa_id", "question", "text",
       "tags"}]``). The page names units and items by their handles (``core.handles``, issue 20);
@@ -53,13 +55,20 @@ def page(project: Project, user, before: int | None = None, period: str = "month
     own["pay_hidden"] = bool(rate and not rate["count_gold"] and period != "last_month")
     qs = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE)
     if before is not None:
-        qs = qs.filter(id__lt=before)
+        # The cursor is one of the person's own done passes, and the list runs by when they were
+        # submitted: ordered by id, or compared with any id the person names, it showed which of
+        # their units were gold copies, made (so numbered) when they were served (issue 20).
+        anchor = qs.filter(pk=before).values("completed_at", "id").first()
+        if anchor is None:
+            raise Invalid("not a page of this list: start from the first")
+        qs = qs.filter(Q(completed_at__lt=anchor["completed_at"])
+                       | Q(completed_at=anchor["completed_at"], id__lt=anchor["id"]))
     rows = list(qs.select_related("unit__video").annotate(
         kept=Count("verdicts", filter=Q(verdicts__action="keep")),
         modified=Count("verdicts", filter=Q(verdicts__action="modify")),
         deleted=Count("verdicts", filter=Q(verdicts__action="delete")),
         added=Count("verdicts", filter=Q(verdicts__action="add")),
-    ).order_by("-id")[: PAGE + 1])
+    ).order_by("-completed_at", "-id")[: PAGE + 1])
     older = rows[PAGE - 1].pk if len(rows) > PAGE else None
     rows = rows[:PAGE]
     states = {s.item_id: s for s in review.states_of(user, project).filter(item_id__in=[r.pk for r in rows])}

@@ -91,7 +91,11 @@ def my_work(request, slug: str):
             errors["before"] = "not a page of this list: start from the first"
     if period not in mywork.PERIODS:
         errors["period"], period = "one of " + ", ".join(mywork.PERIODS), "month"
-    page = mywork.page(project, request.user, before, period)
+    try:
+        page = mywork.page(project, request.user, before, period)
+    except Invalid as exc:  # not one of their own passes: the same words as a handle that is none
+        errors["before"] = str(exc)
+        page = mywork.page(project, request.user, None, period)
     return render(request, "console/my_work.html", {"project": project, "errors": errors, **page},
                   status=400 if errors else 200)
 

@@ -17,7 +17,7 @@ from annotator.core import handles
 from annotator.gold import services
 from annotator.gold.models import Copy, Source
 from annotator.qa.models import QAPair, QueueItem, WorkUnit
-from tests.conftest import uh
+from tests.conftest import row_id, uh
 from tests.gold.conftest import seed_for
 
 HANDLE = re.compile(handles.PATTERN)
@@ -140,3 +140,41 @@ def test_a_handle_of_someone_elses_unit_is_refused_as_a_row_id_is(project, make_
     assert payload["id"] == uh(unit)
     assert theirs.post(f"/api/units/{payload['id']}/heartbeat/").status_code == 409
     assert mine.post(f"/api/units/{payload['id']}/heartbeat/").status_code == 200
+
+
+def test_row_ids_cannot_be_probed_and_the_pages_count_no_gold(project, make_verified, make_unit, annotator, annotator2):
+    """The security review of the handles (issue 20): an annotator probed row ids where a refusal
+    differed from a missing row (403 vs 404, or another 404 text), paged My work from any item's
+    handle, and read the home page's queue counts, which moved at a real submit but not at a gold
+    one. Each answered whether a gold copy had just been made."""
+    make_verified(2)
+    assert len(services.make_sources(project, Source.Role.GOLD, 2)) == 2
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, False]))
+    make_unit(), make_unit()
+    api = APIClient()
+    api.force_authenticate(annotator)
+    pair = QAPair.objects.order_by("-id").first()
+    unit_id = WorkUnit.objects.order_by("-id").first().pk
+    for path in (f"/api/qa/{pair.pk}/", f"/api/units/{unit_id}/review/"):
+        there, missing = api.get(path), api.get(path.replace(str(pair.pk if "/qa/" in path else unit_id), "999999999"))
+        assert (there.status_code, there.json()) == (missing.status_code, missing.json()) and there.status_code == 404
+    for method, path in (("post", f"/api/qa/{pair.pk}/flag/"), ("post", f"/api/units/{unit_id}/review/"),
+                         ("patch", f"/api/qa/{pair.pk}/")):
+        res = getattr(api, method)(path, {}, format="json")
+        assert res.status_code == 404, (path, res.status_code)
+
+    page = Client()
+    page.force_login(annotator)
+    assert "queue:" not in page.get("/").content.decode()  # the counts are for the people who run it
+    gold = api.post(f"/api/projects/{project.slug}/queue/next/").json()  # claim 1 draws gold
+    handle = gold["queue"]["item_id"]
+    api.post(f"/api/units/{gold['id']}/submit/", {"idempotency_key": "g", "decisions": [
+        {"qa_id": q["id"], "action": "keep"} for q in gold["qa_pairs"]]}, format="json")
+    real = api.post(f"/api/projects/{project.slug}/queue/next/").json()
+    assert WorkUnit.objects.get(pk=row_id("unit", real["id"])).purpose == "real"
+    # My work pages from the person's own done passes only, by submit time: the held real item's
+    # handle (older than the gold copy) is no page, with the same words as any string.
+    for cursor in (real["queue"]["item_id"], "a" * 13):
+        res = page.get(f"/projects/{project.slug}/my-work/?before={cursor}")
+        assert res.status_code == 400 and b"not a page of this list" in res.content
+    assert page.get(f"/projects/{project.slug}/my-work/?before={handle}").status_code == 200
