@@ -2,8 +2,9 @@
 
 On every claim, one statement (``_STATE_SQL``) reads whether the person holds an item (then nothing
 else happens: the claim renews it), counts the new claim on their ``Standing`` and reads it with the
-project's policy and their role; it also closes a gold copy the person skipped (items assigned to a
-person ignore skips, and a skipped real unit never comes back: a gold one must not either). Then:
+project's policy and their role. A gold copy the person skipped stays open, as a skipped real unit
+does, and the claim never serves it to them again (it passes over items they skipped, assigned or
+not), so a heartbeat on it answers as on a skipped real unit (security review of issue 20). Then:
 
 1. Paused: the claim is refused (Forbidden) with why and whom to ask.
 2. Must qualify (the policy requires it, their role is annotator, not passed yet): they get only
@@ -43,14 +44,6 @@ WITH held AS (
     SELECT %(project)s, %(user)s, 1, false, 0, 0 FROM held WHERE NOT held.held
     ON CONFLICT (project_id, user_id) DO UPDATE SET claims = gold_standing.claims + 1
     RETURNING claims, qualified_at IS NOT NULL AS qualified, paused, extra_tries
-), dropped AS (
-    -- A gold copy the person skipped goes, as a skipped real unit does (assigned items ignore skips).
-    UPDATE qa_queueitem i SET status = 'done', completed_at = now()
-    FROM qa_workunit w
-    WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
-      AND i.leased_by_id IS NULL AND w.id = i.unit_id AND w.purpose = 'gold'
-      AND EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
-    RETURNING i.id
 )
 SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
        (SELECT m.role FROM projects_membership m WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
@@ -69,7 +62,8 @@ _PICK = """pick AS (
     WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
       AND NOT EXISTS (SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
                       WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
-                        AND w.purpose = 'gold')
+                        AND w.purpose = 'gold'
+                        AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s))
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
       AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)

@@ -118,6 +118,7 @@ WITH held AS (
          WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
            AND (NOT %(only_assigned)s OR i.kind = 'qualification')
            AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
+           AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
            AND NOT """ + _STUDY_PENDING_SQL + """
          ORDER BY i.priority, i.id
          LIMIT 1

@@ -10,14 +10,14 @@ import math
 import pytest
 from rest_framework.test import APIClient
 
-from annotator.errors import Forbidden
+from annotator.errors import Forbidden, NotHeld
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure
 from annotator.gold import services
 from annotator.gold.models import Copy, Pause, Result, Source
 from annotator.qa.models import QAPair, QueueItem, WorkUnit
-from annotator.qa.queue import claim_next
-from annotator.qa.services import set_queue_policy, skip_unit
+from annotator.qa.queue import claim_next, renew
+from annotator.qa.services import Decision, set_queue_policy, skip_unit, submit_unit
 from annotator.team import figures
 from tests.gold.conftest import answer, seed_for
 from annotator.core import handles
@@ -180,5 +180,19 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
     assert item.unit.purpose == "gold"
     skip_unit(item.unit_id, annotator, "cannot see it")
     assert claim_next(project, annotator).unit_id == real.pk
-    assert QueueItem.objects.get(pk=item.pk).status == "done"
+    # It stays open, as a skipped real unit does, so a heartbeat on it answers as on one (a closed
+    # copy answered "already submitted" and gave itself away: security review of issue 20).
+    assert QueueItem.objects.get(pk=item.pk).status == "open"
+    with pytest.raises(NotHeld, match="You no longer hold this unit"):
+        renew(item.unit_id, annotator)
     assert not Result.objects.exists()
+    # And it keeps no further gold from the person: a later draw makes a new copy.
+    real_item = QueueItem.objects.get(leased_by=annotator, status="open")
+    submit_unit(real_item.unit_id, annotator, idempotency_key="r", time_spent_ms=None, additions=[],
+                decisions=[Decision(p.pk, "keep") for p in real_item.unit.qa_pairs.all()])
+    [fresh] = make_verified(1)  # a gold source of footage the person never saw (not their real unit)
+    assert len(services.make_sources(project, Source.Role.GOLD, 1, unit_ids=[fresh.pk])) == 1
+    from annotator.gold.claims import _serve_gold
+
+    _serve_gold(project, annotator, salt="later")  # what a later gold draw does
+    assert Copy.objects.filter(user=annotator).count() == 2
