@@ -203,7 +203,6 @@ def record_exposure(item: QueueItem, user_id: int, source: str = "queue") -> int
     its answer. Kept through skip, lapse and release: the page had it all. ``source``: ``queue`` (a
     claim) or ``review`` (the review page, ``review.views``). Returns rows written."""
     from annotator.exposure import ledger
-    from annotator.exposure.models import Exposure
     from annotator.media.models import VideoGroupMember
     from annotator.qa.models import QAPair, WorkUnit
 
