@@ -3,19 +3,14 @@ resamples and semantic agreement on 20 items, every rating sent held, and exactl
 to each level and rater count giving a value with an interval. Timings are printed, not asserted."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
+
 NUMBER = r"-?\d+\.\d{4}"
 
 
 def test_agreement_bench_smoke_mode_holds_every_rating_and_gives_each_applicable_metric():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "agreement.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=300, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("agreement.py", timeout=300)
     heads = re.findall(r"^([a-z0-9, ]+): (\d+) items x (\d) raters, ([\d,]+) ratings sent, ([\d,]+) held;", out, re.M)
     assert [(label, items, raters) for label, items, raters, _, _ in heads] == [
         ("nominal", "300", "5"), ("ordinal", "300", "5"), ("nominal, 2 raters", "300", "2"),

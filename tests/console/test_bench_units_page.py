@@ -3,18 +3,12 @@ every filter's first page and a page deep by its cursor on a database filled by 
 section 7). Timings are printed, not asserted (benchmarks, not timed tests)."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_units_page_bench_smoke_mode_renders_every_page_with_rows():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "units_page.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("units_page.py")
     rows = {m.group(1).strip(): int(m.group(2))
             for m in re.finditer(r"^(\w[\w =+_]*?) +(\d+) +\d+\.\d +\d+\.\d$", out, re.M)}
     # 2,000 units: 600 done (20 annotators in turn: 30 each), 1 in 100 pairs flagged (20; 6 of them done).

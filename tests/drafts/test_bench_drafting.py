@@ -5,18 +5,12 @@ run is slower) and Redis database ``TEST_REDIS_DB`` + 1: every video drafted, ev
 stored, never more than 2 in flight. Timings are printed, not asserted."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_drafting_bench_smoke_mode_drafts_every_video_with_every_call_stored_within_the_concurrency():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "drafting.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("drafting.py")
     assert re.search(r"^  run \d+: done, 2 of 2 videos done, 0 failed, 4 drafts$", out, re.M)
     # 2 videos x 2 QA types x 3 stages, each answered by the server and stored once.
     assert "  calls             12 (12 stored; answer 4, caption 4, questions 4)" in out

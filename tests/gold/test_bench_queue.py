@@ -2,20 +2,13 @@
 gunicorn by 1 and 4 annotators, at gold rates 0 and 0.5, in ``<POSTGRES_DB>_bench_queue_smoke``; no
 unit served twice, no request failed, gold units served at 0.5 and none at 0."""
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_queue_bench_smoke_serves_gold_at_the_rate_and_nothing_twice():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "queue.py"), "--smoke"], capture_output=True, text=True,
-                          timeout=900, cwd=REPO, env=os.environ.copy())
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr[-4000:]
+    out = run_smoke("queue.py", timeout=900)
     rows = re.findall(r"^\s+2000\s+(\d)\s+([\d.]+)\s.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.MULTILINE)
     assert [(k, rate) for k, rate, *_ in rows] == [("1", "0"), ("1", "0.5"), ("4", "0"), ("4", "0.5")]
     for k, rate, claims, gold, twice, errors in rows:

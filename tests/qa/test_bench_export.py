@@ -4,18 +4,12 @@ seeded on its first run, so that run is slower), exported as JSONL and as Parque
 pair in each file once. Timings and memory are printed, not asserted."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_export_bench_smoke_mode_writes_every_pair_once_in_both_formats():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "export.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("export.py")
     rows = re.findall(r"^ +([\d,]+) +(jsonl|parquet) +(\d+\.\d) +([\d,]+) +(\d+)MB +(-?\d+)MB +(\d+\.\d)MB +([\d,]+) "
                       r"+([\d,]+)$", out, re.M)
     assert [(n, fmt, back, ids) for n, fmt, _, _, _, _, _, back, ids in rows] == [

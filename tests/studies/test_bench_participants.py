@@ -5,18 +5,12 @@ the bench exits non-zero on a lost answer, a 5xx, a request with no response, a 
 completion code the database does not hold."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_participants_bench_smoke_mode_takes_ten_people_to_their_codes_and_loses_nothing():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "participants.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("participants.py")
     # 10 people x (1 practice + 2 questions), every one acknowledged and found in the database.
     assert ("participants: 10 done of 10 (10 started, 0 stopped by the time bound, 0 broken); "
             "10 finished in the database, 0 shown a code the database does not hold for them") in out

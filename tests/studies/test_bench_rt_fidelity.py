@@ -5,22 +5,17 @@ so that run is slower, and emptied at each): every trial answered and stored, bo
 recorded. How close they come to 0.5 s is printed, not asserted (a busy machine's timers)."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
+
 
 pytestmark = pytest.mark.browser
 
 
 def test_rt_fidelity_bench_smoke_mode_records_both_response_times_of_every_kind():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "rt_fidelity.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr[-4000:]
+    out = run_smoke("rt_fidelity.py")
     rows = re.findall(r"^(\w+) +(\d+) +(\d+) +(\d+\.\d) +(\d+\.\d) +([+-]\d+\.\d) +([+-]\d+\.\d)  (.*)$", out, re.M)
     assert [(kind, delay, problems) for kind, _, delay, _, _, _, _, problems in rows] == [
         ("ordering", "500", ""), ("mcq", "500", ""), ("open_answer", "500", ""), ("likert", "500", "")]

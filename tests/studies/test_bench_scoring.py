@@ -5,18 +5,12 @@ every trial scored and the results page counting exactly the scored trials the d
 Timings are printed, not asserted."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_smoke import run_smoke
 
 
 def test_scoring_bench_smoke_mode_scores_every_trial_of_every_kind_and_the_results_page_counts_them():
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "scoring.py"), "--smoke"], capture_output=True,
-                          text=True, timeout=600, cwd=REPO)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    out = run_smoke("scoring.py")
     assert "Scoring 2,000 answers per kind; medians of 2 runs" in out
     rows = {m.group(1): m.groups()[1:] for m in re.finditer(
         r"^(\w+) +([\d,]+) +(\d+\.\d{3}) +([\d,]+) +\d+\.\d\d, \d+\.\d\d +(\d+\.\d\d) +\d+\.\d\d, \d+\.\d\d "
