@@ -161,7 +161,8 @@ def claim_next(project: Project, user) -> QueueItem | None:
 
     One person holds at most one open item per project (a unique partial index). When the same
     person claims from two tabs at once, both statements may pick a free item; the index lets only
-    one of them commit, and the other is retried and then finds the held item.
+    one of them commit, and the other is retried and then finds the held item. A claim that finds
+    nothing looks once more, for the same reason (a tab that took the last free item meanwhile).
 
     The claim policies (``before_claim``) run first, once; one may raise a domain error (Forbidden:
     the person may not take units now, with the reason in words), which this raises unchanged.
@@ -177,11 +178,18 @@ def claim_next(project: Project, user) -> QueueItem | None:
         try:
             if connection.in_atomic_block:  # inside a caller's transaction: a savepoint keeps it usable
                 with transaction.atomic():
-                    return _claim_once(project, params)
-            return _claim_once(project, params)  # autocommit: one round trip
+                    item = _claim_once(project, params)
+            else:
+                item = _claim_once(project, params)  # autocommit: one round trip
         except IntegrityError:
             if attempt == 2:
                 raise
+            continue
+        if item is not None or attempt > 0:
+            return item
+        # Nothing, once: another tab of this person may have just taken the last free item (its lease
+        # committed after this statement's snapshot, the other free items locked by more tabs). A
+        # second look finds it held; an empty queue costs one more statement.
     return None
 
 

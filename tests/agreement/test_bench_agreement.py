@@ -39,6 +39,6 @@ def test_agreement_bench_smoke_mode_holds_every_rating_and_gives_each_applicable
                          out, re.M)
     assert semantic and 20 < int(semantic.group(1)) <= 60
     assert 0 <= float(semantic.group(3)) <= float(semantic.group(4)) <= 1
-    assert re.search(r"^peak resident memory \(ru_maxrss.*: \d+ MiB after the target data, \d+ MiB after the extra data$",
+    assert re.search(r"^peak resident memory \(ru_maxrss.*: [\d,]+ MiB after the target data, [\d,]+ MiB after the extra data$",
                      out, re.M)
     assert out.rstrip().endswith("smoke: ok")

@@ -33,6 +33,7 @@ from annotator.qa.selectors import unit_payload
 from annotator.qa.services import ensure_qa_type
 from tests.drafts.conftest import run_draft
 from tests.fake_model_server import n_images, user_text
+from tests.conftest import qh
 
 ANNOTATIONS = {"description": "Two people ride bicycles past a brick building on a sunny street.",
                "objects": ["bicycle", "person", "building"],
@@ -135,7 +136,7 @@ def test_an_inconsistent_pair_is_flagged_with_the_reason_and_its_unit_is_served_
     item = claim_next(street.project, annotator)
     assert item.unit_id == wrong.unit_id  # drafted after the other unit, served before it
     served = unit_payload(item, annotator)["qa_pairs"]
-    assert [(p["id"], p["flag"]) for p in served] == [(wrong.pk, {"reason": wrong.flag_reason, "source": actor})]
+    assert [(p["id"], p["flag"]) for p in served] == [(qh(wrong), {"reason": wrong.flag_reason, "source": actor})]
     job = DraftJob.objects.get(run_id=report["run"])
     assert job.summary["pairs"][str(wrong.pk)] == {"consistency": {
         "label": "inconsistent", "reason": "the annotations count 2 bicycles", "also_correct": []}}
@@ -215,7 +216,7 @@ def test_the_drop_policy_deletes_the_pair_so_it_is_no_longer_served(street, mode
     assert drop.after["flag_reason"].startswith("answerable without the video")
     annotator, _ = ensure_member("ann", role="annotator", project=street.project)
     served = unit_payload(claim_next(street.project, annotator), annotator)["qa_pairs"]
-    assert [p["id"] for p in served] == [other.pk]
+    assert [p["id"] for p in served] == [qh(other)]
 
 
 # ----------------------------------------------------------------------------- hard negatives

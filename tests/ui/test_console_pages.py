@@ -10,6 +10,7 @@ from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
 from tests.ui.conftest import log_in
+from tests.conftest import uh
 
 VIEWPORT = {"width": 1366, "height": 768}
 
@@ -64,7 +65,7 @@ def test_admin_filters_and_assigns_by_keyboard_and_annotator_reopens(live_server
     _fits(page)
     page.get_by_role("button", name="Reopen").focus()
     page.keyboard.press("Enter")
-    expect(page.locator(".messages")).to_contain_text(f"unit {first.pk} reopened")
-    expect(page.locator("#rework")).to_contain_text(f"unit {first.pk}")
+    expect(page.locator(".messages")).to_contain_text(f"unit {uh(first)} reopened")
+    expect(page.locator("#rework")).to_contain_text(f"unit {uh(first)}")
     context.close()
     assert errors == []
