@@ -639,6 +639,12 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
                           "(delete one you cannot answer, with its reason) and submit")
         Skip.objects.create(item=item, user=user, reason=reason)
         Autosave.objects.filter(item=item, user=user).delete()
+        if (item.assigned_to_id == user.pk
+                and WorkUnit.objects.filter(pk=item.unit_id, purpose=WorkUnit.Purpose.REAL).exists()):
+            # An admin's assignment they skipped goes back to everyone (the claim never serves a
+            # skipped item to its skipper). A gold copy stays theirs, unserved: it is nobody else's.
+            item.assigned_to = None
+            item.save(update_fields=["assigned_to"])
         queue.release(item)
     return item
 

@@ -219,3 +219,19 @@ def test_a_reviewer_who_saw_a_unit_on_the_review_page_is_not_served_its_blind_ov
     assert claim_next(project, reviewer) is None  # the overlap pass is the only open item
     item = claim_next(project, other)
     assert (item.unit_id, item.kind) == (unit.pk, "overlap")
+
+
+def test_a_unit_assigned_to_someone_who_skips_it_goes_back_to_everyone(project, make_unit, annotator, annotator2):
+    """The claim never serves a skipped item to its skipper, assigned or not (a skipped gold copy must
+    answer as a skipped real unit, issue 20): an admin's assignment they skip is then unassigned."""
+    from annotator.qa.services import skip_unit
+
+    set_queue_policy(project, double_check_share=0)
+    unit = make_unit(1)
+    QueueItem.objects.filter(unit=unit).update(assigned_to=annotator)
+    assert claim_next(project, annotator2) is None  # assigned: not theirs
+    item = claim_next(project, annotator)
+    assert item.unit_id == unit.pk
+    skip_unit(unit.pk, annotator, "not my language")
+    assert claim_next(project, annotator) is None
+    assert claim_next(project, annotator2).unit_id == unit.pk
