@@ -27,29 +27,37 @@ def no_job_messages(monkeypatch):
     monkeypatch.setattr(jobs, "send", lambda *args, **kwargs: True)
 
 
-def at_once(link: StudyLink, pids: list[str]) -> list[tuple[str, object]]:
-    """Open ``link`` with each panel id in its own thread, all released together; returns
-    (pid, participant id or the exception's class name) in the order of ``pids``."""
-    barrier = threading.Barrier(len(pids))
-    out: dict[int, tuple[str, object]] = {}
+def all_at_once(calls: list) -> list[object]:
+    """Run each callable of ``calls`` in its own thread with its own database connection, all
+    released together; returns, in order, each one's result or the class name of what it raised."""
+    barrier = threading.Barrier(len(calls))
+    out: dict[int, object] = {}
 
-    def enter(i: int, pid: str) -> None:
+    def run(i: int, call) -> None:
         try:
             barrier.wait(timeout=30)
-            participant, _ = links.open_link(StudyLink.objects.select_related("study").get(pk=link.pk),
-                                             links.PanelIds(pid))
-            out[i] = (pid, participant.pk)
-        except Exception as exc:  # noqa: BLE001 - recorded, asserted below
-            out[i] = (pid, type(exc).__name__)
+            out[i] = call()
+        except Exception as exc:  # noqa: BLE001 - recorded, asserted by the caller
+            out[i] = type(exc).__name__
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=enter, args=(i, pid)) for i, pid in enumerate(pids)]
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
-    return [out[i] for i in range(len(pids))]
+    return [out[i] for i in range(len(calls))]
+
+
+def at_once(link: StudyLink, pids: list[str]) -> list[tuple[str, object]]:
+    """Open ``link`` with each panel id in its own thread, all released together; returns
+    (pid, participant id or the exception's class name) in the order of ``pids``."""
+    def enter(pid: str):
+        return lambda: links.open_link(StudyLink.objects.select_related("study").get(pk=link.pk),
+                                       links.PanelIds(pid))[0].pk
+
+    return list(zip(pids, all_at_once([enter(pid) for pid in pids])))
 
 
 def test_six_people_entering_at_once_fill_two_places_and_no_item_gets_a_second_rater(panel):
@@ -91,24 +99,11 @@ def answering_at_once(participant: Participant, trial_id: int, keys: list[str]) 
     per key the stored idempotency key of the trial it got back, or the exception's class name."""
     from annotator.studies import services
 
-    barrier = threading.Barrier(len(keys))
-    out: dict[int, object] = {}
+    def answer(key: str):
+        return lambda: services.answer_trial(Participant.objects.get(pk=participant.pk), trial_id, 0, 1.0,
+                                             key).idempotency_key
 
-    def answer(i: int, key: str) -> None:
-        try:
-            barrier.wait(timeout=30)
-            out[i] = services.answer_trial(Participant.objects.get(pk=participant.pk), trial_id, 0, 1.0, key).idempotency_key
-        except Exception as exc:  # noqa: BLE001 - recorded, asserted below
-            out[i] = type(exc).__name__
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=answer, args=(i, key)) for i, key in enumerate(keys)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return [out[i] for i in range(len(keys))]
+    return all_at_once([answer(key) for key in keys])
 
 
 @pytest.fixture
