@@ -71,9 +71,9 @@ class ReviewCommentOut(serializers.Serializer):
 
 
 class ReviewOfUnitOut(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = _row_or_handle("review")
     decision = serializers.ChoiceField(choices=Review.Decision.values)
-    round = serializers.IntegerField(allow_null=True)
+    round = serializers.IntegerField(allow_null=True, help_text="The quality round it answered (null for annotators).")
     at = serializers.DateTimeField()
     comments = ReviewCommentOut(many=True)
 
@@ -152,6 +152,9 @@ class UnitReviewView(APIView):
         if not oversee:  # handles, as their pages name units and QA pairs (issue 20)
             out["unit_id"] = handles.encode("unit", out["unit_id"])
             for review in out["reviews"]:
+                # Not the raw review id nor the round: a gold copy's acceptance is written when the
+                # real units around it are reviewed, outside any round (review.services.settle_gold).
+                review["id"], review["round"] = handles.encode("review", review["id"]), None
                 review["comments"] = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} for c in review["comments"]]
         return Response(out)
 

@@ -77,7 +77,7 @@ def page(project: Project, user, before: int | None = None, period: str = "month
         s = states.get(r.pk)
         r.review = None if s is None else {
             "state": s.state, "label": ReviewState.State(s.state).label,
-            "can_reopen": s.state in ReviewState.AWAITING and not s.open_pass,
+            "can_reopen": s.state in ReviewState.AWAITING and not s.open_pass and not s.check_drawn,
             "comments": ([{"qa_id": c.qa_pair_id, "question": c.qa_pair.question, "text": c.text, "tags": c.tags}
                           for c in s.review.comments.select_related("qa_pair")] if s.review else []),
             "decision": s.review.decision if s.review else "",

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-KINDS = ("unit", "item", "qa", "video", "group")
+KINDS = ("unit", "item", "qa", "video", "group", "review")
 ROUNDS = 4
 # 13 base32 letters hold 65 bits; the 64-bit block leaves the last letter's low bit 0.
 PATTERN = "[a-z2-7]{12}[acegikmoqsuwy246]"

@@ -57,6 +57,16 @@ def chosen(project: Project, unit_id: int, what: str, share: float) -> bool:
     return random.Random(f"{project.queue_seed}:{what}:{unit_id}").random() < share
 
 
+def double_check_drawn(item: QueueItem, unit: WorkUnit) -> bool:
+    """Whether the submit of pass ``item`` over ``unit`` opens a double-check: a first pass, of a unit
+    in the project's ``double_check_share`` (``chosen``), that left a verified QA pair. Asked of gold
+    copies too, which never get one (``gold.checks``) but answer as if they had (``review.services``).
+    One query when drawn (the verified pairs), none otherwise."""
+    return (item.kind == QueueItem.Kind.FIRST_PASS
+            and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
+            and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists())
+
+
 # ----------------------------------------------------------------------------- units from drafts
 
 def groups_led_by(video: Video, kind: str, role: str) -> list[VideoGroup]:
@@ -605,9 +615,7 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
         # Only the submitter's own: an earlier holder's autosave is their kept work and time.
         Autosave.objects.filter(item=item, user=user).delete()
-        if (item.kind == QueueItem.Kind.FIRST_PASS
-                and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
-                and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()):
+        if double_check_drawn(item, unit):
             QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
                                      exclude_user=user, priority=item.priority)
         for hook in AFTER_SUBMIT:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
+from annotator.qa.models import WorkUnit
 from annotator.review.models import Review
 from annotator.team import figures
 
@@ -14,8 +15,9 @@ def rework_rate(project, user_ids: list[int], period: figures.Period) -> dict[in
     in ``period`` (``[start, end)`` on the review's time): distinct units with a rejecting review /
     distinct units reviewed, from 0 to 1, rounded to 4 places. A unit rejected and then accepted
     after its rework counts as rejected. A person is the annotator of the reviewed pass; people with
-    no unit reviewed in the period are left out. One query."""
-    reviews = Review.objects.filter(project=project, annotator_id__in=user_ids)
+    no unit reviewed in the period are left out. Real units only: a gold copy's acceptance is a
+    stand-in (``services.settle_gold``), not a review. One query."""
+    reviews = Review.objects.filter(project=project, annotator_id__in=user_ids, unit__purpose=WorkUnit.Purpose.REAL)
     if period.start is not None:
         reviews = reviews.filter(created_at__gte=period.start)
     if period.end is not None:

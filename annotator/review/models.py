@@ -29,6 +29,9 @@ class ReviewRound(models.Model):
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+", help_text="None when opened by the command.")
     sample_size = models.PositiveIntegerField(null=True, blank=True, help_text="Units asked for; None: all.")
+    pool = models.PositiveIntegerField(null=True, blank=True,
+                                       help_text="Units awaiting review when it opened, the sample's pool (gold copies "
+                                                 "are settled in the same share when it closes: services.settle_gold).")
     seed = models.IntegerField(default=0, help_text="Seed of the sample (random.Random).")
     tags = models.JSONField(default=list, blank=True,
                             help_text="The issue tags reviewers choose from in this round (empty: any tag).")
@@ -103,7 +106,11 @@ class ReviewState(models.Model):
     ``reopened``: its annotator reopened it before review, rework open; ``resubmitted``: the rework
     was submitted, awaiting review again. ``item`` is the last submitted pass that decided the
     unit's QA pairs and ``annotator`` the person who completed it; ``round`` the open round the unit
-    awaits its review in, if any."""
+    awaits its review in, if any.
+
+    Gold copies (issue 20, section 2) get a state as real units do, and are never reviewed: they
+    are settled as the real units around them are (``services.settle_gold``), so that their
+    annotator cannot tell them apart by what becomes of them."""
 
     class State(models.TextChoices):
         SUBMITTED = "submitted", "submitted, awaiting review"
@@ -122,6 +129,9 @@ class ReviewState(models.Model):
     review = models.ForeignKey(Review, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     rework_item = models.ForeignKey(QueueItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     round = models.ForeignKey(ReviewRound, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    check_drawn = models.BooleanField(
+        default=False, db_default=False, help_text="A gold copy the double-check draw chose: it answers as a real unit whose "
+                                 "double-check is open until it is settled (services.settle_gold).")
     submitted_at = models.DateTimeField()
     updated_at = models.DateTimeField(auto_now=True)
 

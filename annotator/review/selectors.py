@@ -123,7 +123,7 @@ def unit_for_review(state: ReviewState) -> dict:
 
 def can_reopen(state: ReviewState, user) -> bool:
     """Whether ``user`` may reopen the unit now (``services.reopen_unit`` would accept)."""
-    return (state.annotator_id == user.pk and state.state in ReviewState.AWAITING
+    return (state.annotator_id == user.pk and state.state in ReviewState.AWAITING and not state.check_drawn
             and not QueueItem.objects.filter(unit_id=state.unit_id, kind__in=DECIDING_KINDS,
                                              status=QueueItem.Status.OPEN).exists())
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import re
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from django.utils import timezone
 from annotator.errors import Conflict, Forbidden, Invalid
 from annotator.projects.models import Membership, Project, Role
 from annotator.qa.models import QAPair, QueueItem, Revision, WorkUnit
-from annotator.qa.services import DECIDING_KINDS, restorable_pairs
+from annotator.qa.services import DECIDING_KINDS, double_check_drawn, restorable_pairs
 from annotator.review.models import Review, ReviewComment, ReviewRound, ReviewState, RoundSummary, RoundUnit
 
 MAX_COMMENT_TEXT = 2000       # characters of one comment
@@ -84,16 +85,20 @@ def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
     rework, with this pass as the one to review and its submitter as the unit's annotator. Runs in
     the submit's transaction."""
     # A gold copy is put in review as a real unit is (its annotator's "My work" must not tell it
-    # apart, issue 20 section 2), but never reaches a reviewer (``awaiting_states``).
+    # apart, issue 20 section 2), but never reaches a reviewer (``awaiting_states``): it is settled
+    # as the real units around it are (``settle_gold``).
     if item.kind not in DECIDING_KINDS or unit.purpose not in (WorkUnit.Purpose.REAL, WorkUnit.Purpose.GOLD):
         return
     state = ReviewState.objects.select_for_update().filter(unit_id=unit.pk).first()
     new = ReviewState.State.RESUBMITTED if item.kind == QueueItem.Kind.REWORK else ReviewState.State.SUBMITTED
     now = item.completed_at or timezone.now()
     if state is None:
-        ReviewState.objects.create(unit_id=unit.pk, project_id=unit.project_id, state=new, item=item, annotator=user,
-                                   submitted_at=now)
+        ReviewState.objects.create(
+            unit_id=unit.pk, project_id=unit.project_id, state=new, item=item, annotator=user, submitted_at=now,
+            check_drawn=unit.purpose == WorkUnit.Purpose.GOLD and double_check_drawn(item, unit))
         return
+    if item.kind == QueueItem.Kind.DOUBLE_CHECK and unit.purpose == WorkUnit.Purpose.REAL:
+        settle_gold(unit.project_id, upto=state.submitted_at, checked=True)
     state.state, state.item, state.annotator, state.rework_item, state.submitted_at = new, item, user, None, now
     state.save(update_fields=["state", "item", "annotator", "rework_item", "submitted_at", "updated_at"])
 
@@ -163,9 +168,11 @@ def _refuse_unless_awaiting(state: ReviewState, what: str) -> None:
         raise Conflict(f"its annotator reopened this unit: it cannot be {what} until they submit it again")
     open_pass = (QueueItem.objects.filter(unit_id=state.unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN)
                  .first())
-    if open_pass is not None:
-        raise Conflict(f"a {open_pass.get_kind_display()} of this unit is still open: it cannot be {what} until "
-                       "that is submitted")
+    # A gold copy the double-check draw chose answers as a real unit whose double-check is open.
+    kind = open_pass.get_kind_display() if open_pass is not None else (
+        QueueItem.Kind.DOUBLE_CHECK.label if state.check_drawn else None)
+    if kind is not None:
+        raise Conflict(f"a {kind} of this unit is still open: it cannot be {what} until that is submitted")
 
 
 def reviewable_pairs(state: ReviewState):
@@ -275,6 +282,7 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
                 closed = True
         state.state, state.review, state.rework_item, state.round = new_state, review, rework, None
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
+        settle_gold(state.project_id, upto=state.submitted_at, reviewer=reviewer, now=now)
         result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
                               round_.pk if round_ else None, closed, len(comments))
         review.response, review.rework_item = result.as_dict(), rework
@@ -374,7 +382,7 @@ def open_round(project: Project, *, sample: int | None = None, all_units: bool =
             raise Conflict("no unit of this project awaits review: there is nothing to put in a round")
         chosen = sorted(random.Random(seed).sample(ids, min(sample, len(ids)))) if sample is not None else ids
         round_ = ReviewRound.objects.create(project=project, opened_by=opened_by, sample_size=sample, seed=seed,
-                                            tags=tags)
+                                            tags=tags, pool=len(ids))
         RoundUnit.objects.bulk_create([RoundUnit(round=round_, unit_id=u) for u in chosen])
         ReviewState.objects.filter(unit_id__in=chosen).update(round=round_)
     return round_
@@ -447,7 +455,58 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
                       "rework_units": [r.unit_id for r in theirs if r.decision == Review.Decision.REJECT]},
         }))
     RoundSummary.objects.bulk_create(summaries, ignore_conflicts=True)
+    if reviews:
+        # The gold copies that were waiting when the round opened are settled in the share of the
+        # round's pool its reviews answered: all of them after a round over all units.
+        settle_gold(round_.project_id, upto=round_.opened_at, reviewer=reviews[-1].reviewer,
+                    share=min(1.0, len(reviews) / (round_.pool or units or 1)), seed=round_.seed, now=now)
     return round_
+
+
+# ---------------------------------------------------------------------------------- gold copies
+
+def settle_gold(project_id: int, *, upto, reviewer=None, checked: bool = False, share: float = 1.0,
+                seed: int = 0, now=None) -> int:
+    """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` (a datetime)
+    as the real units around them are settled, so that their annotators cannot tell them apart by
+    what becomes of them (issue 20, section 2: gold copies are never reviewed). Runs in the caller's
+    transaction; rows another transaction holds are left for a later settling (skip locked).
+
+    - ``checked`` (a real unit's double-check was submitted; the double-check queue runs oldest
+      first): the states of the copies the double-check draw chose (``check_drawn``) go away, as a
+      double-checked real unit's state moves to its checker and leaves its first annotator's list.
+    - otherwise (a reviewer's review, or a closing round; reviews run oldest first): each waiting
+      copy not drawn for a double-check is accepted by ``reviewer`` (never their own), with a
+      ``Review`` and its revisions as a real acceptance has, no comment, outside any round (gold
+      reviews never enter a round's counts); ``share`` (0 to 1) of them, drawn per unit by
+      ``random.Random`` seeded with ``seed`` and the unit (a sampled round).
+
+    Returns how many copies were settled."""
+    states = (ReviewState.objects.select_for_update(skip_locked=True, of=("self",))
+              .filter(project_id=project_id, unit__purpose=WorkUnit.Purpose.GOLD, state__in=ReviewState.AWAITING,
+                      submitted_at__lte=upto, check_drawn=checked).order_by("submitted_at", "unit_id"))
+    if checked:
+        return ReviewState.objects.filter(pk__in=[s.pk for s in states]).delete()[0]
+    now = now or timezone.now()
+    settled = 0
+    for state in states.exclude(annotator_id=reviewer.pk):
+        if share < 1.0 and random.Random(f"{seed}:gold:{state.unit_id}").random() >= share:
+            continue
+        review = Review.objects.create(
+            project_id=project_id, unit_id=state.unit_id, item_id=state.item_id, annotator_id=state.annotator_id,
+            reviewer=reviewer, decision=Review.Decision.ACCEPT, idempotency_key=f"gold:{uuid.uuid4()}", response={})
+        review.response = ReviewResult(review.pk, state.unit_id, Review.Decision.ACCEPT, ReviewState.State.ACCEPTED,
+                                       None, None, False, 0).as_dict()
+        review.save(update_fields=["response"])
+        Revision.objects.bulk_create([
+            Revision(qa_pair=p, actor_user=reviewer, action=REVIEW_ACTION, before=p.snapshot(), version=p.version,
+                     after={**p.snapshot(), "review": {"id": review.pk, "decision": Review.Decision.ACCEPT,
+                                                       "round": None, "comment": "", "tags": []}})
+            for p in reviewable_pairs(state).order_by("id")])
+        state.state, state.review, state.round = ReviewState.State.ACCEPTED, review, None
+        state.save(update_fields=["state", "review", "round", "updated_at"])
+        settled += 1
+    return settled
 
 
 def close_round_now(round_id: int) -> ReviewRound:

@@ -1,0 +1,127 @@
+"""Gold copies are never reviewed, yet what becomes of them must not tell them apart from the real
+units around them (issue 20, section 2; finding 6 of the second security review): they are
+accepted when the real units submitted after them are reviewed, or by a round over all units, and
+one the double-check draw chose answers as a real unit whose double-check is open, then leaves its
+annotator's list as a double-checked unit does."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotator.console import mywork
+from annotator.core import handles
+from annotator.errors import Conflict
+from annotator.gold import services
+from annotator.gold.models import Source
+from annotator.qa.models import QueueItem
+from annotator.qa.queue import claim_next
+from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from annotator.review.models import Review, ReviewState
+from annotator.review.services import open_round, reopen_unit, review_unit
+from tests.conftest import uh
+from tests.gold.conftest import answer, seed_for
+
+
+def _keep_all(item, user, key):
+    return submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=400, additions=[],
+                       decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")])
+
+
+def _claims(project, make_verified, annotator, make_unit, pattern, double_check_share=0.0):
+    """The person's claims, each submitted in turn: gold where ``pattern`` says, real otherwise, under
+    the project's ``double_check_share``. Returns the items, in claim order."""
+    make_verified(pattern.count(True))
+    assert len(services.make_sources(project, Source.Role.GOLD, pattern.count(True))) == pattern.count(True)
+    set_queue_policy(project, double_check_share=double_check_share)
+    for _ in range(pattern.count(False)):
+        make_unit()
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, pattern))
+    items = []
+    for n, gold in enumerate(pattern):
+        item = claim_next(project, annotator)
+        assert (item.unit.purpose == "gold") == gold
+        answer(item, annotator, key=f"c{n}") if gold else _keep_all(item, annotator, f"c{n}")
+        items.append(item)
+    return items
+
+
+def _my_work(project, user):
+    return {r.pk: r.review for r in mywork.page(project, user)["rows"]}
+
+
+def test_a_gold_copy_is_accepted_when_a_real_unit_submitted_after_it_is_reviewed(
+        project, make_verified, make_unit, annotator, verifier):
+    gold, real, late_gold = _claims(project, make_verified, annotator, make_unit, [True, False, True])
+    review_unit(real.unit_id, verifier, "accept", [], "rv-1")
+
+    states = {s.unit_id: s for s in ReviewState.objects.filter(annotator=annotator)}
+    assert states[real.unit_id].state == states[gold.unit_id].state == "accepted"
+    assert states[late_gold.unit_id].state == "submitted"  # after the reviewed unit: still waiting
+    settled = Review.objects.get(unit_id=gold.unit_id)
+    assert (settled.decision, settled.reviewer_id, settled.annotator_id, settled.round_id) == (
+        "accept", verifier.pk, annotator.pk, None)
+    rows = _my_work(project, annotator)
+    assert rows[gold.pk]["label"] == rows[real.pk]["label"] == "accepted"
+    assert rows[gold.pk]["can_reopen"] is rows[real.pk]["can_reopen"] is False
+
+    # The annotator's view of each unit's reviews has one shape: a handle for the review, no round.
+    client = APIClient()
+    client.force_authenticate(annotator)
+    views = [client.get(f"/api/units/{uh(i.unit_id)}/review/").json() for i in (gold, real)]
+    for view, item in zip(views, (gold, real)):
+        [rev] = view["reviews"]
+        assert rev["round"] is None and rev["decision"] == "accept" and rev["comments"] == []
+        assert handles.decode("review", rev["id"]) == Review.objects.get(unit_id=item.unit_id).pk
+    assert views[0].keys() == views[1].keys() and views[0]["reviews"][0].keys() == views[1]["reviews"][0].keys()
+
+
+def test_a_reviewer_never_settles_their_own_gold_copy(project, make_verified, make_unit, annotator, verifier):
+    gold, real = _claims(project, make_verified, annotator, make_unit, [True, False])
+    # The annotator reviews someone else's unit (as a reviewer may): their own gold copy stays.
+    someone = ReviewState.objects.filter(annotator=verifier).order_by("submitted_at").last()
+    ReviewState.objects.filter(pk=someone.pk).update(submitted_at=ReviewState.objects.get(unit_id=real.unit_id)
+                                                     .submitted_at)
+    review_unit(someone.unit_id, annotator, "accept", [], "own")
+    assert ReviewState.objects.get(unit_id=gold.unit_id).state == "submitted"
+
+
+def test_a_round_over_all_units_leaves_no_gold_copy_awaiting_review(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    real, gold = _claims(project, make_verified, annotator, make_unit, [False, True])
+    round_ = open_round(project, all_units=True)
+    assert round_.pool == ReviewState.objects.filter(unit__purpose="real", state="submitted").count()
+    for n, state in enumerate(ReviewState.objects.filter(round=round_).order_by("unit_id")):
+        review_unit(state.unit_id, admin_user, "accept", [], f"round-{n}")
+    round_.refresh_from_db()
+    assert round_.closed_at is not None
+    # The gold copy came after the person's last real unit: the round's close settles it.
+    assert not ReviewState.objects.filter(project=project, state__in=ReviewState.AWAITING).exists()
+    assert Review.objects.get(unit_id=gold.unit_id).reviewer_id == admin_user.pk
+    assert round_.summary["reviewed"] == round_.summary["units"]  # gold reviews are not the round's
+
+
+def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_unit(
+        project, make_verified, make_unit, annotator, annotator2):
+    gold, real = _claims(project, make_verified, annotator, make_unit, [True, False], double_check_share=1.0)
+    assert ReviewState.objects.get(unit_id=gold.unit_id).check_drawn is True
+    assert not QueueItem.objects.filter(unit_id=gold.unit_id, kind="double_check").exists()  # never shared
+
+    messages = []
+    for item in (gold, real):
+        with pytest.raises(Conflict) as refused:
+            reopen_unit(item.unit_id, annotator)
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1] == ("a double-check of this unit is still open: it cannot be reopened until "
+                                          "that is submitted")
+    rows = _my_work(project, annotator)
+    assert rows[gold.pk]["can_reopen"] is rows[real.pk]["can_reopen"] is False
+    assert rows[gold.pk]["label"] == rows[real.pk]["label"]
+
+    services.set_policy(project, gold_rate=0.0)  # the checker draws no gold of their own
+    check = claim_next(project, annotator2)
+    assert check.kind == "double_check" and check.unit_id == real.unit_id
+    _keep_all(check, annotator2, "dc")
+    rows = _my_work(project, annotator)
+    assert rows[gold.pk] is None and rows[real.pk] is None  # both moved on, out of the person's list
+    client = APIClient()
+    client.force_authenticate(annotator)
+    assert [client.get(f"/api/units/{uh(i.unit_id)}/review/").status_code for i in (gold, real)] == [404, 404]
