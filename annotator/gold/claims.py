@@ -51,7 +51,8 @@ SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
 FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id = %(project)s"""
 
 # A gold copy for the person, picked and made in one statement (``services.copy_sql``): none when a
-# gold copy already waits for them; else an active gold source none of whose footage was shown to
+# gold copy already waits for them, nor when the shared queue has no unit left for them (a gold unit
+# followed by an empty queue would give itself away, issue 20); else an active gold source none of whose footage was shown to
 # them (footage or frames, in any queue or study of the project), none of whose units' passes they
 # did, never copied for them, chosen by a hash of the claim's salt so the pick is reproducible.
 _PICK = """pick AS (
@@ -67,6 +68,14 @@ _PICK = """pick AS (
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
       AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
+      AND EXISTS (SELECT 1 FROM qa_queueitem i
+                  WHERE i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
+                    AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s::timestamptz)
+                    AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
+                    AND NOT EXISTS (SELECT 1 FROM qa_skip k JOIN qa_queueitem o ON o.id = k.item_id
+                                    WHERE k.user_id = %(user)s AND o.unit_id = i.unit_id)
+                    AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id
+                                    AND d.completed_by_id = %(user)s))
     ORDER BY md5(s.id::text || ':' || %(salt)s::text), s.id
     LIMIT 1)"""
 _GOLD_SQL = copy_sql(_PICK)

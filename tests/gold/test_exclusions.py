@@ -11,7 +11,7 @@ from django.test import Client
 from annotator.drafts.pipelines.egoexobench import EgoExoBenchChecks
 from annotator.gold import services
 from annotator.gold.models import Source
-from annotator.qa.models import QAPair, WorkUnit
+from annotator.qa.models import QAPair, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import progress, queue_counts
 from annotator.studies.kinds._qa import qa_pool
@@ -28,8 +28,10 @@ def with_copies(project, make_verified, make_unit, annotator, admin_user):
     services.add_example(project, real[3].pk, admin_user)
     services.set_policy(project, qualification_required=True, threshold=0.5, gold_rate=0.5,
                         seed=seed_for(project, annotator, [False, False, True]))
+    spare = make_unit()  # a gold copy is drawn only while a real unit is left for the person
     for key in ("q1", "q2", "g"):
         answer(claim_next(project, annotator), annotator, key=key)
+    QueueItem.objects.filter(unit=spare).delete()  # and then leaves the queue, as if never there
     assert sorted(WorkUnit.objects.exclude(purpose="real").values_list("purpose", flat=True)) == [
         "example", "gold", "qualification", "qualification"]
     return real

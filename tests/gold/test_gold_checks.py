@@ -4,10 +4,12 @@ JSON), never of footage the person was shown; accuracy with its 95% interval; a 
 threshold over the last K gold units, until an admin lifts it."""
 
 import json
+from datetime import timedelta
 import re
 import math
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotator.errors import Forbidden, NotHeld
@@ -42,6 +44,7 @@ def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verif
     _gold_project(project, make_verified, 2)
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
     before = make_unit()
+    make_unit()  # left in the queue: gold is drawn only while a real unit is left for the person
     client = APIClient()
     client.force_authenticate(annotator)
 
@@ -113,8 +116,10 @@ def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_ve
     assert not Copy.objects.filter(user=verifier).exists()
 
 
-def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(project, make_verified, annotator):
+def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(project, make_verified, annotator,
+                                                                                   make_unit):
     _gold_project(project, make_verified, 1)
+    make_unit()  # a real unit left: gold is drawn only then
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
     item = claim_next(project, annotator)
     source = Copy.objects.get(unit_id=item.unit_id).source
@@ -133,6 +138,7 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(project, make_verified, annotator,
                                                                                     admin_user, make_unit):
     _gold_project(project, make_verified, 6)
+    make_unit()  # a real unit left: gold is drawn only then
     services.set_policy(project, gold_rate=0.5, window=3, threshold=0.8,
                         seed=seed_for(project, annotator, [True] * 5))
     for i, right in enumerate([4, 1, 2]):  # 4/4, 1/4, 2/4: 7 of 12 over the last 3 = 0.583 < 0.8
@@ -162,6 +168,7 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
 
 def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, annotator, annotator2, make_unit):
     _gold_project(project, make_verified, 1)
+    make_unit()  # a real unit left: gold is drawn only then
     set_queue_policy(project, double_check_share=1.0)
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
     item = claim_next(project, annotator)
@@ -192,7 +199,22 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
                 decisions=[Decision(p.pk, "keep") for p in real_item.unit.qa_pairs.all()])
     [fresh] = make_verified(1)  # a gold source of footage the person never saw (not their real unit)
     assert len(services.make_sources(project, Source.Role.GOLD, 1, unit_ids=[fresh.pk])) == 1
+    make_unit()  # a real unit left: gold is drawn only then
     from annotator.gold.claims import _serve_gold
 
     _serve_gold(project, annotator, salt="later")  # what a later gold draw does
     assert Copy.objects.filter(user=annotator).count() == 2
+
+
+def test_no_gold_copy_is_drawn_when_the_queue_has_no_real_unit_left_for_the_person(
+        project, make_verified, annotator, annotator2, make_unit):
+    _gold_project(project, make_verified, 2)
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True]))
+    # Empty, or only a unit someone else holds: a gold unit, then nothing, would give itself away.
+    held = make_unit()
+    QueueItem.objects.filter(unit=held).update(leased_by=annotator2, lease_expires_at=timezone.now() + timedelta(hours=1))
+    assert claim_next(project, annotator) is None
+    assert not Copy.objects.filter(user=annotator).exists()
+    make_unit()
+    item = claim_next(project, annotator)  # a real unit is left: the draw serves gold
+    assert item.unit.purpose == "gold"

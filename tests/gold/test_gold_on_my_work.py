@@ -26,6 +26,7 @@ def test_my_work_shows_a_gold_copy_as_a_real_unit(project, make_verified, make_u
     assert len(gold.make_sources(project, Source.Role.GOLD, 2)) == 2
     gold.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
     real = make_unit()
+    make_unit()  # a real unit left: gold is drawn only then
     api = APIClient()
     api.force_authenticate(annotator)
     for key in ("real", "gold"):

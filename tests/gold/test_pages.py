@@ -37,6 +37,8 @@ def test_an_annotator_reads_the_tutorial_with_its_examples(project, with_example
     assert expected == ["keep", "modify", "delete", "keep"]
     assert "(reason: vague)" in html and "answer becomes: answer 1 (fixed)" in html
     assert 'name="action"' not in html  # no admin forms for an annotator
+    # No file name: it would tell old footage (gold copies are of verified units) from new (issue 20).
+    assert units[0].video.filename not in html and "of its video" in html
     # The examples' footage and answers are in the reader's ledger, once however often they read.
     _client(annotator).get(f"/projects/{project.slug}/tutorial/")
     seen = ledger.Ledger.of(ledger.person_key(user_id=annotator.pk), project.pk)
