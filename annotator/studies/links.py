@@ -285,7 +285,9 @@ def _release(participant: Participant) -> int:
 
 
 def _locked(participant: Participant) -> Participant:
-    return Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+    """The participant's row, locked (its own row only: the study's row, which enrolments lock, is
+    read with it but not locked, so a consent never waits for someone else's entry)."""
+    return Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
 
 
 def consent(participant: Participant, accepted: bool) -> Participant:

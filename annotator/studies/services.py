@@ -209,8 +209,14 @@ def enroll(study: Study, user) -> Participant:
 
 def lock_open_study(study: Study) -> None:
     """Lock the study's row for an enrolment (call inside a transaction) and raise Conflict, in
-    plain words, when its items are still being built or their build failed."""
-    study.status = Study.objects.select_for_update().filter(pk=study.pk).values_list("status", flat=True).first()
+    plain words, when its items are still being built or their build failed.
+
+    The lock is ``FOR NO KEY UPDATE`` of the study's row alone: enrolments still exclude each other,
+    but rows that only refer to the study (a participant, a link) are not held up by it, and the
+    project's row is not locked (the model's default ordering joined it, and ``FOR UPDATE`` then
+    locked it too, holding up every insert that refers to the project)."""
+    study.status = (Study.objects.select_for_update(no_key=True, of=("self",)).filter(pk=study.pk).order_by()
+                    .values_list("status", flat=True).first())
     if study.status != Study.Status.READY:
         raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
                                                                        else "not built (the build failed)"))

@@ -8,12 +8,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count
 
 from annotator import jobs
 from annotator.studies import links
-from annotator.studies.models import Item, Participant, StudyLink, Trial
+from annotator.studies.models import Item, Participant, Study, StudyLink, Trial
 from tests.studies.conftest import verified  # noqa: F401 (a fixture)
 from tests.studies.test_link_participants import panel  # noqa: F401 (a fixture)
 
@@ -136,3 +136,52 @@ def test_of_four_different_answers_at_once_one_is_stored_and_three_are_told_it_i
     stored = Trial.objects.get(pk=tid).idempotency_key
     assert sorted(results) == sorted(["Conflict"] * 3 + [stored])
     assert results.count(stored) == 1
+
+
+def test_an_entry_holding_the_study_lock_holds_up_neither_a_consent_nor_the_project(panel):
+    """Steps: an entry holds the study's lock (``services.lock_open_study`` in an open transaction);
+    meanwhile a participant who entered before accepts the consent, and a row that refers to the
+    project is written (a video): both finish while the lock is held. (The lock once took the
+    study's row with every consent, and the project's row with the study's.)"""
+    from annotator.media.models import Video
+    from annotator.studies import services
+
+    study, token = panel
+    participant, _ = links.open_link(links.link_of(token), links.PanelIds("consenting-person"))
+    locked, release = threading.Event(), threading.Event()
+
+    def entry():
+        try:
+            with transaction.atomic():
+                services.lock_open_study(Study.objects.get(pk=study.pk))
+                locked.set()
+                release.wait(60)
+        finally:
+            connection.close()
+
+    done: dict[str, object] = {}
+
+    def meanwhile(name, call):
+        def run():
+            try:
+                done[name] = call()
+            finally:
+                connection.close()
+        return threading.Thread(target=run)
+
+    holder = threading.Thread(target=entry)
+    holder.start()
+    assert locked.wait(30)
+    others = [meanwhile("consent", lambda: links.consent(Participant.objects.get(pk=participant.pk), True).pk),
+              meanwhile("video", lambda: Video.objects.create(project_id=study.project_id, sha256="0" * 64,
+                                                              filename="new.mp4").pk)]
+    for t in others:
+        t.start()
+    for t in others:
+        t.join(10)
+    finished_while_held = dict(done)
+    release.set()
+    holder.join(30)
+    for t in others:
+        t.join(30)
+    assert finished_while_held == {"consent": participant.pk, "video": done["video"]}
