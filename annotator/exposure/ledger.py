@@ -27,6 +27,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.utils import timezone
+
 from annotator.exposure.models import Exposure
 
 FOOTAGE, FRAMES, ANSWER, OPTIONS, QUESTION = (Exposure.Kind.FOOTAGE, Exposure.Kind.FRAMES, Exposure.Kind.ANSWER,
@@ -87,21 +89,62 @@ def roots(video_ids: Iterable[int]) -> dict[int, int]:
     return {vid: root or vid for vid, root in Video.objects.filter(pk__in=ids).values_list("id", "derived_from_id")}
 
 
-def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str, ref: str) -> int:
+# One statement: ``shown`` as arrays, each video mapped to its source footage (as ``roots``) by a
+# join, duplicates (after the mapping) written once, in the order given. ``guarded``: an optional
+# data-modifying CTE (``record``'s ``guard``); with one, rows are written only if it returned a row.
+_RECORD_SQL = """
+WITH {guard_cte} rows AS (
+    SELECT s.kind, COALESCE(v.derived_from_id, s.video_id) AS video_id, s.start_s, s.end_s, s.qa_pair_id,
+           min(s.n) AS n
+    FROM unnest(%(kinds)s::varchar[], %(videos)s::bigint[], %(starts)s::float8[], %(ends)s::float8[],
+                %(pairs)s::bigint[]) WITH ORDINALITY AS s(kind, video_id, start_s, end_s, qa_pair_id, n)
+    LEFT JOIN {video} v ON v.id = s.video_id
+    {guard_from}
+    GROUP BY 1, 2, 3, 4, 5
+), written AS (
+    INSERT INTO {exposure} (person, project_id, kind, video_id, start_s, end_s, qa_pair_id, source, ref, created_at)
+    SELECT %(person)s, %(project)s, kind, video_id, start_s, end_s, qa_pair_id, %(source)s, %(ref)s, %(now)s
+    FROM rows ORDER BY n
+    RETURNING 1
+)
+SELECT {guard_count}, (SELECT count(*) FROM written)"""
+
+
+def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str, ref: str,
+           guard: tuple[str, dict] | None = None) -> tuple[bool, int] | int:
     """Append ``shown`` to the ledger as shown to ``person`` by ``ref`` (``unit:<id>`` or
-    ``trial:<id>``) from ``source`` (``Exposure.Source``); duplicates within the call are written
-    once. Returns rows written."""
+    ``trial:<id>``) from ``source`` (``Exposure.Source``), each video as its source footage;
+    duplicates within the call are written once. One statement. Returns rows written.
+
+    ``guard``: (SQL of a data-modifying statement with ``RETURNING``, its parameters named
+    ``%(guard_...)s`` in a dict) run in the same statement, the rows written only if it returned a
+    row (a trial's first serving stamp, say: the stamp and the rows together or neither, without
+    a transaction). Returns (whether it returned a row, rows written) then."""
+    from django.db import connection
+
+    from annotator.media.models import Video
+
     shown = list(dict.fromkeys(shown))
-    if not shown:
+    if not shown and guard is None:
         return 0
-    root = roots(s.video_id for s in shown)
-    rows = list(dict.fromkeys(
-        (s.kind, root.get(s.video_id, s.video_id), s.start_s, s.end_s, s.qa_pair_id) for s in shown))
-    Exposure.objects.bulk_create([
-        Exposure(person=person, project_id=project_id, kind=kind, video_id=video, start_s=a, end_s=b, qa_pair_id=pair,
-                 source=source, ref=ref)
-        for kind, video, a, b, pair in rows])
-    return len(rows)
+    quote = connection.ops.quote_name
+    params = {"kinds": [x.kind for x in shown], "videos": [x.video_id for x in shown],
+              "starts": [x.start_s for x in shown], "ends": [x.end_s for x in shown],
+              "pairs": [x.qa_pair_id for x in shown], "person": person, "project": project_id, "source": source,
+              "ref": ref, "now": timezone.now()}
+    parts = {"video": quote(Video._meta.db_table), "exposure": quote(Exposure._meta.db_table),
+             "guard_cte": "", "guard_from": "", "guard_count": "1"}
+    if guard is not None:
+        guard_sql, guard_params = guard
+        if any(not name.startswith("guard_") for name in guard_params):
+            raise ValueError("a guard's parameters are named guard_...")
+        params.update(guard_params)
+        parts.update(guard_cte=f"guarded AS ({guard_sql}),", guard_from="WHERE EXISTS (SELECT 1 FROM guarded)",
+                     guard_count="(SELECT count(*) FROM guarded)")
+    with connection.cursor() as cursor:
+        cursor.execute(_RECORD_SQL.format(**parts), params)
+        matched, written = cursor.fetchone()
+    return (matched > 0, written) if guard is not None else written
 
 
 def _overlaps(a1, b1, a2, b2) -> bool:

@@ -113,10 +113,18 @@ def withdraw(participant: Participant, trial: Trial, reason: str) -> bool:
     return bool(deleted)
 
 
-def record_served(participant: Participant, trial: Trial) -> int:
-    """Append what ``trial`` shows to the person's ledger (called once, when it is first served)."""
-    return ledger.record(person_of(participant), participant.study.project_id, shows(trial.item),
-                         source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}")
+def serve(participant: Participant, trial: Trial, now) -> bool:
+    """Stamp ``trial`` served at ``now`` if it was not served yet, and then append what it shows to
+    the person's ledger: both or neither, in one statement (``ledger.record``'s guard, no
+    transaction). Returns whether this call stamped it (False: served meanwhile by a request
+    racing this one, which recorded it)."""
+    table = Trial._meta.db_table
+    stamp = (f'UPDATE "{table}" SET served_at = %(guard_now)s WHERE id = %(guard_trial)s AND served_at IS NULL '
+             "RETURNING id")
+    served, _ = ledger.record(person_of(participant), participant.study.project_id, shows(trial.item),
+                              source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}",
+                              guard=(stamp, {"guard_now": now, "guard_trial": trial.pk}))
+    return served
 
 
 def record_revealed(participant: Participant, trial: Trial) -> int:

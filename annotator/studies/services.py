@@ -412,9 +412,7 @@ def current_trial(participant: Participant, *, first=_UNREAD) -> Trial | None:
                 exposures.withdraw(participant, trial, reason)
                 continue
             trial.served_at = now
-            with transaction.atomic():  # the stamp and the ledger's rows together
-                if Trial.objects.filter(pk=trial.pk, served_at__isnull=True).update(served_at=now):
-                    exposures.record_served(participant, trial)
+            exposures.serve(participant, trial, now)  # the stamp and the ledger's rows together
         return trial
 
 

@@ -4,7 +4,9 @@ study (1 practice + 3 questions): the link's open, the pages, enrolment, shown, 
 done. A budget: a change that adds a statement to a request fails here and says which.
 
 Before the trims (commit 2825729): link 25 (17 of them under the study's lock), enroll 13, shown 5,
-answer 19 with the next trial served (12 after the practice, 12 for the last), current 11."""
+answer 19 with the next trial served (12 after the practice, 12 for the last), current 11.
+Before serving became one statement (stamp, source videos and ledger rows): enroll 11, answer 15
+with the next trial served, current 10."""
 
 from __future__ import annotations
 
@@ -76,11 +78,11 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
                            # items; under the lock (BEGIN .. COMMIT, 8): lock, participant, conditions' counts,
                            # their link, items under the cap, trials; the session's row (4)
         ("page", 3), ("consent", 7), ("page", 3), ("screening", 7), ("page", 3),
-        ("enroll", 11),
+        ("enroll", 7),     # the first trial served: its stamp and ledger rows in one statement
         ("shown", 4),
         ("answer", 10),    # the practice: its feedback, no trial served
-        ("current", 10),
-        ("shown", 4), ("answer", 15),  # with the next trial served
-        ("shown", 4), ("answer", 15),
+        ("current", 6),
+        ("shown", 4), ("answer", 11),  # with the next trial served
+        ("shown", 4), ("answer", 11),
         ("shown", 4), ("answer", 10),  # the last: the stage moves to done, nothing served
         ("page", 3), ("done", 4)]
