@@ -91,6 +91,21 @@ WHERE core_job.status <> 'queued'
 RETURNING id"""
 
 
+def job_key(task: str, *args: int | str) -> str:
+    """The default key of a job of ``task`` on ``args`` (``enqueue``'s ``key``)."""
+    return f"{task}:{':'.join(map(str, args))}"
+
+
+def is_queued(task: str, *args: int | str, key: str | None = None) -> bool:
+    """Whether the job of ``key`` (default ``job_key(task, *args)``) is queued, i.e. no worker has
+    claimed it yet. A plain read that locks nothing: the answer may be stale by the time the caller
+    acts on it, so a caller that skips ``enqueue`` on it needs its own protocol with the task (see
+    ``studies.services.queue_scoring``)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM core_job WHERE key = %s AND status = 'queued'", [key or job_key(task, *args)])
+        return cursor.fetchone() is not None
+
+
 def enqueue(task: str, *args: int | str, key: str | None = None, countdown_s: float = 0) -> int | None:
     """Queue ``task`` on ``args`` (JSON scalars, usually primary keys) as one job row, and publish its
     message when the caller's transaction commits (at once in autocommit).
@@ -103,7 +118,7 @@ def enqueue(task: str, *args: int | str, key: str | None = None, countdown_s: fl
     spec = REGISTRY.get(task)
     if spec is None:
         raise KeyError(f"no job task named {task!r}")
-    key = key or f"{task}:{':'.join(map(str, args))}"
+    key = key or job_key(task, *args)
     now = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(_ENQUEUE_SQL, {"task": task, "key": key, "args": json.dumps(list(args)), "max": spec.max_deliveries,

@@ -550,7 +550,7 @@ def _after_answer(participant: Participant) -> tuple[Participant, Trial | None |
     participant as written (row locked, ``study`` loaded) and the first trial still open
     (``_finish_stage``)."""
     locked, first = _finish_stage(participant)
-    jobs.enqueue("studies.score", participant.study_id)
+    queue_scoring(participant.study_id)
     return locked, first
 
 
@@ -623,6 +623,49 @@ def exclusion_of(participant: Participant) -> tuple[bool, list[str]]:
 # ------------------------------------------------------------------------------ scoring
 
 SCORE_BATCH = 10000
+SCORING_LOCK = 0x5353  # "SS": advisory-lock namespace of a study's scoring (key: the study's id)
+
+
+def queue_scoring(study_id: int) -> None:
+    """Have the study's rows written in the caller's transaction scored: the ``studies.score`` job
+    (its row now, its message on commit), unless one is queued already, which then scores them.
+    Call inside the transaction that writes the rows.
+
+    Answers come many at a time, and ``jobs.enqueue`` on a queued job locks its row until commit,
+    so every answer of a study waited for the one before it. Here a queued job is only read, under
+    a shared advisory lock (``SCORING_LOCK``, the study), which answers never wait for among
+    themselves:
+
+    1. take the shared lock (held until the caller's transaction ends);
+    2. read, in a fresh snapshot, whether the job is queued (``jobs.is_queued``): if so, stop;
+    3. else queue it (``jobs.enqueue``: a job running, done or failed is queued again).
+
+    A delivery of the job claims its row (queued -> running), then waits for the exclusive lock
+    (``scoring_barrier``) before reading anything. A transaction that saw the job queued in 2 took
+    the shared lock before the claim was committed, so the delivery's barrier waits for its
+    commit, and the delivery scores its rows. Without a transaction the shared lock would end with
+    its statement: ``jobs.enqueue`` is called then."""
+    from django.db import connection
+
+    if not connection.in_atomic_block:
+        jobs.enqueue("studies.score", study_id)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", [SCORING_LOCK, study_id])
+    if not jobs.is_queued("studies.score", study_id):
+        jobs.enqueue("studies.score", study_id)
+
+
+def scoring_barrier(study_id: int) -> None:
+    """Wait until every transaction that relied on the study's queued scoring job has committed or
+    rolled back (``queue_scoring``: they hold the shared lock), by taking and releasing the
+    exclusive lock; a session lock, so it works in or out of a transaction. New takers of the
+    shared lock queue behind it (PostgreSQL grants locks in order), so this does not starve."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [SCORING_LOCK, study_id])
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [SCORING_LOCK, study_id])
 
 
 def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
@@ -641,9 +684,12 @@ def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
     3. Repeat until no unclaimed, unscored row is left.
 
     So no row is scored twice and the counts of concurrent calls add up to the rows there were.
+    First of all, ``scoring_barrier``: rows of transactions that counted on a queued scoring job
+    (``queue_scoring``) are committed before anything is read, so this call scores them.
     """
     from django.db import connection
 
+    scoring_barrier(study_id)
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
         return 0
@@ -736,7 +782,7 @@ def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
             update_conflicts=True, unique_fields=["model", "item"],
             update_fields=["study", "predicted", "scores", "scored_at"], batch_size=2000)
         if rows:
-            jobs.enqueue("studies.score", study.pk)
+            queue_scoring(study.pk)
     report.imported = len(rows)
     return report
 
@@ -782,5 +828,5 @@ def record_model_answers(participant: Participant, answers: dict[int, object]) -
                    response=response, timed_out=False, answered_at=now) for item_id, response in answers.items()],
             update_conflicts=True, unique_fields=["participant", "item"],
             update_fields=["response", "answered_at", "scores", "scored_at"], batch_size=2000)
-        jobs.enqueue("studies.score", participant.study_id)
+        queue_scoring(participant.study_id)
     return len(answers)

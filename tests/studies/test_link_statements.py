@@ -6,7 +6,9 @@ done. A budget: a change that adds a statement to a request fails here and says 
 Before the trims (commit 2825729): link 25 (17 of them under the study's lock), enroll 13, shown 5,
 answer 19 with the next trial served (12 after the practice, 12 for the last), current 11.
 Before serving became one statement (stamp, source videos and ledger rows): enroll 11, answer 15
-with the next trial served, current 10."""
+with the next trial served, current 10. Before the scoring job became a read under a shared lock
+(``services.queue_scoring``): answer 11 serving the next trial, 10 otherwise, one statement fewer
+but each answer locked the job's row until its commit."""
 
 from __future__ import annotations
 
@@ -25,6 +27,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The outbox's bookkeeping after a job's message is sent (``jobs.send``): sent only when the
 # study's scoring job was not queued already, which depends on whether a worker ran it meanwhile.
 SEND_MARK = 'UPDATE "core_job" SET "sent_at"'
+
+
+@pytest.fixture(autouse=True)
+def no_job_messages(monkeypatch):
+    """The scoring job's message is not sent: no worker runs it, so it stays queued after the first
+    person's first answer and every later answer only reads it (a worker that ran it meanwhile
+    would have the next answer queue it again: two statements more)."""
+    from annotator import jobs
+
+    monkeypatch.setattr(jobs, "send", lambda *args, **kwargs: True)
 
 
 @pytest.fixture
@@ -80,9 +92,10 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
         ("page", 3), ("consent", 7), ("page", 3), ("screening", 7), ("page", 3),
         ("enroll", 7),     # the first trial served: its stamp and ledger rows in one statement
         ("shown", 4),
-        ("answer", 10),    # the practice: its feedback, no trial served
+        ("answer", 11),    # the practice: its feedback, no trial served; the scoring job only read
+                           # (shared lock, then whether it is queued: it is)
         ("current", 6),
-        ("shown", 4), ("answer", 11),  # with the next trial served
-        ("shown", 4), ("answer", 11),
-        ("shown", 4), ("answer", 10),  # the last: the stage moves to done, nothing served
+        ("shown", 4), ("answer", 12),  # with the next trial served
+        ("shown", 4), ("answer", 12),
+        ("shown", 4), ("answer", 11),  # the last: the stage moves to done, nothing served
         ("page", 3), ("done", 4)]
