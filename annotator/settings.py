@@ -25,7 +25,8 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 # --- Keys: from the environment, else from a file (made once by scripts/keys.sh) -------------------
 # A public key would let anyone forge sessions and password-reset tokens, so with DEBUG off an empty
 # or published key stops the process at start-up instead of running with it.
-_PUBLIC_KEYS = {"local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production", "local-only-insecure-pseudonym-key"}
+_PUBLIC_KEYS = {"local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production", "local-only-insecure-pseudonym-key",
+                "local-only-insecure-handle-key"}
 
 
 def _key(name: str, file_setting: str, default_file: Path, debug_fallback: str) -> str:
@@ -55,6 +56,10 @@ SECRET_KEY = _key("DJANGO_SECRET_KEY", "DJANGO_SECRET_KEY_FILE", BASE_DIR / ".lo
 # SECRET_KEY (sessions, tokens) never renames the annotators of past exports.
 PSEUDONYM_KEY = _key("PSEUDONYM_KEY", "PSEUDONYM_KEY_FILE", BASE_DIR / ".local" / "pseudonym_key",
                      "local-only-insecure-pseudonym-key")
+# The handles that name rows to annotators (annotator.core.handles, issue 20) have their own key too:
+# rotating SECRET_KEY renames no handle, and media folders are named by a key stored per video.
+HANDLE_KEY = _key("HANDLE_KEY", "HANDLE_KEY_FILE", BASE_DIR / ".local" / "handle_key",
+                  "local-only-insecure-handle-key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Create the local secret keys once: .local/secret_key (Django's SECRET_KEY) and
-# .local/pseudonym_key (export pseudonyms), random, readable by their owner only (mode 600).
+# Create the local secret keys once: .local/secret_key (Django's SECRET_KEY), .local/pseudonym_key
+# (export pseudonyms) and .local/handle_key (the handles that name rows to annotators), random, readable by their owner only (mode 600).
 # An existing file is never replaced: rotating a key is a deliberate act (delete the file, or set
-# DJANGO_SECRET_KEY / PSEUDONYM_KEY). annotator/settings.py reads these files when the variables
-# are unset; DJANGO_SECRET_KEY_FILE and PSEUDONYM_KEY_FILE name other files.
+# DJANGO_SECRET_KEY / PSEUDONYM_KEY / HANDLE_KEY). annotator/settings.py reads these files when the
+# variables are unset; DJANGO_SECRET_KEY_FILE, PSEUDONYM_KEY_FILE and HANDLE_KEY_FILE name other files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,3 +18,4 @@ make_key() {
 
 make_key "${DJANGO_SECRET_KEY_FILE:-.local/secret_key}"
 make_key "${PSEUDONYM_KEY_FILE:-.local/pseudonym_key}"
+make_key "${HANDLE_KEY_FILE:-.local/handle_key}"

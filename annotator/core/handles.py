@@ -9,9 +9,14 @@ unrelated, so neither order nor age can be read from them, and the server turns 
 its id without storing anything.
 
 The permutation is a four-round Feistel network on two 32-bit halves whose round function is
-HMAC-SHA256 keyed by ``SECRET_KEY`` and the kind of id (Luby and Rackoff, "How to construct
+HMAC-SHA256 keyed by ``HANDLE_KEY`` and the kind of id (Luby and Rackoff, "How to construct
 pseudorandom permutations from pseudorandom functions", SIAM J. Comput. 17(2), 1988: four rounds
 give a strong pseudorandom permutation). One kind's handle of id 7 is unrelated to another kind's.
+``HANDLE_KEY`` is its own setting, so rotating ``SECRET_KEY`` renames nothing; media folders do not
+depend on it at all (each video stores its folder's name, ``random_key``).
+
+Handles are not authenticated: any 13 letters decode to some id. That id is a uniform draw from
+2**63 values without the key, so a guess names an existing row with probability (rows / 2**63).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import binascii
 import hashlib
 import hmac
 import re
+import secrets
 from functools import lru_cache
 
 from django.conf import settings
@@ -45,23 +51,33 @@ def _f(key: bytes, half: int) -> int:
     return int.from_bytes(hmac.new(key, half.to_bytes(4, "big"), hashlib.sha256).digest()[:4], "big")
 
 
-def encode(kind: str, pk: int) -> str:
+def _letters(value: int) -> str:
+    return base64.b32encode(value.to_bytes(8, "big")).decode().rstrip("=").lower()
+
+
+def random_key() -> str:
+    """13 random letters matching ``PATTERN`` (64 bits from ``secrets``): the name of a video's media
+    folder (``media.models.Video.media_key``), which says nothing of the video."""
+    return _letters(secrets.randbits(64))
+
+
+def encode(kind: str, pk: int, *, secret: str | None = None) -> str:
     """The handle of row id ``pk`` (1 .. 2**63 - 1) of ``kind`` (one of ``KINDS``): 13 letters
-    matching ``PATTERN``. Raises ValueError for another kind or an id out of range."""
+    matching ``PATTERN``, under ``HANDLE_KEY`` (or ``secret``: a migration naming what an older key
+    named). Raises ValueError for another kind or an id out of range."""
     if isinstance(pk, bool) or not isinstance(pk, int) or not 1 <= pk <= _BIGINT_MAX:
         raise ValueError(f"a row id is an integer from 1 to {_BIGINT_MAX}, not {pk!r}")
     left, right = pk >> 32, pk & 0xFFFFFFFF
-    for key in _round_keys(settings.SECRET_KEY, kind):
+    for key in _round_keys(secret or settings.HANDLE_KEY, kind):
         left, right = right, left ^ _f(key, right)
-    block = ((left << 32) | right).to_bytes(8, "big")
-    return base64.b32encode(block).decode().rstrip("=").lower()
+    return _letters((left << 32) | right)
 
 
 def decode(kind: str, handle) -> int | None:
     """The row id whose ``kind`` handle is ``handle``, or None when it is not one (a wrong length,
     letter or kind, a raw id): callers answer None as they answer an unknown id. Raises ValueError
     only for an unknown ``kind``."""
-    keys = _round_keys(settings.SECRET_KEY, kind)
+    keys = _round_keys(settings.HANDLE_KEY, kind)
     if not isinstance(handle, str) or not _FULL.fullmatch(handle):
         return None
     try:
@@ -97,4 +113,4 @@ class UnitHandleConverter(HandleConverter):
     kind = "unit"
 
 
-__all__ = ["KINDS", "PATTERN", "HandleConverter", "UnitHandleConverter", "decode", "encode"]
+__all__ = ["KINDS", "PATTERN", "HandleConverter", "UnitHandleConverter", "decode", "encode", "random_key"]

@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from annotator.core.handles import random_key
 from annotator.projects.models import Project
 
 
@@ -72,6 +73,10 @@ class Video(models.Model):
         help_text="For synthetic videos made from another (e.g. a night rendition of a day clip).",
     )
 
+    media_key = models.CharField(
+        max_length=13, unique=True, default=random_key, editable=False,
+        help_text="The name of the folders of its rendition, poster, HLS and thumbnails (media.streaming.media_key): "
+                  "13 random letters, so a media URL says nothing of the video's id or age (issue 20).")
     rendition = models.FileField(max_length=500, blank=True)
     poster = models.FileField(max_length=500, blank=True)
     hls = models.FileField(

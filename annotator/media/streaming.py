@@ -35,7 +35,6 @@ from django.core.files.storage import default_storage
 from PIL import Image
 
 from annotator.adapters import ffmpeg
-from annotator.core import handles
 
 THUMB_COLUMNS = 10
 THUMB_ROWS = 10
@@ -77,10 +76,11 @@ def too_many_segments(duration_s: float | None) -> str:
 
 
 def media_key(video) -> str:
-    """The folder name of ``video``'s files: its handle (``core.handles``, kind ``video``), so a media
+    """The folder name of ``video``'s files: its stored ``media_key`` (13 random letters), so a media
     URL says nothing of the video's id or age (an annotator must not tell a gold copy's old footage by
-    its URL, issue 20). Files stored before handles keep their ``<pk>`` folders."""
-    return handles.encode("video", video.pk)
+    its URL, issue 20), and no key's rotation renames it. Files stored in other folders (by row id,
+    before handles) are moved by ``services.relocate``."""
+    return video.media_key
 
 
 def hls_prefix(video) -> str:

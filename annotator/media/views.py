@@ -125,11 +125,11 @@ def may_see_study_clip(user, name: str) -> bool:
 
 # The files of one video's HLS rendition and timeline thumbnails (``media.streaming``):
 # ``hls/<media key>/<first 16 hex of its sha256>/<file>`` and ``thumbs/<key>/<sha16>/<file>``, the key
-# being the video's handle (``streaming.media_key``; files stored before handles have the video's pk).
-# Hundreds of segments need no row each: the prefix names the video. A file name is letters, digits,
-# ``-``, ``_`` and ``.`` (no ``..``, no further folder).
-_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(\d{1,18}|" + handles.PATTERN
-                          + r")/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
+# being the video's stored ``media_key`` (13 random letters; folders named by row id, from before
+# handles, are not served: ``manage.py relocate_media`` moves them). Hundreds of segments need no row
+# each: the prefix names the video. A file name is letters, digits, ``-``, ``_`` and ``.`` (no ``..``,
+# no further folder).
+_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(" + handles.PATTERN + r")/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
 
 
 def _video_of_prefixed(name: str) -> Video | None:
@@ -138,10 +138,7 @@ def _video_of_prefixed(name: str) -> Video | None:
     if match is None or ".." in name:
         return None
     key, sha16, _ = match.groups()
-    pk = int(key) if key.isdigit() else handles.decode("video", key)
-    if pk is None:
-        return None
-    return Video.objects.filter(pk=pk, sha256__startswith=sha16).select_related("project").first()
+    return Video.objects.filter(media_key=key, sha256__startswith=sha16).select_related("project").first()
 
 
 def _may_fetch(user, name: str) -> bool:
@@ -157,7 +154,10 @@ def _may_fetch(user, name: str) -> bool:
         video = _video_of_prefixed(name)
         return video is not None and may_see_video(user, video)
     video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
-    return video is not None and may_see_video(user, video)
+    # Never from a folder named by the video's row id (stored before handles, not yet moved by
+    # relocate_media): the id would tell old footage from new (issue 20).
+    return (video is not None and name.split("/")[1:2] != [str(video.pk)]
+            and may_see_video(user, video))
 
 
 def _may_fetch_for_link(request, name: str) -> bool:

@@ -39,7 +39,7 @@ def _path(name: str) -> Path:
 
 def test_a_two_hour_video_gets_hls_with_two_levels_of_4_to_6_s_segments(long_video):
     assert long_video.status == "ready", long_video.error
-    assert long_video.hls.name == f"hls/{handles.encode('video', long_video.pk)}/{long_video.sha256[:16]}/master.m3u8"
+    assert long_video.hls.name == f"hls/{long_video.media_key}/{long_video.sha256[:16]}/master.m3u8"
     master = m3u8.load(str(_path(long_video.hls.name)))
     assert master.is_variant and len(master.playlists) >= 2
     heights = sorted(p.stream_info.resolution[1] for p in master.playlists)
@@ -89,7 +89,7 @@ def _check_thumbnails(video: Video) -> list[tuple[float, float, str]]:
 
 
 def test_sprites_and_vtt_cover_the_whole_two_hours(long_video):
-    assert long_video.thumbnails_vtt.name == f"thumbs/{handles.encode('video', long_video.pk)}/{long_video.sha256[:16]}/thumbnails.vtt"
+    assert long_video.thumbnails_vtt.name == f"thumbs/{long_video.media_key}/{long_video.sha256[:16]}/thumbnails.vtt"
     cues = _check_thumbnails(long_video)
     assert len(cues) == 720  # one tile every 10 s (ceil(7200 / 1000) = 8, rounded up to the 5 s key frame grid)
     assert cues[1] == (10.0, 20.0, "sprite-0.jpg#xywh=160,0,160,68")
@@ -147,7 +147,7 @@ def _stored_video(project) -> tuple[Video, list[str]]:
     video = Video.objects.create(project=project, sha256=hashlib.sha256(b"long").hexdigest(), filename="long.mp4",
                                  status="ready", duration_s=7200.0)
     hls, thumbs = streaming.hls_prefix(video), streaming.thumbs_prefix(video)
-    # The last two are named as before handles (``<pk>`` folders): files stored then are still served.
+    # The last two are named as before handles (``<pk>`` folders): not served (relocate_media moves them).
     names = [f"{hls}/master.m3u8", f"{hls}/v1-00042.m4s", f"{thumbs}/thumbnails.vtt", f"{thumbs}/sprite-0.jpg",
              f"hls/{video.pk}/{video.sha256[:16]}/v1-00043.m4s", f"thumbs/{video.pk}/{video.sha256[:16]}/sprite-1.jpg"]
     for name in names:
@@ -171,8 +171,8 @@ def test_segments_and_thumbnails_are_served_by_prefix_to_who_may_see_the_video(p
     study = Study.objects.create(project=project, name="pilot", kind="ordering")
     participant = ensure_member("part", role="annotator", project=project)[0]
     Participant.objects.create(study=study, user=participant)
-    assert [_status(admin_user, n) for n in names] == [200] * 6
-    assert [_status(annotator, n) for n in names] == [200] * 6        # holds a unit of the video
+    assert [_status(admin_user, n) for n in names] == [200] * 4 + [404] * 2  # row-id folders: never
+    assert [_status(annotator, n) for n in names] == [200] * 4 + [404] * 2  # holds a unit of the video
     assert [_status(annotator2, n) for n in names] == [404] * 6       # a member without a unit of it
     assert [_status(participant, n) for n in names] == [404] * 6      # a study participant
     assert [_status(outsider, n) for n in names] == [404] * 6         # an admin of another project
@@ -182,16 +182,18 @@ def test_segments_and_thumbnails_are_served_by_prefix_to_who_may_see_the_video(p
     "hls/{pk}/{sha}/../../../renditions/x.mp4", "hls/{pk}/{sha}/a/b.m4s", "hls/{pk}/{sha}/..m4s", "hls/{pk}/{sha}/.hidden",
     "hls/{pk}/0000000000000000/master.m3u8", "hls/{other}/{sha}/master.m3u8", "hls/{pk}/{sha}/", "hls/x/{sha}/master.m3u8",
     "thumbs/{pk}/{sha}/sprite 0.jpg", "hlsx/{pk}/{sha}/master.m3u8", "hls/{pk}/{SHA}/master.m3u8", "hls/{pk}/{sha}master.m3u8",
-    "hls/{PK}/{sha}/master.m3u8", "hls/{qa}/{sha}/master.m3u8",
+    "hls/{PK}/{sha}/master.m3u8", "hls/{qa}/{sha}/master.m3u8", "hls/{id}/{sha}/master.m3u8",
+    "hls/{handle}/{sha}/master.m3u8",
 ])
 def test_odd_names_under_the_prefixes_are_refused(project, admin_user, name):
     video, _ = _stored_video(project)
     sha = video.sha256[:16]
     key = streaming.media_key(video)
-    # {pk}: the video's key; {other}: another video's; {PK}: the key in capitals; {qa}: the handle of
-    # the same id as a QA pair (another kind)
-    name = name.format(pk=key, sha=sha, SHA=sha.upper(), other=handles.encode("video", video.pk + 1), PK=key.upper(),
-                       qa=handles.encode("qa", video.pk))
+    # {pk}: the video's key; {other}: another key; {PK}: the key in capitals; {qa}: the handle of the
+    # video's id as a QA pair; {id}: its row id (folders from before handles); {handle}: its handle
+    # (the key is stored, not derived from the id)
+    name = name.format(pk=key, sha=sha, SHA=sha.upper(), other=handles.random_key(), PK=key.upper(),
+                       qa=handles.encode("qa", video.pk), id=video.pk, handle=handles.encode("video", video.pk))
     stored = "renditions/x.mp4" if ".." in name.split("/") else name  # the file the name reaches exists
     if not stored.endswith("/") and not default_storage.exists(stored):
         assert default_storage.save(stored, ContentFile(b"secret")) == stored

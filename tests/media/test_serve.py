@@ -20,10 +20,14 @@ BODY = bytes(range(256)) * 40  # 10240 bytes
 
 
 def _video(project, tag: str) -> Video:
-    rendition = default_storage.save(f"renditions/test/{tag}.mp4", ContentFile(BODY))
-    poster = default_storage.save(f"posters/test/{tag}.jpg", ContentFile(b"poster " + tag.encode()))
-    return Video.objects.create(project=project, sha256=hashlib.sha256(tag.encode()).hexdigest(), filename=f"{tag}.mp4", status="ready",
-                                duration_s=60.0, rendition=rendition, poster=poster)
+    """A ready video with its rendition and poster in its media-key folder, as a transcode stores them."""
+    video = Video.objects.create(project=project, sha256=hashlib.sha256(tag.encode()).hexdigest(), filename=f"{tag}.mp4",
+                                 status="ready", duration_s=60.0)
+    video.rendition = default_storage.save(f"renditions/{video.media_key}/{tag}.mp4", ContentFile(BODY))
+    video.poster = default_storage.save(f"renditions/{video.media_key}/{tag}-poster.jpg",
+                                        ContentFile(b"poster " + tag.encode()))
+    video.save(update_fields=["rendition", "poster"])
+    return video
 
 
 def _held(project, video, user, *, done: bool = False, group=None) -> QueueItem:

@@ -1,6 +1,7 @@
 """Opaque handles (annotator.core.handles): what an annotator's browser gets instead of row ids, so a
 gold copy made at claim time (the newest ids) cannot be told from a real unit (issue 20, section 2)."""
 
+import re
 import random
 
 import pytest
@@ -43,8 +44,15 @@ def test_one_kind_does_not_decode_another_and_odd_strings_are_no_handle():
         handles.encode("nothing", 1)
 
 
-def test_the_key_is_the_deployments_secret_key():
+def test_the_key_is_the_deployments_handle_key_not_its_secret_key():
     handle = handles.encode("unit", 7)
-    with override_settings(SECRET_KEY="another deployment's key, long enough to be a real one"):
+    with override_settings(HANDLE_KEY="another deployment's key, long enough to be a real one"):
         assert handles.encode("unit", 7) != handle
-    assert handles.encode("unit", 7) == handle
+    with override_settings(SECRET_KEY="a rotated secret key, long enough to be a real one"):
+        assert handles.encode("unit", 7) == handle  # rotating SECRET_KEY renames nothing
+    assert handles.encode("unit", 7, secret="an older key") == handles.encode("unit", 7, secret="an older key") != handle
+
+
+def test_random_keys_look_like_handles_and_repeat_nothing():
+    keys = {handles.random_key() for _ in range(2000)}
+    assert len(keys) == 2000 and all(re.fullmatch(handles.PATTERN, k) for k in keys)

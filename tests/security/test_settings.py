@@ -18,10 +18,11 @@ def _run(code: str, tmp_path: Path, **env) -> subprocess.CompletedProcess:
     """``python -c code`` with annotator.settings, none of the key or security variables of this
     process, key files that do not exist unless given, and ``env`` on top."""
     base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("DJANGO_", "PSEUDONYM_KEY", "AXES_")) and k != "CSP_MEDIA_ORIGINS"}
+            if not k.startswith(("DJANGO_", "PSEUDONYM_KEY", "HANDLE_KEY", "AXES_")) and k != "CSP_MEDIA_ORIGINS"}
     base |= {"DJANGO_SETTINGS_MODULE": "annotator.settings",
              "DJANGO_SECRET_KEY_FILE": str(tmp_path / "no-secret-key"),
-             "PSEUDONYM_KEY_FILE": str(tmp_path / "no-pseudonym-key")}
+             "PSEUDONYM_KEY_FILE": str(tmp_path / "no-pseudonym-key"),
+             "HANDLE_KEY_FILE": str(tmp_path / "no-handle-key")}
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=base | env, capture_output=True, text=True, timeout=60)
 
 
@@ -31,7 +32,7 @@ def _settings(tmp_path, names, **env) -> dict:
     return json.loads(proc.stdout)
 
 
-KEYS = {"DJANGO_SECRET_KEY": "s" * 50, "PSEUDONYM_KEY": "p" * 50}
+KEYS = {"DJANGO_SECRET_KEY": "s" * 50, "PSEUDONYM_KEY": "p" * 50, "HANDLE_KEY": "h" * 50}
 
 
 def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off(tmp_path):
@@ -42,7 +43,8 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off(tmp_path):
 
 @pytest.mark.parametrize("key", ["local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production", "django-insecure-abc", "   "])
 def test_it_refuses_to_start_with_the_public_or_a_blank_secret_key(tmp_path, key):
-    proc = _run("import django; django.setup()", tmp_path, DJANGO_SECRET_KEY=key, PSEUDONYM_KEY="p" * 50)
+    proc = _run("import django; django.setup()", tmp_path, DJANGO_SECRET_KEY=key, PSEUDONYM_KEY="p" * 50,
+                HANDLE_KEY="h" * 50)
     assert proc.returncode == 1
     problem = "is not set" if not key.strip() else "is a published placeholder"
     assert f"ImproperlyConfigured: DJANGO_SECRET_KEY {problem}, and DJANGO_DEBUG is off." in proc.stderr
@@ -54,12 +56,21 @@ def test_it_refuses_to_start_without_a_pseudonym_key_when_debug_is_off(tmp_path)
     assert "ImproperlyConfigured: PSEUDONYM_KEY is not set, and DJANGO_DEBUG is off." in proc.stderr
 
 
+def test_it_refuses_to_start_without_a_handle_key_when_debug_is_off(tmp_path):
+    proc = _run("import django; django.setup()", tmp_path, DJANGO_SECRET_KEY="s" * 50, PSEUDONYM_KEY="p" * 50)
+    assert proc.returncode == 1
+    assert "ImproperlyConfigured: HANDLE_KEY is not set, and DJANGO_DEBUG is off." in proc.stderr
+
+
 def test_keys_come_from_their_files_when_the_variables_are_unset(tmp_path):
     (tmp_path / "secret").write_text("secret-from-file-" + "x" * 40 + "\n")
     (tmp_path / "pseudonym").write_text("pseudonym-from-file\n")
-    got = _settings(tmp_path, ["SECRET_KEY", "PSEUDONYM_KEY"], DJANGO_SECRET_KEY_FILE=str(tmp_path / "secret"),
-                    PSEUDONYM_KEY_FILE=str(tmp_path / "pseudonym"))
-    assert got == {"SECRET_KEY": "secret-from-file-" + "x" * 40, "PSEUDONYM_KEY": "pseudonym-from-file"}
+    (tmp_path / "handle").write_text("handle-from-file\n")
+    got = _settings(tmp_path, ["SECRET_KEY", "PSEUDONYM_KEY", "HANDLE_KEY"],
+                    DJANGO_SECRET_KEY_FILE=str(tmp_path / "secret"), PSEUDONYM_KEY_FILE=str(tmp_path / "pseudonym"),
+                    HANDLE_KEY_FILE=str(tmp_path / "handle"))
+    assert got == {"SECRET_KEY": "secret-from-file-" + "x" * 40, "PSEUDONYM_KEY": "pseudonym-from-file",
+                   "HANDLE_KEY": "handle-from-file"}
 
 
 def test_the_variable_wins_over_the_file(tmp_path):
@@ -69,9 +80,9 @@ def test_the_variable_wins_over_the_file(tmp_path):
 
 
 def test_with_debug_on_it_starts_with_local_placeholder_keys(tmp_path):
-    got = _settings(tmp_path, ["SECRET_KEY", "PSEUDONYM_KEY"], DJANGO_DEBUG="1")
+    got = _settings(tmp_path, ["SECRET_KEY", "PSEUDONYM_KEY", "HANDLE_KEY"], DJANGO_DEBUG="1")
     assert got == {"SECRET_KEY": "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production",
-                   "PSEUDONYM_KEY": "local-only-insecure-pseudonym-key"}
+                   "PSEUDONYM_KEY": "local-only-insecure-pseudonym-key", "HANDLE_KEY": "local-only-insecure-handle-key"}
 
 
 SECURITY = ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "CSRF_COOKIE_HTTPONLY",
