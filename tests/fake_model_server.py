@@ -121,7 +121,9 @@ class FakeModelServer:
         self.httpd.daemon_threads = True
         self.httpd.request_queue_size = 256
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the loop to look at its flag: every 20 ms, not socketserver's 0.5 s, which
+        # every test using the server paid at teardown.
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
     # ------------------------------------------------------------------ scripting
