@@ -45,7 +45,7 @@ def s3_endpoint():
         try:
             requests.get(endpoint, timeout=1)
             break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or its first answer is slow (load)
             if time.monotonic() > deadline or server.poll() is not None:
                 server.kill()
                 pytest.fail("moto_server did not start (is moto[server] installed? make venv installs it)")
