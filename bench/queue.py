@@ -194,8 +194,25 @@ def served_twice_in_db(n_units: int) -> int:
                                  "on i.id = s.item_id group by i.unit_id having count(distinct s.user_id) > 1) x")[0]
 
 
+# The servers' handle key (annotator.core.handles), known here so that a run's claims can be told
+# gold or real afterwards from the database (the responses say nothing of it).
+HANDLE_KEY = f"bench-handle-key-{os.urandom(8).hex()}"
+
+
+def gold_handles(n_units: int) -> set[str]:
+    """The handles of the gold copies served so far in the scale's database."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from annotator.core.handles import encode  # reads no setting when given its secret
+
+    with psycopg.connect(**PG, dbname=db_name(n_units), autocommit=True) as conn:
+        ids = [r[0] for r in conn.execute("select id from qa_workunit where purpose = 'gold'")]
+    return {encode("unit", i, secret=HANDLE_KEY) for i in ids}
+
+
 def start_server(n_units: int, port: int) -> subprocess.Popen:
-    env = {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING",
+           "HANDLE_KEY": HANDLE_KEY}
     proc = subprocess.Popen(
         [str(REPO / ".venv/bin/gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
          # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path for every
@@ -216,7 +233,7 @@ def start_server(n_units: int, port: int) -> subprocess.Popen:
 def annotator(port: int, token: str, seconds: float, limit: list[int], start: threading.Barrier, out: dict, lock) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    claims, submits, served, errors = [], [], [], []
+    claims, submits, served, errors, timed = [], [], [], [], []
     run_id = os.urandom(4).hex()  # idempotency keys unique across runs
     start.wait()
     deadline = time.perf_counter() + seconds
@@ -236,6 +253,7 @@ def annotator(port: int, token: str, seconds: float, limit: list[int], start: th
             break
         unit = json.loads(body)
         served.append(unit["id"])
+        timed.append(unit["id"])
         payload = json.dumps({"idempotency_key": f"{run_id}-{n}", "time_spent_ms": 1000,
                               "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]}
                                             for q in unit["qa_pairs"]]})
@@ -248,6 +266,7 @@ def annotator(port: int, token: str, seconds: float, limit: list[int], start: th
             errors.append(res.status)
         n += 1
     with lock:
+        out["by_unit"] += list(zip(timed, claims, submits))
         out["claims"] += claims
         out["submits"] += submits
         out["errors"] += errors
@@ -260,8 +279,10 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] * 1000
 
 
-def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int) -> dict:
-    out = {"claims": [], "submits": [], "errors": [], "served": []}
+def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int, gold=None) -> dict:
+    """One run of ``k`` annotators. ``gold``: a callable giving the set of gold unit handles, read after the
+    run (``gold_handles``), to split the latencies of gold and real claims and submits."""
+    out = {"claims": [], "submits": [], "errors": [], "served": [], "by_unit": []}
     barrier, lock, limit = threading.Barrier(k), threading.Lock(), [max_claims]
     threads = [threading.Thread(target=annotator, args=(port, tokens[i], seconds, limit, barrier, out, lock)) for i in range(k)]
     started = time.perf_counter()
@@ -274,7 +295,15 @@ def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int) -
     for token, units in out["served"]:
         for u in units:
             by_unit[u].add(token)
-    return {"claims_per_s": len(out["claims"]) / elapsed, "claim_p50": pct(out["claims"], 50),
+    split = {}
+    if gold is not None:
+        handles = gold()
+        for what, mine in (("gold", True), ("real", False)):
+            rows = [r for r in out["by_unit"] if (r[0] in handles) == mine]
+            split[what] = {"n": len(rows), "claim_p50": pct([r[1] for r in rows], 50),
+                           "claim_p95": pct([r[1] for r in rows], 95), "submit_p50": pct([r[2] for r in rows], 50),
+                           "submit_p95": pct([r[2] for r in rows], 95)}
+    return {"split": split, "claims_per_s": len(out["claims"]) / elapsed, "claim_p50": pct(out["claims"], 50),
             "claim_p95": pct(out["claims"], 95), "submit_p50": pct(out["submits"], 50),
             "submit_p95": pct(out["submits"], 95), "claims": len(out["claims"]),
             "twice": sum(1 for people in by_unit.values() if len(people) > 1), "errors": len(out["errors"])}
@@ -331,7 +360,8 @@ def main() -> None:
                 for n in scales:
                     for rate in rates:
                         reset(n, rate)
-                        r = run(servers[n][0], tokens[n], k, args.seconds, max_claims=n // 2)
+                        r = run(servers[n][0], tokens[n], k, args.seconds, max_claims=n // 2,
+                                gold=(lambda n=n: gold_handles(n)) if rate > 0 else None)
                         r["twice"] += served_twice_in_db(n)
                         r["gold"] = gold_served(n)
                         results[(n, k, rate)].append(r)
@@ -372,6 +402,20 @@ def main() -> None:
                     a, b = med[(n, k, 0.0)], med[(n, k, rate)]
                     print(f"  gold {rate:g}, {n} units, {k:>2} annotators: claim p50 {b['claim_p50'] / a['claim_p50']:.2f}x, "
                           f"claim p95 {b['claim_p95'] / a['claim_p95']:.2f}x")
+    if any(key[2] > 0 for key in results):
+        print("\ngold claims / real claims of the same runs (issue 20: a gold unit's timing must not tell it; "
+              "all repeats pooled, ms):")
+        for (n, k, rate), rs in sorted(results.items()):
+            if rate <= 0:
+                continue
+            parts = []
+            for what in ("real", "gold"):
+                cnt = sum(r["split"][what]["n"] for r in rs)
+                med_of = {f: statistics.median(r["split"][what][f] for r in rs)
+                          for f in ("claim_p50", "claim_p95", "submit_p50", "submit_p95")}
+                parts.append(f"{what} n={cnt} claim {med_of['claim_p50']:.2f}/{med_of['claim_p95']:.2f} "
+                             f"submit {med_of['submit_p50']:.2f}/{med_of['submit_p95']:.2f}")
+            print(f"  gold {rate:g}, {n} units, {k:>2} annotators: " + "; ".join(parts))
     failed = [f"{key}: {what}" for key, rs in results.items() for what, bad in
               (("a unit served twice", sum(r["twice"] for r in rs)), ("requests failed", sum(r["errors"] for r in rs)))
               if bad]
