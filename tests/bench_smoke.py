@@ -11,10 +11,26 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+# The scratch database each bench's --smoke uses (``<POSTGRES_DB>`` + this), unless ``BENCH_*_DB`` is given.
+SCRATCH_DB = {"drafting.py": "_bench_drafting_smoke", "export.py": "_bench_export_smoke",
+              "participants.py": "_bench_participants_smoke", "queue.py": "_bench_queue_smoke",
+              "rt_fidelity.py": "_bench_rt_smoke", "scoring.py": "_bench_scoring_smoke", "units_page.py": "_bench_units_smoke"}
+DB_VARIABLE = {"drafting.py": "BENCH_DRAFTING_DB", "export.py": "BENCH_EXPORT_DB", "participants.py": "BENCH_PARTICIPANTS_DB",
+               "ratings_import.py": "BENCH_RATINGS_DB", "rt_fidelity.py": "BENCH_RT_DB", "scoring.py": "BENCH_SCORING_DB"}
+
+
 def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> str:
     """Run ``bench/<script> --smoke`` from the repository root with this interpreter and return what
     it printed (stdout). ``env`` is added to this process's environment. Fails the test, with the
-    output and the end of stderr, when the bench exits non-zero; ``timeout`` is in seconds."""
+    output and the end of stderr, when the bench exits non-zero; ``timeout`` is in seconds.
+
+    A scratch database the bench would create and migrate on its first run is made first as a copy
+    of the migrated template (tests/pg_template.py): the bench's own migrate then finds nothing to do."""
+    from tests.pg_template import ensure_copy
+
+    given = {**os.environ, **(env or {})}.get(DB_VARIABLE.get(script, ""))
+    if given or script in SCRATCH_DB:
+        ensure_copy(given or os.environ.get("POSTGRES_DB", "annotator") + SCRATCH_DB[script])
     done = subprocess.run([sys.executable, str(REPO / "bench" / script), "--smoke"], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
