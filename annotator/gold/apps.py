@@ -15,5 +15,6 @@ class GoldConfig(AppConfig):
 
         queue.before_claim(claims.gate)
         services.after_submit(checks.on_submit)
+        services.after_skip(checks.on_skip)
         selectors.register_payload_part("qualification")(checks.qualification_part)
         media_views.grant_video(gold_selectors.shows_example)

@@ -48,6 +48,22 @@ def on_submit(item: QueueItem, unit: WorkUnit, user, result) -> None:
         _finish_if_done(copy.attempt)
 
 
+def on_skip(item: QueueItem, unit_id: int, user, reason: str) -> None:
+    """Score a skipped gold copy as a miss (every known decision not agreed, ``given`` ``["skip",
+    reason]``), so skipping a unit one suspects of being gold is not a way around the checks (second
+    security review of issue 20). The pause is not looked at now: a pause right after a skip would
+    say the skipped unit was gold; the person's next gold submit counts this result in its window.
+    Nothing for a real unit (one query: the copy)."""
+    copy = Copy.objects.filter(unit_id=unit_id, source__role=Source.Role.GOLD).select_related("source").first()
+    if copy is None or Result.objects.filter(copy=copy).exists():
+        return
+    known = Known.objects.in_bulk(list(copy.pairs.values()))
+    details = [{"qa_id": int(pair_id), "known": [known[k].action, known[k].reason], "given": ["skip", reason],
+                "agreed": False} for pair_id, k in sorted(copy.pairs.items(), key=lambda kv: int(kv[0]))]
+    Result.objects.create(project_id=item.project_id, user=user, copy=copy, item=item, role=Source.Role.GOLD,
+                          decisions=len(details), agreed=0, details=details)
+
+
 def _pause_if_due(project, user) -> Pause | None:
     """Open a pause when the person's accuracy over their last K gold units since their window
     started (an admin's last lift) is below the threshold (``rules.pause_accuracy``)."""

@@ -456,6 +456,19 @@ def after_submit(hook):
     return hook
 
 
+# Called after every skip, inside its transaction, as ``hook(item, unit_id, user, reason)`` (issue 20:
+# a skipped gold copy is scored as a miss). Apps register with ``after_skip``.
+AFTER_SKIP: list = []
+
+
+def after_skip(hook):
+    """Decorator: run ``hook(item: QueueItem, unit_id: int, user, reason: str)`` after every skip, in
+    its transaction. Returns ``hook``."""
+    if hook not in AFTER_SKIP:
+        AFTER_SKIP.append(hook)
+    return hook
+
+
 def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Decision],
                 additions: list[Addition], time_spent_ms: int | None) -> SubmitResult:
     """Apply one person's pass over a unit (the queue item they hold on it).
@@ -654,6 +667,8 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
             item.assigned_to = None
             item.save(update_fields=["assigned_to"])
         queue.release(item)
+        for hook in AFTER_SKIP:
+            hook(item, item.unit_id, user, reason)
     return item
 
 

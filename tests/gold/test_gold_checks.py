@@ -192,7 +192,11 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
     assert QueueItem.objects.get(pk=item.pk).status == "open"
     with pytest.raises(NotHeld, match="You no longer hold this unit"):
         renew(item.unit_id, annotator)
-    assert not Result.objects.exists()
+    # Scored as a miss, so skipping a suspected gold unit does not escape the check; no pause now.
+    [miss] = Result.objects.all()
+    assert (miss.user, miss.item_id, miss.agreed, miss.decisions) == (annotator, item.pk, 0, 4)
+    assert {tuple(d["given"]) for d in miss.details} == {("skip", "cannot see it")}
+    assert not Pause.objects.exists()
     # And it keeps no further gold from the person: a later draw makes a new copy.
     real_item = QueueItem.objects.get(leased_by=annotator, status="open")
     submit_unit(real_item.unit_id, annotator, idempotency_key="r", time_spent_ms=None, additions=[],
