@@ -7,45 +7,92 @@ Runs inside the submit's transaction, so a score is written with the submit or n
 
 from __future__ import annotations
 
+import json
+
+from django.db import connection
 from django.db.models import Count, Sum
 from django.utils import timezone
 
 from annotator.gold import rules
-from annotator.gold.models import Attempt, Copy, Known, Pause, Result, Source, Standing
+from annotator.gold.models import Attempt, Copy, Known, Pause, Policy, Result, Source, Standing
 from annotator.gold.services import policy_of
-from annotator.qa.models import QueueItem, Verdict, WorkUnit
+from annotator.qa.models import QueueItem, WorkUnit
 
 SCORED = (WorkUnit.Purpose.GOLD, WorkUnit.Purpose.QUALIFICATION)
 
 
+# The copy, its known decisions and the person's decisions on its pairs, in one statement: one row
+# per known decision (none for a real unit: no copy).
+_READ_SQL = """
+SELECT c.id, s.role, c.attempt_id, (p.key)::bigint, k.action, k.reason, v.action, v.reason
+FROM gold_copy c JOIN gold_source s ON s.id = c.source_id
+CROSS JOIN LATERAL jsonb_each_text(c.pairs) p
+JOIN gold_known k ON k.id = (p.value)::bigint
+LEFT JOIN qa_verdict v ON v.item_id = %(item)s AND v.qa_pair_id = (p.key)::bigint
+WHERE c.unit_id = %(unit)s
+ORDER BY (p.key)::bigint"""
+
+# The result written and, for gold, what the pause needs, in one statement: the policy (NULLs when
+# the project has none: the defaults apply), the person's standing and their gold results since its
+# window started, newest first, up to the window (the new row is not visible to the statement's own
+# SELECT: the caller puts it first).
+_WRITE_SQL = """
+WITH added AS (
+    INSERT INTO gold_result (project_id, user_id, copy_id, item_id, role, attempt_id, decisions, agreed, details,
+                             created_at)
+    VALUES (%(project)s, %(user)s, %(copy)s, %(item)s, %(role)s, %(attempt)s, %(decisions)s, %(agreed)s,
+            %(details)s::jsonb, now())
+    RETURNING id
+), policy AS (
+    SELECT p."window", p.threshold FROM gold_policy p WHERE p.project_id = %(project)s
+), standing AS (
+    SELECT st.paused, st.window_from FROM gold_standing st WHERE st.project_id = %(project)s AND st.user_id = %(user)s
+)
+SELECT (SELECT id FROM added), (SELECT "window" FROM policy), (SELECT threshold FROM policy),
+       (SELECT paused FROM standing),
+       CASE WHEN %(role)s = 'gold' THEN ARRAY(
+           SELECT ARRAY[r.agreed, r.decisions] FROM gold_result r
+           WHERE r.project_id = %(project)s AND r.user_id = %(user)s AND r.role = 'gold'
+             AND r.id > coalesce((SELECT window_from FROM standing), 0)
+           ORDER BY r.id DESC LIMIT coalesce((SELECT "window" FROM policy), %(default_window)s)) END"""
+
+
 def on_submit(item: QueueItem, unit: WorkUnit, user, result) -> None:
     """Score the submit of a gold or qualification copy against its known decisions; nothing for a
-    real unit (no query). Drops any other pass the submit queued on the copy (a double-check: copies
-    are for their person only, never for the shared queue). Then, for gold, pauses the person when
-    their accuracy over the last K gold units is below the threshold; for qualification, ends the
-    attempt once all its copies are scored."""
+    real unit (no query). Then, for gold, pause the person when their accuracy over the last K gold
+    units is below the threshold; for qualification, end the attempt once all its copies are scored.
+
+    Two statements for a gold copy (``_READ_SQL``, ``_WRITE_SQL``), plus the pause's writes when one
+    is due: a gold submit must cost about what a real one does, or its timing tells it apart (issue
+    20, section 2; it cost eight more before). Copies never get a double-check or other pass
+    (``qa.services`` opens none on them)."""
     if unit.purpose not in SCORED or item.kind == QueueItem.Kind.REWORK:
         return  # a real unit, or a reopened copy resubmitted (scored once, on its first submit)
-    copy = Copy.objects.filter(unit=unit).select_related("source", "attempt").first()
-    if copy is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_READ_SQL, {"item": item.pk, "unit": unit.pk})
+        rows = cursor.fetchall()
+    if not rows:
         return
-    QueueItem.objects.filter(unit=unit, status=QueueItem.Status.OPEN).exclude(pk=item.pk).delete()
-    known = Known.objects.in_bulk(list(copy.pairs.values()))
-    given = {pair_id: (action, reason) for pair_id, action, reason in
-             Verdict.objects.filter(item=item, qa_pair__isnull=False).values_list("qa_pair_id", "action", "reason")}
-    details = []
-    for pair_id, known_id in sorted(copy.pairs.items(), key=lambda kv: int(kv[0])):
-        k = known[known_id]
-        mine = given.get(int(pair_id), ("", ""))
-        details.append({"qa_id": int(pair_id), "known": [k.action, k.reason], "given": list(mine),
-                        "agreed": rules.agrees((k.action, k.reason), mine)})
-    Result.objects.create(project_id=unit.project_id, user=user, copy=copy, item=item, role=copy.source.role,
-                          attempt=copy.attempt, decisions=len(details), agreed=sum(d["agreed"] for d in details),
-                          details=details)
-    if copy.source.role == Source.Role.GOLD:
-        _pause_if_due(unit.project, user)
-    elif copy.attempt is not None:
-        _finish_if_done(copy.attempt)
+    copy_id, role, attempt_id = rows[0][:3]
+    details = [{"qa_id": qa_id, "known": [k_action, k_reason], "given": [g_action or "", g_reason or ""],
+                "agreed": rules.agrees((k_action, k_reason), (g_action or "", g_reason or ""))}
+               for _, _, _, qa_id, k_action, k_reason, g_action, g_reason in rows]
+    agreed = sum(d["agreed"] for d in details)
+    default = Policy()
+    with connection.cursor() as cursor:
+        cursor.execute(_WRITE_SQL, {
+            "project": unit.project_id, "user": user.pk, "copy": copy_id, "item": item.pk, "role": role,
+            "attempt": attempt_id, "decisions": len(details), "agreed": agreed, "details": json.dumps(details),
+            "default_window": default.window})
+        _, window, threshold, paused, earlier = cursor.fetchone()
+    if role == Source.Role.GOLD:
+        window = default.window if window is None else window
+        threshold = default.threshold if threshold is None else threshold
+        if not paused:
+            results = [(agreed, len(details))] + [tuple(r) for r in (earlier or [])]
+            _pause_if_due(unit.project_id, user, results[:window][::-1], window, threshold)
+    elif attempt_id is not None:
+        _finish_if_done(Attempt.objects.get(pk=attempt_id))
 
 
 def on_skip(item: QueueItem, unit_id: int, user, reason: str) -> None:
@@ -64,23 +111,22 @@ def on_skip(item: QueueItem, unit_id: int, user, reason: str) -> None:
                           decisions=len(details), agreed=0, details=details)
 
 
-def _pause_if_due(project, user) -> Pause | None:
-    """Open a pause when the person's accuracy over their last K gold units since their window
-    started (an admin's last lift) is below the threshold (``rules.pause_accuracy``)."""
-    policy = policy_of(project)
-    standing, _ = Standing.objects.select_for_update().get_or_create(project=project, user=user)
-    if standing.paused:
-        return None
-    window = list(Result.objects.filter(project=project, user=user, role=Source.Role.GOLD, id__gt=standing.window_from)
-                  .order_by("-id").values_list("agreed", "decisions")[:policy.window])[::-1]
-    value = rules.pause_accuracy(window, policy.window, policy.threshold)
+def _pause_if_due(project_id: int, user, window: list[tuple[int, int]], k: int, threshold: float) -> Pause | None:
+    """Open a pause when the person's accuracy over their last ``k`` gold units since their window
+    started (an admin's last lift), ``window`` oldest first as (agreed, decided), is below
+    ``threshold`` (``rules.pause_accuracy``). No query unless one is due; then the standing is locked
+    and read again (two submits at once pause once)."""
+    value = rules.pause_accuracy(window, k, threshold)
     if value is None:
+        return None
+    standing, _ = Standing.objects.select_for_update().get_or_create(project_id=project_id, user=user)
+    if standing.paused:
         return None
     standing.paused = True
     standing.save(update_fields=["paused"])
     return Pause.objects.create(
-        project=project, user=user, accuracy=value, window=policy.window, threshold=policy.threshold,
-        reason=f"gold accuracy {value:.0%} over the last {policy.window} gold units, below {policy.threshold:.0%}")
+        project_id=project_id, user=user, accuracy=value, window=k, threshold=threshold,
+        reason=f"gold accuracy {value:.0%} over the last {k} gold units, below {threshold:.0%}")
 
 
 def _finish_if_done(attempt: Attempt) -> None:

@@ -628,7 +628,9 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
         # Only the submitter's own: an earlier holder's autosave is their kept work and time.
         Autosave.objects.filter(item=item, user=user).delete()
-        if double_check_drawn(item, unit):
+        # Real units only: a gold or qualification copy is for its person alone, never for the shared
+        # queue (issue 20; the review state answers as if drawn, ``review.services``).
+        if unit.purpose == WorkUnit.Purpose.REAL and double_check_drawn(item, unit):
             QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
                                      exclude_user=user, priority=item.priority)
         for hook in AFTER_SUBMIT:
