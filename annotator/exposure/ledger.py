@@ -128,9 +128,16 @@ def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str,
     if not shown and guard is None:
         return 0
     quote = connection.ops.quote_name
-    params = {"kinds": [x.kind for x in shown], "videos": [x.video_id for x in shown],
-              "starts": [x.start_s for x in shown], "ends": [x.end_s for x in shown],
-              "pairs": [x.qa_pair_id for x in shown], "person": person, "project": project_id, "source": source,
+    # One Python type per array (psycopg refuses a list mixing ints and floats: 0 and 12.5, say).
+    def ints(values):
+        return [None if v is None else int(v) for v in values]
+
+    def floats(values):
+        return [None if v is None else float(v) for v in values]
+
+    params = {"kinds": [str(x.kind) for x in shown], "videos": ints(x.video_id for x in shown),
+              "starts": floats(x.start_s for x in shown), "ends": floats(x.end_s for x in shown),
+              "pairs": ints(x.qa_pair_id for x in shown), "person": person, "project": project_id, "source": source,
               "ref": ref, "now": timezone.now()}
     parts = {"video": quote(Video._meta.db_table), "exposure": quote(Exposure._meta.db_table),
              "guard_cte": "", "guard_from": "", "guard_count": "1"}

@@ -140,6 +140,31 @@ def test_the_ledger_is_append_only():
     assert Exposure.objects.get(pk=row.pk).kind == "footage"
 
 
+@pytest.mark.django_db
+def test_one_record_writes_source_footage_once_in_order_and_a_guard_decides_whether_it_writes(project):
+    """``ledger.record`` in one statement: a night rendition is written as its day source, rows
+    equal after that mapping once, in the order shown; whole and fractional seconds together (a
+    list of ints and floats, which the database driver refuses mixed); with a guard, nothing is
+    written when the guard's statement returns no row."""
+    from annotator.media.models import Video
+
+    day = Video.objects.create(project=project, sha256="d" * 64, filename="day.mp4")
+    night = Video.objects.create(project=project, sha256="n" * 64, filename="night.mp4", derived_from=day)
+    shown = [ledger.Shown(ledger.FOOTAGE, night.pk, 0, 12.5), ledger.Shown(ledger.ANSWER, qa_pair_id=7),
+             ledger.Shown(ledger.FOOTAGE, day.pk, 0.0, 12.5), ledger.Shown(ledger.FOOTAGE, night.pk)]
+    assert ledger.record("user:1", project.pk, shown, source="queue", ref="unit:1") == 3
+    rows = list(Exposure.objects.order_by("pk").values_list("person", "kind", "video_id", "start_s", "end_s",
+                                                            "qa_pair_id", "ref"))
+    assert rows == [("user:1", "footage", day.pk, 0.0, 12.5, None, "unit:1"),
+                    ("user:1", "answer", None, None, None, 7, "unit:1"),
+                    ("user:1", "footage", day.pk, None, None, None, "unit:1")]
+    never = ('UPDATE "media_video" SET filename = filename WHERE id = %(guard_id)s RETURNING id', {"guard_id": -1})
+    assert ledger.record("user:2", project.pk, shown, source="queue", ref="unit:2", guard=never) == (False, 0)
+    once = ('UPDATE "media_video" SET filename = filename WHERE id = %(guard_id)s RETURNING id', {"guard_id": day.pk})
+    assert ledger.record("user:2", project.pk, shown[1:2], source="queue", ref="unit:2", guard=once) == (True, 1)
+    assert Exposure.objects.filter(person="user:2").count() == 1
+
+
 def test_a_panel_participant_is_one_person_across_studies_by_their_pseudonym(verified, project):
     from annotator.studies import links
 
