@@ -21,6 +21,29 @@ FOOTAGE = Path(os.environ.get("FOOTAGE_DIR", REPO / ".cache" / "footage"))
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 
+# Files that must run on one pytest-xdist worker together (``--dist loadgroup``): every other file is a
+# group of its own, so its module-scoped fixtures (a Chromium per UI module) start once.
+SHARED_WORKER = {
+    # The 2-hour video's session-scoped transcode (tests/long_video.py, about a minute): made once.
+    "tests/media/test_hls.py": "long-video", "tests/ui/test_long_video.py": "long-video",
+    "tests/ui/test_lifelog_long.py": "long-video",
+    # One scratch database (<POSTGRES_DB>_bench_participants_smoke), which two runs at once would both migrate.
+    "tests/studies/test_bench_participants.py": "participants-db",
+    "tests/agreement/test_bench_ratings_import.py": "participants-db",
+}
+# Files of long tests that share nothing costly: each test is a group of its own, so the two workers
+# can take them at once (the schemathesis runs, about 100 s each; the worker-killing tests).
+SPLIT = {"tests/api/test_schema_fuzz.py", "tests/workers/test_worker_processes.py"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            path = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(item.nodeid if path in SPLIT else SHARED_WORKER.get(path, path)))
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_use_migrations):
     """The test database (each xdist worker's) is made as a copy of the migrated template of

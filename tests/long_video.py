@@ -4,6 +4,7 @@ and cached under .local/footage-cache/, ingested and transcoded once per test se
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -31,12 +32,14 @@ def make_two_hour_video(footage: Path, *, width: int = 160, fps: int = 10) -> Pa
     if not source.is_file():
         raise FileNotFoundError(f"{source} is missing: run scripts/fetch_footage.sh (make test does)")
     CACHE.mkdir(parents=True, exist_ok=True)
-    small = CACHE / f"bikes-{width}w-{fps}fps.mp4"
+    # Names of this process only until the rename: two test runs (or xdist workers) may build it at once.
+    small = CACHE / f"bikes-{width}w-{fps}fps.{os.getpid()}.mp4"
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", f"scale={width}:-2,fps={fps}", "-c:v", "libx264",
                     "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
-    partial = out.with_suffix(".part.mp4")
+    partial = out.with_suffix(f".{os.getpid()}.part.mp4")
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", "719", "-i", str(small), "-c", "copy", str(partial)],
                    check=True)
+    small.unlink()
     partial.rename(out)
     return out
 

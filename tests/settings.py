@@ -11,14 +11,14 @@ os.environ.setdefault("MEDIA_ROOT", os.path.join(os.path.dirname(os.path.dirname
 os.environ.setdefault("MEDIA_WORK_DIR", os.path.join(os.path.dirname(os.path.dirname(__file__)), ".local", "test-work"))
 
 # Under pytest-xdist (``make test`` runs two workers, gw0 and gw1) each worker has media folders of its
-# own (``<MEDIA_ROOT>/gw1``) and its own two Redis DBs (TEST_REDIS_DB + 2 per worker number), so one
-# worker's Celery worker never takes the other's task; pytest-django gives each its own test database
-# (``test_<POSTGRES_DB>_gw1``). Idempotent: a subprocess a test starts imports these settings again with
-# the environment set here, and must land in the same folders.
+# own (``<MEDIA_ROOT>-gw1``: beside a serial run's, never inside it) and its own two Redis DBs
+# (TEST_REDIS_DB + 2 per worker number), so one worker's Celery worker never takes the other's task;
+# pytest-django gives each its own test database (``test_<POSTGRES_DB>_gw1``). Idempotent: a subprocess
+# a test starts imports these settings again with the environment set here, and must land in the same folders.
 _XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 for _name in ("MEDIA_ROOT", "MEDIA_WORK_DIR") if _XDIST_WORKER else ():
-    if os.path.basename(os.environ[_name].rstrip("/")) != _XDIST_WORKER:
-        os.environ[_name] = os.path.join(os.environ[_name], _XDIST_WORKER)
+    if not os.environ[_name].rstrip("/").endswith(f"-{_XDIST_WORKER}"):
+        os.environ[_name] = f"{os.environ[_name].rstrip('/')}-{_XDIST_WORKER}"
 
 from annotator.settings import *  # noqa: E402,F403
 from annotator.settings import REDIS_PORT  # noqa: E402

@@ -18,6 +18,12 @@ def _work_dirs(video_id: int) -> list[Path]:
     return list(Path(settings.MEDIA_WORK_DIR).glob(f"transcode-{video_id}-*"))
 
 
+def _transcoding(video_id: int) -> str:
+    """What the command line of the video's ffmpeg holds: its work folder, under this test's
+    MEDIA_WORK_DIR (another test run's video may have the same id)."""
+    return str(Path(settings.MEDIA_WORK_DIR) / f"transcode-{video_id}-")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes_the_video_ready(own_redis, tmp_path):
     long_video = make_video(tmp_path / "long.mp4", seconds=40, size="1280x720")
@@ -27,12 +33,12 @@ def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes
         video = Video.objects.get(project__slug="killed")
 
         # ffmpeg writes the rendition in the video's work folder; its parent is the pool process.
-        running = wait_for(lambda: processes_matching(f"transcode-{video.pk}-"), timeout=60, what="ffmpeg starting")
+        running = wait_for(lambda: processes_matching(_transcoding(video.pk)), timeout=60, what="ffmpeg starting")
         ffmpeg_pid, pool_pid, _ = running[0]
         assert _work_dirs(video.pk)
         os.kill(pool_pid, signal.SIGKILL)
 
-        wait_for(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(f"transcode-{video.pk}-")),
+        wait_for(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(_transcoding(video.pk))),
                  timeout=10, what="the orphaned ffmpeg dying")
         wait_for(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, timeout=180, what="the redelivered transcode")
         # The row is marked done just after the service's own update.
@@ -40,7 +46,7 @@ def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes
 
     job = Job.objects.get(key=f"media.transcode:{video.pk}")
     assert (job.status, job.deliveries) == ("done", 2)
-    assert processes_matching(f"transcode-{video.pk}-") == []
+    assert processes_matching(_transcoding(video.pk)) == []
     assert _work_dirs(video.pk) == []  # the killed run's folder was removed by the redelivery
 
 
