@@ -128,3 +128,18 @@ def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_uni
     client = APIClient()
     client.force_authenticate(annotator)
     assert [client.get(f"/api/units/{uh(i.unit_id)}/review/").status_code for i in (gold, real)] == [404, 404]
+
+
+def test_gold_copies_submitted_before_they_were_put_in_review_are_backfilled(project, make_verified, make_unit,
+                                                                            annotator):
+    import importlib
+
+    from django.db import connection
+
+    backfill = importlib.import_module("annotator.review.migrations.0003_gold_settled").BACKFILL
+    [gold] = _claims(project, make_verified, annotator, make_unit, [True])
+    ReviewState.objects.filter(unit_id=gold.unit_id).delete()
+    with connection.cursor() as cursor:
+        cursor.execute(backfill)
+    state = ReviewState.objects.get(unit_id=gold.unit_id)
+    assert (state.state, state.annotator, state.item_id, state.check_drawn) == ("submitted", annotator, gold.pk, False)
