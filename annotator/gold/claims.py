@@ -52,9 +52,10 @@ FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id 
 
 # A gold copy for the person, picked and made in one statement (``services.copy_sql``): none when a
 # gold copy already waits for them, nor when the shared queue has no unit left for them (a gold unit
-# followed by an empty queue would give itself away, issue 20); else an active gold source none of whose footage was shown to
-# them (footage or frames, in any queue or study of the project), none of whose units' passes they
-# did, never copied for them, chosen by a hash of the claim's salt so the pick is reproducible.
+# followed by an empty queue would give itself away, issue 20); else an active gold source none of
+# whose footage was shown to them (footage or frames, in any queue or study of the project), none of
+# whose units' passes they did, never copied for them, chosen by a hash of the claim's salt so the
+# pick is reproducible.
 _PICK = """pick AS (
     SELECT s.id FROM gold_source s,
          (SELECT coalesce(array_agg(DISTINCT e.video_id), '{}') AS ids FROM exposure_exposure e
