@@ -23,6 +23,11 @@ raised (every participant comes from 127.0.0.1). No Celery worker: an answer que
 a job row (``annotator.jobs``), whose one message goes to an in-memory broker; this measures the
 web path.
 
+**Warm-up.** Before the clock starts, 16 connections send 15 requests each that change nothing
+(``warm_up``: the link without a panel id or with a malformed one, the participant API without a
+session), so the workers' first requests (imports, URL resolver, templates, database connections)
+are not counted as participants' (they took about 1 s each; the first 20 people all met them).
+
 **Participants.** ``--participants`` (at most 2,000), ``--concurrency`` at a time (at most 100),
 each a thread with its own keep-alive connection and cookie jar, as the pages and their scripts
 would. Before each request a participant pauses ``--think-ms`` (default 1,000 ms; drawn uniformly
@@ -239,6 +244,47 @@ def serve(port: int, home: Path) -> subprocess.Popen:
             time.sleep(0.2)
     server.terminate()
     raise SystemExit(f"gunicorn did not answer within 60 s; see {home / 'web.log'}")
+
+
+WARM_UP_ROUNDS = 3
+
+
+def warm_up(port: int, setup: Setup, threads: int = 16) -> tuple[int, int]:
+    """Before the clock starts: each of ``threads`` connections (at least every thread of every
+    worker) sends ``WARM_UP_ROUNDS`` rounds of requests that change nothing (the link without a
+    panel id, with a malformed one, the participant API without a session: 400 and 403/404), so a
+    worker's first requests (imports, URL resolver, templates, database connections) are not
+    counted as a participant's. Returns (requests, answered 5xx or not at all)."""
+    base, api = f"/s/{setup.token}/", f"/api/studies/{setup.study_id}/"
+    paths = [("GET", base), ("GET", base + "?pid=not%20an%20id"), ("GET", api + "current/"),
+             ("POST", api + "enroll/"), ("GET", base + "done/")]
+    counts = [0, 0]
+    lock = threading.Lock()
+
+    def one(_: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+        try:
+            for _round in range(WARM_UP_ROUNDS):
+                for method, path in paths:
+                    try:
+                        conn.request(method, path, body=b"" if method == "POST" else None,
+                                     headers={"Host": "127.0.0.1"})
+                        response = conn.getresponse()
+                        response.read()
+                        bad = response.status >= 500
+                    except (OSError, http.client.HTTPException):
+                        conn.close()
+                        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+                        bad = True
+                    with lock:
+                        counts[0] += 1
+                        counts[1] += bad
+        finally:
+            conn.close()
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(one, range(threads)))
+    return counts[0], counts[1]
 
 
 def free_port() -> int:
@@ -559,6 +605,11 @@ def main() -> None:
           f"at most {max_seconds} s", flush=True)
     run_id = secrets.token_hex(4)
     try:
+        sent, bad = warm_up(port, setup)
+        print(f"  warm-up, not measured: {sent} requests that change nothing ({bad} answered 5xx or not at all)",
+              flush=True)
+        if bad:
+            raise SystemExit("the server failed requests of the warm-up; see its log")
         started = time.monotonic()
         load_at_start = os.getloadavg()[0]
         deadline = started + max_seconds

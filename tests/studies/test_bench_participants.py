@@ -14,6 +14,7 @@ def test_participants_bench_smoke_mode_takes_ten_people_to_their_codes_and_loses
     # 10 people x (1 practice + 2 questions), every one acknowledged and found in the database.
     assert ("participants: 10 done of 10 (10 started, 0 stopped by the time bound, 0 broken); "
             "10 finished in the database, 0 shown a code the database does not hold for them") in out
+    assert "  warm-up, not measured: 240 requests that change nothing (0 answered 5xx or not at all)" in out
     assert "answers sent: 30   acknowledged: 30   stored (database): 30" in out
     assert "lost answers: 0 (0 acknowledged but not stored, 0 answered 5xx)" in out
     assert re.search(r"^answers/s: \d+\.\d over \d+\.\d s", out, re.M)
