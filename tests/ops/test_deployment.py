@@ -7,6 +7,8 @@ import yaml
 from tests.conftest import REPO
 
 TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "pygments", "greenlet",
+             # pytest-xdist (make test runs two workers) and its transport
+             "pytest-xdist", "execnet",
              # schemathesis (API fuzzing in the suite) and what it needs
              "schemathesis", "hypothesis", "hypothesis-graphql", "graphql-core", "harfile", "jsonschema-rs",
              "pyrate-limiter", "requests", "certifi", "charset-normalizer", "rich", "markdown-it-py", "mdurl",
