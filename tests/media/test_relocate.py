@@ -133,3 +133,13 @@ def test_the_migration_keeps_handle_named_folders_and_gives_row_id_folders_a_new
     by_row_id.refresh_from_db()
     assert stored_under_handle.media_key == old_handle and services.misplaced(stored_under_handle) == []
     assert re.fullmatch(handles.PATTERN, by_row_id.media_key) and services.misplaced(by_row_id)
+
+
+def test_a_row_written_without_django_gets_a_key_of_the_same_shape(project):
+    from django.db import connection
+
+    video = Video.objects.create(project=project, sha256="r" * 64, filename="raw.mp4")
+    with connection.cursor() as cursor:  # the database's default, as a historical model's insert gets it
+        cursor.execute("UPDATE media_video SET media_key = DEFAULT WHERE id = %s RETURNING media_key", [video.pk])
+        key = cursor.fetchone()[0]
+    assert re.fullmatch(handles.PATTERN, key) and key != video.media_key
