@@ -60,7 +60,8 @@ def chosen(project: Project, unit_id: int, what: str, share: float) -> bool:
 def double_check_drawn(item: QueueItem, unit: WorkUnit) -> bool:
     """Whether the submit of pass ``item`` over ``unit`` opens a double-check: a first pass, of a unit
     in the project's ``double_check_share`` (``chosen``), that left a verified QA pair. Asked of gold
-    copies too, which never get one (``gold.checks``) but answer as if they had (``review.services``).
+    copies too, which never get one (``submit_unit`` opens it on real units only) but answer as if
+    they had (``review.services``).
     One query when drawn (the verified pairs), none otherwise."""
     return (item.kind == QueueItem.Kind.FIRST_PASS
             and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
