@@ -155,6 +155,9 @@ class UnitReviewView(APIView):
                 # Not the raw review id nor the round: a gold copy's acceptance is written when the
                 # real units around it are reviewed, outside any round (review.services.settle_gold).
                 review["id"], review["round"] = handles.encode("review", review["id"]), None
+                # The day only: a gold copy's acceptance is written in the same moment as the real
+                # review that settles it (security review of issue 20).
+                review["at"] = review["at"].replace(hour=0, minute=0, second=0, microsecond=0)
                 review["comments"] = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} for c in review["comments"]]
         return Response(out)
 

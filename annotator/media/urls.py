@@ -29,15 +29,23 @@ def media_urls(video) -> dict[str, str | None]:
     ``url`` is the MP4 rendition, ``poster_url`` its poster JPEG, ``hls_url`` the HLS master playlist
     (only for videos longer than ``MEDIA_HLS_MIN_DURATION_S``), ``thumbnails_vtt_url`` the WebVTT of
     timeline thumbnails (cues ``sprite-K.jpg#xywh=x,y,w,h``, relative to the VTT). Each is None
-    when the video has no such file (not transcoded yet, a short video's HLS, or not backfilled).
+    when the video has no such file (not transcoded yet, a short video's HLS, or not backfilled), or
+    when it lies in a folder named by the video's row id (``services.relocate`` moves it).
     ``video`` is a ``Video`` (only its ``rendition``, ``poster``, ``hls`` and ``thumbnails_vtt``
     fields are read; a ``Video(...)`` built from a raw row does).
     """
+    # A file still in a folder named by the video's row id (stored before media keys, not yet moved
+    # by relocate_media) is not served (media.views), and its URL would show the id: None (issue 20).
+    legacy = str(getattr(video, "pk", None))
+
+    def url(name: str) -> str | None:
+        return None if name.split("/")[1:2] == [legacy] else media_url(name)
+
     return {
-        "url": media_url(video.rendition.name),
-        "poster_url": media_url(video.poster.name),
-        "hls_url": media_url(video.hls.name),
-        "thumbnails_vtt_url": media_url(video.thumbnails_vtt.name),
+        "url": url(video.rendition.name),
+        "poster_url": url(video.poster.name),
+        "hls_url": url(video.hls.name),
+        "thumbnails_vtt_url": url(video.thumbnails_vtt.name),
     }
 
 

@@ -302,7 +302,12 @@ def reopen_unit(unit_id: int, user) -> ReviewState:
     with transaction.atomic():
         state = ReviewState.objects.select_for_update().filter(unit_id=unit_id).first()
         if state is None:
-            WorkUnit.objects.get(pk=unit_id)
+            unit = WorkUnit.objects.get(pk=unit_id)
+            if unit.purpose == WorkUnit.Purpose.GOLD and QueueItem.objects.filter(unit_id=unit_id,
+                                                                                   completed_by=user).exists():
+                # A gold copy whose state went as a double-checked unit's moves on (``settle_gold``):
+                # the refusal a real unit's first annotator gets then (issue 20).
+                raise Forbidden("only the person who submitted this unit's last pass may reopen it")
             raise Conflict("this unit has not been submitted yet: there is nothing to reopen")
         if state.annotator_id != user.pk:
             raise Forbidden("only the person who submitted this unit's last pass may reopen it")

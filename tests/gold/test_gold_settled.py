@@ -70,6 +70,8 @@ def test_a_gold_copy_is_accepted_when_a_real_unit_submitted_after_it_is_reviewed
     for view, item in zip(views, (gold, real)):
         [rev] = view["reviews"]
         assert rev["round"] is None and rev["decision"] == "accept" and rev["comments"] == []
+        # The day only: the settling acceptance is written in the same moment as the real review.
+        assert rev["at"].endswith("T00:00:00Z") or "T00:00:00" in rev["at"], rev["at"]
         assert handles.decode("review", rev["id"]) == Review.objects.get(unit_id=item.unit_id).pk
     assert views[0].keys() == views[1].keys() and views[0]["reviews"][0].keys() == views[1]["reviews"][0].keys()
 
@@ -128,6 +130,10 @@ def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_uni
     client = APIClient()
     client.force_authenticate(annotator)
     assert [client.get(f"/api/units/{uh(i.unit_id)}/review/").status_code for i in (gold, real)] == [404, 404]
+    # Reopening either now gets the refusal a real unit's first annotator gets (the gold copy's state
+    # went; a 409 "not submitted yet" would have marked it).
+    answers = [client.post(f"/api/units/{uh(i.unit_id)}/reopen/") for i in (gold, real)]
+    assert [r.status_code for r in answers] == [403, 403] and answers[0].json() == answers[1].json()
 
 
 def test_gold_copies_submitted_before_they_were_put_in_review_are_backfilled(project, make_verified, make_unit,

@@ -56,6 +56,9 @@ def test_relocate_media_moves_row_id_folders_to_the_media_key_and_is_a_no_op_aft
     video, files = _legacy_video(project)
     assert services.misplaced(video) == ["rendition", "poster", "hls", "thumbnails_vtt"]
     assert [_status(admin_user, k) for k in files] == [404] * 6  # a row id in a URL is never served
+    from annotator.media.urls import media_urls
+
+    assert set(media_urls(video).values()) == {None}  # nor written into a page
 
     out = StringIO()
     call_command("relocate_media", stdout=out)
@@ -66,6 +69,7 @@ def test_relocate_media_moves_row_id_folders_to_the_media_key_and_is_a_no_op_aft
         f"renditions/{key}/{sha}.mp4", f"renditions/{key}/{sha}-poster.jpg", f"hls/{key}/{sha}/master.m3u8",
         f"thumbs/{key}/{sha}/thumbnails.vtt")
     assert services.misplaced(video) == []
+    assert all(media_urls(video).values())
     for old, body in files.items():
         new = old.replace(f"/{video.pk}/", f"/{key}/", 1)
         assert not default_storage.exists(old)
@@ -85,8 +89,8 @@ def test_a_failed_move_keeps_the_old_files_and_the_row_and_a_rerun_finishes(proj
 
     def failing(src, dst):
         calls.append(src)
-        if len(calls) == 3:
-            raise OSError("the bucket refused the write")
+        if len(calls) == 3:  # not an OSError: as a storage client's own error (boto's ClientError) is not
+            raise RuntimeError("the bucket refused the write")
         return real_copy(src, dst)
 
     monkeypatch.setattr(services, "_copy", failing)

@@ -66,8 +66,9 @@ def test_redis_keeps_an_append_only_file_on_a_named_volume():
 def test_migrations_run_once_before_web_worker_and_beat():
     services = _compose()
     # Then the files stored before media keys move to their folders (issue 20): a no-op once done.
-    assert services["migrate"]["command"] == ["sh", "-c",
-                                              "python manage.py migrate --noinput && python manage.py relocate_media"]
+    assert services["migrate"]["command"] == [
+        "sh", "-c", "python manage.py migrate --noinput && (python manage.py relocate_media || echo 'relocate_media: "
+        "some videos were not moved; run it again')"]
     assert services["migrate"]["restart"] == "no"
     for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name

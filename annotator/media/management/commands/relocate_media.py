@@ -12,7 +12,7 @@ class Command(BaseCommand):
             "the video's row id) into the folders named by their media key. Until then those files are not served: "
             "a row id in a media URL would tell old footage from new (issue 20). Safe to stop and rerun: a video's row "
             "points at its new files only once they are all copied. `make demo` and the compose `migrate` service "
-            "run it after the migrations.")
+            "run it after the migrations; a failure there is reported and does not keep the platform from starting.")
 
     def add_arguments(self, parser):
         parser.add_argument("--project", help="Only this project's videos (slug); default: every project.")
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         for n, video in enumerate(todo, start=1):
             try:
                 copied = services.relocate(video)
-            except OSError as exc:
+            except Exception as exc:  # OSError, or a storage client's own error (an S3 ClientError): this video only
                 failed += 1
                 self.stderr.write(f"video {video.pk} ({video.filename}): not moved, its old files are kept: {exc}")
                 continue
