@@ -282,7 +282,7 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
                 closed = True
         state.state, state.review, state.rework_item, state.round = new_state, review, rework, None
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
-        settle_gold(state.project_id, upto=state.submitted_at, reviewer=reviewer, now=now)
+        settle_gold(state.project_id, upto=state.submitted_at, reviewer=reviewer)
         result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
                               round_.pk if round_ else None, closed, len(comments))
         review.response, review.rework_item = result.as_dict(), rework
@@ -464,14 +464,14 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
         # The gold copies that were waiting when the round opened are settled in the share of the
         # round's pool its reviews answered: all of them after a round over all units.
         settle_gold(round_.project_id, upto=round_.opened_at, reviewer=reviews[-1].reviewer,
-                    share=min(1.0, len(reviews) / (round_.pool or units or 1)), seed=round_.seed, now=now)
+                    share=min(1.0, len(reviews) / (round_.pool or units or 1)), seed=round_.seed)
     return round_
 
 
 # ---------------------------------------------------------------------------------- gold copies
 
 def settle_gold(project_id: int, *, upto, reviewer=None, checked: bool = False, share: float = 1.0,
-                seed: int = 0, now=None) -> int:
+                seed: int = 0) -> int:
     """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` (a datetime)
     as the real units around them are settled, so that their annotators cannot tell them apart by
     what becomes of them (issue 20, section 2: gold copies are never reviewed). Runs in the caller's
@@ -492,7 +492,6 @@ def settle_gold(project_id: int, *, upto, reviewer=None, checked: bool = False, 
                       submitted_at__lte=upto, check_drawn=checked).order_by("submitted_at", "unit_id"))
     if checked:
         return ReviewState.objects.filter(pk__in=[s.pk for s in states]).delete()[0]
-    now = now or timezone.now()
     settled = 0
     for state in states.exclude(annotator_id=reviewer.pk):
         if share < 1.0 and random.Random(f"{seed}:gold:{state.unit_id}").random() >= share:
