@@ -12,7 +12,10 @@ HTML elsewhere.
 
 from __future__ import annotations
 
+import re
+
 from django.http import JsonResponse, UnreadablePostError
+from django.shortcuts import render
 from django.views import defaults
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -89,11 +92,39 @@ def _is_api(request) -> bool:
     return request.path.startswith("/api/")
 
 
+# Django's own Http404 texts name a model class ("No WorkUnit matches the given query."), not words a
+# reader knows; the page says it in its own words instead.
+DJANGO_NOT_FOUND = re.compile(r"^No \w+ matches the given query\.?$")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def not_found_reason(exception) -> str:
+    """The reason a 404 page gives, in words: the Http404's own message when the code gave one in
+    words ("no such project"), else a general sentence (Django's "No X matches the given query.",
+    a URL no route matches)."""
+    message = exception.args[0] if exception is not None and exception.args else ""
+    if isinstance(message, str) and message.strip() and not DJANGO_NOT_FOUND.match(message.strip()):
+        return _sentence(message)
+    return "There is nothing at this address: the link may be mistyped or old, or what it showed was removed."
+
+
+def forbidden_reason(exception) -> str:
+    """The reason a 403 page gives: the PermissionDenied's message ("your role in this project does
+    not allow this"), else a general sentence."""
+    message = str(exception or "").strip()
+    return _sentence(message) if message else "Your account may not open this page."
+
+
 def not_found(request, exception=None):
-    """``handler404``: JSON under /api/, Django's page elsewhere."""
+    """``handler404``: JSON under /api/; elsewhere templates/404.html, a page with the site's header,
+    the reason in words (``not_found_reason``) and a link home (issue 21)."""
     if _is_api(request):
         return JsonResponse({"detail": "not found", "errors": {}}, status=404)
-    return defaults.page_not_found(request, exception)
+    return render(request, "404.html", {"reason": not_found_reason(exception)}, status=404)
 
 
 def server_error(request):
@@ -112,7 +143,8 @@ def bad_request(request, exception=None):
 
 
 def permission_denied(request, exception=None):
-    """``handler403``: JSON under /api/, Django's page elsewhere."""
+    """``handler403``: JSON under /api/; elsewhere templates/403.html, a page with the site's header,
+    the reason in words (``forbidden_reason``) and a link home (issue 21)."""
     if _is_api(request):
         return JsonResponse({"detail": str(exception or "") or "forbidden", "errors": {}}, status=403)
-    return defaults.permission_denied(request, exception)
+    return render(request, "403.html", {"reason": forbidden_reason(exception)}, status=403)

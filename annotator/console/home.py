@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotator.projects import access
-from annotator.projects.models import Membership, Project
+from annotator.projects.models import Membership, Project, Role
 from annotator.qa import selectors
 from annotator.studies import links as study_links
 from annotator.studies.models import Participant, Study
@@ -33,6 +33,9 @@ def rows_for(user) -> list[dict]:
         annotate, oversee = role in access.ANNOTATE_ROLES, role in access.OVERSEE_ROLES
         manage, export = role in access.MANAGE_ROLES, role in access.EXPORT_ROLES
         review = role in access.EDIT_QA_ROLES
+        # Only annotators take part in studies (studies.services.require_participant_role, issue 7):
+        # anyone else who could read the truth gets a 403 there, so the link is not offered (issue 21).
+        participate = role == Role.ANNOTATOR and not user.is_superuser
         studies = [s for s in all_studies if s.project_id == project.pk]
         groups = []
         if annotate:
@@ -44,7 +47,7 @@ def rows_for(user) -> list[dict]:
         study_rows = []  # one line per study: its name, then what the role may do with it
         for s in studies:
             actions = []
-            if annotate:
+            if participate:
                 if s.pk not in mine and study_links.is_full(s):
                     actions.append({"label": "full", "href": "", "disabled": True, "aria": f"{s.name}: full"})
                 else:
