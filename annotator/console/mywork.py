@@ -11,6 +11,7 @@ from annotator.console.units import PAGE
 from annotator.errors import Invalid
 from annotator.projects.models import Project
 from annotator.qa.models import QueueItem, Verdict, WorkUnit
+from annotator.review import figures as review_figures
 from annotator.review import selectors as review
 from annotator.review.models import ReviewState
 from annotator.team import selectors as team
@@ -29,8 +30,8 @@ def page(project: Project, user, before: int | None = None, period: str = "month
       "tags"}]``). The page names units and items by their handles (``core.handles``, issue 20);
     - ``rework``: their open rework passes; ``summaries``: quality-round summaries sent to them;
     - ``own``: ``team.selectors.own_figures`` over ``period`` (a key of ``PERIODS``; Invalid
-      otherwise), as the person may see it: units and QA pairs over real and gold units, no gold
-      accuracy, ``pay_hidden`` for a running period when the rate leaves gold out; ``active_h``:
+      otherwise), as the person may see it: units, QA pairs and rework rate over real and gold
+      units, no gold accuracy, ``pay_hidden`` for a running period when the rate leaves gold out; ``active_h``:
       their active time in hours.
     """
     first, last = team.preset_dates(period)
@@ -51,6 +52,8 @@ def page(project: Project, user, before: int | None = None, period: str = "month
     # it on the team page); nor is pay for a period still running when the rate leaves gold units
     # out (it would stand still over one). Active time is the figure's, over every unit.
     own["figures"].pop("gold_accuracy", None)
+    own["figures"]["rework_rate"] = review_figures.rework_rate_over(
+        project, [user.pk], span, [WorkUnit.Purpose.REAL, WorkUnit.Purpose.GOLD]).get(user.pk)
     rate = own.get("rate")
     own["pay_hidden"] = bool(rate and not rate["count_gold"] and period != "last_month")
     qs = QueueItem.objects.filter(project=project, completed_by=user, status=QueueItem.Status.DONE)

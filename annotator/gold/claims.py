@@ -6,7 +6,8 @@ project's policy and their role. A gold copy the person skipped stays open, as a
 does, and the claim never serves it to them again (it passes over items they skipped, assigned or
 not), so a heartbeat on it answers as on a skipped real unit (security review of issue 20). Then:
 
-1. Paused: the claim is refused (Forbidden) with why and whom to ask.
+1. Paused: the claim is refused (Forbidden) with why and whom to ask, from the claim the pause's
+   delay names (``Standing.pause_from``).
 2. Must qualify (the policy requires it, their role is annotator, not passed yet): they get only
    items assigned to them (``Gate(only_assigned=True)``); with no attempt open, a new attempt makes
    one copy of every qualification source, each a ``qualification`` item assigned to them. Out of
@@ -31,7 +32,7 @@ from annotator.gold.models import Attempt, Pause, Policy, Source, Standing
 from annotator.gold.services import copy_params, copy_sql, make_copy
 from annotator.projects.models import Membership, Project, Role
 from annotator.qa.models import QueueItem, WorkUnit
-from annotator.qa.queue import Gate
+from annotator.qa.queue import SHARED_CLAIMABLE_SQL, Gate
 
 # One round trip per claim: held?, the claim counted (only when nothing is held), the person's
 # standing, role and the project's policy (NULLs when it has none: the defaults apply).
@@ -43,7 +44,8 @@ WITH held AS (
     INSERT INTO gold_standing (project_id, user_id, claims, paused, extra_tries, window_from)
     SELECT %(project)s, %(user)s, 1, false, 0, 0 FROM held WHERE NOT held.held
     ON CONFLICT (project_id, user_id) DO UPDATE SET claims = gold_standing.claims + 1
-    RETURNING claims, qualified_at IS NOT NULL AS qualified, paused, extra_tries
+    RETURNING claims, qualified_at IS NOT NULL AS qualified,
+              paused AND claims >= coalesce(pause_from, 0) AS paused, extra_tries
 )
 SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
        (SELECT m.role FROM projects_membership m WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
@@ -69,14 +71,7 @@ _PICK = """pick AS (
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
       AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
-      AND EXISTS (SELECT 1 FROM qa_queueitem i
-                  WHERE i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
-                    AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s::timestamptz)
-                    AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
-                    AND NOT EXISTS (SELECT 1 FROM qa_skip k JOIN qa_queueitem o ON o.id = k.item_id
-                                    WHERE k.user_id = %(user)s AND o.unit_id = i.unit_id)
-                    AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id
-                                    AND d.completed_by_id = %(user)s))
+      AND EXISTS (SELECT 1 FROM qa_queueitem i WHERE """ + SHARED_CLAIMABLE_SQL + """)
     ORDER BY md5(s.id::text || ':' || %(salt)s::text), s.id
     LIMIT 1)"""
 _GOLD_SQL = copy_sql(_PICK)
@@ -122,7 +117,7 @@ def pause_message(project: Project, user) -> str:
     pause = Pause.objects.filter(project=project, user=user, lifted_at__isnull=True).first()
     why = (f"your agreement with the known answers over your last {pause.window} checked units was "
            f"{pause.accuracy:.0%}, below the project's {pause.threshold:.0%}" if pause else "an admin paused it")
-    since = f" since {pause.created_at:%Y-%m-%d %H:%M}" if pause else ""
+    since = f" since {pause.created_at:%Y-%m-%d}" if pause else ""  # the day: the time would name the unit
     return (f"Your work on {project.name} is paused{since}: {why}. Ask an admin of the project ({admins_of(project)}) "
             "to look at your work with you and lift the pause.")
 

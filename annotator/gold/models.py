@@ -171,15 +171,18 @@ class Result(models.Model):
 
 class Standing(models.Model):
     """A person's onboarding state in a project, read by every claim in one statement: new claims
-    counted (``claims``, the gold draw's counter), when they qualified, whether they are paused,
-    tries an admin granted beyond the policy's, and since when gold results count for the pause
-    window (an admin's lift starts it afresh)."""
+    counted (``claims``, the gold draw's counter), when they qualified, whether they are paused and
+    from which claim the pause holds them (``pause_from``: ``rules.pause_delay`` more claims are
+    served first), tries an admin granted beyond the policy's, and since when gold results count for
+    the pause window (an admin's lift starts it afresh)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     claims = models.BigIntegerField(default=0)
     qualified_at = models.DateTimeField(null=True, blank=True)
     paused = models.BooleanField(default=False)
+    pause_from = models.BigIntegerField(null=True, blank=True, help_text="The claim count from which an open pause "
+                                        "refuses claims (none: at once).")
     extra_tries = models.PositiveSmallIntegerField(default=0)
     window_from = models.BigIntegerField(default=0, help_text="Gold results with a larger id count for the window.")
 

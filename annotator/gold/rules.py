@@ -7,6 +7,8 @@
   ``proportion_confint(method="wilson")``).
 - ``pause_accuracy``: the accuracy over the last K gold units when it is below the threshold (a pause
   is due), else None.
+- ``pause_delay``: how many more claims a person is served once a pause is due, so that the pause
+  does not say which unit was gold.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import hashlib
 import hmac
 import random
 from collections.abc import Sequence
+
+MAX_PAUSE_DELAY = 2
 
 
 def agrees(known: tuple[str, str], given: tuple[str, str]) -> bool:
@@ -64,3 +68,14 @@ def pause_accuracy(window: Sequence[tuple[int, int]], k: int, threshold: float) 
         return None
     value = sum(a for a, _ in last) / decided
     return value if value < threshold else None
+
+
+def pause_delay(project_id: int, user_id: int, n: int, secret: bytes = b"") -> int:
+    """How many more claims (0 to ``MAX_PAUSE_DELAY``, uniformly) person ``user_id`` of project
+    ``project_id`` is served after a pause falls due when their claim count is ``n``. A pause that
+    held them from the very next claim would say the unit just submitted was gold (third security
+    review of issue 20); after 0, 1 or 2 more units it names none of the last three. Drawn as
+    ``draws_gold`` is (an HMAC keyed by ``secret``), so reproducible on the server and not
+    predictable by the person."""
+    digest = hmac.new(secret, f"pause:{project_id}:{user_id}:{n}".encode(), hashlib.sha256).digest()
+    return random.Random(digest).randrange(MAX_PAUSE_DELAY + 1)

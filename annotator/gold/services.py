@@ -301,7 +301,7 @@ def lift_pause(pause_id: int, admin, note: str = "", *, project: Project | None 
         last = (Result.objects.filter(project_id=pause.project_id, user_id=pause.user_id).order_by("-id")
                 .values_list("id", flat=True).first() or 0)
         Standing.objects.update_or_create(project_id=pause.project_id, user_id=pause.user_id,
-                                          defaults={"paused": False, "window_from": last})
+                                          defaults={"paused": False, "pause_from": None, "window_from": last})
     return pause
 
 

@@ -104,6 +104,20 @@ _STUDY_PENDING_SQL = """
             WHERE p.user_id = %(user)s AND t.answered_at IS NULL
               AND si.footage_id = COALESCE(v.derived_from_id, v.id))"""
 
+# An unassigned item ``i`` of the shared queue that the person may claim now (parameters project,
+# user, person, now). The gold pick asks for one with the same words (``gold.claims``: a gold unit
+# followed by "nothing left" would give itself away).
+SHARED_CLAIMABLE_SQL = """i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
+           AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
+           AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
+           AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
+                           WHERE s.user_id = %(user)s AND k.unit_id = i.unit_id)
+           AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
+           AND (i.kind <> 'overlap' OR NOT EXISTS (
+                SELECT 1 FROM exposure_exposure e WHERE e.project_id = %(project)s AND e.person = %(person)s
+                  AND e.source = 'review' AND e.ref = 'unit:' || i.unit_id))
+           AND NOT """ + _STUDY_PENDING_SQL
+
 _CLAIM_SQL = """
 WITH held AS (
     UPDATE qa_queueitem SET lease_expires_at = %(expires)s
@@ -124,16 +138,7 @@ WITH held AS (
          LIMIT 1
          FOR UPDATE SKIP LOCKED),
         (SELECT i.id FROM qa_queueitem i
-         WHERE NOT %(only_assigned)s AND i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
-           AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
-           AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
-           AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
-                           WHERE s.user_id = %(user)s AND k.unit_id = i.unit_id)
-           AND NOT EXISTS (SELECT 1 FROM qa_queueitem d WHERE d.unit_id = i.unit_id AND d.completed_by_id = %(user)s)
-           AND (i.kind <> 'overlap' OR NOT EXISTS (
-                SELECT 1 FROM exposure_exposure e WHERE e.project_id = %(project)s AND e.person = %(person)s
-                  AND e.source = 'review' AND e.ref = 'unit:' || i.unit_id))
-           AND NOT """ + _STUDY_PENDING_SQL + """
+         WHERE NOT %(only_assigned)s AND """ + SHARED_CLAIMABLE_SQL + """
          ORDER BY i.priority, i.id
          LIMIT 1
          FOR UPDATE SKIP LOCKED))

@@ -17,7 +17,14 @@ def rework_rate(project, user_ids: list[int], period: figures.Period) -> dict[in
     after its rework counts as rejected. A person is the annotator of the reviewed pass; people with
     no unit reviewed in the period are left out. Real units only: a gold copy's acceptance is a
     stand-in (``services.settle_gold``), not a review. One query."""
-    reviews = Review.objects.filter(project=project, annotator_id__in=user_ids, unit__purpose=WorkUnit.Purpose.REAL)
+    return rework_rate_over(project, user_ids, period, [WorkUnit.Purpose.REAL])
+
+
+def rework_rate_over(project, user_ids: list[int], period: figures.Period, purposes: list[str]) -> dict[int, float]:
+    """``rework_rate`` over units of ``purposes``: the person's own "My work" counts their settled
+    gold copies as the reviews they look like (with real units only, their own count of accepted
+    units would not match it, and would tell them gold was among them: issue 20, section 2)."""
+    reviews = Review.objects.filter(project=project, annotator_id__in=user_ids, unit__purpose__in=purposes)
     if period.start is not None:
         reviews = reviews.filter(created_at__gte=period.start)
     if period.end is not None:

@@ -282,7 +282,8 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
                 closed = True
         state.state, state.review, state.rework_item, state.round = new_state, review, rework, None
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
-        settle_gold(state.project_id, upto=state.submitted_at, reviewer=reviewer)
+        if membership is None:  # a round's units settle gold when the round closes (``close_round``)
+            settle_gold(state.project_id, before=_oldest_waiting(state.project_id), reviewer=reviewer)
         result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
                               round_.pk if round_ else None, closed, len(comments))
         review.response, review.rework_item = result.as_dict(), rework
@@ -344,14 +345,15 @@ def send_back(unit_id: int, to_user, *, priority: int = REWORK_PRIORITY) -> Queu
 
 # ---------------------------------------------------------------------------------------- rounds
 
-def awaiting_states(project: Project):
-    """The project's units awaiting review (``ReviewState`` rows) whose deciding passes are all
-    submitted (an open double-check, say, keeps a unit out until it is done)."""
+def awaiting_states(project: Project | int):
+    """The project's (a Project or its id) units awaiting review (``ReviewState`` rows) whose
+    deciding passes are all submitted (an open double-check, say, keeps a unit out until it is done)."""
     # Correlated (NOT EXISTS per row, by the unit index of queue items): a NOT IN over every open
     # item would read the whole open queue.
     open_pass = QueueItem.objects.filter(unit_id=OuterRef("unit_id"), kind__in=DECIDING_KINDS,
                                          status=QueueItem.Status.OPEN)
-    return ReviewState.objects.filter(~Exists(open_pass), project=project, state__in=ReviewState.AWAITING,
+    return ReviewState.objects.filter(~Exists(open_pass), project_id=getattr(project, "pk", project),
+                                      state__in=ReviewState.AWAITING,
                                       unit__purpose=WorkUnit.Purpose.REAL)
 
 
@@ -470,12 +472,26 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
 
 # ---------------------------------------------------------------------------------- gold copies
 
-def settle_gold(project_id: int, *, upto, reviewer=None, checked: bool = False, share: float = 1.0,
-                seed: int = 0) -> int:
-    """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` (a datetime)
-    as the real units around them are settled, so that their annotators cannot tell them apart by
-    what becomes of them (issue 20, section 2: gold copies are never reviewed). Runs in the caller's
-    transaction; rows another transaction holds are left for a later settling (skip locked).
+def _oldest_waiting(project_id: int):
+    """When the oldest real unit still waiting in the project's review queue outside a round was
+    submitted (a datetime), or None: the oldest-first queue has not gone past it, whatever unit a
+    reviewer picked by hand. One query, on the ``review_awaiting`` index."""
+    return (awaiting_states(project_id).filter(round__isnull=True)
+            .order_by("submitted_at").values_list("submitted_at", flat=True).first())
+
+
+def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, checked: bool = False,
+                share: float = 1.0, seed: int = 0) -> int:
+    """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` and strictly
+    before ``before`` (datetimes; None: no bound) as the real units around them are settled, so that
+    their annotators cannot tell them apart by what becomes of them (issue 20, section 2: gold
+    copies are never reviewed). Runs in the caller's transaction; rows another transaction holds
+    are left for a later settling (skip locked).
+
+    A review outside a round gives ``before``: the oldest real unit still waiting outside a round
+    (``_oldest_waiting``). The review queue runs oldest first, so the gold copies before it are those
+    a reviewer would have reached; one who picked a later unit by hand has not reached the copies
+    after the oldest waiting unit. With no real unit waiting, every copy is reached.
 
     - ``checked`` (a real unit's double-check was submitted; the double-check queue runs oldest
       first): the states of the copies the double-check draw chose (``check_drawn``) go away, as a
@@ -489,7 +505,11 @@ def settle_gold(project_id: int, *, upto, reviewer=None, checked: bool = False, 
     Returns how many copies were settled."""
     states = (ReviewState.objects.select_for_update(skip_locked=True, of=("self",))
               .filter(project_id=project_id, unit__purpose=WorkUnit.Purpose.GOLD, state__in=ReviewState.AWAITING,
-                      submitted_at__lte=upto, check_drawn=checked).order_by("submitted_at", "unit_id"))
+                      check_drawn=checked).order_by("submitted_at", "unit_id"))
+    if upto is not None:
+        states = states.filter(submitted_at__lte=upto)
+    if before is not None:
+        states = states.filter(submitted_at__lt=before)
     if checked:
         return ReviewState.objects.filter(pk__in=[s.pk for s in states]).delete()[0]
     settled = 0
@@ -517,6 +537,10 @@ def close_round_now(round_id: int) -> ReviewRound:
     """Close an open round before all its units are reviewed (an admin's decision), summarising the
     reviews so far. Raises ReviewRound.DoesNotExist, Conflict (already closed)."""
     with transaction.atomic():
+        # The round's units' states first, then the round: the order a review of one of them takes
+        # them (``review_unit``), or a review and this close would each hold what the other waits for.
+        list(ReviewState.objects.select_for_update().filter(round_id=round_id).order_by("unit_id")
+             .values_list("pk", flat=True))
         round_ = ReviewRound.objects.select_for_update().get(pk=round_id)
         if round_.closed_at is not None:
             raise Conflict(f"round {round_id} was closed at {round_.closed_at:%Y-%m-%d %H:%M}")

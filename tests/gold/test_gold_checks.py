@@ -15,8 +15,9 @@ from rest_framework.test import APIClient
 from annotator.errors import Forbidden, NotHeld
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure
-from annotator.gold import services
-from annotator.gold.models import Copy, Pause, Result, Source
+from annotator.gold import rules, services
+from annotator.gold.claims import draw_secret
+from annotator.gold.models import Copy, Pause, Result, Source, Standing
 from annotator.qa.models import QAPair, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next, renew
 from annotator.qa.services import Decision, set_queue_policy, skip_unit, submit_unit
@@ -137,10 +138,10 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 
 def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(project, make_verified, annotator,
                                                                                     admin_user, make_unit):
-    _gold_project(project, make_verified, 6)
+    _gold_project(project, make_verified, 7)
     make_unit()  # a real unit left: gold is drawn only then
     services.set_policy(project, gold_rate=0.5, window=3, threshold=0.8,
-                        seed=seed_for(project, annotator, [True] * 5))
+                        seed=seed_for(project, annotator, [True] * 7))  # the pause's claims too
     for i, right in enumerate([4, 1, 2]):  # 4/4, 1/4, 2/4: 7 of 12 over the last 3 = 0.583 < 0.8
         item = claim_next(project, annotator)
         assert item.unit.purpose == "gold"
@@ -148,9 +149,16 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
         assert Pause.objects.filter(user=annotator).exists() == (i == 2)
     pause = Pause.objects.get(user=annotator)
     assert (pause.accuracy, pause.window, pause.threshold) == (7 / 12, 3, 0.8)
+    # The person is served the pause's delay of claims first (0 to 2, drawn per person and claim):
+    # refused at once, the pause would say the unit just submitted was gold.
+    delay = rules.pause_delay(project.pk, annotator.pk, 3, draw_secret())
+    assert Standing.objects.get(user=annotator).pause_from == 4 + delay
+    for i in range(delay):
+        answer(claim_next(project, annotator), annotator, key=f"during-{i}")
     with pytest.raises(Forbidden) as refused:
         claim_next(project, annotator)
     assert "paused" in str(refused.value) and "58%" in str(refused.value) and "(boss)" in str(refused.value)
+    assert f"since {pause.created_at:%Y-%m-%d}:" in str(refused.value)  # the day, not the time of the gold submit
     assert not QueueItem.objects.filter(leased_by=annotator, status="open").exists()
 
     figure = figures.compute(project, [annotator.pk], figures.Period(), ["gold_accuracy"])["gold_accuracy"]
@@ -159,11 +167,20 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
     assert figure[annotator.pk]["ci"] == pytest.approx([lo, hi], abs=1e-12)
 
     services.lift_pause(pause.pk, admin_user, "talked it through")
+    assert Standing.objects.get(user=annotator).pause_from is None
     item = claim_next(project, annotator)  # units again, and the window starts afresh
     assert item.unit.purpose == "gold"
     answer(item, annotator, right=0, key="g3")
     assert Pause.objects.filter(user=annotator, lifted_at=None).count() == 0
-    assert Result.objects.filter(user=annotator, role="gold").count() == 4
+    assert Result.objects.filter(user=annotator, role="gold").count() == 4 + delay
+
+
+def test_a_pause_holds_the_person_from_one_of_the_next_three_claims_whatever_the_draw():
+    counts = [rules.pause_delay(1, user, 3, b"k") for user in range(3000)]
+    assert set(counts) == {0, 1, 2} and all(900 < counts.count(d) < 1100 for d in (0, 1, 2))
+    assert rules.pause_delay(1, 7, 3, b"k") == rules.pause_delay(1, 7, 3, b"k")  # reproducible on the server
+    # keyed: without the deployment's secret the person cannot work theirs out
+    assert [rules.pause_delay(1, u, 3, b"k") for u in range(50)] != [rules.pause_delay(1, u, 3, b"x") for u in range(50)]
 
 
 def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, annotator, annotator2, make_unit):
@@ -222,3 +239,19 @@ def test_no_gold_copy_is_drawn_when_the_queue_has_no_real_unit_left_for_the_pers
     make_unit()
     item = claim_next(project, annotator)  # a real unit is left: the draw serves gold
     assert item.unit.purpose == "gold"
+
+
+def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_would_pass_over(
+        project, make_verified, annotator, make_unit):
+    _gold_project(project, make_verified, 2)
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True]))
+    # The only unit left is a blind overlap pass of a unit the person reviewed: the claim passes over
+    # it (they saw the first pass's work), so the gold pick must too.
+    unit = make_unit()
+    QueueItem.objects.filter(unit=unit).update(kind="overlap")
+    Exposure.objects.create(person=ledger.person_key(user_id=annotator.pk), project_id=project.pk, kind="footage",
+                            source="review", ref=f"unit:{unit.pk}")
+    assert claim_next(project, annotator) is None
+    assert not Copy.objects.filter(user=annotator).exists()
+    make_unit()  # a unit the person may take: the draw serves gold
+    assert claim_next(project, annotator).unit.purpose == "gold"

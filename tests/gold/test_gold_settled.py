@@ -16,7 +16,7 @@ from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
 from annotator.review.models import Review, ReviewState
-from annotator.review.services import open_round, reopen_unit, review_unit
+from annotator.review.services import Comment, open_round, reopen_unit, review_unit
 from tests.conftest import uh
 from tests.gold.conftest import answer, seed_for
 
@@ -48,14 +48,29 @@ def _my_work(project, user):
     return {r.pk: r.review for r in mywork.page(project, user)["rows"]}
 
 
-def test_a_gold_copy_is_accepted_when_a_real_unit_submitted_after_it_is_reviewed(
-        project, make_verified, make_unit, annotator, verifier):
-    gold, real, late_gold = _claims(project, make_verified, annotator, make_unit, [True, False, True])
+def _review_the_verifiers_units(project, verifier, reviewer):
+    """Review, oldest first, the real units ``verifier`` submitted (those the gold copies were made
+    from, older than anything the annotator submitted)."""
+    for n, state in enumerate(ReviewState.objects.filter(project=project, annotator=verifier, unit__purpose="real",
+                                                         state="submitted").order_by("submitted_at")):
+        review_unit(state.unit_id, reviewer, "accept", [], f"older-{n}")
+
+
+def _states(annotator):
+    return {s.unit_id: s.state for s in ReviewState.objects.filter(annotator=annotator)}
+
+
+def test_a_gold_copy_is_accepted_when_the_review_queue_reaches_it(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    real, gold, real2, late_gold, _real3 = _claims(project, make_verified, annotator, make_unit,
+                                                    [False, True, False, True, False])
+    _review_the_verifiers_units(project, verifier, admin_user)
+    assert _states(annotator)[gold.unit_id] == "submitted"  # the person's first real unit waits before it
     review_unit(real.unit_id, verifier, "accept", [], "rv-1")
 
-    states = {s.unit_id: s for s in ReviewState.objects.filter(annotator=annotator)}
-    assert states[real.unit_id].state == states[gold.unit_id].state == "accepted"
-    assert states[late_gold.unit_id].state == "submitted"  # after the reviewed unit: still waiting
+    states = _states(annotator)
+    assert states[real.unit_id] == states[gold.unit_id] == "accepted"
+    assert states[real2.unit_id] == states[late_gold.unit_id] == "submitted"  # after the queue's head: waiting
     settled = Review.objects.get(unit_id=gold.unit_id)
     assert (settled.decision, settled.reviewer_id, settled.annotator_id, settled.round_id) == (
         "accept", verifier.pk, annotator.pk, None)
@@ -74,6 +89,45 @@ def test_a_gold_copy_is_accepted_when_a_real_unit_submitted_after_it_is_reviewed
         assert rev["at"].endswith("T00:00:00Z") or "T00:00:00" in rev["at"], rev["at"]
         assert handles.decode("review", rev["id"]) == Review.objects.get(unit_id=item.unit_id).pk
     assert views[0].keys() == views[1].keys() and views[0]["reviews"][0].keys() == views[1]["reviews"][0].keys()
+
+
+def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_reached(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
+    _review_the_verifiers_units(project, verifier, admin_user)
+    review_unit(real2.unit_id, verifier, "accept", [], "by-hand")  # a later unit, picked by hand
+    assert _states(annotator) == {real.unit_id: "submitted", gold.unit_id: "submitted", real2.unit_id: "accepted"}
+    review_unit(real.unit_id, verifier, "accept", [], "head")  # the queue's head: nothing real waits now
+    assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "accepted"}
+
+
+def test_the_persons_own_rework_rate_counts_their_settled_gold_copies(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    from annotator.team import figures
+
+    real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
+    _review_the_verifiers_units(project, verifier, admin_user)
+    pair = real.unit.qa_pairs.filter(status="verified").order_by("id").first()
+    review_unit(real.unit_id, verifier, "reject", [Comment(pair.pk, "Wrong object.", ["wrong_answer"])], "rj")
+    assert _states(annotator)[gold.unit_id] == "accepted"  # the queue went past it
+    # Admins' figure: real units only (1 rejected of 1). The person's: as they saw their units
+    # reviewed (1 rejected of 2), or their own count would not match it and would tell them gold was
+    # among them.
+    team = figures.compute(project, [annotator.pk], figures.Period(), ["rework_rate"])["rework_rate"]
+    assert team[annotator.pk] == 1.0
+    assert mywork.page(project, annotator)["own"]["figures"]["rework_rate"] == 0.5
+
+
+def test_reviews_of_a_rounds_units_settle_gold_only_when_the_round_closes(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
+    round_ = open_round(project, all_units=True)
+    states = list(ReviewState.objects.filter(round=round_).order_by("submitted_at"))
+    for n, state in enumerate(states[:0:-1]):  # newest first, all but the oldest: the round stays open
+        review_unit(state.unit_id, admin_user, "accept", [], f"round-{n}")
+    assert _states(annotator)[gold.unit_id] == "submitted"
+    review_unit(states[0].unit_id, admin_user, "accept", [], "round-last")
+    assert _states(annotator)[gold.unit_id] == "accepted"
 
 
 def test_a_reviewer_never_settles_their_own_gold_copy(project, make_verified, make_unit, annotator, verifier):

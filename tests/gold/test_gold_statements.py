@@ -9,13 +9,15 @@ from django.test.utils import CaptureQueriesContext
 from annotator.gold import services
 from annotator.gold.models import Result
 from annotator.qa.queue import claim_next
-from annotator.qa.services import Decision, submit_unit
+from annotator.qa.services import Decision, skip_unit, submit_unit
 from tests.gold.conftest import known_of, seed_for
 
 # Statements a gold unit may cost beyond a real one: the claim makes the copy (one statement); the
-# submit scores it (one read, one write).
+# submit scores it (one read, one write); a skip costs the same (the miss is written by the one
+# statement that finds nothing for a real unit).
 GOLD_CLAIM_EXTRA = 1
 GOLD_SUBMIT_EXTRA = 2
+GOLD_SKIP_EXTRA = 0
 
 
 def _decisions(item) -> list[Decision]:
@@ -29,22 +31,30 @@ def _decisions(item) -> list[Decision]:
 
 def test_a_gold_claim_and_submit_cost_at_most_a_few_statements_more_than_a_real_one(
         project, make_verified, make_unit, annotator):
-    make_verified(2)
-    services.make_sources(project, "gold", 2)
-    for _ in range(3):
+    make_verified(3)
+    services.make_sources(project, "gold", 3)
+    for _ in range(4):
         make_unit()
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True, False, True]))
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True] * 3))
     costs = {"real": [], "gold": []}
-    for n in range(4):
+    skips = {}
+    for n in range(6):
         with CaptureQueriesContext(connection) as claim:
             item = claim_next(project, annotator)
+        if n >= 4:  # the last real and gold units are skipped
+            with CaptureQueriesContext(connection) as skip:
+                skip_unit(item.unit_id, annotator, "cannot tell")
+            skips[item.unit.purpose] = len(skip)
+            continue
         decisions = _decisions(item)
         with CaptureQueriesContext(connection) as submit:
             submit_unit(item.unit_id, annotator, idempotency_key=f"s{n}", time_spent_ms=900, additions=[],
                         decisions=decisions)
         costs[item.unit.purpose].append((len(claim), len(submit)))
     assert Result.objects.filter(user=annotator, agreed=4, decisions=4).count() == 2  # scored, all agreed
+    assert Result.objects.filter(user=annotator, agreed=0, decisions=4).count() == 1  # the skip, a miss
     (real_claim, real_submit), (gold_claim, gold_submit) = max(costs["real"]), max(costs["gold"])
     assert len(costs["real"]) == len(costs["gold"]) == 2
     assert gold_claim - real_claim <= GOLD_CLAIM_EXTRA, costs
     assert gold_submit - real_submit <= GOLD_SUBMIT_EXTRA, costs
+    assert skips["gold"] - skips["real"] <= GOLD_SKIP_EXTRA, skips

@@ -64,3 +64,60 @@ def test_parallel_reviews_with_different_keys_review_the_unit_once(make_unit, fi
     assert len(results) == 1 and len(errors) == 3
     assert all(e.startswith("Conflict: this unit was reviewed already (rejected)") for e in errors), errors
     assert Review.objects.count() == 1 and QueueItem.objects.filter(unit=unit, kind="rework").count() == 1
+
+
+def test_closing_a_round_early_while_one_of_its_units_is_reviewed_does_not_deadlock(
+        make_unit, first_pass, annotator, reviewer, project):
+    """A review locks its unit's state, then the round; closing the round early must take them in the
+    same order. The review's side is played step by step so that the close starts between its two
+    locks (PostgreSQL would otherwise abort one of them as a deadlock, after ``deadlock_timeout``)."""
+    from django.db import transaction
+
+    from annotator.review.models import ReviewRound
+    from annotator.review.services import close_round_now, open_round
+
+    for _ in range(2):
+        make_unit()
+        first_pass(annotator)
+    round_ = open_round(project, all_units=True)
+    unit_id = ReviewState.objects.filter(round=round_).order_by("unit_id").values_list("unit_id", flat=True)[0]
+    state_held, errors, closer_pid = threading.Event(), [], []
+
+    def review_side():
+        try:
+            with transaction.atomic():
+                ReviewState.objects.select_for_update().get(unit_id=unit_id)
+                state_held.set()
+                with connection.cursor() as cursor:  # wait until the close waits on a lock
+                    for _ in range(200):
+                        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                       "AND pid = %s", closer_pid or [0])
+                        if closer_pid and cursor.fetchone()[0]:
+                            break
+                        threading.Event().wait(0.02)
+                ReviewRound.objects.select_for_update().get(pk=round_.pk)
+        except Exception as exc:  # noqa: BLE001 - a deadlock is the failure under test
+            errors.append(f"review: {type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+
+    def close_side():
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                closer_pid.append(cursor.fetchone()[0])
+            state_held.wait(10)
+            close_round_now(round_.pk)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"close: {type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=review_side), threading.Thread(target=close_side)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    round_.refresh_from_db()
+    assert round_.closed_at is not None
