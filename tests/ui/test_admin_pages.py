@@ -70,3 +70,62 @@ def test_home_unit_history_and_error_pages_for_admins_and_annotators(live_server
     page.wait_for_url(re.compile(r"/$"))
     assert axe.violations(page) == []
     context.close()
+
+
+def _trials(study, condition, rows):
+    """One scored trial per (person, scores) row, each of its own item; returns nothing."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.studies.models import Participant, Trial
+
+    now = timezone.now()
+    for index, (person, scores) in enumerate(rows):
+        item = Item.objects.create(condition=condition, index=index, subtask="order", key=f"{study.name}:{index}",
+                                   payload={})
+        participant, _ = Participant.objects.get_or_create(study=study, user=person, defaults={"stage": "done"})
+        shown = now - timedelta(seconds=30)
+        Trial.objects.create(participant=participant, item=item, position=index, response={}, client_rt_ms=2000.0,
+                             served_at=shown, shown_at=shown, answered_at=shown + timedelta(seconds=2), scores=scores,
+                             scored_at=now)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_results_intervals_stay_in_the_metrics_range_with_headers_in_words_and_no_sideways_scroll(
+        live_server, browser, project):
+    """The walkthrough's intervals: tau-b 1, -1, 1, -1 gave [-1.84, 1.84] (Student's t: 0 ± 3.18 x 0.577)
+    and Likert 1 and 4 gave [-16.56, 21.56] (2.5 ± 12.71 x 1.5); both are clipped to the metric's range."""
+    from annotator.projects.services import ensure_member
+
+    people = [ensure_member(f"p{i}", role="annotator", project=project)[0] for i in range(4)]
+    ensure_member("res", role="researcher", project=project, password="pw-res-123")
+    ordering = Study.objects.create(project=project, name="order", kind="ordering", questions_per_participant=1)
+    full = {"pairwise_accuracy": 0.5, "mean_abs_distance": 1.25, "lcs_ratio": 0.5, "edit_distance": 2.0,
+            "exact_match": 0.0, "position_accuracy": 0.25}
+    _trials(ordering, Condition.objects.create(study=ordering, number=1, label="four frames, no hint"),
+            [(person, {**full, "kendall_tau_b": tau}) for person, tau in zip(people, (1.0, -1.0, 1.0, -1.0))])
+    likert = Study.objects.create(project=project, name="rate", kind="likert", questions_per_participant=2)
+    _trials(likert, Condition.objects.create(study=likert, number=1, label="relevance", variables={"criterion": "relevance"}),
+            [(people[0], {"score": 1.0}), (people[1], {"score": 4.0})])
+
+    context, page = log_in(browser, live_server.url, "res", "pw-res-123")
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{live_server.url}/projects/proj/studies/order/results/")
+    headers = page.locator("#score-table thead th").all_text_contents()
+    assert headers == ["Condition", "Subtask", "Group", "Respondent", "Kendall's tau-b", "Pairwise accuracy",
+                       "Mean absolute distance (positions)", "Longest-common-subsequence ratio", "Edit distance (elements)",
+                       "Exact match", "Per-position accuracy"]
+    tau = page.locator("#score-table tbody tr").first.locator("td").nth(4)
+    expect(tau).to_have_text("0.000 [-1.00, 1.00] n=4")
+    page.wait_for_function("() => Chart.getChart(document.getElementById('bars-kendall_tau_b'))")
+    bars = page.evaluate("() => Chart.getChart(document.getElementById('bars-kendall_tau_b')).data.datasets[0].data")
+    assert [(p["yMin"], p["yMax"]) for p in bars] == [(-1.0, 1.0)] * len(bars)
+    assert _no_sideways_scroll(page)
+    assert axe.violations(page) == []
+
+    page.goto(f"{live_server.url}/projects/proj/studies/rate/results/")
+    expect(page.locator("#score-table tbody tr").first.locator("td").nth(4)).to_have_text("2.500 [1.00, 5.00] n=2")
+    assert _no_sideways_scroll(page)
+    context.close()
