@@ -154,13 +154,16 @@ def long_and_multiview(project, footage: str, manifest: str, out: dict, *, long_
         return
     log = VideoGroup.objects.get(project=project, kind=VideoGroup.Kind.LIFE_LOG, name=LOG_NAME)
 
+    # The descriptions are what annotators read: no paper references (issue 21). The set type is
+    # EgoExoBench's view matching (seed 001 Sec. 3); the log type X-LeBench's temporal localisation
+    # (seed 002 App. C.1).
     QAType.objects.get_or_create(project=project, slug=SET_TYPE, defaults={
         "name": "Ego-exo view matching", "set_kind": QAType.SetKind.EGO_EXO, "clip_policy": QAType.ClipPolicy.GIVEN,
-        "description": "EgoExoBench (seed 001 Sec. 3): which candidate video shows the query's moment from another view."})
+        "description": "Which candidate video shows the query's moment from another view."})
     QAType.objects.get_or_create(project=project, slug=LOG_TYPE, defaults={
         "name": "Temporal localisation (life log)", "set_kind": QAType.SetKind.LIFE_LOG,
         "answer_kind": QAType.AnswerKind.INTERVAL, "clip_policy": QAType.ClipPolicy.WHOLE,
-        "description": "X-LeBench (seed 002 App. C.1): when in the day did the event happen?"})
+        "description": "When in the day did the event happen?"})
     if not QAPair.objects.filter(project=project, qa_type__slug__in=[SET_TYPE, LOG_TYPE]).exists():
         try:
             call_command("draft", project=project.slug, pipeline="import",

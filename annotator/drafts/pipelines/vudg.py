@@ -59,15 +59,17 @@ LETTERS = "ABCDEF"
 # two for category (4)), in the paper's Q1..Q5 order.
 QUOTA = {"action": 1, "attribute": 1, "object": 1, "temporal": 2}
 CATEGORY_ORDER = tuple(QUOTA)
+# The descriptions are what annotators read (on the verify page): plain words, no paper references
+# (issue 21); the categories are seed 004 Sec. 3.2 (1)-(4), in this order.
 QA_TYPES = {
     "action": ("vudg_action", "VUDG action recognition",
-               "Recognise the action occurring at a specific time point in the video (seed 004 Sec. 3.2 (1))."),
+               "Recognise the action occurring at a specific time point in the video."),
     "attribute": ("vudg_attribute", "VUDG attribute identification",
-                  "Visual attributes of simple objects: colour, shape, position and the like (seed 004 Sec. 3.2 (2))."),
+                  "Visual attributes of simple objects: colour, shape, position and the like."),
     "object": ("vudg_object", "VUDG object identification",
-               "Recognise, describe or give the role of a specific object (seed 004 Sec. 3.2 (3))."),
+               "Recognise, describe or give the role of a specific object."),
     "temporal": ("vudg_temporal", "VUDG temporal understanding",
-                 "The order of events: what happens before or after a given action (seed 004 Sec. 3.2 (4))."),
+                 "The order of events: what happens before or after a given action."),
 }
 LABELS = ("correct", "fixable", "invalid")
 
