@@ -43,6 +43,8 @@ urlpatterns = [
     path("projects/<slug:slug>/units/<id:pk>/", qa_views.unit_detail, name="unit-detail"),
     path("projects/<slug:slug>/studies/<slug:name>/", study_views.take, name="study-take"),
     path("projects/<slug:slug>/studies/<slug:name>/preview/", study_views.preview, name="study-preview"),
+    path("projects/<slug:slug>/studies/<slug:name>/instructions/", study_views.edit_instructions,
+         name="study-instructions"),
     path("projects/<slug:slug>/studies/<slug:name>/results/", study_dashboard.results, name="study-results"),
     path("projects/<slug:slug>/studies/<slug:name>/trials.<str:fmt>", study_dashboard.export_trials, name="study-trials"),
     path("projects/<slug:slug>/studies/<slug:name>/scores.csv", study_dashboard.export_scores, name="study-scores"),

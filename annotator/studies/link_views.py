@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator import markdown
 from annotator.errors import Conflict, Invalid, NotFound
-from annotator.studies import links, sessions
+from annotator.studies import instructions, links, sessions
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Participant
 
@@ -143,7 +143,7 @@ def _page(request, token: str, p: Participant):
                   "afterUrl": f"/s/{token}/"}
         return render(request, "studies/take.html", {
             "study": study, "title": capfirst(module.TITLE), "config": config, "anonymous": True,
-            "instructions_html": markdown.render(study.instructions or module.INSTRUCTIONS)})
+            "instructions_html": markdown.render(instructions.text(study))})
     return render(request, "studies/link/debrief.html", {
         "study": study, "token": token, "debrief_html": markdown.render(study.debrief or DEFAULT_DEBRIEF)})
 

@@ -31,9 +31,11 @@ A kind module (``ordering``, ``mcq``, ``open_answer``, ``likert``) defines:
 - ``export(item) -> dict``: the kind's fields of an item for researchers (``study_items``), truth
   included.
 
-Each also names itself for people: ``TITLE`` (the pages' name of the kind), ``INSTRUCTIONS`` (the
-Markdown a participant reads before the first item, unless the study has its own) and ``PLOTS`` (the
-dashboard's bar charts: metric, name, axis title with unit, axis range).
+Each also names itself for people: ``TITLE`` (the pages' name of the kind), ``instructions(facts)
+-> str`` (the Markdown a participant reads before the first item, unless the study has its own, made
+from the study's ``studies.instructions.Facts``: practice or none, clips or none, time limits; plain
+words, no paper named) and ``PLOTS`` (the dashboard's bar charts: metric, name, axis title with unit,
+axis range).
 
 Adding a fifth kind is one module here (found by its file name: ``KINDS``) and one page widget
 (``static/js/studies/<kind>.js``, loaded by the study page by the kind's name).

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -27,6 +28,10 @@ from annotator.studies.kinds import BuildReport, wrote
 
 CLIP_HEIGHT = 480
 CLIP_MAX_S = 600.0
+# A time a question names: "4.5 s", "12 sec", "3 seconds", or a clock "1:05", "0:01:05.5", "12:31:41".
+_SECONDS = re.compile(r"(?<![\w.:])(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b", re.IGNORECASE)
+_CLOCK = re.compile(r"(?<![\w.:])(\d{1,2}):([0-5]\d)(?::([0-5]\d))?(\.\d+)?(?![\w:])")
+TIME_SLACK_S = 0.05  # a named time this close to the clip's end (or a start this close to 0) is inside
 
 
 def time_limit_conditions(study, limits, labels: dict[float, str] | None = None) -> list:
@@ -92,7 +97,8 @@ def render(pairs: list, report: BuildReport, progress: Callable[[str], None]) ->
     virtual time), its clips cut (``cut_clips``), as stored on an item: QA pair id ->
     ``{"layout", "media"}`` (``stimulus.to_json`` with each range's clip name). A pair whose
     stimulus cannot be shown (a video not ready, a range longer than ``CLIP_MAX_S``, nothing
-    recorded in a life log's range) is refused, counted in ``report.skipped`` under its reason, and
+    recorded in a life log's range), or whose question names a time its clip does not show
+    (``time_problem``: "at 4.5 s" of a 3-second clip), is refused, counted in ``report.skipped`` under its reason, and
     left out of the returned pairs (in their order). Raises MediaError if ffmpeg fails."""
     from annotator.media.models import Video
     from annotator.qa import stimulus
@@ -101,7 +107,8 @@ def render(pairs: list, report: BuildReport, progress: Callable[[str], None]) ->
     videos = Video.objects.in_bulk({v for s in stimuli.values() for v in stimulus.video_ids(s) if v is not None})
     kept = []
     for pair in pairs:
-        reason = stimulus.problem(stimuli[pair.pk], videos, max_clip_s=CLIP_MAX_S)
+        reason = (stimulus.problem(stimuli[pair.pk], videos, max_clip_s=CLIP_MAX_S)
+                  or time_problem(pair.question, stimuli[pair.pk], pair))
         if reason:
             key = f"QA pairs that cannot be shown ({reason})"
             report.skipped[key] = report.skipped.get(key, 0) + 1
@@ -111,6 +118,52 @@ def render(pairs: list, report: BuildReport, progress: Callable[[str], None]) ->
     ranges = {(videos[v], a, b) for p in kept for m in stimuli[p.pk].media for v, a, b in m.ranges}
     clips = cut_clips(ranges, report, progress)
     return kept, {p.pk: stimulus.to_json(stimuli[p.pk], clips) for p in kept}
+
+
+def named_times(text: str) -> list[tuple[float, str]]:
+    """The times ``text`` names, in order of appearance, as (value, form): form ``seconds`` for "4.5 s",
+    "12 sec", "3 seconds" (value in seconds); ``clock`` for "0:01:05.5", "12:31:41" (h:mm:ss, value in
+    seconds); ``short clock`` for "1:05" (value read as m:ss, in seconds; as hh:mm it is 60 times that)."""
+    found = [(m.start(), float(m.group(1)), "seconds") for m in _SECONDS.finditer(text)]
+    for m in _CLOCK.finditer(text):
+        a, b, c, frac = m.groups()
+        value = (int(a) * 3600 + int(b) * 60 + int(c)) if c is not None else int(a) * 60 + int(b)
+        found.append((m.start(), value + (float(frac) if frac else 0.0), "clock" if c is not None else "short clock"))
+    return [(v, form) for _, v, form in sorted(found)]
+
+
+def time_problem(question: str, shown, pair) -> str:
+    """Why ``question`` does not fit its clip, in plain words ('' when it does): it names a time the
+    participant cannot find in what is played (``shown``: the pair's ``qa.stimulus.Stimulus``).
+
+    A clip plays from 0 s, so a time in seconds (or an m:ss clock) fits only a clip cut from the
+    start of its video and no longer than the time: "at 4.5 s" of a 3-second clip, or of a clip cut
+    from 3 s to 6 s (whose page shows 0-3 s), does not. A life log shows its wall clock instead:
+    an h:mm:ss clock must fall inside the range's wall-clock span (``clock_start`` plus its length;
+    an hh:mm clock is read as the wall clock's hours and minutes)."""
+    times = named_times(question) if question else []
+    if not times or not shown.media:
+        return ""
+    first = shown.media[0]
+    if shown.layout == "sync":
+        start, end = pair.clip_start_s, pair.clip_end_s
+    else:
+        start, end = first.start_s, first.end_s
+    length = end - start
+    outside = "its question names a time the clip does not show"
+    for value, form in times:
+        if first.kind == "life_log" and form != "seconds" and first.clock_start:
+            h, m, sec = (int(x) for x in first.clock_start.split()[0].split(":"))
+            begin = h * 3600 + m * 60 + sec
+            at = value * 60 if form == "short clock" else value  # a life log's "12:31" is hh:mm
+            # hh:mm names a whole minute: it fits if any second of that minute is shown.
+            slack = 60 if form == "short clock" else TIME_SLACK_S
+            if (at - begin) % 86400 > length + slack and (begin - at) % 86400 >= slack:
+                return outside
+            continue
+        if abs(start) > TIME_SLACK_S or value > length + TIME_SLACK_S:
+            return outside
+    return ""
 
 
 def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str], None]) -> dict[tuple, str]:

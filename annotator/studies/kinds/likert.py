@@ -41,18 +41,32 @@ from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 # 1.0 if the rating is the instructed one, else 0.0 (None for other items).
 METRICS = ("score",)
 
-# What the pages call this kind, what they tell a participant before the first item (Markdown),
-# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+# What the pages call this kind (what a participant reads first is ``instructions``), and the
+# dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "Likert rating"
-INSTRUCTIONS = """\
-You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above each
-item. Press **1**-**5** or click to choose; **Enter** answers.
-
-- A low score may need a short written justification (X-LeBench asks for one below 3): the page says when.
-"""
 PLOTS = ()  # the dashboard draws Likert scores per criterion and group instead
 PRIMARY = "instructed"
 JUSTIFICATION_MAX = 2000
+
+
+def instructions(f) -> str:
+    """What a participant reads before the first item (Markdown), from the study's ``Facts``
+    (``studies.instructions``): clips, the justification rule, keys, time limits, attention items."""
+    from annotator.studies.instructions import practice_line, time_limit_line
+
+    text = ("You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above "
+            "each item.\n\n")
+    if f.clips:
+        text += "- Play the clips as often as you like before you rate.\n"
+    text += "- Press **1**-**5** or click to choose; **Enter** answers (**Shift+Enter** starts a new line while you write).\n"
+    if f.justify_below > 1:
+        text += f"- A score below **{f.justify_below}** needs a short written justification: the page says when.\n"
+    elif f.justify_below == 0:
+        text += "- You may add a short written justification to any score.\n"
+    text += time_limit_line(f, "item")
+    if f.attention:
+        text += "- A few items check that you read carefully: they say which score to give.\n"
+    return text + practice_line(f, "how you did", "item")
 
 # The criteria and what their ends mean, in the papers' words.
 CRITERIA = {

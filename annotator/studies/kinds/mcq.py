@@ -27,17 +27,9 @@ from annotator.studies.kinds import BuildReport, ScoreRow, _qa
 
 METRICS = ("accuracy",)
 
-# What the pages call this kind, what they tell a participant before the first item (Markdown),
-# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+# What the pages call this kind (what a participant reads first is ``instructions``), and the
+# dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "timed multiple choice"
-INSTRUCTIONS = """\
-You will see a question about one or more video clips, with several options. Pick the one right option.
-
-- Play the clips as often as you like. Press **1**-**9** or **A**-**Z**, or click, to choose; **Enter** answers.
-- Some questions have a **time limit**: a countdown shows the time left. When it ends, the page moves on
-  and the question counts as not answered.
-- The first few questions are practice: you will see the right option afterwards. They do not count.
-"""
 PLOTS = (("accuracy", "Accuracy", "Accuracy (share of questions right, 0–1)", 0, 1),)
 PRIMARY = "accuracy"
 DEFAULTS = {"independent": True}
@@ -48,6 +40,22 @@ PRESETS = {
 }
 LIMIT_LABELS = {60.0: "quick", 180.0: "deliberate"}
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def instructions(f) -> str:
+    """What a participant reads before the first item (Markdown), from the study's ``Facts``
+    (``studies.instructions``): clips, keys, time limits, practice, attention items."""
+    from annotator.studies.instructions import practice_line, time_limit_line
+
+    about = "about one or more video clips " if f.clips else ""
+    text = f"You will see a question {about}with several options. Pick the one right option.\n\n"
+    if f.clips:
+        text += "- Play the clips as often as you like before you answer.\n"
+    text += "- Press **1**-**9** or **A**-**Z**, or click, to choose; **Enter** answers.\n"
+    text += time_limit_line(f)
+    if f.attention:
+        text += "- A few questions check that you read carefully: they say which option to choose.\n"
+    return text + practice_line(f, "the right option")
 
 
 def option_seed(study_seed: int, qa_pair_id: int) -> int:

@@ -4,7 +4,8 @@ their agreement with the verified answer and with each other can be measured (th
 itself, e.g. semantic similarity, is the agreement issue's; this kind stores every answer and
 scores it against the verified answer by string overlap).
 
-Items come from any verified QA pair, ``per_type`` per QA type, drawn with the study's seed; one
+Items come from verified QA pairs that make sense as open questions (no options, a text answer,
+no time the clip does not show), ``per_type`` per QA type, drawn with the study's seed; one
 condition per time limit (none by default). Item ``payload``: ``question`` and ``media`` (the
 pair's clips). ``truth``: the verified answer. Response (API and predictions): the answer's text,
 1 to ``TEXT_MAX`` characters after trimming.
@@ -26,15 +27,9 @@ METRICS = ("exact_match", "token_f1")
 # (accuracy + relevance 0-10, and each 0-5), as ``evaluation.judging.judgement_scores`` names them.
 JUDGED = ("judge_accuracy", "judge_score", "judge_score_10", "judge_accuracy_score", "judge_relevance_score")
 
-# What the pages call this kind, what they tell a participant before the first item (Markdown),
-# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+# What the pages call this kind (what a participant reads first is ``instructions``), and the
+# dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "open answer"
-INSTRUCTIONS = """\
-You will see a question about a video clip. Watch the clip and write your answer in a few words or a
-sentence. Nobody else's answer is shown, and yours is not shown to anyone answering after you.
-
-- **Ctrl+Enter** answers.
-"""
 PLOTS = (("exact_match", "Exact match", "Exact match (share of answers, 0–1)", 0, 1),
          ("token_f1", "Token F1", "Token F1 with the verified answer (0–1)", 0, 1))
 PRIMARY = None
@@ -44,17 +39,33 @@ PRESETS = {
 TEXT_MAX = 4000
 
 
+def instructions(f) -> str:
+    """What a participant reads before the first item (Markdown), from the study's ``Facts``
+    (``studies.instructions``): clips, keys, time limits."""
+    from annotator.studies.instructions import time_limit_line
+
+    about = "about a video clip" if f.clips else ""
+    watch = "Watch the clip and write" if f.clips else "Write"
+    text = (f"You will see a question{' ' + about if about else ''}. {watch} your answer in a few words or a sentence. "
+            "Nobody else's answer is shown, and yours is not shown to anyone answering after you.\n\n"
+            "- **Enter** answers; **Shift+Enter** starts a new line.\n")
+    return text + time_limit_line(f) + "- Every question counts: there is no practice.\n"
+
+
 def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     """Conditions (one per ``time_limits`` entry; one without a limit by default) and items from the
-    project's verified QA pairs, ``per_type`` per QA type. No practice or attention items (an open
-    answer has no instructed form that is not also a giveaway)."""
+    project's verified QA pairs that make sense as open questions (``open_questions``), ``per_type``
+    per QA type; a pair whose question names a time its clip does not show is refused too
+    (``_qa.render``). What was left out is counted in ``report.skipped``. No practice or attention
+    items (an open answer has no instructed form that is not also a giveaway)."""
     from annotator.qa.models import QAPair
     from annotator.studies.models import Item
 
     conditions = _qa.time_limit_conditions(study, options.get("time_limits"))
     pool = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED), options)
-    sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
     report = BuildReport()
+    pool = open_questions(pool, report, progress)
+    sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
     pairs, shown = _qa.render([p for ps in sampled.values() for p in ps], report, progress)
     for cond in conditions:
         for index, pair in enumerate(pairs):
@@ -64,6 +75,26 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
         report.items[cond.number] = len(pairs)
         progress(f"  condition {cond.number} ({cond.label}): {len(pairs)} items")
     return report
+
+
+def open_questions(pool, report: BuildReport, progress: Callable[[str], None]):
+    """``pool`` (a QAPair queryset) without the pairs that are no open question: those with options
+    (a multiple-choice question such as "Which of these objects appears?" means nothing without
+    them) and those of a QA type whose answer is a time interval (``QAType.answer_kind``), not words.
+    Each group left out is counted in ``report.skipped`` and said through ``progress``."""
+    from annotator.qa.models import QAType
+
+    leave_out = {
+        "QA pairs with options (multiple choice, no open question)": pool.filter(options__isnull=False),
+        "QA pairs whose answer is a time interval": pool.filter(options__isnull=True,
+                                                                qa_type__answer_kind=QAType.AnswerKind.INTERVAL),
+    }
+    for reason, pairs in leave_out.items():
+        n = pairs.count()
+        if n:
+            report.skipped[reason] = report.skipped.get(reason, 0) + n
+            progress(f"  left out {n} {reason}")
+    return pool.filter(options__isnull=True).exclude(qa_type__answer_kind=QAType.AnswerKind.INTERVAL)
 
 
 def payload(trial) -> dict:

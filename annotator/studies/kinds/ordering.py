@@ -36,18 +36,9 @@ from annotator.studies.kinds import BuildReport, ScoreRow, wrote
 
 METRICS = scoring.METRICS
 
-# What the pages call this kind, what they tell a participant before the first item (Markdown),
-# and the dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
+# What the pages call this kind (what a participant reads first is ``instructions``), and the
+# dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "frame or text ordering"
-INSTRUCTIONS = """\
-You will see frames taken from a short video (or short texts), **shuffled**. Put them back in the order
-they happened, earliest on the left.
-
-- Drag an element to move it, or use the keyboard: **Tab** to an element, **←** / **→** to move it.
-- Elements marked *pinned* are already in their right place and cannot move.
-- Press **Enter** (or the button) to answer. Each answer is timed from the moment everything is shown.
-- The first few questions are practice: you will see the right order afterwards. They do not count.
-"""
 PLOTS = (("kendall_tau_b", "Kendall's τ-b", "Kendall's τ-b (−1 reversed … 1 right order)", -1, 1),
          ("position_accuracy", "Per-position accuracy", "Per-position accuracy (share of elements in place, 0–1)", 0, 1))
 PRIMARY = "exact_match"
@@ -85,6 +76,26 @@ DEFAULT_PRESET = "ego-flight"
 # 10-25 s, long over 25 s): windows of these lengths, tiled from the start of the video.
 WINDOW_S = {"short": 8.0, "medium": 15.0, "long": 30.0}
 MAX_ELEMENTS = 32
+
+
+def instructions(f) -> str:
+    """What a participant reads before the first item (Markdown), from the study's ``Facts``
+    (``studies.instructions``): frames or texts, pinned hints, keys, time limits, practice."""
+    from annotator.studies.instructions import practice_line, time_limit_line
+
+    if f.texts and not f.frames:
+        what, moved = "short descriptions of events from a video, **shuffled**", "description"
+    elif f.texts:
+        what, moved = "frames taken from a short video, or short descriptions of events, **shuffled**", "element"
+    else:
+        what, moved = "frames taken from a short video, **shuffled**", "frame"
+    text = (f"You will see {what}. Put them back in the order they happened, earliest first, "
+            "reading from left to right.\n\n"
+            f"- Drag a {moved} to move it, or use the keyboard: **Tab** to a {moved}, **←** / **→** to move it.\n")
+    if f.pinned:
+        text += f"- A {moved} marked *pinned* is already in its right place and cannot move.\n"
+    text += "- Press **Enter** (or the Answer button) to answer. Each answer is timed from the moment everything is shown.\n"
+    return text + time_limit_line(f) + practice_line(f, "the right order beside yours")
 
 
 def item_seed(study_seed: int, condition_number: int, index: int) -> int:
@@ -135,6 +146,7 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     Frame conditions: clips are cut per length class; the last ``study.practice_items`` medium clips
     are kept for practice items (baseline condition) so they never appear as trials; for every
     condition and clip of its class an item samples ``n_frames`` times evenly over the clip.
+    An item two of whose frames are the same picture is refused and counted (``repeated``).
     Text conditions: see ``_text_items``. Raises Invalid for a bad condition, MediaError if ffmpeg
     cannot read a frame (files written so far are listed in ``report.files`` for the caller to remove).
     """
@@ -205,6 +217,9 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
     for cond, (video, a, b), index, practice in plan:
         v = cond.variables
         elements = [frames[(video.pk, t)] for t in ffmpeg.sample_times(a, b, v["n_frames"])]
+        if repeated([e.image.name for e in elements]):
+            _skip(report, REPEATED_FRAMES)
+            continue
         seed = item_seed(study.seed, cond.number, index)
         order = scoring.shown_order(len(elements), seed, v["hints"])
         annotations = video.annotations or {}
@@ -226,6 +241,22 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
         if skipped:
             report.skipped[f"videos too short for {cond.variables['clip_length']} clips"] = skipped
         progress(f"  condition {cond.number} ({cond.label}): {report.items[cond.number]} items, {skipped} videos too short")
+
+
+def repeated(values: list) -> bool:
+    """Whether two of ``values`` are the same element to a person: equal texts (case, spacing and
+    final punctuation aside) or frames with the same image (content-named, so equal bytes). Such
+    an item has no single right order and is refused (issue 21: two identical summaries shown)."""
+    keys = [" ".join(str(v).casefold().split()).rstrip(".!?;:, ") for v in values]
+    return len(set(keys)) != len(keys)
+
+
+def _skip(report: BuildReport, reason: str) -> None:
+    report.skipped[reason] = report.skipped.get(reason, 0) + 1
+
+
+REPEATED_TEXTS = "items refused: two of their texts are the same"
+REPEATED_FRAMES = "items refused: two of their frames are the same picture"
 
 
 def _text_item(study, cond, index: int, texts: list[str], *, key: str, footage, clip: dict):
@@ -268,6 +299,9 @@ def _life_log_items(study, cond, report: BuildReport) -> int:
             continue
         step = len(texts) / n
         chosen = [texts[int(i * step)] for i in range(n)]
+        if repeated(chosen):
+            _skip(report, REPEATED_TEXTS)
+            continue
         first = Video.objects.get(pk=parts[0].video_id)
         _text_item(study, cond, made, chosen, key=f"lifelog:{group.pk}", footage=first,
                    clip={"video_id": first.pk, "start_s": 0.0, "end_s": parts[-1].end_s, "life_log_id": group.pk})
@@ -281,7 +315,8 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
     """Text-ordering items (X-LeBench summary ordering, seed 002 App. C.4): for each life log with
     at least n part summaries, n of them (``_life_log_items``); then for each video with at least n
     annotated actions, n of them spread evenly over its timeline (in start order), as texts to put
-    back in order. Videos with fewer actions are skipped and counted."""
+    back in order. Videos with fewer actions are skipped and counted, and so is any item two of
+    whose texts are the same (``repeated``)."""
     for cond in conditions:
         n = cond.variables["n_frames"]
         made = _life_log_items(study, cond, report)
@@ -294,6 +329,9 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
                 continue
             step = len(actions) / n
             chosen = [str(actions[int(i * step)]["label"]).strip() for i in range(n)]
+            if repeated(chosen):
+                _skip(report, REPEATED_TEXTS)
+                continue
             _text_item(study, cond, made, chosen, key=f"record:{video.pk}", footage=video,
                        clip={"video_id": video.pk, "start_s": 0.0, "end_s": video.duration_s or 0.0})
             made += 1
