@@ -172,6 +172,8 @@ SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
 SESSION_COOKIE_HTTPONLY = True
+# Database sessions, a new one written in one statement (annotator/session_store.py).
+SESSION_ENGINE = "annotator.session_store"
 # Scripts read the CSRF token from the page (<meta name="csrf-token"> in base.html), never the cookie.
 CSRF_COOKIE_HTTPONLY = True
 # Sent only on HTTPS responses (SecurityMiddleware), so harmless behind plain http.
@@ -301,7 +303,11 @@ AGREEMENT_RESAMPLES = env_int("AGREEMENT_RESAMPLES", 1000, minimum=0)
 AGREEMENT_SEED = env_int("AGREEMENT_SEED", 0, minimum=0)
 # How often the periodic job times out idle link participants (each study's abandon_after_min).
 STUDY_RELEASE_EVERY_S = env_int("STUDY_RELEASE_EVERY_S", 300, minimum=10)
+# How often gold copies are made ahead for the people whose next claim draws gold (``gold.claims.premake``):
+# made in the claim itself, a gold claim took longer than a real one.
+GOLD_PREMAKE_EVERY_S = env_float("GOLD_PREMAKE_EVERY_S", 10.0, minimum=1.0)
 CELERY_BEAT_SCHEDULE = {
+    "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S},
     "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
     "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
     "studies-release-idle": {"task": "studies.release_idle_schedule", "schedule": STUDY_RELEASE_EVERY_S},

@@ -15,4 +15,4 @@ app = Celery("annotator")
 # CELERY_* settings, CELERY_BEAT_SCHEDULE (the job reconciler) included.
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement",
-                        "annotator.evaluation"])
+                        "annotator.evaluation", "annotator.gold"])

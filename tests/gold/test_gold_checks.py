@@ -162,8 +162,9 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
     assert not QueueItem.objects.filter(leased_by=annotator, status="open").exists()
 
     figure = figures.compute(project, [annotator.pk], figures.Period(), ["gold_accuracy"])["gold_accuracy"]
-    lo, hi = _wilson(7, 12)
-    assert figure[annotator.pk]["value"] == 7 / 12 and figure[annotator.pk]["n"] == 12
+    agreed, decided = 7 + 4 * delay, 12 + 4 * delay  # the delay's gold units were answered right
+    lo, hi = _wilson(agreed, decided)
+    assert figure[annotator.pk]["value"] == agreed / decided and figure[annotator.pk]["n"] == decided
     assert figure[annotator.pk]["ci"] == pytest.approx([lo, hi], abs=1e-12)
 
     services.lift_pause(pause.pk, admin_user, "talked it through")
@@ -255,3 +256,25 @@ def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_wou
     assert not Copy.objects.filter(user=annotator).exists()
     make_unit()  # a unit the person may take: the draw serves gold
     assert claim_next(project, annotator).unit.purpose == "gold"
+
+
+def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
+        project, make_verified, annotator, annotator2, make_unit):
+    from annotator.gold.claims import premake
+
+    _gold_project(project, make_verified, 2)
+    for _ in range(4):
+        make_unit()
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    first = claim_next(project, annotator)
+    assert first.unit.purpose == "real"
+    second_draws = rules.draws_gold(project.gold_policy.seed, project.pk, annotator2.pk, 2, 0.5, draw_secret())
+    other = claim_next(project, annotator2)  # someone else holding a unit: made ahead only if theirs draws gold
+    assert premake() == 1 + (other.unit.purpose == "real" and second_draws)
+    waiting = QueueItem.objects.get(assigned_to=annotator, unit__purpose="gold")
+    assert (waiting.status, waiting.leased_by, waiting.kind) == ("open", None, "first_pass")  # not served yet
+    assert premake() == 0  # a copy waiting for the person is not made twice
+    submit_unit(first.unit_id, annotator, idempotency_key="first", time_spent_ms=500, additions=[],
+                decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")])
+    served = claim_next(project, annotator)
+    assert served.pk == waiting.pk and Copy.objects.filter(user=annotator).count() == 1  # the claim made none
