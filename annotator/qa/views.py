@@ -40,7 +40,8 @@ def verify(request, slug: str):
     return render(request, "qa/verify.html", {
         "project": project,
         "config": config,
-        "guidelines_html": markdown.render(project.guidelines or "No project guidelines yet."),
+        # Empty: the page says where an admin writes them (the QA types page), issue 21.
+        "guidelines_html": markdown.render(project.guidelines) if project.guidelines.strip() else "",
         "type_guidelines": types,
     })
 

@@ -8,11 +8,12 @@
 // sprite's URL relative to the VTT's. A missing or unreadable VTT means no thumbnail, nothing else.
 //
 // Usage (a classic script: it defines window.Timeline):
-//   const tl = Timeline.create(container, { seek: (t) => ..., onZoom: (z) => ... });
+//   const tl = Timeline.create(container, { seek: (t) => ..., onZoom: (z) => ..., format: (s, tenths) => "..." });
+//   (format: how times read on the track; default "m:ss.f", the verify page passes its one clock)
 //   tl.setDuration(seconds); tl.setBounds(start_s, end_s); tl.setRanges([{start, end, kind, label}]);
 //   tl.setTime(t);  // on timeupdate / each frame
 //   tl.loadThumbnails(vttUrl);  // or null
-//   tl.zoomBy(2) / tl.zoomBy(0.5) / tl.zoomReset()
+//   tl.zoomBy(2) / tl.zoomBy(0.5) / tl.zoomReset() / tl.zoomTo(start_s, end_s)
 (function () {
   "use strict";
 
@@ -83,7 +84,7 @@
   }
 
   function create(container, options) {
-    const opts = Object.assign({ seek: () => {}, onZoom: () => {} }, options || {});
+    const opts = Object.assign({ seek: () => {}, onZoom: () => {}, format: formatTime }, options || {});  // format(s, tenths)
     let duration = 0;           // seconds: the video's length
     let bounds = [0, 0];        // seconds: where seeking is allowed (the unit's range)
     let ranges = [];
@@ -142,7 +143,7 @@
         const b = Math.min(r.end, view[1]);
         const mark = el("div", "tl-range " + (r.kind || ""));
         mark.dataset.kind = r.kind || "";
-        if (r.label) mark.title = r.label + ": " + formatTime(r.start, true) + " – " + formatTime(r.end, true);
+        if (r.label) mark.title = r.label + ": " + opts.format(r.start, true) + " – " + opts.format(r.end, true);
         if (b <= a) { mark.hidden = true; return mark; }
         mark.style.left = pct(a) + "%";  // CSSOM, not an inline style attribute: the CSP allows it
         mark.style.width = Math.max(0.2, pct(b) - pct(a)) + "%";
@@ -151,7 +152,7 @@
       const step = tickStep(view[1] - view[0], 8);
       const labels = [];
       for (let t = Math.ceil(view[0] / step) * step; t <= view[1] + 1e-9; t += step) {
-        const tick = el("span", "tl-tick", formatTime(t, step < 1));
+        const tick = el("span", "tl-tick", opts.format(t, step < 1));
         tick.style.left = pct(t) + "%";
         labels.push(tick);
       }
@@ -169,14 +170,14 @@
       track.setAttribute("aria-valuemin", String(bounds[0]));
       track.setAttribute("aria-valuemax", String(bounds[1]));
       track.setAttribute("aria-valuenow", String(Math.round(time * 100) / 100));
-      track.setAttribute("aria-valuetext", formatTime(time, true));
+      track.setAttribute("aria-valuetext", opts.format(time, true));
     }
 
     function showTip(clientX, t) {
       const r = track.getBoundingClientRect();
       hoverLine.hidden = false;
       hoverLine.style.left = pct(t) + "%";
-      tipTime.textContent = formatTime(t, true);
+      tipTime.textContent = opts.format(t, true);
       const cue = cues.length ? cueAt(cues, t) : null;
       thumb.hidden = !cue;
       if (cue) {
@@ -256,6 +257,16 @@
         return zoom;
       },
       zoomReset() { zoom = 1; placeView(false); draw(); opts.onZoom(zoom); },
+      // Show [start, end] seconds (at least 0.5 s; the whole bounds at most), e.g. an answer with context.
+      zoomTo(start, end) {
+        const width = Math.min(span(), Math.max(0.5, end - start));
+        zoom = Math.min(MAX_ZOOM, Math.max(1, span() / width));
+        view = [start, start + span() / zoom];
+        placeView(false);
+        draw();
+        opts.onZoom(zoom);
+        return zoom;
+      },
       get zoom() { return zoom; },
       get view() { return view.slice(); },
       get thumbnails() { return cues.length; },

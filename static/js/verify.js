@@ -52,7 +52,9 @@
   const newKey = Http.newKey;
 
   function unitUrl(template) { return template.replace("{id}", unit.id); }
-  function fmt(s) { return (Math.round(s * 100) / 100).toFixed(2) + " s"; }
+  // One clock on the page (issue 21): "h:mm:ss.f" (static/js/clock.js); a life log's times read as
+  // its own wall clock, the time of day the wearer lived, never as virtual seconds.
+  function fmt(s) { return unit && unit.life_log ? Clock.wall(s, unit.life_log.start) : Clock.hms(s); }
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -66,6 +68,23 @@
   }
 
   function setStatus(text) { $("status").textContent = text; }
+
+  // A confirmation in view wherever the page is scrolled (issue 21: "Saved unit" was off screen):
+  // it names what was saved and fades after a while; the status line under Submit keeps it too.
+  // "unit 7qk3… (day + night)": the unit's handle and its videos' labels, when they have any.
+  function unitName() {
+    const labels = unit.videos.map((v) => v.label).filter(Boolean);
+    return "unit " + unit.id + (labels.length ? " (" + labels.join(" + ") + ")" : "");
+  }
+
+  let toastTimer = null;
+  function toast(text) {
+    const box = $("toast");
+    box.textContent = text;
+    box.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { box.hidden = true; }, 8000);
+  }
 
   function focusEnd(input) {
     if (!input) return;
@@ -175,6 +194,8 @@
   }
 
   async function loadNext() {
+    releasePlayers();
+    unit = null;  // keys do nothing until the next unit is shown
     stopHeartbeat();
     clearTimeout(autosaveTimer);
     $("save-status").textContent = "";
@@ -226,7 +247,7 @@
     loadedAt = performance.now();
     selectedSince = loadedAt;
     setupPlayers();
-    if (items[selected]) { const clip = clipOf(items[selected]); setLoop(clip.start_s, clip.end_s); }  // the first item's clip
+    if (items[selected]) loopItem(items[selected]);  // the first item's clip
     render();
     $("workspace").hidden = false;
     $("kind").textContent = KIND_LABEL[unit.queue.kind] || unit.queue.kind;
@@ -259,6 +280,7 @@
   // admins) and that the time stays credited; the page offers the next unit.
   function leaseLost(detail) {
     lost = true;
+    releasePlayers();
     stopHeartbeat();
     clearTimeout(autosaveTimer);
     const box = $("lease-lost");
@@ -280,16 +302,27 @@
   let compare = "side";     // day-night comparison: side (by side), flicker (A/B) or swipe (A/B)
   let flickerShows = 0;     // in flicker mode, the index of the player shown
   let swipeAt = 50;         // in swipe mode, where the divider is (% of the width)
+  let bigView = 0;          // with more than two views, the index of the one shown large
   const BRIGHT_ON = 2.2;    // L's brightness for the night player (was the one "Brighten" level)
   const leader = () => players[0].video;
   const swipeHandle = $("swipe-handle");  // moved into #players in swipe mode (so looked up once)
   const timeline = window.Timeline.create($("timeline"), {
     seek: (t) => seekTo(t),
-    onZoom: (z) => { $("zoom-level").textContent = z > 1 ? "×" + z : "whole unit"; },
+    onZoom: (z) => { $("zoom-level").textContent = z > 1 ? "×" + Math.round(z * 10) / 10 : "whole unit"; },
+    format: (s) => fmt(s),
   });
 
+  // A released unit's players stop loading at once (issue 21): hls.js is destroyed and each
+  // element's source let go, so no segment is fetched for a unit that is no longer this person's
+  // (submitted, skipped, lease lost, or the queue empty after it).
+  function releasePlayers() {
+    for (const p of players) if (p.video.detachMedia) p.video.detachMedia();
+    players = [];
+    $("players").replaceChildren();
+  }
+
   function setupPlayers() {
-    for (const p of players) if (p.video.detachMedia) p.video.detachMedia();  // stop the previous unit's loading
+    releasePlayers();  // the previous unit's, if any
     const box = $("players");
     const many = !unit.life_log && unit.videos.length > 1;
     players = (unit.life_log ? unit.videos.slice(0, 1) : unit.videos).map((v) => {
@@ -297,15 +330,18 @@
       video.muted = true;
       if (v.poster_url) video.poster = v.poster_url;
       if (unit.life_log) {  // a life log (X-LeBench): one player over its parts, in virtual seconds (virtual_player.js)
+        const vp = window.VirtualPlayer.create(video, unit.life_log.parts);
+        vp.addEventListener("gapjump", (e) => gapNotice(e.detail.from, e.detail.to));
         return { el: el("div", { class: "video-wrap", "data-role": "single" }, video), meta: { ...v, role: "single" }, bright: 1,
-                 video: window.VirtualPlayer.create(video, unit.life_log.parts) };
+                 video: vp };
       }
       video.detachMedia = window.attachMedia(video, v);  // HLS (long videos) or MP4: static/js/media_source.js
-      const wrap = el("div", { class: "video-wrap", "data-role": v.role },
+      const wrap = el("div", { class: "video-wrap", "data-role": v.role, onclick: () => showLarge(players.findIndex((p) => p.el === wrap)) },
         v.role === "single" ? null : el("span", { class: "player-label" }, (v.label || v.role) + (v.role === "night" && v.difficulty ? " · " + v.difficulty : "")), video);
       return { el: wrap, video, meta: v, bright: 1 };
     });
     box.replaceChildren(...players.map((p) => p.el));
+    bigView = 0;
     $("workspace").classList.toggle("wide", many);
     $("compare-bar").hidden = players.length !== 2;
     if (players.length !== 2) compare = "side";
@@ -338,6 +374,15 @@
     timeline.setTime(unit.start_s);
     timeline.loadThumbnails(unit.videos[0].thumbnails_vtt_url || null);
     setLoop(unit.start_s, unit.end_s);
+  }
+
+  // A life log's player went over a gap (a seek into one, or playing past a part's end): say so,
+  // with the gap's wall-clock times, rather than jump silently (issue 21).
+  function gapNotice(from, to) {
+    const g = (unit.life_log.gaps || []).find((x) => from >= x.start_s - 0.05 && from <= x.end_s + 0.05);
+    const a = g ? g.start_s : from;
+    const b = g ? g.end_s : to;
+    toast("Not recorded from " + fmt(a) + " to " + fmt(b) + " (" + Clock.hms(b - a) + "): playing from the next part, at " + fmt(to) + ".");
   }
 
   function followers(fn) { for (const p of players.slice(1)) fn(p.video, p.meta); }
@@ -389,6 +434,7 @@
   }
 
   function onLeaderTime() {
+    if (!players.length) return;  // released
     const lead = leader();
     $("clock").textContent = fmt(lead.currentTime);
     timeline.setTime(lead.currentTime);
@@ -453,8 +499,10 @@
   function applyCompare() {
     const box = $("players");
     const ab = players.length === 2 && compare !== "side";
-    box.className = "players" + (players.length > 1 ? "" : " single") + (ab ? " ab " + compare : "");
+    box.className = "players" + (players.length > 1 ? "" : " single") + (ab ? " ab " + compare : "") +
+      (players.length > 2 ? " grid" : "");
     players.forEach((p, i) => {
+      p.el.classList.toggle("big", players.length > 2 && i === bigView);
       p.el.classList.toggle("ab-hidden", ab && compare === "flicker" && i !== flickerShows);
       p.el.style.clipPath = ab && compare === "swipe" && i === 1 ? "inset(0 0 0 " + swipeAt + "%)" : "";
     });
@@ -469,6 +517,14 @@
     $("flip").hidden = !(ab && compare === "flicker");
     if (players.length === 2) $("flip").textContent = "Showing " + nameOf(players[flickerShows]) + " (B)";
   }
+  // More than two views (an ego-exo set): one large view above the others, small; a click on a small
+  // view (or W, cycling) makes it the large one. The leader stays the first player whatever is shown.
+  function showLarge(i) {
+    if (players.length < 3) return;
+    bigView = ((i % players.length) + players.length) % players.length;
+    applyCompare();
+  }
+
   function setCompare(mode) { compare = mode; $("compare").value = mode; applyCompare(); }
   function cycleCompare() { if (players.length === 2) setCompare({ side: "flicker", flicker: "swipe", swipe: "side" }[compare]); }
   function flip() {
@@ -535,6 +591,11 @@
   function drawRanges() {
     if (!unit) return;
     const list = [{ start: unit.start_s, end: unit.end_s, kind: "unit", label: "Unit" }];
+    if (unit.life_log) {  // its parts and the gaps between them, as the life-log page draws them
+      unit.life_log.parts.forEach((p, n) => list.push({ start: p.offset_s, end: p.offset_s + (p.duration_s || 0), kind: "part",
+                                                        label: "Part " + (n + 1) }));
+      for (const g of unit.life_log.gaps || []) list.push({ start: g.start_s, end: g.end_s, kind: "gap", label: "Not recorded" });
+    }
     const it = items[selected];
     if (it) {
       const c = clipOf(it);
@@ -585,11 +646,33 @@
     const value = Number.isFinite(d[key]) ? String(d[key]) : "";
     const bad = key.endsWith("end_s") && Number.isFinite(d[key]) && Number.isFinite(d[key.replace("end", "start")]) &&
       d[key] <= d[key.replace("end", "start")];
+    // Typed in seconds (of the video, or a life log's virtual seconds); read back on the page's one
+    // clock beside it ("= 0:00:03.5", a life log's wall clock).
+    const reads = () => (Number.isFinite(d[key]) ? " = " + fmt(d[key]) : "");
+    const echo = el("span", { class: "muted clock-echo" }, reads());
     return el("label", { class: "seconds-field" + (bad ? " invalid" : "") }, label + " ",
       el("input", { type: "number", min: String(unit.start_s), max: String(unit.end_s), step: "0.01", value, "data-field": key,
         "aria-label": label + " (seconds)", "aria-invalid": bad ? "true" : null,
-        oninput: (e) => { const v = e.target.value.trim(); d[key] = v === "" ? null : parseFloat(v); saveLocal(); drawRanges(); } }),
-      el("span", { class: "muted" }, " s" + (hint ? " " + hint : "")));
+        oninput: (e) => { const v = e.target.value.trim(); d[key] = v === "" ? null : parseFloat(v); echo.textContent = reads(); saveLocal(); drawRanges(); } }),
+      el("span", { class: "muted" }, " s"), echo, el("span", { class: "muted" }, hint ? " " + hint : ""));
+  }
+
+  // Loop the item's clip. On a life log, whose clips can span the whole day, an item with an answer
+  // interval loops (and the timeline zooms to) its answer with context on each side: the answer's
+  // length, at least 5 s, within the clip (issue 21).
+  function loopItem(it) {
+    const clip = clipOf(it);
+    const a = unit.life_log ? answerOf(it) : null;
+    if (a && Number.isFinite(a.start) && Number.isFinite(a.end) && a.end > a.start) {
+      const ctx = Math.max(5, a.end - a.start);
+      const start = Math.max(clip.start_s, a.start - ctx);
+      const end = Math.min(clip.end_s, a.end + ctx);
+      setLoop(start, end);
+      timeline.zoomTo(start, end);
+      return;
+    }
+    setLoop(clip.start_s, clip.end_s);
+    if (unit.life_log) timeline.zoomReset();
   }
 
   function select(i) {
@@ -598,8 +681,7 @@
     if (items[selected]) items[selected].ms += Math.round(now - selectedSince);
     selectedSince = now;
     selected = Math.max(0, Math.min(items.length - 1, i));
-    const clip = clipOf(items[selected]);
-    setLoop(clip.start_s, clip.end_s);
+    loopItem(items[selected]);
     render();
     drawRanges();
     focusCard();
@@ -888,10 +970,12 @@
         clearTimeout(autosaveTimer);
         try { localStorage.removeItem(storageKey()); } catch (e) { /* ignore */ }
         const c = out.counts;
-        $("submit-status").textContent = "Saved unit " + out.unit_id + ": " + c.kept + " kept, " + c.modified + " modified, " +
-          c.deleted + " deleted, " + c.added + " added." + (out.kind === "overlap"
+        const what = "Saved " + unitName() + ": " + c.kept + " kept, " + c.modified +
+          " modified, " + c.deleted + " deleted, " + c.added + " added.";
+        $("submit-status").textContent = what + (out.kind === "overlap"
             ? " This overlap pass is kept for agreement (the QA pairs are unchanged); pairs where it differs from the first pass go to a consensus round."
             : "");
+        toast(what);
         loadNext();
         return;
       }
@@ -965,21 +1049,56 @@
   }
 
   // ------------------------------------------------------------------- skip
+  // Skip: a preset reason (1-4 in the dialog), with words of one's own besides; "Other" needs them.
+  // The reason sent is the preset's text, then ": " and the words; the detail field's length leaves
+  // room for the preset, so the whole stays within the server's 500 characters.
+  const SKIP_MAX = 500;
+  const skipPreset = () => { const r = document.querySelector("input[name=skip-preset]:checked"); return r ? r.value : ""; };
+  function skipReason() {
+    const preset = skipPreset();
+    const words = $("skip-reason").value.trim();
+    if (preset === "Other") return words;
+    return preset && words ? preset + ": " + words : preset;
+  }
+  function onSkipPreset() {
+    const preset = skipPreset();
+    const detail = $("skip-reason");
+    detail.setAttribute("aria-required", preset === "Other" ? "true" : "false");  // checked by skipReason(), in words
+    detail.maxLength = preset && preset !== "Other" ? SKIP_MAX - preset.length - 2 : SKIP_MAX;
+  }
   function openSkip() {
     if ($("skip").hidden) return;
-    $("skip-reason").value = ""; $("skip-dialog").showModal(); $("skip-reason").focus();
+    for (const r of document.querySelectorAll("input[name=skip-preset]")) r.checked = false;
+    $("skip-reason").value = "";
+    $("skip-error").hidden = true;
+    onSkipPreset();
+    $("skip-dialog").showModal();
+    document.querySelector("input[name=skip-preset]").focus();
   }
+  for (const r of document.querySelectorAll("input[name=skip-preset]")) r.addEventListener("change", onSkipPreset);
+  $("skip-dialog").addEventListener("keydown", (e) => {
+    // 1-4 pick a preset (not while typing the words of one's own).
+    if (e.target === $("skip-reason") || e.ctrlKey || e.metaKey || e.altKey || !/^[1-4]$/.test(e.key)) return;
+    const r = document.querySelectorAll("input[name=skip-preset]")[parseInt(e.key, 10) - 1];
+    e.preventDefault();
+    r.checked = true;
+    r.focus();
+    onSkipPreset();
+  });
   $("skip").addEventListener("click", openSkip);
   $("skip-cancel").addEventListener("click", () => $("skip-dialog").close());
   $("skip-form").addEventListener("submit", async (e) => {
     e.preventDefault();
-    const reason = $("skip-reason").value.trim();
-    if (!reason) return;
+    const reason = skipReason();
+    $("skip-error").hidden = !!reason;
+    if (!reason) { $("skip-error").textContent = skipPreset() ? "Say why in a few words." : "Choose a reason (1–4)."; return; }
     const res = await api(unitUrl(config.skipUrl), { reason });
     $("skip-dialog").close();
     if (res.ok) {
       try { localStorage.removeItem(storageKey()); } catch (err) { /* ignore */ }
-      $("submit-status").textContent = "Skipped the unit.";
+      const what = "Skipped " + unitName() + ": " + reason;
+      $("submit-status").textContent = what;
+      toast(what);
       loadNext();
     } else {
       let detail = {};
@@ -993,13 +1112,35 @@
   $("reload-queue").addEventListener("click", loadNext);
 
   // --------------------------------------------------------------- keyboard
+  // Only text fields keep their keys (issue 21). A slider, a select, a button or a radio that last
+  // had the mouse gives the page its shortcuts: a key the page handles is not also the control's
+  // (the speed select does not change on an arrow, a brightness slider does not move), and Esc
+  // leaves any control for the selected card.
+  const TEXT_INPUT = /^(text|search|email|url|tel|password|number)$/;
+  function typesText(t) {
+    return !!t && (t.tagName === "TEXTAREA" || t.isContentEditable || (t.tagName === "INPUT" && TEXT_INPUT.test(t.type)));
+  }
+
+  function toggleKeys(show) {
+    const panel = $("keys");
+    panel.hidden = show === undefined ? !panel.hidden : !show;
+    $("keys-open").setAttribute("aria-expanded", panel.hidden ? "false" : "true");
+  }
+  $("keys-open").addEventListener("click", () => toggleKeys());
+  $("keys-close").addEventListener("click", () => { toggleKeys(false); focusCard(); });
+
   document.addEventListener("keydown", (e) => {
-    if (!unit) return;
-    const inField = /^(TEXTAREA|INPUT|SELECT)$/.test(e.target.tagName) && e.target.type !== "radio" && e.target.type !== "checkbox";
+    if (!unit || !players.length) return;
+    const inField = typesText(e.target);
+    const dialogOpen = $("guidelines").open || $("skip-dialog").open;
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && !$("skip-dialog").open) { e.preventDefault(); submit(); return; }
-    if (e.key === "Escape" && inField && !$("skip-dialog").open) { e.preventDefault(); e.target.blur(); focusCard(); return; }
+    if (e.key === "Escape" && !dialogOpen) {
+      if (!$("keys").hidden && !inField) { e.preventDefault(); toggleKeys(false); focusCard(); return; }
+      if (e.target !== document.body && !e.target.classList.contains("qa-card")) { e.preventDefault(); e.target.blur(); focusCard(); return; }
+    }
     if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
-    if ($("guidelines").open || $("skip-dialog").open) return;
+    if (dialogOpen) return;
+    if (e.key === "?") { e.preventDefault(); toggleKeys(); return; }
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     if (e.shiftKey && (key === "i" || key === "o")) { e.preventDefault(); markAnswer(key === "i" ? "in" : "out"); return; }
     const actions = {
@@ -1012,8 +1153,8 @@
       "+": () => timeline.zoomBy(2), "=": () => timeline.zoomBy(2), "-": () => timeline.zoomBy(0.5), "0": () => timeline.zoomReset(),
       ArrowLeft: () => seekTo(leader().currentTime - (e.shiftKey ? 10 : 1)),
       ArrowRight: () => seekTo(leader().currentTime + (e.shiftKey ? 10 : 1)),
-      b: flip, c: cycleCompare,
-      g: () => $("guidelines").showModal(), "?": () => $("guidelines").showModal(),
+      b: flip, c: cycleCompare, w: () => showLarge(bigView + 1),
+      g: () => $("guidelines").showModal(),
     };
     if (/^[1-9]$/.test(key) && setReason(parseInt(key, 10))) { e.preventDefault(); return; }
     if (actions[key]) { e.preventDefault(); actions[key](); }

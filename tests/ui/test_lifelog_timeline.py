@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from annotator.media.models import Video, VideoGroup
 from tests.conftest import make_video, wait_for
+from tests.ui import axe
 from tests.ui.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -121,12 +122,23 @@ def test_the_verify_page_plays_a_life_log_unit_in_virtual_time(live_server, brow
     expect(page.locator("#players video")).to_have_count(1)  # one player over the three parts
     page.wait_for_function("() => document.querySelector('#players video').readyState >= 2")
     names = [m.video.rendition.name for m in life_log.members.order_by("position")]
+    # The timeline draws the parts and the gaps; times read as the log's wall clock (issue 21).
+    expect(page.locator(".tl-range.part")).to_have_count(3)
+    expect(page.locator(".tl-range.gap")).to_have_count(2)
+    assert axe.violations(page) == []
+    expect(page.locator("#cards .clip")).to_have_text("8:00:00.0 – 8:00:24.0")
+    expect(page.locator("#cards .answer").last).to_have_text("Answer interval: 8:00:10.0 – 8:00:14.0")
+    # The interval item loops its answer with 5 s of context each side (virtual 5..19), zoomed to it;
+    # 5 s is in the first gap, so the player says so and goes on at the second part.
+    expect(page.locator("#loop-note")).to_have_text("Looping 8:00:05.0 – 8:00:19.0")
+    expect(page.locator("#zoom-level")).to_have_text("×1.7")
+    expect(page.locator("#toast")).to_have_text("Not recorded from 8:00:04.0 to 8:00:10.0 (0:00:06.0): playing from the "
+                                                "next part, at 8:00:10.0.")
     page.locator("body").click(position={"x": 5, "y": 5})
-    page.keyboard.press("Shift+ArrowRight")  # virtual 10 s: the second part's start (across the 6 s gap)
     page.keyboard.press("ArrowRight")        # virtual 11 s: 1 s into the second part
     page.wait_for_function("(u) => { const v = document.querySelector('#players video'); "
                            "return v.currentSrc.endsWith(u) && v.readyState >= 1 && Math.abs(v.currentTime - 1.0) < 0.3; }",
                            arg=names[1])
-    expect(page.locator("#clock")).to_have_text("11.00 s")  # the page's clock is virtual time
+    expect(page.locator("#clock")).to_have_text("8:00:11.0")  # the log's wall clock at virtual 11 s (issue 21)
     assert not errors, errors
     context.close()

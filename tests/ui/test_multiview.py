@@ -19,6 +19,7 @@ from annotator.media.models import Video
 from annotator.qa.models import QAType
 from annotator.qa.services import ensure_qa_type
 from tests.conftest import FOOTAGE
+from tests.ui import axe
 from tests.ui.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,6 +27,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FRAME = 1 / 25  # every view of the set is 25 fps
 OFFSETS = [0.0, 0.5, 1.0]  # ego, exo 1, exo 2
 TIMES = "[...document.querySelectorAll('#players video')].map(v => v.currentTime)"
+IN_VIEW = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
+           " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }")
 
 
 def _drift(times: list[float]) -> float:
@@ -60,10 +63,25 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker,
                                 source_key="ar")], actor="t")
 
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
+    page.set_viewport_size({"width": 1366, "height": 768})
     page.goto(f"{live_server.url}/projects/proj/verify/")
     expect(page.locator("#cards > li")).to_have_count(1)
     expect(page.locator("#players .player-label")).to_have_text(["ego", "exo 1", "exo 2"])
     page.wait_for_function("() => [...document.querySelectorAll('#players video')].every(v => v.readyState >= 2)")
+    # One large view over the small others, all beside the QA card, in the first screen at 1366x768
+    # with Play, the timeline, the question and Keep (issue 21: three full-width players filled it).
+    assert page.viewport_size == {"width": 1366, "height": 768}
+    for sel in ("#players", "#play", "#timeline", "#cards .question", "#cards .card-actions button"):
+        assert page.evaluate(IN_VIEW, sel), sel
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    assert axe.violations(page) == []
+    big = "() => document.querySelector('#players .video-wrap.big .player-label').textContent"
+    assert page.evaluate(big) == "ego"
+    page.locator("#players .video-wrap[data-role=exo]").last.click()       # exo 2 large
+    assert page.evaluate(big) == "exo 2"
+    page.keyboard.press("w")                                                # W: the next one, ego again
+    assert page.evaluate(big) == "ego"
+    assert page.evaluate("() => document.querySelector('#players video').closest('.video-wrap').dataset.role") == "ego"
 
     for seek in (3.0, 1.2, 5.5):  # seeks of the lead, forwards and back
         page.evaluate(f"document.querySelector('#players video').currentTime = {seek}")

@@ -37,7 +37,7 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     cards = page.locator("#cards > li")
     expect(cards).to_have_count(3)
     page.wait_for_function("() => document.querySelector('#players video').readyState >= 1")  # the rendition loads
-    expect(page.locator(".shortcuts")).to_contain_text("Ctrl+Enter submit")
+    expect(page.locator("#keys")).to_contain_text("Ctrl+Entersubmit the unit")  # the key legend (? shows it)
 
     page.keyboard.press("v")                                   # 1: keep
     page.keyboard.press("j")

@@ -14,10 +14,13 @@ from annotator.media.models import Video
 from annotator.qa.models import QAPair, QAType
 from annotator.qa.services import apply_preset, ensure_qa_type
 from tests.conftest import make_video
+from tests.ui import axe
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LEADER = "document.querySelector('#players video')"
+IN_VIEW = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
+           " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }")
 SIZES = ("() => [...document.querySelectorAll('#players video')].map(v => { const r = v.getBoundingClientRect();"
          " return [Math.round(r.width), Math.round(r.height)]; })")
 
@@ -92,10 +95,10 @@ def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zoom
     w, h = (int(n) for n in src.split("#xywh=")[1].split(",")[2:])
     assert (w, h) == (160, 120)
     assert page.evaluate("u => fetch(u).then(r => r.ok && r.headers.get('content-type'))", src.split("#")[0]) == "image/jpeg"
-    expect(page.locator(".tl-tip-time")).to_have_text("0:01.2")
+    expect(page.locator(".tl-tip-time")).to_have_text("0:00:01.2")
 
     ticks = "() => [...document.querySelectorAll('.tl-tick')].map(t => t.textContent)"
-    assert page.evaluate(ticks)[:3] == ["0:00", "0:02", "0:04"]
+    assert page.evaluate(ticks)[:3] == ["0:00:00.0", "0:00:02.0", "0:00:04.0"]
     page.locator(".tl-track").blur()
     page.keyboard.press("Escape")
     for _ in range(3):
@@ -105,7 +108,7 @@ def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zoom
     labels = page.evaluate(ticks)
     assert all("." in t for t in labels) and len(labels) >= 2, labels  # tenths at this zoom
     page.evaluate(f"{LEADER}.currentTime = 10.5")              # the view follows the playhead
-    page.wait_for_function("() => [...document.querySelectorAll('.tl-tick')].some(t => t.textContent.startsWith('0:10'))")
+    page.wait_for_function("() => [...document.querySelectorAll('.tl-tick')].some(t => t.textContent.startsWith('0:00:10'))")
     expect(page.locator(".tl-playhead")).to_be_visible()
     page.keyboard.press("0")
     expect(page.locator("#zoom-level")).to_have_text("whole unit")
@@ -119,7 +122,7 @@ def test_a_missing_thumbnails_vtt_means_no_thumbnail_and_the_timeline_still_seek
     Video.objects.filter(pk=video.pk).update(thumbnails_vtt="thumbs/0/0000000000000000/missing.vtt")
     context, page = _open(browser, live_server)
     page.mouse.move(*_track_at(page, 0.5))
-    expect(page.locator(".tl-tip-time")).to_have_text("0:06.0")
+    expect(page.locator(".tl-tip-time")).to_have_text("0:00:06.0")
     expect(page.locator(".timeline")).to_have_attribute("data-thumbnails", "0")
     expect(page.locator(".tl-thumb")).to_have_attribute("hidden", "")
     page.mouse.click(*_track_at(page, 0.5))
@@ -192,8 +195,13 @@ def test_day_night_players_are_larger_sound_is_the_leaders_and_ab_flicker_swipe_
     context, page = _open(browser, live_server, 2)
     (dw, dh), (nw, nh) = page.evaluate(SIZES)
     print(f"day-night players at 1366x768: day {dw}x{dh}, night {nw}x{nh}")
-    # Before this page change, each was 350x263 at 1366x768 (two players in the left column).
-    assert dw >= 480 and dh >= 360 and (nw, nh) == (dw, dh), page.evaluate(SIZES)
+    # Side by side in a wide left column beside the QA cards (issue 21; full width before, and the
+    # cards below the fold): the players, Play and Keep all in the first screen, no sideways scroll.
+    assert dw >= 420 and dh >= 315 and nw == dw and abs(nh - dh) <= 1, page.evaluate(SIZES)  # 321.75 px rounds either way
+    for sel in ("#players", "#play", "#cards .card-actions button"):
+        assert page.evaluate(IN_VIEW, sel), sel
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    assert axe.violations(page) == []
 
     muted = "() => [...document.querySelectorAll('#players video')].map(v => v.muted)"
     assert page.evaluate(muted) == [True, True]
@@ -253,7 +261,7 @@ def test_modifying_a_draft_interval_answer_with_shift_i_and_shift_o_saves_it(
     cards = page.locator("#cards > li")
     expect(cards).to_have_count(1)
     card = cards.nth(0)
-    expect(card).to_contain_text("Answer interval: 7.00 s – 8.00 s")
+    expect(card).to_contain_text("Answer interval: 0:00:07.0 – 0:00:08.0")
     expect(page.locator(".tl-range.answer")).to_have_count(1)
     page.keyboard.press("e")
     page.keyboard.press("Escape")

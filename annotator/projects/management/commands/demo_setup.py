@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from annotator.projects.demo_guidelines import seed_guidelines
 from annotator.projects.demo_media import SET_TYPE, long_and_multiview
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair
@@ -84,6 +85,8 @@ class Command(BaseCommand):
             self.stdout.write(f"agreement {scope['scope']}: {words} ({len(scope['reports'])} reports)")
         # Long and multi-view video (issue 11): an ego-exo set, a life log with an HLS part, their drafts.
         long_and_multiview(proj, opts["footage"], opts["manifest"], out, long_video=not opts["no_long_video"])
+        # Guidelines for the project and its QA types (issue 21), where the admin has written none.
+        self.stdout.write(f"guidelines written now: {seed_guidelines(proj)}")
         # Humans and models on one stimulus (issue 18): the ego-exo and video-option items verified by
         # script, a timed MCQ study over them; scripted people take the EGO-FLIGHT study.
         done = verify_units_of(proj, users.get(username="admin"), [SET_TYPE])
