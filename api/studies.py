@@ -164,7 +164,8 @@ def _taker(request, pk: int) -> tuple[Study, Participant | None, str]:
 def _own_trial(request, pk: int) -> Trial:
     """The requester's trial ``pk`` (NotFound if it is someone else's): a trial of a link
     participant bound to the session, or of the account (an annotator's, or their preview's)."""
-    trial = get_object_or_404(Trial.objects.select_related("participant__study__project", "item__condition__study"), pk=pk)
+    trial = get_object_or_404(Trial.objects.select_related("participant__study__project", "item__condition"), pk=pk)
+    trial.item.condition.study = trial.participant.study  # a trial's item is of its participant's study: read once
     if trial.participant_id in sessions.participant_ids(request._request) and trial.participant.user_id is None:
         links.require_taking(trial.participant)
         links.touch(trial.participant)

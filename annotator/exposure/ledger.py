@@ -207,9 +207,20 @@ class Ledger:
 
     @classmethod
     def of(cls, person: str, project_id: int) -> Ledger:
+        """The ledger of ``person`` in the project (one statement)."""
+        return cls.from_rows(cls.rows(person, project_id))
+
+    @staticmethod
+    def rows(person: str, project_id: int):
+        """The query of the rows ``of`` reads: (kind, video id, start_s, end_s, QA pair id), for a
+        caller that reads them with something else in one statement (``from_rows`` then)."""
+        return (Exposure.objects.filter(person=person, project_id=project_id, kind__in=[FOOTAGE, ANSWER, OPTIONS])
+                .order_by().values_list("kind", "video_id", "start_s", "end_s", "qa_pair_id"))
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple]) -> Ledger:
+        """A ledger of rows as ``rows`` reads them."""
         ledger = cls()
-        rows = (Exposure.objects.filter(person=person, project_id=project_id, kind__in=[FOOTAGE, ANSWER, OPTIONS])
-                .values_list("kind", "video_id", "start_s", "end_s", "qa_pair_id"))
         for kind, video, a, b, pair in rows:
             if kind == FOOTAGE and video is not None:
                 ledger.played[video].append((a, b))

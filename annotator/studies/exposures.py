@@ -11,6 +11,8 @@ been shown more since enrolment; a refused trial is withdrawn unserved (``withdr
 
 from __future__ import annotations
 
+from django.db import connection
+
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure, Refusal
 from annotator.studies.kinds import kind_module
@@ -41,21 +43,34 @@ def needs(item: Item) -> ledger.Needs:
 
 class Screen:
     """One person's screen at enrolment or serve: their ledger, and what their open trials in other
-    studies rest on (``served_only``: only trials already in front of them)."""
+    studies rest on (``served_only``: only trials already in front of them).
+
+    One statement reads both: the ledger's rows (``ledger.Ledger.rows``) and, after them, the items
+    of the open trials elsewhere (a row with a null kind and the item's id as its video), then one
+    more loads those items when there are any (a person with nothing open elsewhere, the common
+    case, costs one statement)."""
 
     def __init__(self, participant: Participant, *, served_only: bool = False):
         study = participant.study
         self.person = person_of(participant)
         self.project_id = study.project_id
-        self.ledger = ledger.Ledger.of(self.person, self.project_id)
-        open_trials = (Trial.objects.filter(**_same_person(participant), answered_at__isnull=True,
-                                            participant__study__project_id=study.project_id)
-                       .select_related("item__condition__study"))
+        open_trials = Trial.objects.filter(**_same_person(participant), answered_at__isnull=True,
+                                           participant__study__project_id=study.project_id)
         if participant.pk is not None:  # an unsaved participant (``services.prepare_assignment``) has none
             open_trials = open_trials.exclude(participant=participant)
         if served_only:
             open_trials = open_trials.filter(served_at__isnull=False)
-        self.pending = ledger.Pending.of(needs(t.item) for t in open_trials)
+        rows_sql, rows_params = ledger.Ledger.rows(self.person, self.project_id).query.sql_with_params()
+        open_sql, open_params = open_trials.order_by().values("item_id").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT * FROM ({rows_sql}) AS shown UNION ALL "
+                           f"SELECT NULL, pending.item_id, NULL, NULL, NULL FROM ({open_sql}) AS pending",
+                           (*rows_params, *open_params))
+            rows = cursor.fetchall()
+        self.ledger = ledger.Ledger.from_rows(r for r in rows if r[0] is not None)
+        open_items = {r[1] for r in rows if r[0] is None}
+        items = Item.objects.filter(pk__in=open_items).select_related("condition__study") if open_items else ()
+        self.pending = ledger.Pending.of(needs(i) for i in items)
         # Nothing open elsewhere: no showing can give an open trial away (``Pending.refusal`` would
         # answer None after a query for the shown videos' roots).
         self.nothing_pending = not (self.pending.order_of or self.pending.answers or self.pending.open_answers)
@@ -70,8 +85,16 @@ class Screen:
     def load_conditions(self) -> None:
         """Load the study's conditions (one query, once), with the study attached to each."""
         if self._conditions is None:
-            self._conditions = {c.pk: c for c in Condition.objects.filter(study_id=self.study.pk)}
-            for c in self._conditions.values():
+            self.use_conditions(Condition.objects.filter(study_id=self.study.pk).order_by())
+
+    def use_conditions(self, conditions) -> None:
+        """Take the study's conditions as the caller read them (``services.assign``, under the
+        study's lock), with the study attached to each, instead of reading them again; conditions
+        already loaded are kept."""
+        loaded = self._conditions or {}
+        self._conditions = {**{c.pk: c for c in conditions}, **loaded}
+        for c in self._conditions.values():
+            if c.study_id == self.study.pk:
                 c.study = self.study
 
     def attach(self, item: Item) -> None:

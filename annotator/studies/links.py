@@ -372,13 +372,10 @@ def is_full(study: Study) -> bool:
     """Whether no new participant could be given a scored item: the study has none, or every one
     already has ``raters_per_item`` people's trials. (Who has seen what footage, or the keys a
     person may not get twice, may still leave a particular person with none: ``open_link`` and
-    ``services.enroll`` decide that exactly.)"""
-    from django.db.models import Count
-
+    ``services.enroll`` decide that exactly.) People are counted by ``Item.raters``."""
     items = Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
     if study.raters_per_item:
-        items = (items.annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
-                 .filter(n__lt=study.raters_per_item))
+        items = items.filter(raters__lt=study.raters_per_item)
     return not items.exists()
 
 

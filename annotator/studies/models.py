@@ -84,7 +84,11 @@ class Condition(models.Model):
 
     ``variables`` is kind-specific: for ordering ``n_frames``, ``clip_length``, ``annotation``,
     ``hints``, ``item_kind`` (a row of EGO-FLIGHT App. E Table 8); for multiple choice nothing but
-    the limit (EgoExoBench App. A.5: 60 s "quick", 180 s "deliberate")."""
+    the limit (EgoExoBench App. A.5: 60 s "quick", 180 s "deliberate").
+
+    ``people``: how many ``person`` participants were given the condition (its membership rows), kept
+    by the database (migration 0008's trigger on the membership table, in the statement that adds
+    or removes them), so assignment reads it under the study's lock instead of counting."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
     number = models.PositiveSmallIntegerField()
@@ -92,6 +96,8 @@ class Condition(models.Model):
     time_limit_s = models.FloatField(null=True, blank=True)
     variables = models.JSONField(default=dict, blank=True)
     baseline = models.BooleanField(default=False)
+    people = models.PositiveIntegerField(default=0, editable=False,
+                                         help_text="Person participants given this condition (kept by a trigger).")
 
     class Meta:
         ordering = ["study", "number"]
@@ -165,6 +171,10 @@ class Item(models.Model):
     could play it in a verification queue). Clips the page plays are cut for the item and named in
     ``payload["media"]`` (``[{"name": storage name, "label": "Video 1"}, ...]``); they are served
     only to participants with an unanswered trial of the item (and to overseers).
+    ``raters``: how many ``person`` participants have a trial of the item (answered or not; a
+    released or withdrawn trial no longer counts), kept by the database (migration 0008's trigger
+    on the trials table, in the statement that inserts or deletes them): the raters-per-item cap
+    reads it under the study's lock instead of counting the item's trials.
     """
 
     class Role(models.TextChoices):
@@ -189,6 +199,8 @@ class Item(models.Model):
     seed = models.BigIntegerField(default=0)
     payload = models.JSONField(default=dict)
     truth = models.JSONField(null=True, blank=True)
+    raters = models.PositiveIntegerField(default=0, editable=False,
+                                         help_text="Person participants with a trial of this item (kept by a trigger).")
 
     class Meta:
         ordering = ["condition", "index"]

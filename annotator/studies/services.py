@@ -238,14 +238,14 @@ class Prepared:
 def prepare_assignment(participant: Participant) -> Prepared:
     """Read what ``assign`` needs that no other enrolment changes, so that the study's lock is held
     for the cap's reads and the writes only. ``participant`` may be unsaved (a link's new
-    participant: its pseudonym set). Three statements: the person's ledger, their open trials in
-    the project's other studies, and the study's conditions; then one for the attention and
-    practice items together."""
+    participant: its pseudonym set). Two statements: the person's ledger with their open trials in
+    the project's other studies (``exposures.Screen``; one more for those trials' items when there
+    are any), and the attention and practice items with their conditions. The study's conditions
+    come with ``assign``'s read of them under the lock (``Screen.use_conditions``)."""
     study = participant.study
     screen = exposures.Screen(participant)
-    screen.load_conditions()
     fixed = list(Item.objects.filter(condition__study=study, role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE])
-                 .order_by("condition__number", "index"))
+                 .select_related("condition").order_by("condition__number", "index"))
     for item in fixed:
         screen.attach(item)
     return Prepared(screen, [i for i in fixed if i.role == Item.Role.ATTENTION],
@@ -270,39 +270,39 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
     ``practice_items`` practice items first. Trial ids follow positions, so they carry nothing
     about the items. The draws are seeded by the study's seed and the participant's id.
 
-    Under the lock: one statement for the conditions' participant counts, one to add the chosen
-    conditions, one for the chosen conditions' items under the cap with their raters so far, and
-    one insert of the trials (and one of the refusals, if any).
+    Under the lock: one statement for the conditions with their participants so far
+    (``Condition.people``), one to add the chosen conditions, one for the chosen conditions' items
+    under the cap with their raters so far (``Item.raters``), and one insert of the trials (and one
+    of the refusals, if any). Both counters are kept by the database in the statements that add or
+    remove what they count (migration 0008), so these reads cost the same however many people took
+    part; they are read under the study's lock, as the counts were.
     """
     study = participant.study
     prepared = prepared or prepare_assignment(participant)
     rng = random.Random(f"{study.seed}:{participant.user_id or f'p{participant.pk}'}")
-    # Participants per condition through the membership table alone (a join with the items too
-    # would count conditions x items x participants rows).
+    # ``order_by`` without the default ordering's study and project joins.
     conditions = list(Condition.objects.filter(study=study)
                       .filter(Exists(Item.objects.filter(condition=OuterRef("pk"), role=Item.Role.SCORED)))
-                      .annotate(n=Count("participants", filter=Q(participants__kind=Participant.Kind.PERSON)))
                       .order_by("number"))
+    screen = prepared.screen
+    screen.use_conditions(conditions)
     rng.shuffle(conditions)
-    conditions.sort(key=lambda c: c.n)  # stable: the shuffle breaks ties
+    conditions.sort(key=lambda c: c.people)  # stable: the shuffle breaks ties
     chosen = conditions[: study.conditions_per_participant]
     participant.conditions.add(*chosen)  # a new participant: nothing to replace
     per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
     for i in range(study.questions_per_participant - sum(per) if chosen else 0):
         per[i] += 1
-    # People's trials only: a model's answers take no place from a person. One query for every
-    # chosen condition, least-answered first, split by condition below (order kept).
-    candidates = (Item.objects.filter(condition__in=chosen, role=Item.Role.SCORED)
-                  .annotate(n=Count("trials", filter=Q(trials__participant__kind=Participant.Kind.PERSON)))
-                  .order_by("n", "index"))
+    # People's trials only (``Item.raters``): a model's answers take no place from a person. One
+    # query for every chosen condition, least-answered first, split by condition below (order kept).
+    candidates = Item.objects.filter(condition__in=chosen, role=Item.Role.SCORED).order_by("raters", "index")
     if study.raters_per_item:
-        candidates = candidates.filter(n__lt=study.raters_per_item)
+        candidates = candidates.filter(raters__lt=study.raters_per_item)
     by_condition: dict[int, list[Item]] = {c.pk: [] for c in chosen}
     for item in candidates if chosen else ():
         by_condition[item.condition_id].append(item)
     used_keys: set[str] = set()
     picked: list[Item] = []
-    screen = prepared.screen
     refused: list[tuple[int, str]] = []
     for cond, quota in zip(chosen, per):
         fresh = []
@@ -561,8 +561,13 @@ def _finish_stage(participant: Participant) -> tuple[Participant, Trial | None |
     done; exclusion flags when done). Locks the row; returns it, with ``study`` loaded, and the
     first unanswered trial (``_first_open``, read under the lock; ``_UNREAD`` while the person is
     still at the instructions): a practice trial open means the practice, another the trials,
-    none done."""
-    locked = Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+    none done. The study is ``participant``'s when it has it loaded (not read again), else read
+    with the row."""
+    study_loaded = Participant._meta.get_field("study").is_cached(participant)
+    rows = Participant.objects.select_for_update(of=("self",))
+    locked = (rows if study_loaded else rows.select_related("study")).get(pk=participant.pk)
+    if study_loaded:
+        locked.study = participant.study
     if locked.stage == Participant.Stage.INSTRUCTIONS:
         return locked, _UNREAD
     first = _first_open(locked)
@@ -639,8 +644,12 @@ def queue_scoring(study_id: int) -> None:
     themselves:
 
     1. take the shared lock (held until the caller's transaction ends);
-    2. read, in a fresh snapshot, whether the job is queued (``jobs.is_queued``): if so, stop;
+    2. read, in a fresh snapshot, whether the job is queued: if so, stop;
     3. else queue it (``jobs.enqueue``: a job running, done or failed is queued again).
+
+    1 and 2 are one statement, the database function ``studies_scoring_queued`` (migration 0008),
+    whose read takes its own snapshot after the lock is granted (a VOLATILE function's queries do,
+    in READ COMMITTED), as ``jobs.is_queued`` did in a statement of its own.
 
     A delivery of the job claims its row (queued -> running), then waits for the exclusive lock
     (``scoring_barrier``) before reading anything. A transaction that saw the job queued in 2 took
@@ -653,8 +662,10 @@ def queue_scoring(study_id: int) -> None:
         jobs.enqueue("studies.score", study_id)
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", [SCORING_LOCK, study_id])
-    if not jobs.is_queued("studies.score", study_id):
+        cursor.execute("SELECT studies_scoring_queued(%s, %s, %s)",
+                       [SCORING_LOCK, study_id, jobs.job_key("studies.score", study_id)])
+        queued = cursor.fetchone()[0]
+    if not queued:
         jobs.enqueue("studies.score", study_id)
 
 

@@ -8,7 +8,10 @@ answer 19 with the next trial served (12 after the practice, 12 for the last), c
 Before serving became one statement (stamp, source videos and ledger rows): enroll 11, answer 15
 with the next trial served, current 10. Before the scoring job became a read under a shared lock
 (``services.queue_scoring``): answer 11 serving the next trial, 10 otherwise, one statement fewer
-but each answer locked the job's row until its commit."""
+but each answer locked the job's row until its commit.
+Before counters replaced the counts under the study's lock and the ledger came with the open
+trials elsewhere in one statement (commit 355145d): link 18 (8 under the lock; the session's row 4),
+enroll 7, answer 11 for the practice and the last, 12 with the next trial served, current 6."""
 
 from __future__ import annotations
 
@@ -86,16 +89,19 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
     study, token = mcq
     take_part(study, token, "first-person")  # the first person's requests also make the scoring job's row
     assert take_part(study, token, "second-person") == [
-        ("link", 18),      # link, resume check, ledger, open trials elsewhere, conditions, attention/practice
-                           # items; under the lock (BEGIN .. COMMIT, 8): lock, participant, conditions' counts,
-                           # their link, items under the cap, trials; the session's row (4)
-        ("page", 3), ("consent", 7), ("page", 3), ("screening", 7), ("page", 3),
-        ("enroll", 7),     # the first trial served: its stamp and ledger rows in one statement
+        ("link", 13),      # link, resume check, ledger with open trials elsewhere (one statement), attention
+                           # and practice items; under the lock (BEGIN .. COMMIT, 8): lock, participant,
+                           # conditions (their counter), their link, items under the cap (their counter),
+                           # trials; the session's row (1: no look-up of its random key, no transaction)
+        ("page", 3), ("consent", 7), ("page", 3), ("screening", 7),
+        ("page", 7),       # the take page: 3, and the made instructions' facts (4, issue 21's 6567f04)
+        ("enroll", 6),     # the first trial served: the ledger with open trials elsewhere, then its stamp
+                           # and ledger rows in one statement
         ("shown", 4),
-        ("answer", 11),    # the practice: its feedback, no trial served; the scoring job only read
-                           # (shared lock, then whether it is queued: it is)
-        ("current", 6),
-        ("shown", 4), ("answer", 12),  # with the next trial served
-        ("shown", 4), ("answer", 12),
-        ("shown", 4), ("answer", 11),  # the last: the stage moves to done, nothing served
+        ("answer", 10),    # the practice: its feedback, no trial served; the scoring job only read
+                           # (shared lock and whether it is queued, one statement: it is)
+        ("current", 5),
+        ("shown", 4), ("answer", 10),  # with the next trial served
+        ("shown", 4), ("answer", 10),
+        ("shown", 4), ("answer", 10),  # the last: the stage moves to done, nothing served
         ("page", 3), ("done", 4)]
