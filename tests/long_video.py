@@ -25,7 +25,14 @@ def make_two_hour_video(footage: Path, *, width: int = 160, fps: int = 10) -> Pa
     """bikes.mp4 (10 s of real footage, 640x272) scaled to ``width`` px wide at ``fps`` frames/s, looped
     720 times without re-encoding: 7200 s (about 45 MB at the default 160 px, 10 fps). Cached under
     .local/footage-cache/: built only when missing. Raises FileNotFoundError without the footage."""
-    out = CACHE / f"bikes-2h-{width}w-{fps}fps.mp4"
+    return make_looped_video(footage, width=width, fps=fps, loops=720)
+
+
+def make_looped_video(footage: Path, *, width: int = 160, fps: int = 10, loops: int = 720) -> Path:
+    """``make_two_hour_video`` with ``loops`` copies of the 10 s footage (1 to 720): ``loops`` x 10 s."""
+    if not 1 <= loops <= 720:
+        raise ValueError(f"loops must be 1 to 720, not {loops}")
+    out = CACHE / (f"bikes-2h-{width}w-{fps}fps.mp4" if loops == 720 else f"bikes-{loops}x-{width}w-{fps}fps.mp4")
     if out.is_file():
         return out
     source = footage / "bikes.mp4"
@@ -37,7 +44,7 @@ def make_two_hour_video(footage: Path, *, width: int = 160, fps: int = 10) -> Pa
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", f"scale={width}:-2,fps={fps}", "-c:v", "libx264",
                     "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
     partial = out.with_suffix(f".{os.getpid()}.part.mp4")
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", "719", "-i", str(small), "-c", "copy", str(partial)],
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", str(loops - 1), "-i", str(small), "-c", "copy", str(partial)],
                    check=True)
     small.unlink()
     partial.rename(out)
