@@ -1,5 +1,5 @@
 """Admin pages at 1366x768 (issue 21, "Results and admin pages"): the home page offers "Take part" only to
-those who may take part; a unit's history names its set's kind; the 403 and 404 pages carry the site's
+those who may take part; the agreement page's buttons are named by their visible text; a unit's history names its set's kind; the 403 and 404 pages carry the site's
 header, the reason in words and a link home. axe-core finds no serious or critical violation on them.
 One admin context and one annotator context serve every assertion."""
 
@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from annotator.agreement.models import RatingSet
 from annotator.media.models import VideoGroup
 from annotator.studies.models import Condition, Item, Study
 from tests.ui import axe
@@ -28,6 +29,7 @@ def test_home_unit_history_and_error_pages_for_admins_and_annotators(live_server
     condition = Condition.objects.create(study=study, number=1, label="all")
     Item.objects.create(condition=condition, index=0, key="q0", truth=0,
                         payload={"question": "Which?", "options": ["a", "b"], "media": []})
+    RatingSet.objects.create(project=project, name="sheets", level="nominal")   # a scope of the agreement page
     unit = make_unit(1)
     unit.group = VideoGroup.objects.create(project=project, kind=VideoGroup.Kind.EGO_EXO, name="kitchen-set")
     unit.save(update_fields=["group"])
@@ -40,6 +42,10 @@ def test_home_unit_history_and_error_pages_for_admins_and_annotators(live_server
     expect(study_line).to_contain_text("mc-demo")
     assert study_line.locator("a").all_inner_texts() == ["Results"]       # an admin may not take part
     assert axe.violations(page) == [] and _no_sideways_scroll(page)
+
+    page.goto(f"{live_server.url}/projects/proj/agreement/")             # its "Compute now" buttons' names
+    expect(page.locator("[data-scope='ratings:sheets'] button")).to_have_attribute("aria-label", "Compute now: ratings:sheets")
+    assert axe.violations(page) == []
 
     page.goto(f"{live_server.url}/projects/proj/units/{unit.pk}/")
     expect(page.locator("#unit-set")).to_have_text("ego-exo set kitchen-set")
