@@ -1,5 +1,5 @@
 """A 2-hour video on the verify page in headless Chromium: it plays through hls.js (HLS, not the MP4),
-and after a seek to 1:30:00 it plays within 2 s."""
+and after a seek to 1:30:00 it plays within 2 s; once the unit is submitted, no more segments are fetched."""
 
 import pytest
 from playwright.sync_api import expect
@@ -41,6 +41,16 @@ def test_a_two_hour_video_plays_from_1_30_00_within_2_s(long_video, live_server,
     assert any(url.endswith("-01080.m4s") for url in fetched)  # the segment holding 5400 s (5 s segments)
     assert not any(url.endswith(long_video.rendition.name) for url in fetched)
     assert refused == []
+
+    # Released (submitted, the queue then empty), the player fetches no more segments (issue 21:
+    # the hidden player played on and hls.js kept loading). 3 s of playing would fetch some.
+    page.keyboard.press("v")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#empty")).to_be_visible()
+    expect(page.locator("#players video")).to_have_count(0)
+    segments = sum(url.endswith(".m4s") for url in fetched)
+    page.wait_for_timeout(3000)  # a window to see nothing happen in: no condition marks "no fetch"
+    assert sum(url.endswith(".m4s") for url in fetched) == segments
     context.close()
 
 
