@@ -75,9 +75,13 @@ def leaderboard(request, slug: str):
     }, status=status)
 
 
-def _groups(report: dict) -> list[dict]:
+def _groups(report: dict, type_names: dict[str, str]) -> list[dict]:
+    """The breakdown tables, each row named in words: a QA type by its name (not its slug, issue 21),
+    a provenance group by ``GROUP_WORDS``; other values (day, night, real) are words already."""
+    words = {"qa_type": type_names}
     return [{"dim": dim, "title": DIMENSION_TITLES[dim], "heading": DIMENSION_HEADINGS[dim],
-             "rows": [{**g, "words": GROUP_WORDS.get(g["value"], g["value"])} for g in report["breakdown"][dim]]}
+             "rows": [{**g, "words": words.get(dim, GROUP_WORDS).get(g["value"], g["value"])}
+                      for g in report["breakdown"][dim]]}
             for dim in metrics.DIMENSIONS]
 
 
@@ -115,7 +119,7 @@ def detail(request, slug: str, pk: int):
         evaluation.refresh_from_db()
     report = selectors.report(evaluation)
     return render(request, "evaluation/detail.html", {
-        "project": project, "e": evaluation, "r": report, "groups": _groups(report), "can_start": role in START_ROLES,
+        "project": project, "e": evaluation, "r": report, "groups": _groups(report, dict(QAType.objects.filter(project=project).values_list("slug", "name"))), "can_start": role in START_ROLES,
         "active": evaluation.status in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING),
         "typed": typed, "error": error, "size_max": rejudge.SIZE_MAX,
     }, status=status)

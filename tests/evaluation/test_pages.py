@@ -124,3 +124,14 @@ def test_a_rejudge_post_naming_no_answer_records_nothing(project, judged_evaluat
         res = admin_client.post(url, {"item": item, "verdict": "right"})
         assert res.status_code == 302
     assert RejudgeItem.objects.exclude(verdict="").count() == 0
+
+
+@pytest.mark.django_db
+def test_the_breakdown_names_qa_types_by_their_name_not_their_slug(project, judged_evaluation, admin_client):
+    from annotator.qa.services import ensure_qa_type
+
+    ensure_qa_type(project, "scene", name="Scene description")
+    e = judged_evaluation(["correct", "incorrect"])
+    html = admin_client.get(f"/projects/{project.slug}/evaluation/{e.pk}/").content.decode()
+    assert '<th scope="row">Scene description</th>' in html and '<th scope="row">scene</th>' not in html
+    assert '<th scope="row">night</th>' in html                       # other values are words already
