@@ -58,8 +58,11 @@ def test_a_participant_orders_frames_by_keyboard_and_drag_and_the_trials_are_sco
     page.keyboard.press("Enter")                                          # answer the practice item as shown
     expect(page.locator("#feedback")).to_be_visible()
     verdict = page.locator("#feedback-verdict").inner_text()
-    expect(page.locator("#feedback-detail .frame")).to_have_count(n)
-    expect(page.locator("#feedback-detail .frame .tag").first).to_have_text("1")
+    # The participant's order beside the right one (issue 21), each of theirs saying where it belongs.
+    expect(page.locator("#feedback-right .frame")).to_have_count(n)
+    expect(page.locator("#feedback-right .frame .tag").first).to_have_text("1")
+    expect(page.locator("#feedback-yours .frame")).to_have_count(n)
+    yours = page.locator("#feedback-yours .frame .tag").all_inner_texts()
     page.wait_for_timeout(3000)                                           # reading the feedback for 3 s
     page.keyboard.press("Enter")                                          # continue
 
@@ -100,6 +103,9 @@ def test_a_participant_orders_frames_by_keyboard_and_drag_and_the_trials_are_sco
     practice = Trial.objects.get(participant=participant, practice=True)
     assert practice.response == practice.item.payload["shown"]           # answered as shown
     assert verdict == ("Right." if practice.response == practice.item.truth else "Not quite.")
+    truth = practice.item.truth
+    assert yours == [f"{k} · right place" if eid == truth[k - 1] else f"{k} · belongs at {truth.index(eid) + 1}"
+                     for k, eid in enumerate(practice.response, start=1)]
     trials = list(Trial.objects.filter(participant=participant, practice=False).order_by("position"))
     by_handle = {h: eid for eid, h in handles_of(trials[2].pk, trials[2].item.truth).items()}
     assert trials[2].response == [by_handle[h] for h in left_as]

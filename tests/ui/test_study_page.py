@@ -62,10 +62,13 @@ def test_a_timed_multiple_choice_trial_moves_on_when_its_countdown_runs_out(veri
     expect(page.locator("#widget video")).to_have_count(1)
     expect(page.locator("#widget input[type=radio]")).to_have_count(4)
     assert _seconds_left(page) in (2, 3)
+    expect(page.locator("#trial-note")).to_have_text("")
     page.keyboard.press("2")                                  # chosen, but never answered
     expect(page.locator("#widget input[type=radio]").nth(1)).to_be_checked()
     page.wait_for_function("() => document.querySelector('#countdown').textContent === 'Time left 0:01'")
     expect(page.locator("#trial-title")).to_have_text("Question 2 of 2", timeout=5_000)   # moved on by itself
+    # ... and says the last one was missed (issue 21)
+    expect(page.locator("#trial-note")).to_have_text("Time ran out on the last question: it counts as not answered.")
     assert errors == []
     context.close()
 
@@ -127,10 +130,13 @@ def test_an_open_answer_is_typed_and_sent(verified, live_server, browser, projec
     expect(page.locator("#error")).to_have_text("Write your answer first.")
     page.locator("#open-answer").click()
     page.keyboard.type("A counter counts up")
-    page.keyboard.press("Enter")                              # a new line, not an answer
+    page.keyboard.press("Shift+Enter")                        # a new line, not an answer
     page.keyboard.type("on colour bars.")
     expect(page.locator("#trial")).to_be_visible()
-    page.keyboard.press("Control+Enter")
+    expect(page.locator("#open-answer")).to_have_value("A counter counts up\non colour bars.")
+    expect(page.locator("#widget .muted")).to_contain_text("Enter answers; Shift+Enter starts a new line.")
+    expect(page.locator("#answer")).to_have_text("Answer (Enter)")
+    page.keyboard.press("Enter")                              # the button says Enter, and Enter sends (issue 21)
     expect(page.locator("#done")).to_be_visible()
     assert errors == []
     context.close()

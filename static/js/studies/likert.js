@@ -2,8 +2,8 @@
 // question and its answer, or a record's description, or an attention item's instruction) with its
 // clips, the criterion and what its scale's ends mean, a 1-5 radio scale (keys 1-5 pick when not
 // typing) and a justification box. Below `justify_below` the justification is required: the box
-// says so in plain words and the page does not send the rating without one. Enter answers when not
-// typing, Ctrl+Enter anywhere. Response: `{score, justification}`.
+// says so in plain words and the page does not send the rating without one. Enter answers, in the
+// box too (take.js); Shift+Enter starts a new line there. Response: `{score, justification}`.
 
 import { paragraph, videoList } from "./videos.js";
 
@@ -57,7 +57,7 @@ export function mount(root, content, { saved, changed }) {
 
   const keys = paragraph("", "muted");
   keys.innerHTML = "Press <kbd>1</kbd>-<kbd>5</kbd> or click to choose; <kbd>Enter</kbd> answers "
-    + "(<kbd>Ctrl</kbd>+<kbd>Enter</kbd> while writing).";
+    + "(<kbd>Shift</kbd>+<kbd>Enter</kbd> starts a new line while writing).";
   root.append(paragraph(content.criterion, "study-criterion"), paragraph(content.scale, "study-scale-text"), rated,
               videoList(content.videos, content.video_layout), fieldset, why, need, keys);
 

@@ -1,7 +1,8 @@
 // Multiple-choice widget (EgoExoBench human performance, seed 001 Sec. 4, App. A.5): the question,
 // its clips (controls, replay allowed) and the options as radio buttons named by letter. Keys 1-9
 // or A-Z pick an option (1 = A); Enter answers (the page's key). Response: the chosen option's index
-// in the shown order. Practice feedback names the right letter.
+// in the shown order. Practice feedback names the right letter beside the one chosen. An item with
+// no clip (an attention item) says nothing of clips.
 
 import { paragraph, videoList } from "./videos.js";
 
@@ -30,8 +31,8 @@ export function mount(root, content, { saved, changed }) {
     return input;
   });
   const keys = paragraph("", "muted");
-  keys.innerHTML = "Play the clips as often as you like. Press <kbd>1</kbd>-<kbd>9</kbd> or <kbd>A</kbd>-<kbd>Z</kbd>, "
-    + "or click, to choose; <kbd>Enter</kbd> answers.";
+  keys.innerHTML = (content.videos.length ? "Play the clips as often as you like. " : "")
+    + "Press <kbd>1</kbd>-<kbd>9</kbd> or <kbd>A</kbd>-<kbd>Z</kbd>, or click, to choose; <kbd>Enter</kbd> answers.";
   root.append(paragraph(content.question, "question study-question"), videoList(content.videos, content.video_layout), fieldset, keys);
 
   const chosen = () => {
@@ -61,8 +62,13 @@ export function mount(root, content, { saved, changed }) {
       pick(i);
       return true;
     },
-    feedback(fb) {
-      return paragraph(fb.correct ? `Right: ${fb.truth}.` : `The right option was ${fb.truth}.`, "");
+    feedback(fb, response) {
+      const yours = typeof response === "number" && content.options[response] ? content.options[response].letter : null;
+      const text = yours === null ? `You chose no option. The right option was ${fb.truth}.`
+        : fb.correct ? `You chose ${yours}: right.` : `You chose ${yours}. The right option was ${fb.truth}.`;
+      const p = paragraph(text, "");
+      p.id = "feedback-choice";
+      return p;
     },
   };
 }

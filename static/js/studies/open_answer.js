@@ -1,6 +1,6 @@
 // Open-answer widget (EgoNight, seed 000 App. A.2.1): the question and its clip(s), and a text box
-// for the answer. Nobody else's answer, and no draft, is ever on this page. Ctrl+Enter answers
-// (Enter alone starts a new line). Response: the text.
+// for the answer. Nobody else's answer, and no draft, is ever on this page. Enter answers (the
+// page's key, take.js), Shift+Enter starts a new line. Response: the text.
 
 import { paragraph, videoList } from "./videos.js";
 
@@ -18,7 +18,7 @@ export function mount(root, content, { saved, changed }) {
   box.addEventListener("input", changed);
   label.append(box);
   const keys = paragraph("", "muted");
-  keys.innerHTML = "Answer in a few words or a sentence. <kbd>Ctrl</kbd>+<kbd>Enter</kbd> answers.";
+  keys.innerHTML = "Answer in a few words or a sentence. <kbd>Enter</kbd> answers; <kbd>Shift</kbd>+<kbd>Enter</kbd> starts a new line.";
   root.append(paragraph(content.question, "question study-question"), videoList(content.videos, content.video_layout), label, keys);
   box.focus();
 

@@ -4,7 +4,8 @@
 // elements (hints) are in their true place, marked, and stay there whatever moves around them.
 // Elements are named by the per-trial handles the server gives, never by ids, so nothing here
 // carries the true order. Up to 8 frames sit in one row, scaled to fit (app.css, studies section).
-// Response: the handles in the order given.
+// Response: the handles in the order given. Practice feedback shows the participant's order beside the
+// right one.
 
 import { paragraph } from "./videos.js";
 
@@ -129,17 +130,38 @@ export async function mount(root, content, { saved, changed }) {
       }
       return false;
     },
-    feedback(fb) {
+    // The participant's order beside the right one: each of theirs says whether it is in its right
+    // place, and if not, which place that is.
+    feedback(fb, response) {
       const box = document.createElement("div");
-      box.append(paragraph(fb.correct ? "That is the order they happened." : "The right order, earliest first:", ""));
-      const ol = elementList(content.elements, "The right order, earliest first");
-      fb.truth.forEach((h, i) => {
-        const li = elementItem(byHandle.get(h));
-        li.tabIndex = -1;
-        li.querySelector(".tag").textContent = String(i + 1);
-        ol.append(li);
-      });
-      box.append(ol);
+      box.className = "study-feedback-orders";
+      const rightAt = new Map(fb.truth.map((h, i) => [h, i + 1]));
+      const list = (handles, label, tagOf) => {
+        const ol = elementList(content.elements, label);
+        handles.forEach((h, i) => {
+          const li = elementItem(byHandle.get(h));
+          li.tabIndex = -1;
+          li.querySelector(".tag").textContent = tagOf(h, i + 1);
+          li.setAttribute("aria-label", "position " + (i + 1) + ": " + tagOf(h, i + 1));
+          ol.append(li);
+        });
+        return ol;
+      };
+      if (Array.isArray(response) && response.length === fb.truth.length && response.every((h) => byHandle.has(h))) {
+        const mine = document.createElement("section");
+        mine.id = "feedback-yours";
+        mine.append(paragraph("Your order, earliest first:", "study-feedback-head"),
+                    list(response, "Your order, earliest first",
+                         (h, pos) => rightAt.get(h) === pos ? `${pos} · right place` : `${pos} · belongs at ${rightAt.get(h)}`));
+        box.append(mine);
+      } else {
+        box.append(paragraph("You gave no order in time.", "study-feedback-head"));
+      }
+      const right = document.createElement("section");
+      right.id = "feedback-right";
+      right.append(paragraph(fb.correct ? "That is the order they happened:" : "The right order, earliest first:", "study-feedback-head"),
+                   list(fb.truth, "The right order, earliest first", (h, pos) => String(pos)));
+      box.append(right);
       return box;
     },
   };

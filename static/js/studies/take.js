@@ -14,13 +14,18 @@
 //   value()    -> {response} ready to send, or {problem: "plain words", focus: element}
 //   unsent()   -> the input to keep until it is sent (JSON)
 //   key(event) -> true if the widget handled the key (the page then leaves it alone)
-//   feedback(fb) (optional) -> a node showing a practice trial's feedback (the right answer)
+//   feedback(fb, response) (optional) -> a node showing a practice trial's feedback: the right
+//              answer (fb.truth) beside the participant's own (`response`, as sent; null if the time ran out)
 //
 // Answering: the response time is the clock's, read when the person answers; the answer waits for
 // the server to have the "shown" report, then is sent with an idempotency key kept per trial, and
 // retried with the same key on a network failure. A refused answer shows the server's reason and
 // keeps everything the person put in. When a time limit is reached the page answers with no
-// response (the server stores the trial timed out) and moves on.
+// response (the server stores the trial timed out) and moves on; the next trial says the last one
+// was missed.
+//
+// Keys: Enter answers, in a text box too (Shift+Enter starts a new line there; Ctrl+Enter answers
+// as well), so the Answer button's "(Enter)" is true on every kind.
 
 import { startClock } from "./clock.js";
 import { unsent } from "./unsent.js";
@@ -34,6 +39,8 @@ let current = null;      // {trial, widget, clock, store} of the trial on screen
 let generation = 0;      // bumped per render: a slow mount of an old trial is dropped
 let sending = false;
 let expireAfterSend = false;
+let missedLast = false;  // the trial before the one on screen ran out of time
+const WAIT_TEXT = "Wait until everything is shown.";
 
 function say(text) { $("status").textContent = text || ""; }
 
@@ -126,7 +133,12 @@ async function showTrial(trial, fetchedAt, gen) {
   $("trial-title").textContent = (trial.practice ? "Practice " : "Question ") + trial.number + " of " + trial.of;
   $("progress").max = trial.of;
   $("progress").value = trial.number - 1;
-  $("trial-note").textContent = trial.practice ? "Practice: you will see how you did after answering. It does not count." : "";
+  const notes = [];
+  if (missedLast) notes.push("Time ran out on the last question: it counts as not answered.");
+  if (trial.practice) notes.push("Practice: you will see how you did after answering. It does not count.");
+  missedLast = false;
+  $("trial-note").textContent = notes.join(" ");
+  $("trial-note").classList.toggle("study-missed", notes.length > 0 && notes[0].startsWith("Time ran out"));
   $("answer").disabled = true;
   countdown(trial.time_limit_ms);
   const box = $("widget");
@@ -150,7 +162,11 @@ async function showTrial(trial, fetchedAt, gen) {
     },
   });
   current = { trial, widget, clock, store };
-  clock.visible.then(() => { if (current && current.trial === trial) $("answer").disabled = false; });
+  clock.visible.then(() => {
+    if (!current || current.trial !== trial) return;
+    $("answer").disabled = false;
+    if ($("status").textContent === WAIT_TEXT) say("");
+  });
 }
 
 async function send(url, body) {
@@ -169,7 +185,7 @@ async function answer(timedOut) {
   const { trial, widget, clock, store } = current;
   const rt = clock.elapsed();  // the moment of the answer, before anything is awaited
   // A resumed trial's clock runs from the start, but it is answered only once it is on screen again.
-  if (rt === null || (!timedOut && !$("trial").dataset.shown)) { say("Wait until everything is shown."); return; }
+  if (rt === null || (!timedOut && !$("trial").dataset.shown)) { say(WAIT_TEXT); return; }
   let response = null;
   if (!timedOut) {
     const value = widget.value();
@@ -200,18 +216,20 @@ async function answer(timedOut) {
   } else {
     store.clear();
     say("");
-    if (data.feedback && Object.keys(data.feedback).length) showFeedback(data, widget);
+    if (timedOut) missedLast = true;
+    if (data.feedback && Object.keys(data.feedback).length) showFeedback(data, widget, response, timedOut);
     else await render(data, at);
   }
 }
 
-function showFeedback(state, widget) {
+function showFeedback(state, widget, response, timedOut) {
   stopTrial();
   generation += 1;
   show("feedback");
   const fb = state.feedback;
-  $("feedback-verdict").textContent = fb.correct ? "Right." : "Not quite.";
-  $("feedback-detail").replaceChildren(...(widget.feedback ? [widget.feedback(fb)] : []));
+  $("feedback-verdict").textContent = timedOut ? "Time ran out: this one is not answered." : fb.correct ? "Right." : "Not quite.";
+  $("feedback-detail").replaceChildren(...(widget.feedback ? [widget.feedback(fb, timedOut ? null : response)] : []));
+  missedLast = false;  // the feedback said so already
   $("continue").focus();
 }
 
@@ -241,9 +259,9 @@ document.addEventListener("keydown", (e) => {
   }
   if (!current || $("trial").hidden) return;
   if (current.widget.key(e)) return;
-  if (e.key !== "Enter") return;
+  if (e.key !== "Enter" || e.isComposing) return;
   const typing = e.target && e.target.tagName === "TEXTAREA";
-  if (typing && !(e.ctrlKey || e.metaKey)) return;  // a new line
+  if (typing && e.shiftKey && !(e.ctrlKey || e.metaKey)) return;  // Shift+Enter: a new line
   if (e.target && e.target.tagName === "BUTTON" && e.target.id !== "answer") return;
   e.preventDefault();
   answer(false);
