@@ -312,7 +312,9 @@ def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(li
     qt = QAType.objects.create(project=project, slug="log_query", name="Log query", set_kind="life_log")
     unit = WorkUnit.objects.create(project=project, video=first, group=life_log, start_s=0.0, end_s=14.0)
     # Virtual 1.0-12.0 s: the first part from 1 s to its end (3 s), the 6 s gap, the second part's first 2 s.
-    _pair(unit, qt, "What does the camera wearer do before the break?", ["cook", "read"], 0, start=1.0, end=12.0)
+    pair = _pair(unit, qt, "What does the camera wearer do before the break?", ["cook", "read"], 0, start=1.0, end=12.0)
+    # An open question: no options (a pair with options is no open-answer item, issue 21).
+    QAPair.objects.filter(pk=pair.pk).update(options=None, answer_index=None)
     create_study(project, "log", "open_answer", seed=2, options={"qa_types": ["log_query"],
                                                                  "questions_per_participant": 1})
     context, page, problems, responses = _open(browser, live_server, project, "log")
