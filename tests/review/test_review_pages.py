@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from annotator.qa.models import QAPair, QueueItem
 from annotator.review.models import Review, ReviewState
+from tests.ui import axe
 from tests.ui.conftest import browser  # noqa: F401 (the module-scoped browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -42,6 +43,7 @@ def test_a_reviewer_rejects_by_keyboard_and_the_annotator_sees_the_comments_on_t
     cards = page.locator("#pairs > li.review-card")
     expect(cards).to_have_count(3)                    # the two verified pairs and the deleted one
     expect(cards.nth(1)).to_contain_text("Deleted by ann as vague")
+    assert axe.violations(page) == []                 # the deleted card's grey text kept its contrast (issue 21)
     expect(page.locator("#queue li.current")).to_contain_text(f"Unit {unit.pk}")
 
     page.keyboard.press("r")                          # reject with no comment: refused on the page, nothing sent
