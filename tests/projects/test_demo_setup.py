@@ -97,12 +97,19 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert set(Report.objects.values_list("scope", flat=True)) == {"verification", "ratings:xlebench-sheets",
                                                                    "ratings:judge-recheck"}
 
+    # Issue 21: the demo ships guidelines, the project's and each of its EgoNight, set and life-log types'.
+    from annotator.projects.models import Project
+    assert "**Keep (V)**" in Project.objects.get(slug="demo").guidelines
+    assert "relative to the wearer" in QAType.objects.get(slug="spatial_reasoning").guidelines
+    assert not QAType.objects.filter(slug__in=["object_recognition", "egoexo-view-match", "lifelog-when"], guidelines="").exists()
+
     second_out = _setup(footage, manifest)
 
     assert _snapshot() == first
     assert "2 files: 0 queued, 2 duplicate, 0 failed" in second_out
     assert "0 night renditions to make (6 already there)" in second_out
     assert "nothing to draft" in second_out
+    assert "guidelines written now: 0" in second_out
     assert "counting" in second_out and "3 s window" in second_out  # qa_types lists it; this raised before
 
 
