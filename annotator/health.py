@@ -4,7 +4,8 @@ library's, see ``annotator/urls.py``).
 - ``WEB``: what the web server itself needs: PostgreSQL (``SELECT 1``), the Redis of the Celery
   broker (``PING`` on ``CELERY_BROKER_URL``; a dead broker only delays jobs, the outbox keeps them,
   but nothing gets processed) and the media storage (a file written, read and deleted).
-- ``ALL``: those plus a Celery worker answering a control ping and consuming the default queue.
+- ``ALL``: those plus Celery workers answering a control ping and, between them, consuming every
+  queue (``settings.WORKER_QUEUES``).
 
 ``/health/web/`` (``WEB``) is the web container's healthcheck, so a stopped worker does not mark the
 web server unhealthy; ``/health/`` (``ALL``) is what monitoring polls. Every check reports its own
@@ -43,8 +44,9 @@ class WorkerPing(Ping):
 
     app: Celery = dataclasses.field(default_factory=_celery_app, repr=False)
     timeout: datetime.timedelta = dataclasses.field(default=datetime.timedelta(seconds=2), repr=False)
-    # Return as soon as one worker answered instead of waiting the whole timeout for more.
-    limit: int | None = dataclasses.field(default=1, repr=False)
+    # Every worker that answers within the timeout: each queue (``settings.WORKER_QUEUES``, one
+    # worker per queue) must be taken by one of them, so waiting for the first answer is not enough.
+    limit: int | None = dataclasses.field(default=None, repr=False)
 
 
 WEB = [Database, (Redis, {"client_factory": broker_client}), Storage]

@@ -13,6 +13,7 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django_guid.integrations import CeleryIntegration
+from kombu import Queue
 
 from annotator.env import env_bool, env_float, env_int, env_list, env_str
 from annotator.logging import logging_config
@@ -279,6 +280,23 @@ STORAGES = {
 REDIS_PORT = env_int("REDIS_PORT", 63799, minimum=1)
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"redis://127.0.0.1:{REDIS_PORT}/0")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", f"redis://127.0.0.1:{REDIS_PORT}/1")
+# Split queues (issue 22), routed here and nowhere else: ffmpeg work on ``media``, model calls on
+# ``models``, scoring, agreement and reports on ``scores``, the rest (beat's periodic work, the job
+# reconciler, releases) on ``default``, so a 2-hour transcode never waits before, or blocks, a score.
+# Each queue gets a worker of its own (``make demo``: scripts/demo.sh; docker-compose.yml).
+WORKER_QUEUES = ("media", "models", "scores", "default")
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# Declared, so a worker started without -Q takes every queue, and /health/ asks that each has one.
+CELERY_TASK_QUEUES = tuple(Queue(name) for name in WORKER_QUEUES)
+CELERY_TASK_ROUTES = {
+    "media.*": {"queue": "media"},
+    "studies.build": {"queue": "media"},  # frames and clips cut with ffmpeg
+    "drafts.*": {"queue": "models"},
+    "evaluation.*": {"queue": "models"},
+    "agreement.compute": {"queue": "scores"},
+    "agreement.overlap_consensus": {"queue": "scores"},
+    "studies.score": {"queue": "scores"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -57,10 +57,16 @@ $PY manage.py migrate --noinput -v0
 $PY manage.py relocate_media || echo "relocate_media: some videos were not moved (see above); run it again"
 $PY manage.py collectstatic --noinput -v0
 
-# Its banner and warnings go to the log too, so this terminal shows only the demo's progress.
-.venv/bin/celery -A workers worker --concurrency 2 --loglevel INFO --logfile "$logs/worker.log" \
-  >>"$logs/worker.out" 2>&1 &
-pids+=($!)
+# One worker per queue (annotator/settings.py routes the tasks: ffmpeg on media, model calls on
+# models, scoring on scores, the rest on default), at concurrencies that fit 2 cores: a long
+# transcode never holds up a score. Banners and warnings go to the logs, so this terminal shows only
+# the demo's progress.
+for spec in media:1 models:2 scores:1 default:1; do
+  queue="${spec%%:*}"
+  .venv/bin/celery -A workers worker -Q "$queue" -n "$queue@%h" --concurrency "${spec##*:}" --loglevel INFO \
+    --logfile "$logs/worker-$queue.log" >>"$logs/worker-$queue.out" 2>&1 &
+  pids+=($!)
+done
 # Celery beat runs the job reconciler (re-sends jobs a broker lost, fails those that kill workers).
 .venv/bin/celery -A workers beat --loglevel INFO --schedule .local/celerybeat-schedule --logfile "$logs/beat.log" \
   >>"$logs/beat.out" 2>&1 &

@@ -144,7 +144,9 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
 
     app.control.purge()
     with django_db_blocker.unblock():
-        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30):
+        # Every queue (``settings.WORKER_QUEUES``): the in-process worker stands for all of them.
+        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30,
+                          queues=list(settings.WORKER_QUEUES)):
             yield app
 
 

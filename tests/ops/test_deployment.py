@@ -70,7 +70,7 @@ def test_migrations_run_once_before_web_worker_and_beat():
         "sh", "-c", "python manage.py migrate --noinput && (python manage.py relocate_media || echo 'relocate_media: "
         "some videos were not moved; run it again')"]
     assert services["migrate"]["restart"] == "no"
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker-media", "worker-models", "worker-scores", "worker-default", "beat"):
         assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
         assert "migrate" not in str(services[name]["command"]), name
 
@@ -79,4 +79,9 @@ def test_beat_runs_the_scheduler_and_the_healthchecks_use_health_and_a_celery_pi
     services = _compose()
     assert services["beat"]["command"][:4] == ["celery", "-A", "workers", "beat"]
     assert "http://127.0.0.1:8000/health/?format=json" in " ".join(services["web"]["healthcheck"]["test"])
-    assert "celery -A workers inspect ping" in " ".join(services["worker"]["healthcheck"]["test"])
+    for queue in ("media", "models", "scores", "default"):  # a worker per queue, each answering a ping by its name
+        worker = services[f"worker-{queue}"]
+        assert worker["command"][worker["command"].index("-Q") + 1] == queue
+        assert worker["environment"]["WORKER_QUEUE"] == queue
+        assert "celery -A workers inspect ping --destination $$WORKER_QUEUE@$$HOSTNAME" in " ".join(
+            worker["healthcheck"]["test"])

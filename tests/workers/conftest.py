@@ -66,10 +66,14 @@ def process_env(broker_url: str, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def worker_process(broker_url: str, log: Path, *, beat: bool = False, **extra_env: str):
-    """A Celery worker subprocess (prefork, one pool process), optionally with beat embedded."""
+def worker_process(broker_url: str, log: Path, *, beat: bool = False, queues: str | None = None, **extra_env: str):
+    """A Celery worker subprocess (prefork, one pool process) consuming ``queues`` (comma-separated;
+    every queue of ``settings.WORKER_QUEUES`` by default), optionally with beat embedded."""
+    from django.conf import settings
+
     args = [str(REPO / ".venv/bin/celery"), "-A", "workers", "worker", "--pool", "prefork", "--concurrency", "1",
-            "--loglevel", "INFO", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle"]
+            "--loglevel", "INFO", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle",
+            "-Q", queues or ",".join(settings.WORKER_QUEUES)]
     if beat:
         args += ["-B", "--schedule", str(log.with_suffix(".beat"))]
     with log.open("w") as out:

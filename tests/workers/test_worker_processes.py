@@ -69,3 +69,30 @@ def test_a_video_ingested_while_the_broker_is_down_is_made_ready_by_the_reconcil
     job.refresh_from_db()
     assert (job.status, job.deliveries) == ("done", 1)
     assert job.sends >= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_transcode_on_the_media_queue_does_not_delay_a_score(own_redis, tmp_path, two_hour_video, make_unit):
+    """Split queues (issue 22): one worker on ``media`` busy with a 2-hour transcode, one on
+    ``scores``; a scoring job queued once the transcode runs is done while it still runs. With one
+    queue for all, it would wait behind the transcode (or, here, never be taken)."""
+    unit = make_unit()
+    # One subprocess (on the workers' broker) ingests, waits for the transcode to run, then queues
+    # the scoring job: a manage.py start is slow on a busy machine.
+    script = (f"import time; from annotator import jobs; from annotator.core.models import Job; "
+              f"from django.core.management import call_command; "
+              f"call_command('ingest', {str(two_hour_video)!r}, '--project', 'queues'); "
+              f"deadline = time.monotonic() + 120\n"
+              f"while not Job.objects.filter(key__startswith='media.transcode:', status='running').exists() "
+              f"and time.monotonic() < deadline: time.sleep(0.1)\n"
+              f"jobs.enqueue('agreement.overlap_consensus', {unit.pk})")
+    with worker_process(own_redis.url, tmp_path / "media.log", queues="media"), \
+            worker_process(own_redis.url, tmp_path / "scores.log", queues="scores"):
+        done = run_manage(own_redis.url, "shell", "-c", script, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        video = Video.objects.get(project__slug="queues")
+        assert Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.RUNNING
+        wait_for(lambda: Job.objects.filter(key=f"agreement.overlap_consensus:{unit.pk}", status=Job.Status.DONE).exists(),
+                 timeout=90, what="the scoring job, done while the transcode runs")
+        assert Video.objects.get(pk=video.pk).status == Video.Status.PROCESSING
+        assert Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.RUNNING
