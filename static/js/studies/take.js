@@ -207,6 +207,7 @@ async function answer(timedOut) {
   sending = false;
   if (!res || !current || current.trial !== trial) return;  // "shown" was refused: the current state is shown instead
   if (res.status === 409) {                                    // answered elsewhere, or its time closed it
+    if (timedOut) missedLast = true;
     await reload();
     say(reason(data, res.status));
   } else if (!res.ok) {
