@@ -147,3 +147,32 @@ def test_a_likert_rating_keeps_answer_in_view_and_enter_sends_from_the_justifica
     context.close()
     trial = Trial.objects.get(participant__user=annotator)
     assert trial.response == {"score": 2, "justification": "The answer names\nthe wrong object."}
+
+
+def test_a_researcher_edits_the_instructions_from_the_preview(verified, live_server, browser, project):
+    from tests.studies.conftest import people
+
+    verified(1)
+    create_study(project, "mc", "mcq", seed=1, options={"practice_items": 0, "time_limits": [60]})
+    people(project, 1, role="researcher", prefix="r")
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "r0")
+    page.fill("#id_password", "pw-r0-123")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/projects/{project.slug}/studies/mc/preview/")
+    expect(page.locator("#instructions")).to_be_visible()
+    expect(page.locator("#instructions .markdown")).to_contain_text("You have 1 minute for each question")
+    assert axe.violations(page) == []                       # the banner's actions were under 4.5:1 contrast
+    page.locator("#preview-instructions").click()
+    expect(page.locator("#instructions-text")).to_have_value(
+        __import__("re").compile(r"^You will see a question about one or more video clips"))
+    assert axe.violations(page) == []
+    page.locator("#instructions-text").fill("Look at both clips, then **choose**.")
+    page.locator("#instructions-form button[type=submit]").click()
+    expect(page.locator("#instructions-shown")).to_have_text("Look at both clips, then choose.")
+    page.goto(f"{live_server.url}/projects/{project.slug}/studies/mc/preview/")
+    expect(page.locator("#instructions .markdown")).to_have_text("Look at both clips, then choose.")
+    context.close()
