@@ -325,7 +325,9 @@ STUDY_RELEASE_EVERY_S = env_int("STUDY_RELEASE_EVERY_S", 300, minimum=10)
 # made in the claim itself, a gold claim took longer than a real one.
 GOLD_PREMAKE_EVERY_S = env_float("GOLD_PREMAKE_EVERY_S", 10.0, minimum=1.0)
 CELERY_BEAT_SCHEDULE = {
-    "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S},
+    # Expires: a run a busy worker could not start in time is dropped, not piled up.
+    "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S,
+                     "options": {"expires": GOLD_PREMAKE_EVERY_S}},
     "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
     "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
     "studies-release-idle": {"task": "studies.release_idle_schedule", "schedule": STUDY_RELEASE_EVERY_S},

@@ -65,10 +65,11 @@ SELECT DISTINCT i.project_id, i.leased_by_id, st.claims, coalesce(p.gold_rate, %
 FROM qa_queueitem i
 JOIN gold_standing st ON st.project_id = i.project_id AND st.user_id = i.leased_by_id
 LEFT JOIN gold_policy p ON p.project_id = i.project_id
-LEFT JOIN projects_membership m ON m.project_id = i.project_id AND m.user_id = i.leased_by_id
-WHERE i.status = 'open' AND i.leased_by_id IS NOT NULL AND i.lease_expires_at > %(now)s AND NOT st.paused
+JOIN projects_membership m ON m.project_id = i.project_id AND m.user_id = i.leased_by_id
+WHERE i.status = 'open' AND i.leased_by_id IS NOT NULL AND i.lease_expires_at > %(now)s
+  AND NOT (st.paused AND st.claims + 1 >= coalesce(st.pause_from, 0))
   AND coalesce(p.gold_rate, %(rate)s) > 0
-  AND (NOT coalesce(p.qualification_required, %(required)s) OR m.role IS DISTINCT FROM 'annotator'
+  AND (NOT coalesce(p.qualification_required, %(required)s) OR m.role <> 'annotator'
        OR st.qualified_at IS NOT NULL)"""
 
 # A gold copy for the person, picked and made in one statement (``services.copy_sql``): none when a
@@ -85,7 +86,7 @@ _PICK = """pick AS (
     WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
       AND NOT EXISTS (SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
                       WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
-                        AND w.purpose = 'gold'
+                        AND w.purpose = 'gold' AND i.leased_by_id IS DISTINCT FROM %(user)s
                         AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s))
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)

@@ -133,6 +133,10 @@ WITH held AS (
            AND (NOT %(only_assigned)s OR i.kind = 'qualification')
            AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
            AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)
+           -- A gold copy made ahead (gold.claims.premake) only while the shared queue has a unit
+           -- for the person: gold, then "nothing left", would give it away.
+           AND (NOT EXISTS (SELECT 1 FROM qa_workunit g WHERE g.id = i.unit_id AND g.purpose = 'gold')
+                OR EXISTS (SELECT 1 FROM qa_queueitem i WHERE """ + SHARED_CLAIMABLE_SQL + """))
            AND NOT """ + _STUDY_PENDING_SQL + """
          ORDER BY i.priority, i.id
          LIMIT 1

@@ -283,7 +283,7 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         state.state, state.review, state.rework_item, state.round = new_state, review, rework, None
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
         if membership is None:  # a round's units settle gold when the round closes (``close_round``)
-            settle_gold(state.project_id, before=_oldest_waiting(state.project_id), reviewer=reviewer)
+            settle_gold(state.project_id, before=_oldest_waiting(state.project_id, reviewer), reviewer=reviewer)
         result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
                               round_.pk if round_ else None, closed, len(comments))
         review.response, review.rework_item = result.as_dict(), rework
@@ -376,7 +376,9 @@ def open_round(project: Project, *, sample: int | None = None, all_units: bool =
     if errors:
         raise Invalid("the round has errors; nothing was opened", errors=errors)
     with transaction.atomic():
-        Project.objects.select_for_update().get(pk=project.pk)  # one round opening at a time per project
+        # One round opening at a time per project. NO KEY: a review's insert checks its foreign key to
+        # the project (FOR KEY SHARE), which FOR UPDATE would block while holding its unit's state.
+        Project.objects.select_for_update(no_key=True).get(pk=project.pk)
         current = ReviewRound.objects.filter(project=project, closed_at__isnull=True).first()
         if current is not None:
             done = RoundUnit.objects.filter(round=current, review__isnull=False).count()
@@ -472,11 +474,13 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
 
 # ---------------------------------------------------------------------------------- gold copies
 
-def _oldest_waiting(project_id: int):
-    """When the oldest real unit still waiting in the project's review queue outside a round was
-    submitted (a datetime), or None: the oldest-first queue has not gone past it, whatever unit a
-    reviewer picked by hand. One query, on the ``review_awaiting`` index."""
-    return (awaiting_states(project_id).filter(round__isnull=True)
+def _oldest_waiting(project_id: int, reviewer):
+    """When the oldest real unit still waiting in the project's review queue that ``reviewer`` may
+    review (not their own) was submitted (a datetime), or None: the oldest-first queue has not gone
+    past it, whatever unit they picked by hand. Units of an open round count too: the gold copies
+    of their time are the round's to settle when it closes. One query, on the ``review_awaiting``
+    index."""
+    return (awaiting_states(project_id).exclude(annotator_id=reviewer.pk)
             .order_by("submitted_at").values_list("submitted_at", flat=True).first())
 
 
@@ -488,8 +492,8 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
     copies are never reviewed). Runs in the caller's transaction; rows another transaction holds
     are left for a later settling (skip locked).
 
-    A review outside a round gives ``before``: the oldest real unit still waiting outside a round
-    (``_oldest_waiting``). The review queue runs oldest first, so the gold copies before it are those
+    A review outside a round gives ``before``: the oldest real unit still waiting that the reviewer
+    may review (``_oldest_waiting``). The review queue runs oldest first, so the gold copies before it are those
     a reviewer would have reached; one who picked a later unit by hand has not reached the copies
     after the oldest waiting unit. With no real unit waiting, every copy is reached.
 

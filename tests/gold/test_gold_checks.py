@@ -278,3 +278,22 @@ def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
                 decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")])
     served = claim_next(project, annotator)
     assert served.pk == waiting.pk and Copy.objects.filter(user=annotator).count() == 1  # the claim made none
+
+
+def test_a_gold_copy_made_ahead_waits_while_the_shared_queue_has_nothing_for_the_person(
+        project, make_verified, annotator, annotator2, make_unit):
+    from annotator.gold.claims import premake
+
+    _gold_project(project, make_verified, 1)
+    make_unit(), make_unit()
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    first = claim_next(project, annotator)  # a real unit; one more is left
+    assert premake() == 1  # the spare unit is left: the next claim's gold copy is made
+    services.set_policy(project, gold_rate=0.0, seed=project.gold_policy.seed)  # the other person draws none
+    taken = claim_next(project, annotator2)  # someone else takes the last shared unit
+    assert taken is not None and taken.unit.purpose == "real"
+    submit_unit(first.unit_id, annotator, idempotency_key="first", time_spent_ms=500, additions=[],
+                decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")])
+    assert claim_next(project, annotator) is None  # not the gold copy, then "nothing left"
+    make_unit()  # a shared unit again: the copy made ahead is served first
+    assert claim_next(project, annotator).unit.purpose == "gold"

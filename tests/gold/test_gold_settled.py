@@ -101,6 +101,15 @@ def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_rea
     assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "accepted"}
 
 
+def test_a_reviewers_own_waiting_units_do_not_hold_back_the_gold_copies_they_settle(
+        project, make_verified, make_unit, annotator, verifier):
+    real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
+    # The verifier's own units (the gold sources) wait before everything, and they may not review them.
+    assert ReviewState.objects.filter(annotator=verifier, state="submitted").exists()
+    review_unit(real.unit_id, verifier, "accept", [], "head-for-them")
+    assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "submitted"}
+
+
 def test_the_persons_own_rework_rate_counts_their_settled_gold_copies(
         project, make_verified, make_unit, annotator, verifier, admin_user):
     from annotator.team import figures
