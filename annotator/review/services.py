@@ -493,9 +493,9 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
     are left for a later settling (skip locked).
 
     A review outside a round gives ``before``: the oldest real unit still waiting that the reviewer
-    may review (``_oldest_waiting``). The review queue runs oldest first, so the gold copies before it are those
-    a reviewer would have reached; one who picked a later unit by hand has not reached the copies
-    after the oldest waiting unit. With no real unit waiting, every copy is reached.
+    may review (``_oldest_waiting``). The review queue runs oldest first, so the gold copies before
+    it are those a reviewer would have reached; one who picked a later unit by hand has not reached
+    the copies after the oldest waiting unit. With no real unit waiting, every copy is reached.
 
     - ``checked`` (a real unit's double-check was submitted; the double-check queue runs oldest
       first): the states of the copies the double-check draw chose (``check_drawn``) go away, as a
