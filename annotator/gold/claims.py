@@ -35,6 +35,13 @@ from annotator.projects.models import Membership, Project, Role
 from annotator.qa.models import QueueItem, WorkUnit
 from annotator.qa.queue import SHARED_CLAIMABLE_SQL, Gate
 
+# A gold copy waiting for the person: open, assigned to them, not skipped by them, not the one they
+# hold. The claim's state reads it (a copy waiting: none is drawn) and the pick refuses a second.
+_WAITING_GOLD_SQL = """SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
+    WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
+      AND w.purpose = 'gold' AND i.leased_by_id IS DISTINCT FROM %(user)s
+      AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)"""
+
 # One round trip per claim: held?, the claim counted (only when nothing is held), the person's
 # standing, role and the project's policy (NULLs when it has none: the defaults apply).
 _STATE_SQL = """
@@ -51,10 +58,7 @@ WITH held AS (
 SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
        (SELECT m.role FROM projects_membership m WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
        p.gold_rate, p.tries, p.qualification_required, p.seed, p.threshold,
-       EXISTS (SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
-               WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
-                 AND w.purpose = 'gold'
-                 AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s)) AS waiting
+       EXISTS (""" + _WAITING_GOLD_SQL + """) AS waiting
 FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id = %(project)s"""
 
 # The people whose next claim may draw gold, to make their copy ahead (``premake``): those holding
@@ -84,10 +88,7 @@ _PICK = """pick AS (
           WHERE e.project_id = %(project)s AND e.person = %(person)s::varchar AND e.kind IN ('footage', 'frames')
             AND e.video_id IS NOT NULL) seen
     WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
-      AND NOT EXISTS (SELECT 1 FROM qa_queueitem i JOIN qa_workunit w ON w.id = i.unit_id
-                      WHERE i.assigned_to_id = %(user)s AND i.project_id = %(project)s AND i.status = 'open'
-                        AND w.purpose = 'gold' AND i.leased_by_id IS DISTINCT FROM %(user)s
-                        AND NOT EXISTS (SELECT 1 FROM qa_skip s WHERE s.item_id = i.id AND s.user_id = %(user)s))
+      AND NOT EXISTS (""" + _WAITING_GOLD_SQL + """)
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
       AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
