@@ -384,7 +384,8 @@ def release_idle(*, now: datetime | None = None) -> int:
     their study's ``abandon_after_min`` minutes: delete their unanswered trials (served or not;
     answered ones stay), mark them ``timed_out`` and done, so the raters-per-item cap frees their
     places. Each participant in its own transaction, re-checked under its row lock (a participant
-    who answered meanwhile is left alone). Returns how many were timed out."""
+    who answered meanwhile is left alone), which is taken before their trials' rows, as an answer
+    takes them (``services._lock``). Returns how many were timed out."""
     now = now or timezone.now()
     n = 0
     candidates = (Participant.objects.filter(kind=Participant.Kind.PERSON, user__isnull=True,

@@ -403,10 +403,11 @@ def current_trial(participant: Participant, *, first=_UNREAD) -> Trial | None:
         now = timezone.now()
         if _expired(trial, now):
             with transaction.atomic():
+                locked = _lock(participant)  # the person's row before their trial's (``_lock``)
                 closed = Trial.objects.filter(pk=trial.pk, answered_at__isnull=True).update(
                     answered_at=now, timed_out=True, response=None, client_rt_ms=None)
                 if closed:
-                    _after_answer(participant)
+                    _after_answer(participant, locked)
             continue
         if trial.served_at is None:
             reason = exposures.refusal_at_serve(participant, trial)
@@ -474,10 +475,13 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
     trial carries ``participant`` as the answer left them and ``next_open`` (the first trial still
     unanswered, or None: ``current_trial``'s ``first``).
 
-    The answer is one conditional UPDATE: the trial still unanswered and no unanswered trial of
-    the person before it (it is the current one). Of two answers racing, the second's update waits
-    for the first's commit, then matches nothing; it reads the trial back and is told it is
-    answered (or gets the stored trial back, with the same idempotency key). A trial reported
+    The answer is one conditional UPDATE, with the participant's row locked first (``_lock``: the
+    person before their trials, the order ``links.release_idle`` takes them in): the trial still
+    unanswered and no unanswered trial of the person before it (it is the current one). Of two
+    answers racing, the second waits at the participant's row for the first's commit, then its
+    update matches nothing; it reads the trial back and is told it is answered (or gets the stored
+    trial back, with the same idempotency key; a trial the idle release deleted meanwhile is "not
+    one of your trials"). A trial reported
     shown was the current one then, and stays so until answered (trials are never un-answered);
     the guard keeps the rule in one place all the same.
     """
@@ -511,6 +515,7 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         else:
             stored = kind_module(trial.item.condition.study.kind).validate(trial, response)
             timed_out = limit is not None and spent > limit + settings.STUDY_TIME_GRACE_MS
+        locked = _lock(participant)  # the person's row before their trial's (``_lock``)
         # Not ``current_trial``: that would close this trial as timed out if its time ran out, and a
         # late answer is to be stored (flagged, scored wrong), not refused.
         before = Trial.objects.filter(participant_id=OuterRef("participant_id"), answered_at__isnull=True).filter(
@@ -531,7 +536,7 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         if trial.practice:  # its feedback shows the truth: the ledger keeps it from later items
             exposures.record_revealed(participant, trial)
         # The participant as the answer leaves them (stage, study loaded): the reply reads it.
-        trial.participant, trial.next_open = _after_answer(participant)
+        trial.participant, trial.next_open = _after_answer(participant, locked)
     return trial
 
 
@@ -546,28 +551,41 @@ def _answered_again(trial: Trial, idempotency_key: str) -> Trial:
     raise Conflict("this trial is already answered" + (" (its time ran out)" if trial.timed_out else ""))
 
 
-def _after_answer(participant: Participant) -> tuple[Participant, Trial | None | object]:
-    """After a trial closes (answered or timed out), in its transaction: the next stage, exclusion
-    flags when all are done, and the scoring job (its row now, its message on commit). Returns the
-    participant as written (row locked, ``study`` loaded) and the first trial still open
-    (``_finish_stage``)."""
-    locked, first = _finish_stage(participant)
+def _after_answer(participant: Participant, locked: Participant) -> tuple[Participant, Trial | None | object]:
+    """After a trial closes (answered or timed out), in its transaction, with the participant's row
+    ``locked`` (``_lock``) before the trial was written: the next stage, exclusion flags when all
+    are done, and the scoring job (its row now, its message on commit). Returns the participant as
+    written (``study`` loaded) and the first trial still open (``_finish_stage``)."""
+    locked, first = _finish_stage(participant, locked)
     queue_scoring(participant.study_id)
     return locked, first
 
 
-def _finish_stage(participant: Participant) -> tuple[Participant, Trial | None | object]:
-    """Move the participant to the stage their unanswered trials leave them in (practice, trials,
-    done; exclusion flags when done). Locks the row; returns it, with ``study`` loaded, and the
-    first unanswered trial (``_first_open``, read under the lock; ``_UNREAD`` while the person is
-    still at the instructions): a practice trial open means the practice, another the trials,
-    none done. The study is ``participant``'s when it has it loaded (not read again), else read
-    with the row."""
+def _lock(participant: Participant) -> Participant:
+    """The participant's row, locked (``FOR UPDATE`` of it alone; call inside a transaction), with
+    ``study`` loaded: ``participant``'s when it has it (not read again), else read with the row.
+
+    The lock order of a person's rows: their participant row first, then their trials' rows. Every
+    transaction that writes both takes them so: an answer and a trial closed as timed out lock the
+    participant before they update the trial, as ``links.release_idle`` and a declined consent do
+    before they delete the unanswered trials. (An answer once updated its trial first: with the idle
+    release between its two steps, each waited for the other and PostgreSQL aborted one,
+    tests/studies/test_lock_order.py.)"""
     study_loaded = Participant._meta.get_field("study").is_cached(participant)
     rows = Participant.objects.select_for_update(of=("self",))
     locked = (rows if study_loaded else rows.select_related("study")).get(pk=participant.pk)
     if study_loaded:
         locked.study = participant.study
+    return locked
+
+
+def _finish_stage(participant: Participant, locked: Participant | None = None) -> tuple[Participant, Trial | None | object]:
+    """Move the participant to the stage their unanswered trials leave them in (practice, trials,
+    done; exclusion flags when done). Locks the row (``_lock``) unless the caller passes it
+    ``locked``; returns it, with ``study`` loaded, and the first unanswered trial (``_first_open``,
+    read under the lock; ``_UNREAD`` while the person is still at the instructions): a practice
+    trial open means the practice, another the trials, none done."""
+    locked = locked if locked is not None else _lock(participant)
     if locked.stage == Participant.Stage.INSTRUCTIONS:
         return locked, _UNREAD
     first = _first_open(locked)
