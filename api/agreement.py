@@ -23,12 +23,12 @@ from rest_framework.views import APIView
 
 from annotator.agreement import dashboard, scopes, services
 from annotator.agreement.models import LEVELS, ConsensusItem, RatingSet
+from annotator.core.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
 from annotator.errors import Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
 from api.exceptions import INVALID_DETAIL, flatten
 from api.studies import FormatIsTheExports
-from api.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
 from api.views import project_for
 
 RATING_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})

@@ -16,6 +16,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.core.validators import BIGINT_MAX
 from annotator.errors import Invalid, NotFound
 from annotator.evaluation import rejudge, runs, selectors, study_items
 from annotator.evaluation.models import FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, RejudgeItem, Rubric
@@ -24,7 +25,6 @@ from annotator.projects.models import Role
 from annotator.studies.models import Study
 from api.exceptions import flatten
 from api.studies import FormatIsTheExports
-from api.validators import BIGINT_MAX
 from api.views import project_for
 
 START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})

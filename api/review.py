@@ -18,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.core import handles
+from annotator.core.validators import BIGINT_MAX
 from annotator.projects import access
 from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState
-from api.validators import BIGINT_MAX
 from api.views import project_for
 
 REFUSED = {409: OpenApiResponse(description="Not awaiting review (already reviewed, reopened, a pass still open), "

@@ -7,11 +7,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotator.core import handles
+from annotator.core.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX, INT_MAX, LABEL_MAX,
+                                       OPTIONS_MAX, TEXT_MAX, TIME_SPENT_MS_MAX, StorableJSONField)
 from annotator.media.models import Video
-from annotator.qa.models import QAType
-from annotator.qa.services import MAX_OVERLAP_K
-from api.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX, FILTER_MAX, INT_MAX, LABEL_MAX,
-                            MARKDOWN_MAX, OPTIONS_MAX, TEXT_MAX, TIME_SPENT_MS_MAX, StorableJSONField)
+from annotator.qa.inputs import ExportFilterIn, PolicyIO, QATypeIO  # noqa: F401 (the API's shapes too)
 
 
 def _id(**kwargs) -> serializers.IntegerField:
@@ -283,15 +282,6 @@ class QAFlagIn(serializers.Serializer):
     source = serializers.CharField(max_length=LABEL_MAX, help_text="The model that raised the flag.")
 
 
-class ExportFilterIn(serializers.Serializer):
-    """Filters of the JSONL export (query parameters); an empty value means no filter."""
-
-    qa_type = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
-    provenance = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
-    source = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
-    illumination = serializers.CharField(max_length=FILTER_MAX, required=False, allow_blank=True)
-
-
 class VideoFilterIn(serializers.Serializer):
     """Filters of the video list (query parameters); an empty value means no filter."""
 
@@ -312,46 +302,6 @@ class QAPairOut(serializers.Serializer):
     version = serializers.IntegerField()
     flag_reason = serializers.CharField()
     flag_source = serializers.CharField()
-
-
-# A QA type's window: positive, at most an hour (EgoNight's windows are 3 s).
-WINDOW_S_MAX = 3600.0
-OVERLAP_K_MAX = MAX_OVERLAP_K
-
-
-class QATypeIO(serializers.ModelSerializer):
-    """A QA type. On input: a slug new to the project (``context["project"]``), and a window length
-    when the clip policy is ``window``."""
-
-    class Meta:
-        model = QAType
-        fields = ["slug", "name", "description", "paired", "clip_policy", "window_s", "guidelines", "set_kind",
-                  "answer_kind"]
-        extra_kwargs = {
-            "description": {"max_length": TEXT_MAX},
-            "guidelines": {"max_length": MARKDOWN_MAX},
-            "window_s": {"min_value": 0.001, "max_value": WINDOW_S_MAX},
-        }
-
-    def validate_slug(self, value):
-        project = self.context.get("project")
-        if project is not None and QAType.objects.filter(project=project, slug=value).exists():
-            raise serializers.ValidationError("this project already has a QA type with this slug")
-        return value
-
-    def validate(self, attrs):
-        if attrs.get("clip_policy") == QAType.ClipPolicy.WINDOW and not attrs.get("window_s"):
-            raise serializers.ValidationError({"window_s": "a window clip policy needs window_s > 0"})
-        if attrs.get("paired") and attrs.get("set_kind"):
-            raise serializers.ValidationError({"set_kind": "a QA type is asked of a day-night pair (paired) or of a "
-                                                           "set, not both"})
-        return attrs
-
-
-class PolicyIO(serializers.Serializer):
-    double_check_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    overlap_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    overlap_k = serializers.IntegerField(min_value=2, max_value=OVERLAP_K_MAX, required=False)
 
 
 class VideoOut(serializers.ModelSerializer):

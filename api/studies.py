@@ -20,6 +20,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.core.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX, StorableJSONField
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects import access
 from annotator.projects.models import Role
@@ -27,7 +28,6 @@ from annotator.studies import dashboard, links, selectors, services, sessions
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
-from api.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX, StorableJSONField
 from api.views import project_for
 
 CREATE_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})

@@ -13,7 +13,7 @@ without the role 403. Views catch no errors: ``api.exceptions.handler`` maps the
 import re
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -26,6 +26,8 @@ from annotator.errors import DomainError, Invalid
 from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
+from annotator.qa.downloads import jsonl_export_response
+from annotator.qa.inputs import export_filters
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.team import activity
 from api import serializers as s
@@ -247,23 +249,3 @@ class ExportView(APIView):
     def get(self, request, slug):
         project = project_for(request, slug, access.EXPORT_ROLES)
         return jsonl_export_response(project, export_filters(request.query_params))
-
-
-def export_filters(params) -> dict[str, str | None]:
-    """The export's filters from query ``params`` (``ExportFilterIn``; an empty value is no filter),
-    for ``qa.exports.Filters``. Raises Invalid (too long, a NUL character)."""
-    data = s.ExportFilterIn(data={k: params.get(k, "") for k in s.ExportFilterIn().fields})
-    if not data.is_valid():
-        raise Invalid("the export filters have errors", errors=flatten(data.errors))
-    return {k: v or None for k, v in data.validated_data.items()}
-
-
-def jsonl_export_response(project: Project, filters: dict[str, str | None]) -> StreamingHttpResponse:
-    """A streamed JSONL download of the verified QA (``qa.exports.iter_rows``, README "Export schema")
-    filtered by ``filters`` (from ``export_filters``)."""
-    from annotator.qa import exports
-
-    rows = exports.iter_rows(project, exports.Filters(**filters))
-    response = StreamingHttpResponse(exports.jsonl_chunks(rows), content_type="application/jsonl; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-verified-qa.jsonl"'
-    return response

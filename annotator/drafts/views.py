@@ -21,6 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotator.core.params import PARAMS_MAX_KEYS, check_params
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES
@@ -28,7 +29,7 @@ from annotator.errors import Conflict, DomainError, Invalid, status_of
 from annotator.inference.engine import STAGE_NAMES
 from annotator.projects import access
 from annotator.qa.models import QAType
-from api.runs import PARAMS_MAX_KEYS, READ_ROLES, RUN_ROLES, check_params
+from api.runs import READ_ROLES, RUN_ROLES
 
 PAGE_SIZE = 25
 POLL_MS = 2000  # how often a page with a queued or running run asks the API for its progress

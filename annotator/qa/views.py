@@ -13,14 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotator import markdown
+from annotator.core.validators import MARKDOWN_MAX
 from annotator.errors import DomainError, status_of
 from annotator.projects import access
 from annotator.qa import selectors, services
+from annotator.qa.downloads import jsonl_export_response
+from annotator.qa.inputs import PolicyIO, QATypeIO, export_filters
 from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.qa.presets import PRESETS
-from api.serializers import PolicyIO, QATypeIO
-from api.validators import MARKDOWN_MAX
-from api.views import export_filters, jsonl_export_response
 
 
 @login_required
@@ -102,7 +102,7 @@ def qa_types(request, slug: str):
                 messages.error(request, "no such QA type")
             return redirect("qa-types", slug=slug)
         if action == "policy":
-            # The API's serializer, so the page has the same bounds (overlap_k at most 20).
+            # The API's serializer (``qa.inputs``), so the page has the same bounds (overlap_k at most 20).
             data = PolicyIO(data={k: request.POST.get(k) for k in ("double_check_share", "overlap_share", "overlap_k")})
             if not data.is_valid():
                 problems = "; ".join(f"{k}: {v[0]}" for k, v in data.errors.items())

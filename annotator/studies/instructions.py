@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from annotator.errors import Invalid
 from annotator.studies.kinds import kind_module
 
-TEXT_MAX = 100_000  # characters of a study's own instructions (api.validators.MARKDOWN_MAX)
+TEXT_MAX = 100_000  # characters of a study's own instructions (annotator.core.validators.MARKDOWN_MAX)
 
 
 @dataclass(frozen=True)

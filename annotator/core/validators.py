@@ -1,4 +1,4 @@
-"""Input bounds shared by the API's serializers, and a validator for text PostgreSQL can store.
+"""Input bounds shared by the API's serializers and the pages, and a validator for text PostgreSQL can store.
 
 PostgreSQL ``text`` and ``jsonb`` cannot hold a NUL character (U+0000), and a lone UTF-16
 surrogate (U+D800..U+DFFF, which JSON's ``\\ud800`` escape can produce) cannot be encoded as
