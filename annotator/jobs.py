@@ -67,10 +67,9 @@ class TaskSpec:
 
 REGISTRY: dict[str, TaskSpec] = {}
 
-# The modules that declare job tasks; the reconciler imports them so it knows every task's limits
-# (``workers.celery`` autodiscovers the same list).
-TASK_MODULES = ["annotator.media.tasks", "annotator.drafts.tasks", "annotator.studies.tasks", "annotator.core.tasks",
-                "annotator.agreement.tasks", "annotator.evaluation.tasks"]
+# The modules that declare job tasks (``settings.TASK_APPS``' ``tasks``); the reconciler imports
+# them so it knows every task's limits, and ``workers.celery`` autodiscovers the same apps.
+TASK_MODULES = [f"{app}.tasks" for app in settings.TASK_APPS]
 
 
 def _load_tasks() -> None:

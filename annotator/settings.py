@@ -324,6 +324,15 @@ STUDY_RELEASE_EVERY_S = env_int("STUDY_RELEASE_EVERY_S", 300, minimum=10)
 # How often gold copies are made ahead for the people whose next claim draws gold (``gold.claims.premake``):
 # made in the claim itself, a gold claim took longer than a real one.
 GOLD_PREMAKE_EVERY_S = env_float("GOLD_PREMAKE_EVERY_S", 10.0, minimum=1.0)
+# A gold copy reached by a review, a double-check or a round's close is settled this many seconds
+# later, drawn uniformly per event (``review.services.settle_gold_later``): settled in the same
+# transaction, it flipped together with the real unit whose review reached it.
+GOLD_SETTLE_DELAY_MIN_S = env_float("GOLD_SETTLE_DELAY_MIN_S", 60.0, minimum=0.0)
+GOLD_SETTLE_DELAY_MAX_S = env_float("GOLD_SETTLE_DELAY_MAX_S", max(900.0, GOLD_SETTLE_DELAY_MIN_S),
+                                    minimum=GOLD_SETTLE_DELAY_MIN_S)
+# The apps with a ``tasks`` module (Celery autodiscovers them; ``annotator.jobs`` imports them).
+TASK_APPS = ["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement",
+             "annotator.evaluation", "annotator.gold", "annotator.review"]
 CELERY_BEAT_SCHEDULE = {
     # Expires: a run a busy worker could not start in time is dropped, not piled up.
     "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S,

@@ -8,11 +8,12 @@ them through ``annotator.jobs``, never by importing them.
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
 
 app = Celery("annotator")
 # CELERY_* settings, CELERY_BEAT_SCHEDULE (the job reconciler) included.
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement",
-                        "annotator.evaluation", "annotator.gold"])
+# The apps with a ``tasks`` module: one list, ``settings.TASK_APPS``, read lazily (after Django's set-up).
+app.autodiscover_tasks(lambda: settings.TASK_APPS)

@@ -205,8 +205,12 @@ def _qualifying(project: Project, user, *, tries: int, threshold: float) -> Gate
 def _serve_gold(project: Project, user, *, salt: str) -> int:
     """Make a gold copy for the person, a first-pass item assigned to them, unless one is waiting for
     them already or no gold source is left that they were not shown (``_GOLD_SQL``: one statement).
-    Returns how many were made (0 or 1)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_GOLD_SQL, copy_params(purpose=WorkUnit.Purpose.GOLD, user=user, kind=QueueItem.Kind.FIRST_PASS,
-                                              project=project.pk, salt=salt))
-        return int(cursor.fetchone()[0] is not None)  # the copy's id, or NULL when none was made
+    Returns how many were made (0 or 1): 0 as well when another transaction made the same copy at the
+    same moment (``premake`` and a claim; the constraint ``gold_copy_once_per_person`` keeps one)."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_GOLD_SQL, copy_params(purpose=WorkUnit.Purpose.GOLD, user=user,
+                                                  kind=QueueItem.Kind.FIRST_PASS, project=project.pk, salt=salt))
+            return int(cursor.fetchone()[0] is not None)  # the copy's id, or NULL when none was made
+    except IntegrityError:
+        return 0

@@ -147,6 +147,10 @@ class Copy(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["user", "source"], name="gold_copy_user_source")]
+        # A person's gold copies (no attempt): one per source, so premake and a claim made at the same
+        # moment cannot both copy it for them (they would see the same unit twice).
+        constraints = [models.UniqueConstraint(fields=["user", "source"], name="gold_copy_once_per_person",
+                                               condition=models.Q(attempt__isnull=True, user__isnull=False))]
 
 
 class Result(models.Model):

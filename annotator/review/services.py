@@ -19,11 +19,15 @@ import re
 import uuid
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
+from annotator import jobs
 from annotator.errors import Conflict, Forbidden, Invalid
 from annotator.projects.models import Membership, Project, Role
 from annotator.qa.models import QAPair, QueueItem, Revision, WorkUnit
@@ -98,7 +102,7 @@ def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
             check_drawn=unit.purpose == WorkUnit.Purpose.GOLD and double_check_drawn(item, unit))
         return
     if item.kind == QueueItem.Kind.DOUBLE_CHECK and unit.purpose == WorkUnit.Purpose.REAL:
-        settle_gold(unit.project_id, upto=state.submitted_at, checked=True)
+        settle_gold_later(unit.project_id, CHECKED, state.submitted_at.isoformat(), event=f"item-{item.pk}")
     state.state, state.item, state.annotator, state.rework_item, state.submitted_at = new, item, user, None, now
     state.save(update_fields=["state", "item", "annotator", "rework_item", "submitted_at", "updated_at"])
 
@@ -283,7 +287,7 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         state.state, state.review, state.rework_item, state.round = new_state, review, rework, None
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
         if membership is None:  # a round's units settle gold when the round closes (``close_round``)
-            settle_gold(state.project_id, before=_oldest_waiting(state.project_id, reviewer), reviewer=reviewer)
+            settle_gold_later(state.project_id, REACHED, reviewer.pk, event=f"reviewer-{reviewer.pk}")
         result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
                               round_.pk if round_ else None, closed, len(comments))
         review.response, review.rework_item = result.as_dict(), rework
@@ -467,12 +471,55 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
     if reviews:
         # The gold copies that were waiting when the round opened are settled in the share of the
         # round's pool its reviews answered: all of them after a round over all units.
-        settle_gold(round_.project_id, upto=round_.opened_at, reviewer=reviews[-1].reviewer,
-                    share=min(1.0, len(reviews) / (round_.pool or units or 1)), seed=round_.seed)
+        settle_gold_later(round_.project_id, ROUND, round_.pk, event=f"round-{round_.pk}")
     return round_
 
 
 # ---------------------------------------------------------------------------------- gold copies
+
+REACHED, CHECKED, ROUND = "reached", "checked", "round"
+
+
+def settle_gold_later(project_id: int, how: str, ref: int | str, *, event: str) -> int | None:
+    """Queue the settling of the gold copies an event reached, a delay drawn uniformly from
+    [``GOLD_SETTLE_DELAY_MIN_S``, ``GOLD_SETTLE_DELAY_MAX_S``] seconds later (the job
+    ``review.settle_gold``, on commit of the caller's transaction). Settled in the same transaction,
+    a copy flipped together with the real unit whose review reached it, which its annotator could
+    see by polling both (the last security review of issue 20, M1).
+
+    ``how`` and ``ref``: ``REACHED`` and the reviewer's id (a review outside a round: the bound is
+    read when the job runs, so reviews meanwhile move it on), ``CHECKED`` and the real unit's
+    submission time as ISO 8601 (a double-check), ``ROUND`` and the round's id (its close).
+    ``event`` names the job with the project: while one of a name waits, another is not queued (its
+    run reads the bound then, so it settles what both reached). Returns the job id, or None."""
+    delay = random.SystemRandom().uniform(settings.GOLD_SETTLE_DELAY_MIN_S, settings.GOLD_SETTLE_DELAY_MAX_S)
+    return jobs.enqueue("review.settle_gold", project_id, how, ref,
+                        key=f"review.settle_gold:{project_id}:{event}", countdown_s=delay)
+
+
+def settle_reached(project_id: int, how: str, ref: int | str) -> int:
+    """Settle now, in one transaction, the gold copies of project ``project_id`` that the event
+    (``how``, ``ref``; see ``settle_gold_later``) reached. Returns how many were settled; 0 when
+    the reviewer or round is gone. Raises ValueError for an unknown ``how``."""
+    with transaction.atomic():
+        if how == REACHED:
+            reviewer = get_user_model().objects.filter(pk=ref).first()
+            if reviewer is None:
+                return 0
+            return settle_gold(project_id, before=_oldest_waiting(project_id, reviewer), reviewer=reviewer)
+        if how == CHECKED:
+            return settle_gold(project_id, upto=datetime.fromisoformat(str(ref)), checked=True)
+        if how == ROUND:
+            round_ = ReviewRound.objects.filter(pk=ref, closed_at__isnull=False).first()
+            last = Review.objects.filter(round_id=ref).select_related("reviewer").order_by("-id").first()
+            if round_ is None or last is None:
+                return 0
+            reviewed = Review.objects.filter(round_id=ref).count()
+            units = RoundUnit.objects.filter(round_id=ref).count()
+            return settle_gold(project_id, upto=round_.opened_at, reviewer=last.reviewer,
+                               share=min(1.0, reviewed / (round_.pool or units or 1)), seed=round_.seed)
+        raise ValueError(f"unknown way to reach gold copies: {how!r}")
+
 
 def _oldest_waiting(project_id: int, reviewer):
     """When the oldest real unit still waiting in the project's review queue that ``reviewer`` may

@@ -5,16 +5,21 @@ one the double-check draw chose answers as a real unit whose double-check is ope
 annotator's list as a double-checked unit does."""
 
 import pytest
+from django.conf import settings
 from rest_framework.test import APIClient
+
+from annotator import jobs
 
 from annotator.console import mywork
 from annotator.core import handles
+from annotator.core.models import Job
 from annotator.errors import Conflict
 from annotator.gold import services
 from annotator.gold.models import Source
 from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
+from annotator.review import tasks
 from annotator.review.models import Review, ReviewState
 from annotator.review.services import Comment, open_round, reopen_unit, review_unit
 from tests.conftest import uh
@@ -56,6 +61,17 @@ def _review_the_verifiers_units(project, verifier, reviewer):
         review_unit(state.unit_id, reviewer, "accept", [], f"older-{n}")
 
 
+def _settle_due() -> int:
+    """Run the queued gold-settling jobs now, as the default worker does once each one's drawn delay
+    has passed, after checking that delay lies in the configured range. Returns how many ran."""
+    queued = list(Job.objects.filter(task="review.settle_gold", status="queued").order_by("id"))
+    for job in queued:
+        delay = (job.due_at - job.created_at).total_seconds()
+        assert settings.GOLD_SETTLE_DELAY_MIN_S <= delay <= settings.GOLD_SETTLE_DELAY_MAX_S
+        jobs._run(job.pk, tasks.settle_gold.body)
+    return len(queued)
+
+
 def _states(annotator):
     return {s.unit_id: s.state for s in ReviewState.objects.filter(annotator=annotator)}
 
@@ -65,8 +81,12 @@ def test_a_gold_copy_is_accepted_when_the_review_queue_reaches_it(
     real, gold, real2, late_gold, _real3 = _claims(project, make_verified, annotator, make_unit,
                                                     [False, True, False, True, False])
     _review_the_verifiers_units(project, verifier, admin_user)
+    assert _settle_due() == 1
     assert _states(annotator)[gold.unit_id] == "submitted"  # the person's first real unit waits before it
     review_unit(real.unit_id, verifier, "accept", [], "rv-1")
+    # Not in the review's own moment: the copy flips a drawn while later, not together with the real unit.
+    assert (_states(annotator)[real.unit_id], _states(annotator)[gold.unit_id]) == ("accepted", "submitted")
+    assert _settle_due() == 1
 
     states = _states(annotator)
     assert states[real.unit_id] == states[gold.unit_id] == "accepted"
@@ -96,8 +116,10 @@ def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_rea
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
     _review_the_verifiers_units(project, verifier, admin_user)
     review_unit(real2.unit_id, verifier, "accept", [], "by-hand")  # a later unit, picked by hand
+    _settle_due()
     assert _states(annotator) == {real.unit_id: "submitted", gold.unit_id: "submitted", real2.unit_id: "accepted"}
     review_unit(real.unit_id, verifier, "accept", [], "head")  # the queue's head: nothing real waits now
+    assert _settle_due() == 1
     assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "accepted"}
 
 
@@ -107,6 +129,7 @@ def test_a_reviewers_own_waiting_units_do_not_hold_back_the_gold_copies_they_set
     # The verifier's own units (the gold sources) wait before everything, and they may not review them.
     assert ReviewState.objects.filter(annotator=verifier, state="submitted").exists()
     review_unit(real.unit_id, verifier, "accept", [], "head-for-them")
+    assert _settle_due() == 1
     assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "submitted"}
 
 
@@ -118,6 +141,7 @@ def test_the_persons_own_rework_rate_counts_their_settled_gold_copies(
     _review_the_verifiers_units(project, verifier, admin_user)
     pair = real.unit.qa_pairs.filter(status="verified").order_by("id").first()
     review_unit(real.unit_id, verifier, "reject", [Comment(pair.pk, "Wrong object.", ["wrong_answer"])], "rj")
+    _settle_due()
     assert _states(annotator)[gold.unit_id] == "accepted"  # the queue went past it
     # Admins' figure: real units only (1 rejected of 1). The person's: as they saw their units
     # reviewed (1 rejected of 2), or their own count would not match it and would tell them gold was
@@ -134,8 +158,11 @@ def test_reviews_of_a_rounds_units_settle_gold_only_when_the_round_closes(
     states = list(ReviewState.objects.filter(round=round_).order_by("submitted_at"))
     for n, state in enumerate(states[:0:-1]):  # newest first, all but the oldest: the round stays open
         review_unit(state.unit_id, admin_user, "accept", [], f"round-{n}")
+    assert _settle_due() == 0  # a round's own reviews queue no settling
     assert _states(annotator)[gold.unit_id] == "submitted"
     review_unit(states[0].unit_id, admin_user, "accept", [], "round-last")
+    assert _states(annotator)[gold.unit_id] == "submitted"  # not in the close's own moment
+    assert _settle_due() == 1
     assert _states(annotator)[gold.unit_id] == "accepted"
 
 
@@ -146,6 +173,7 @@ def test_a_reviewer_never_settles_their_own_gold_copy(project, make_verified, ma
     ReviewState.objects.filter(pk=someone.pk).update(submitted_at=ReviewState.objects.get(unit_id=real.unit_id)
                                                      .submitted_at)
     review_unit(someone.unit_id, annotator, "accept", [], "own")
+    assert _settle_due() == 1
     assert ReviewState.objects.get(unit_id=gold.unit_id).state == "submitted"
 
 
@@ -158,6 +186,7 @@ def test_a_round_over_all_units_leaves_no_gold_copy_awaiting_review(
         review_unit(state.unit_id, admin_user, "accept", [], f"round-{n}")
     round_.refresh_from_db()
     assert round_.closed_at is not None
+    assert _settle_due() == 1
     # The gold copy came after the person's last real unit: the round's close settles it.
     assert not ReviewState.objects.filter(project=project, state__in=ReviewState.AWAITING).exists()
     assert Review.objects.get(unit_id=gold.unit_id).reviewer_id == admin_user.pk
@@ -188,6 +217,8 @@ def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_uni
         check = claim_next(project, annotator2)
     assert check.kind == "double_check" and check.unit_id == real.unit_id
     _keep_all(check, annotator2, "dc")
+    assert _my_work(project, annotator)[gold.pk] is not None  # not in the double-check's own moment
+    assert _settle_due() == 1
     rows = _my_work(project, annotator)
     assert rows[gold.pk] is None and rows[real.pk] is None  # both moved on, out of the person's list
     client = APIClient()
