@@ -341,6 +341,20 @@ CELERY_BEAT_SCHEDULE = {
     "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
     "studies-release-idle": {"task": "studies.release_idle_schedule", "schedule": STUDY_RELEASE_EVERY_S},
 }
+# One beat whatever the number of hosts (issue 22; ``workers/beat.py``, on RedBeat): the schedule's
+# last run times and a lock live in the broker's Redis. The beat holding the lock sends the periodic
+# jobs and renews the lock at every tick, at least every BEAT_MAX_INTERVAL_S; any other beat (a
+# standby, or one started by mistake) waits for the lock, polling as often, and sends nothing. A beat
+# stopped cleanly releases the lock; a killed one's lock expires after BEAT_LOCK_TIMEOUT_S. The next
+# holder reads the last run times, so nothing is sent twice for the change.
+CELERY_BEAT_SCHEDULER = "workers.beat:OneBeatScheduler"
+BEAT_MAX_INTERVAL_S = env_float("BEAT_MAX_INTERVAL_S", 5.0, minimum=0.1)
+BEAT_LOCK_TIMEOUT_S = env_int("BEAT_LOCK_TIMEOUT_S", 60, minimum=1)
+if BEAT_LOCK_TIMEOUT_S < 3 * BEAT_MAX_INTERVAL_S:
+    raise ImproperlyConfigured(f"BEAT_LOCK_TIMEOUT_S ({BEAT_LOCK_TIMEOUT_S}) must be at least 3 times BEAT_MAX_INTERVAL_S "
+                               f"({BEAT_MAX_INTERVAL_S}): the beat renews its lock once per tick")
+CELERY_BEAT_MAX_LOOP_INTERVAL = BEAT_MAX_INTERVAL_S
+CELERY_REDBEAT_LOCK_TIMEOUT = BEAT_LOCK_TIMEOUT_S
 
 # --- Media processing --------------------------------------------------------------------------
 MEDIA_MAX_UPLOAD_BYTES = env_int("MEDIA_MAX_UPLOAD_BYTES", 8 * 1024**3, minimum=1)

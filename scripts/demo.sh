@@ -68,8 +68,8 @@ for spec in media:1 models:2 scores:1 default:1; do
   pids+=($!)
 done
 # Celery beat runs the job reconciler (re-sends jobs a broker lost, fails those that kill workers).
-.venv/bin/celery -A workers beat --loglevel INFO --schedule .local/celerybeat-schedule --logfile "$logs/beat.log" \
-  >>"$logs/beat.out" 2>&1 &
+# Its schedule and lock are in Redis (workers/beat.py): a second beat started by mistake sends nothing.
+.venv/bin/celery -A workers beat --loglevel INFO --logfile "$logs/beat.log" >>"$logs/beat.out" 2>&1 &
 pids+=($!)
 
 # An OpenAI-compatible server with canned answers (there is no model in the demo), for the model

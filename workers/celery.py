@@ -17,3 +17,12 @@ app = Celery("annotator")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # The apps with a ``tasks`` module: one list, ``settings.TASK_APPS``, read lazily (after Django's set-up).
 app.autodiscover_tasks(lambda: settings.TASK_APPS)
+
+
+@app.on_after_configure.connect
+def _redbeat_in_the_broker(sender: Celery, **kwargs) -> None:
+    """Point RedBeat (``settings.CELERY_BEAT_SCHEDULER``: its lock and the schedule's last run times)
+    at the broker's Redis. It reads these two keys without Celery's ``CELERY_`` namespace, else it
+    falls back to the broker's settings with a deprecation warning at every start."""
+    sender.conf.update(redbeat_redis_url=sender.conf.broker_url,
+                       redbeat_redis_options={"socket_connect_timeout": 5, "socket_timeout": 30})
