@@ -4,11 +4,13 @@ library's, see ``annotator/urls.py``).
 - ``WEB``: what the web server itself needs: PostgreSQL (``SELECT 1``), the Redis of the Celery
   broker (``PING`` on ``CELERY_BROKER_URL``; a dead broker only delays jobs, the outbox keeps them,
   but nothing gets processed) and the media storage (a file written, read and deleted).
-- ``ALL``: those plus Celery workers answering a control ping and, between them, consuming every
+- ``ALL``: those plus Celery workers answering a control message and, between them, consuming every
   queue (``settings.WORKER_QUEUES``).
 
-``/health/web/`` (``WEB``) is the web container's healthcheck, so a stopped worker does not mark the
-web server unhealthy; ``/health/`` (``ALL``) is what monitoring polls. Every check reports its own
+``/health/web/`` (``WEB``) is the web container's liveness check: a worker restarting never marks
+the web server unhealthy, and it answers in milliseconds. ``/health/`` (``ALL``) is the operators'
+full check: on a healthy stack it answers as soon as the workers' replies cover every queue (a few
+ms), and only waits ``Workers.timeout`` when some queue has no worker. Every check reports its own
 failure; any failure makes the response 500.
 """
 
@@ -19,9 +21,10 @@ import datetime
 
 from celery import Celery
 from django.conf import settings
+from health_check.base import HealthCheck
 from health_check.checks import Database, Storage
-from health_check.contrib.celery import Ping
 from health_check.contrib.redis import Redis
+from health_check.exceptions import ServiceUnavailable
 from redis.asyncio import Redis as RedisClient
 
 
@@ -37,17 +40,49 @@ def _celery_app() -> Celery:
     return app
 
 
+class _EveryQueueTaken(Exception):
+    """Raised from a reply's callback to stop waiting for more workers' replies."""
+
+
 @dataclasses.dataclass
-class WorkerPing(Ping):
-    """The library's Celery ping, bound to our app (the web process never makes it the default) and
-    without the app in its name: the name is the key of the JSON output."""
+class Workers(HealthCheck):
+    """Celery workers answer a control broadcast (``active_queues``: each replies with the queues it
+    consumes, so a reply is also a ping), and between them they consume every queue of
+    ``settings.WORKER_QUEUES``.
+
+    Returns as soon as the replies cover every queue. Otherwise kombu waits until no reply came for
+    ``timeout`` (the library's ``Ping`` without a limit always waited that long, 2 s on every
+    request), then the check fails: ``Celery workers unavailable`` if none answered, else
+    ``No worker for Celery task queue <names>``, or the broker's error if it cannot be reached."""
 
     app: Celery = dataclasses.field(default_factory=_celery_app, repr=False)
     timeout: datetime.timedelta = dataclasses.field(default=datetime.timedelta(seconds=2), repr=False)
-    # Every worker that answers within the timeout: each queue (``settings.WORKER_QUEUES``, one
-    # worker per queue) must be taken by one of them, so waiting for the first answer is not enough.
-    limit: int | None = dataclasses.field(default=None, repr=False)
+
+    def run(self) -> None:
+        wanted = set(settings.WORKER_QUEUES)
+        taken: set[str] = set()
+        answered: list[str] = []
+
+        def on_reply(reply: dict) -> None:
+            # {worker's name: [{"name": queue, ...}, ...]}
+            for worker, queues in reply.items():
+                answered.append(worker)
+                if isinstance(queues, list):
+                    taken.update(queue.get("name") for queue in queues if isinstance(queue, dict))
+            if wanted <= taken:
+                raise _EveryQueueTaken
+
+        try:
+            self.app.control.broadcast("active_queues", reply=True, timeout=self.timeout.total_seconds(),
+                                       callback=on_reply)
+        except _EveryQueueTaken:
+            return
+        except OSError as exc:
+            raise ServiceUnavailable(f"Broker unreachable: {exc}") from exc
+        if not answered:
+            raise ServiceUnavailable("Celery workers unavailable")
+        raise ServiceUnavailable(f"No worker for Celery task queue {', '.join(sorted(wanted - taken))}")
 
 
 WEB = [Database, (Redis, {"client_factory": broker_client}), Storage]
-ALL = [*WEB, WorkerPing]
+ALL = [*WEB, Workers]

@@ -78,7 +78,8 @@ def test_migrations_run_once_before_web_worker_and_beat():
 def test_beat_runs_the_scheduler_and_the_healthchecks_use_health_and_a_celery_ping():
     services = _compose()
     assert services["beat"]["command"][:4] == ["celery", "-A", "workers", "beat"]
-    assert "http://127.0.0.1:8000/health/?format=json" in " ".join(services["web"]["healthcheck"]["test"])
+    # Liveness without the workers: a worker restarting must not mark web unhealthy.
+    assert "http://127.0.0.1:8000/health/web/?format=json" in " ".join(services["web"]["healthcheck"]["test"])
     for queue in ("media", "models", "scores", "default"):  # a worker per queue, each answering a ping by its name
         worker = services[f"worker-{queue}"]
         assert worker["command"][worker["command"].index("-Q") + 1] == queue
