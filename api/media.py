@@ -30,7 +30,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.errors import Invalid
-from annotator.media import services
+from annotator.media import services, workfiles
 from annotator.media.models import Video
 from annotator.projects import access
 from api import serializers as s
@@ -56,7 +56,7 @@ class WorkDirUploadedFile(UploadedFile):
         suffix = Path(name).suffix.lower()
         if len(suffix) > 10 or not suffix[1:].isalnum():
             suffix = ""
-        file = tempfile.NamedTemporaryFile(suffix=".upload" + suffix, dir=services.work_root())
+        file = tempfile.NamedTemporaryFile(suffix=".upload" + suffix, dir=workfiles.work_root())
         super().__init__(file, name, content_type, 0, charset, content_type_extra)
 
     def temporary_file_path(self) -> str:

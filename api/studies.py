@@ -319,7 +319,7 @@ class ShownView(ParticipantView):
     def post(self, request, pk):
         trial = _own_trial(request, pk)
         shown = services.mark_shown(trial.participant, trial.pk)
-        return Response({"trial_id": shown.pk, "elapsed_ms": round(services.elapsed_ms(shown), 1)})
+        return Response({"trial_id": shown.pk, "elapsed_ms": round(selectors.elapsed_ms(shown), 1)})
 
 
 class AnswerView(ParticipantView):

@@ -7,4 +7,5 @@ class EvaluationConfig(AppConfig):
     verbose_name = "model evaluation"
 
     def ready(self):
-        from annotator.evaluation import prompts  # noqa: F401  (registers the judge stage with the engine)
+        # prompts registers the judge stage with the engine; study_items registers study items with the runs.
+        from annotator.evaluation import prompts, study_items  # noqa: F401

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from collections.abc import Callable
 
 from django.db import transaction
 from django.db.models import Sum
@@ -33,7 +34,7 @@ from django.db.models.functions import Coalesce
 from annotator import jobs
 from annotator.adapters import ffmpeg
 from annotator.errors import Invalid
-from annotator.evaluation import prompts, study_items
+from annotator.evaluation import prompts
 from annotator.evaluation.metrics import extract_choice, letter
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction, Rubric
 from annotator.inference import engine
@@ -48,6 +49,31 @@ from annotator.qa.models import QAPair, QAType
 from annotator.scoring.localisation import MAX_INTERVALS, TIOU_THRESHOLD, IntervalParseError, parse_intervals, tiou
 
 log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemSource:
+    """How the predictions of one ``Prediction.Role`` not built here are asked, read and kept
+    (``study``: a study's items, ``evaluation.study_items``, which registers itself with
+    ``register_source``; this module imports none of them):
+
+    - ``ask(evaluation, p) -> (stage, input)``: the stage and the model's input;
+    - ``read(p) -> response``: the reply in the source's stored form (None when unreadable);
+    - ``record(evaluation)``: called when any evaluation settles (the source skips what is not its).
+    """
+
+    ask: Callable
+    read: Callable
+    record: Callable
+
+
+SOURCES: dict[str, ItemSource] = {}
+
+
+def register_source(role: str, source: ItemSource) -> ItemSource:
+    """Make ``source`` answer the predictions of ``role``. Returns it."""
+    SOURCES[role] = source
+    return source
 
 ACTIVE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
 
@@ -479,15 +505,15 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
     saved before the judge is asked, so a judge that fails leaves the answer on the item."""
     p.stage = "predict"
     Prediction.objects.filter(pk=p.pk).update(stage="predict")
-    if p.role == Prediction.Role.STUDY:
-        stage, inp = study_items.ask(evaluation, p)
+    source = SOURCES.get(p.role)
+    if source is not None:
+        stage, inp = source.ask(evaluation, p)
     else:
         stage, inp = (prompts.PREDICT_VIDEOS if p.role in MULTI_VIDEO else prompts.PREDICT), _ask(evaluation, p)
     out, p.predict_call_id = _call(stage, endpoints["predict"], inp, evaluation, cancelled, calls)
     p.prediction = out["text"]
-    if p.role == Prediction.Role.STUDY:
-        item = p.study_item
-        p.response = study_items.read(p, item, item.condition.study.kind)
+    if source is not None:
+        p.response = source.read(p)
         if p.kind != Prediction.Kind.OPEN or p.response is None:
             return
     if p.kind == Prediction.Kind.INTERVAL:
@@ -571,7 +597,8 @@ class Evaluations(inference_runs.RunEngine):
         return p.status
 
     def finishing(self, evaluation: Evaluation) -> None:
-        study_items.record(evaluation)  # a study's items: the answers become the model participant's trials
+        for source in SOURCES.values():
+            source.record(evaluation)  # a study's items: the answers become the model participant's trials
 
     def not_cancellable(self, evaluation: Evaluation) -> str:
         return f"evaluation {evaluation.pk} is {evaluation.status}; only a queued or running one can be cancelled"

@@ -30,7 +30,7 @@ from django.db import transaction
 
 from annotator import jobs
 from annotator.errors import Invalid
-from annotator.evaluation import prompts
+from annotator.evaluation import prompts, runs
 from annotator.evaluation.models import FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, Prediction
 from annotator.inference import engine
 from annotator.qa import stimulus as stimuli
@@ -101,8 +101,6 @@ def start(study: Study, *, server: str, model: str = "", n_frames: int = 8, fram
     ``column(model, ablation)`` when the evaluation settles (a second run of the same column
     replaces its answers). Raises Invalid naming what to fix: a study not ready, a kind without
     model input, an unknown server, frames out of bounds, an unknown ablation."""
-    from annotator.evaluation import runs
-
     if study.status != Study.Status.READY:
         raise Invalid(f"study {study.name} is {study.status}; only a built study can be evaluated", errors={"study": "not ready"})
     if study.kind not in KIND_OF:
@@ -151,8 +149,6 @@ def frames_for(evaluation: Evaluation, item: Item) -> int:
 def ask(evaluation: Evaluation, p: Prediction) -> tuple[engine.Stage, engine.StageInput]:
     """The stage and input of study item prediction ``p`` (see the module docstring). Raises
     Invalid when the item cannot be shown (its video gone, a frame file missing)."""
-    from annotator.evaluation import runs
-
     item = Item.objects.select_related("condition__study").get(pk=p.study_item_id)
     kind = item.condition.study.kind
     record = {"evaluation": evaluation.pk, "prediction": p.pk, "study_item": item.pk}
@@ -235,3 +231,9 @@ def record(evaluation: Evaluation) -> int:
     if not answers:
         return 0
     return study_services.record_model_answers(evaluation.participant, answers)
+
+
+# The evaluation engine asks, reads and records study items through this source (``runs.ItemSource``);
+# registered when the app is ready (``EvaluationConfig.ready``).
+runs.register_source(Prediction.Role.STUDY, runs.ItemSource(
+    ask=ask, read=lambda p: read(p, p.study_item, p.study_item.condition.study.kind), record=record))

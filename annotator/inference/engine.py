@@ -28,6 +28,7 @@ Drafting pipelines, evaluations and study evaluations all call their models thro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -40,7 +41,6 @@ from django.conf import settings
 
 from annotator.adapters import ffmpeg, llm
 from annotator.inference import cache
-from annotator.inference.cache import cache_key
 from annotator.inference.errors import MalformedModelOutput, MissingKey, RunCancelled, StageFailed
 from annotator.inference.models import KEY_ENV_PATTERN, KEY_ENV_RULE, ModelCall, ModelServer
 from annotator.inference.slots import ServerSlots
@@ -159,6 +159,16 @@ class StageInput:
     context: dict = field(default_factory=dict)
     record: dict = field(default_factory=dict)  # extra input fields stored on the call (frame times, ids)
     captions: dict[int, str] = field(default_factory=dict)
+
+
+def cache_key(stage: Stage, endpoint: Endpoint, inp: StageInput) -> str:
+    """SHA-256 hex of the model, stage, prompt version, system prompt, schema, text, image key and
+    captions (when there are any: keys of inputs without captions are as they always were)."""
+    parts = [endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema, inp.text, inp.image_key]
+    if inp.captions:
+        parts.append(sorted(inp.captions.items()))
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def parse_reply(stage: Stage, text: str, context: dict) -> dict:

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +21,7 @@ from annotator.adapters import ffmpeg
 from annotator.errors import Invalid
 from annotator.media.manifest import ManifestEntry
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
+from annotator.media.workfiles import local_copy, on_local_disk, work_dir
 from annotator.projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -167,56 +164,6 @@ def _record_failure(project, name: str, shown: str, size: int, digest: str, reas
     return IngestResult(shown, "failed", video.pk, reason if created else f"already ingested and failed: {video.error}")
 
 
-def on_local_disk() -> bool:
-    """Whether the default storage is a local folder (it has filesystem paths), not a bucket."""
-    try:
-        default_storage.path("probe")
-    except NotImplementedError:
-        return False
-    return True
-
-
-COPY_CHUNK = 1 << 20  # bytes
-
-
-@contextmanager
-def local_copy(name: str) -> Iterator[Path]:
-    """A local filesystem path for a stored file: the file itself on disk storage, else a temporary
-    copy under ``MEDIA_WORK_DIR``, removed on exit.
-
-    From an S3 bucket the object is streamed to that file by one GET, 1 MiB at a time (never whole
-    in memory: django-storages' own ``open`` reads an object into a spooled buffer that stays in
-    memory unless ``AWS_S3_MAX_MEMORY_SIZE`` is set, and boto3's managed download buffers parts of
-    several ranges at once, 32 MiB of a 48 MiB object here). Raises FileNotFoundError when
-    the object is missing, OSError on other storage errors."""
-    try:
-        yield Path(default_storage.path(name))
-        return
-    except NotImplementedError:
-        pass
-    suffix = Path(name).suffix
-    with tempfile.NamedTemporaryFile(suffix=suffix, dir=work_root()) as tmp:
-        if hasattr(default_storage, "bucket_name"):  # storages.backends.s3.S3Storage
-            from botocore.exceptions import ClientError
-
-            # The storage's connection is per thread (exports cut clips from several threads).
-            client = default_storage.connection.meta.client
-            try:
-                body = client.get_object(Bucket=default_storage.bucket_name, Key=default_storage._normalize_name(name))["Body"]
-                with body:
-                    shutil.copyfileobj(body, tmp, COPY_CHUNK)
-            except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code", "")
-                if code in ("404", "NoSuchKey"):
-                    raise FileNotFoundError(f"no such object in the bucket: {name}") from None
-                raise OSError(f"storage error reading {name}: {code or exc}") from None
-        else:
-            with default_storage.open(name, "rb") as src:
-                shutil.copyfileobj(src, tmp)
-        tmp.flush()
-        yield Path(tmp.name)
-
-
 # Storage prefixes the platform writes itself. An object under them belongs to some project's video
 # (the bucket is shared by every project), so it cannot be registered into another.
 MANAGED_PREFIXES = ("originals/", "renditions/", "hls/", "thumbs/", "frames/", "studyclips/", "drafts/", "exports/",
@@ -270,26 +217,6 @@ def register_stored(project: Project, key: str, entry: ManifestEntry | None = No
                       errors={"key": "too large"})
     with local_copy(key) as path:
         return ingest_file(project, path, entry, filename=Path(key).name, stored_name=key)
-
-
-def work_root() -> Path:
-    """The folder for temporary media files (``MEDIA_WORK_DIR``), created if missing."""
-    root = Path(settings.MEDIA_WORK_DIR)
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-@contextmanager
-def work_dir(prefix: str) -> Iterator[Path]:
-    """A fresh temporary folder named ``prefix`` + random under ``MEDIA_WORK_DIR``, removed on exit.
-
-    Folders left by an earlier run of the same work (a worker killed mid-task, which no ``finally``
-    survives) are removed first, so a redelivered task cleans up after the one that died."""
-    root = work_root()
-    for stale in root.glob(f"{prefix}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=root) as path:
-        yield Path(path)
 
 
 def transcode(video_id: int) -> Video | None:

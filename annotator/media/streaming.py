@@ -272,7 +272,7 @@ def backfill(video) -> list[str]:
     MediaError if ffmpeg fails (the video stays ready, with what it had), OSError on storage errors.
     """
     from annotator.media.models import Video
-    from annotator.media.services import local_copy, work_dir
+    from annotator.media.workfiles import local_copy, work_dir
 
     lacks = missing(video)
     if not lacks or video.status != Video.Status.READY or not video.rendition.name:

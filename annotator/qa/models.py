@@ -12,7 +12,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotator.drafts.models import Draft
 from annotator.media.models import Video, VideoGroup
 from annotator.projects.models import Project
 
@@ -219,7 +218,8 @@ class QAPair(models.Model):
     unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="qa_pairs")
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="qa_pairs")
     qa_type = models.ForeignKey(QAType, on_delete=models.PROTECT, related_name="qa_pairs")
-    draft = models.ForeignKey(Draft, null=True, blank=True, on_delete=models.PROTECT, related_name="qa_pairs")
+    # By name: drafts writes QA and sits above qa (issue 23), so qa imports nothing of it.
+    draft = models.ForeignKey("drafts.Draft", null=True, blank=True, on_delete=models.PROTECT, related_name="qa_pairs")
     origin = models.CharField(max_length=10, choices=Origin.choices)
     question = models.TextField()
     answer = models.TextField()

@@ -18,7 +18,6 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotator.drafts.models import Draft
 from annotator.errors import Conflict, Invalid, NotHeld
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.media.selectors import group_window
@@ -96,9 +95,9 @@ def asked_of(qa_type: QAType) -> tuple[str, str] | None:
     return None
 
 
-def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *, actor: str) -> list[WorkUnit]:
-    """Create the units that serve ``drafts`` of ``video``, each with a QA pair and a ``draft``
-    revision per draft and its queue items.
+def open_units_for_drafts(project: Project, video: Video, drafts: list, *, actor: str) -> list[WorkUnit]:
+    """Create the units that serve ``drafts`` (``drafts.Draft`` rows) of ``video``, each with a QA pair
+    and a ``draft`` revision per draft and its queue items.
 
     Drafts of QA types asked of a group (``asked_of``) go to one unit per group that ``video``
     leads: paired types on the day video of day-night pairs (the same question asked of both
@@ -111,7 +110,7 @@ def open_units_for_drafts(project: Project, video: Video, drafts: list[Draft], *
     draft job's).
     """
     types = {t.slug: t for t in QAType.objects.filter(project=project, slug__in={d.qa_type for d in drafts})}
-    by_set: dict[tuple[str, str], list[Draft]] = {}
+    by_set: dict[tuple[str, str], list] = {}
     for d in drafts:
         if (kind := asked_of(types[d.qa_type])) is not None:
             by_set.setdefault(kind, []).append(d)
@@ -165,7 +164,7 @@ def life_log_span(group: VideoGroup) -> float:
     return parts[-1].end_s if parts else 0.0
 
 
-def _draft_interval(draft: Draft, qa_type: QAType, clamp) -> dict:
+def _draft_interval(draft, qa_type: QAType, clamp) -> dict:
     """The interval answer a draft of an interval QA type carries (``params["answer_start_s"]`` and
     ``["answer_end_s"]``, seconds in the unit's time base), clamped to the unit; none when missing,
     not numbers, or empty after clamping."""

@@ -13,6 +13,19 @@ from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
 
 
+def limit_ms(trial: Trial) -> float | None:
+    """The trial's time limit in ms (its condition's ``time_limit_s``), or None for no limit."""
+    limit = trial.item.condition.time_limit_s
+    return None if limit is None else limit * 1000.0
+
+
+def elapsed_ms(trial: Trial, now=None) -> float | None:
+    """Server time (ms) since the trial was reported shown, or None if it has not been."""
+    if trial.shown_at is None:
+        return None
+    return ((now or timezone.now()) - trial.shown_at).total_seconds() * 1000.0
+
+
 def trial_payload(trial: Trial) -> dict:
     """What the participant's page gets for a trial, in every kind:
 
@@ -23,8 +36,6 @@ def trial_payload(trial: Trial) -> dict:
     (``kinds.<kind>.payload``). Never the truth, the item's id, its group or subtask, or any time
     stamp (issue 8, Integrity).
     """
-    from annotator.studies.services import elapsed_ms, limit_ms
-
     kind = trial.item.condition.study.kind
     same = Trial.objects.filter(participant_id=trial.participant_id, practice=trial.practice)
     spent = elapsed_ms(trial, timezone.now())

@@ -26,6 +26,7 @@ from annotator.projects.models import Project
 from annotator.studies import exposures, selectors
 from annotator.studies.kinds import KINDS, BuildReport, ScoreRow, collecting_files, kind_module
 from annotator.studies.models import Condition, Item, Participant, Prediction, Study, Trial
+from annotator.studies.selectors import elapsed_ms, limit_ms
 
 # Options every kind accepts (the rest go to the kind's ``build`` through ``Study.settings``).
 STUDY_FIELDS = ("questions_per_participant", "conditions_per_participant", "practice_items", "raters_per_item",
@@ -340,19 +341,6 @@ def start(participant: Participant):
 
 
 # ------------------------------------------------------------------------------ timing
-
-def limit_ms(trial: Trial) -> float | None:
-    """The trial's time limit in ms (its condition's ``time_limit_s``), or None for no limit."""
-    limit = trial.item.condition.time_limit_s
-    return None if limit is None else limit * 1000.0
-
-
-def elapsed_ms(trial: Trial, now=None) -> float | None:
-    """Server time (ms) since the trial was reported shown, or None if it has not been."""
-    if trial.shown_at is None:
-        return None
-    return ((now or timezone.now()) - trial.shown_at).total_seconds() * 1000.0
-
 
 def _latest_shown(trial: Trial):
     """The latest ``shown_at`` the server accepts for a trial: its first serving plus
