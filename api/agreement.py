@@ -21,17 +21,15 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.agreement import dashboard, scopes, services
 from annotator.agreement.models import LEVELS, ConsensusItem, RatingSet
 from annotator.core.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
 from annotator.errors import Invalid, NotFound
-from annotator.projects import access
-from annotator.projects.models import Role
 from api.exceptions import INVALID_DETAIL, flatten
 from api.studies import FormatIsTheExports
 from api.views import project_for
 
-RATING_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 SCOPE_MAX = 200
 SUBSET_MAX = 300
 CONSENSUS_ITEMS_MAX = 10_000
@@ -614,7 +612,7 @@ class RatingsView(APIView):
                 "(Content-Type: application/x-ndjson), with the set's fields in the query string; read and stored "
                 "a rating at a time, all or nothing)")
     def post(self, request, slug):
-        project = project_for(request, slug, RATING_ROLES)
+        project = project_for(request, slug, access.RESEARCH_ROLES)
         upload = request.data
         if not isinstance(upload, RatingsUpload):  # an empty body ({}), or JSON that is not an object
             if not isinstance(upload, dict):

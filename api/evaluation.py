@@ -16,18 +16,16 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.core.validators import BIGINT_MAX
 from annotator.errors import Invalid, NotFound
 from annotator.evaluation import rejudge, runs, selectors, study_items
 from annotator.evaluation.models import FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Ablation, Evaluation, RejudgeItem, Rubric
-from annotator.projects import access
-from annotator.projects.models import Role
 from annotator.studies.models import Study
 from api.exceptions import flatten
 from api.studies import FormatIsTheExports
 from api.views import project_for
 
-START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 OVERSEERS_ONLY = OpenApiResponse(description="Only the project's admins, reviewers and researchers see evaluations.")
 STATUS_HELP = "queued, running, done, failed (done, some items failed) or cancelled."
 
@@ -220,7 +218,7 @@ class EvaluationListView(APIView):
         summary="Evaluate a model on the project's verified QA pairs: multiple choice scored exactly, open answers "
                 "judged by an LLM (a worker does it; poll the evaluation)")
     def post(self, request, slug):
-        project = project_for(request, slug, START_ROLES)
+        project = project_for(request, slug, access.RESEARCH_ROLES)
         data = StartIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -255,7 +253,7 @@ class EvaluationCancelView(APIView):
         description="The evaluation is finished already.")},
         summary="Cancel a queued or running evaluation (admins and researchers)")
     def post(self, request, pk):
-        evaluation = evaluation_for(request, pk, START_ROLES)
+        evaluation = evaluation_for(request, pk, access.RESEARCH_ROLES)
         runs.cancel(evaluation)
         evaluation.refresh_from_db()
         return Response(selectors.evaluation_head(evaluation))
@@ -316,7 +314,7 @@ class RejudgeView(APIView):
         description="The evaluation has a sample already (send replace: true).")},
         summary="Draw a seeded random sample of the evaluation's judged open answers for people to re-judge")
     def post(self, request, pk):
-        evaluation = evaluation_for(request, pk, START_ROLES)
+        evaluation = evaluation_for(request, pk, access.RESEARCH_ROLES)
         data = SampleIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

@@ -13,10 +13,10 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.errors import Invalid
 from annotator.gold import selectors, services
 from annotator.gold.models import GOLD_RATE_MAX, TRIES_MAX, WINDOW_MAX, Attempt, Pause
-from annotator.projects import access
 from api.exceptions import flatten
 from api.views import project_for
 

@@ -17,10 +17,10 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.errors import NotFound
 from annotator.media import selectors, services
 from annotator.media.models import VideoGroup, VideoGroupMember
-from annotator.projects import access
 from api.views import project_for
 
 # The kinds this API makes and the roles their members take (a life-log maker adds its own).

@@ -12,10 +12,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.errors import Invalid
 from annotator.media import lifelogs
 from annotator.media.models import Video
-from annotator.projects import access
 from api.views import project_for
 
 

@@ -29,10 +29,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.errors import Invalid
 from annotator.media import services, workfiles
 from annotator.media.models import Video
-from annotator.projects import access
 from api import serializers as s
 from api.exceptions import flatten
 from api.views import VideoListView, project_for

@@ -9,7 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.projects import access
+from annotator import access
 from annotator.reports import presets, selectors
 from annotator.reports.records import FIELDS
 from api.views import project_for

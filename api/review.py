@@ -4,7 +4,7 @@ the review queue, and quality rounds.
 
 Reviewers and admins of the unit's project review and read the queue; an annotator reopens only
 units whose last pass they submitted, and reads only the reviews of their own passes. Non-members
-get 404, other roles 403 (``annotator.projects.access``). Views catch no errors: the domain's map
+get 404, other roles 403 (``annotator.access``). Views catch no errors: the domain's map
 to 400/403/404/409 in ``api.exceptions``, and the schema adds the error answers (``api.schema``).
 """
 
@@ -17,9 +17,9 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.core import handles
 from annotator.core.validators import BIGINT_MAX
-from annotator.projects import access
 from annotator.qa.selectors import refuse_during_blind_pass
 from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState

@@ -2,7 +2,7 @@
 run's progress report, cancel and resume it, and list the project's model servers.
 
 Admins and researchers start, cancel and resume runs; reviewers read them; annotators get 403 and
-non-members 404 (``annotator.projects.access``). Runs are started by ``annotator.drafts.runs.start``,
+non-members 404 (``annotator.access``). Runs are started by ``annotator.drafts.runs.start``,
 the one entry point the ``draft`` command and the runs page use too; the reports are
 ``annotator.drafts.selectors``'. A model server's key is never answered: only the name of the
 environment variable that holds it.
@@ -16,21 +16,16 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.core.params import PARAM_KEY_MAX, PARAMS_MAX_CHARS, PARAMS_MAX_KEYS, check_params
 from annotator.core.validators import StorableJSONField, storable_json
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun
 from annotator.errors import Conflict, Invalid
 from annotator.inference.engine import STAGE_NAMES
-from annotator.projects import access
-from annotator.projects.models import Role
 from api.exceptions import flatten
 from api.views import project_for
 
-# Starting, cancelling and resuming runs spends money on model servers: the people who run the
-# project's drafting (admins, researchers). Reviewers see runs; annotators do not.
-RUN_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
-READ_ROLES = access.OVERSEE_ROLES
 
 PAGE_MAX = 100
 SERVER_NAME_MAX = 64  # ModelServer.name
@@ -213,7 +208,7 @@ class RunListView(APIView):
                            "status, videos done, failed and queued, drafts, calls, cache hits and cost (admins, "
                            "reviewers, researchers)")
     def get(self, request, slug):
-        project = project_for(request, slug, READ_ROLES)
+        project = project_for(request, slug, access.OVERSEE_ROLES)
         q = _query(request.query_params)
         count, rows = selectors.run_rows(project, status=q.get("status"), limit=q["limit"], offset=q["offset"])
         return Response({"count": count, "results": rows})
@@ -227,7 +222,7 @@ class RunListView(APIView):
         summary="Start a pipeline run over the project's videos, with a server for every stage (admins, researchers); "
                 "a worker does the work: follow it with GET /api/runs/{id}/")
     def post(self, request, slug):
-        project = project_for(request, slug, RUN_ROLES)
+        project = project_for(request, slug, access.RESEARCH_ROLES)
         data = RunStartIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -247,7 +242,7 @@ class RunView(APIView):
                            "tokens, cost, mean latency), failed videos and the latest failed calls (admins, reviewers, "
                            "researchers)")
     def get(self, request, pk):
-        return Response(selectors.run_report(run_for(request, pk, READ_ROLES)))
+        return Response(selectors.run_report(run_for(request, pk, access.OVERSEE_ROLES)))
 
 
 class RunCancelView(APIView):
@@ -256,7 +251,7 @@ class RunCancelView(APIView):
                    summary="Cancel a queued or running run: videos not started are cancelled at once, videos in flight "
                            "stop before their next model call and write nothing (admins, researchers)")
     def post(self, request, pk):
-        run = runs.cancel(run_for(request, pk, RUN_ROLES))
+        run = runs.cancel(run_for(request, pk, access.RESEARCH_ROLES))
         return Response(selectors.run_report(run))
 
 
@@ -267,7 +262,7 @@ class RunResumeView(APIView):
                    summary="Resume a failed or cancelled run: its failed and cancelled videos are queued again, and "
                            "stages that succeeded before are answered from the cache (admins, researchers)")
     def post(self, request, pk):
-        run = run_for(request, pk, RUN_ROLES)
+        run = run_for(request, pk, access.RESEARCH_ROLES)
         queued = runs.resume(run)
         run.refresh_from_db()
         return Response({**selectors.run_report(run), "queued": queued})
@@ -278,5 +273,5 @@ class ModelServerListView(APIView):
                    summary="The project's model servers (name, URL, model, concurrency, prices; the key's environment "
                            "variable by name, never the key) (admins, reviewers, researchers)")
     def get(self, request, slug):
-        project = project_for(request, slug, READ_ROLES)
+        project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(ModelServerOut(selectors.model_servers(project), many=True).data)

@@ -20,17 +20,15 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.core.validators import INT_MAX, LABEL_MAX, MARKDOWN_MAX, TIME_SPENT_MS_MAX, StorableJSONField
 from annotator.errors import Conflict, Invalid, NotFound
-from annotator.projects import access
-from annotator.projects.models import Role
 from annotator.studies import dashboard, links, selectors, services, sessions
 from annotator.studies.kinds import KINDS, kind_module
 from annotator.studies.kinds.likert import CRITERIA as LIKERT_CRITERIA
 from annotator.studies.models import Item, Participant, Study, Trial
 from api.views import project_for
 
-CREATE_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 FORBIDDEN = OpenApiResponse(description="Your role does not allow this (only annotators take part; "
                                         "people who can export the truth cannot).")
 NOT_FOUND = OpenApiResponse(description="No such study or trial, or not yours.")
@@ -154,7 +152,7 @@ def _taker(request, pk: int) -> tuple[Study, Participant | None, str]:
         raise NotFound("no such study")  # the same answer whether the study exists or not
     study = get_object_or_404(Study.objects.select_related("project"), pk=pk)
     if _wants_preview(request):
-        project_for(request, study.project.slug, CREATE_ROLES)
+        project_for(request, study.project.slug, access.RESEARCH_ROLES)
         return study, Participant.objects.filter(study=study, user=request.user, kind=Participant.Kind.PREVIEW).first(), "preview"
     project_for(request, study.project.slug, access.ALL_ROLES)
     services.require_participant_role(request.user, study.project)
@@ -210,7 +208,7 @@ class StudyListView(APIView):
                    summary="Create a study (admins and researchers); a worker builds its items from the project's data: "
                            "list the studies to see it ready, or failed with the reason")
     def post(self, request, slug):
-        project = project_for(request, slug, CREATE_ROLES)
+        project = project_for(request, slug, access.RESEARCH_ROLES)
         data = StudyIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
@@ -235,7 +233,7 @@ class StudyItemsView(APIView):
     @extend_schema(responses={200: StudyItemOut(many=True), 403: FORBIDDEN, 404: NOT_FOUND},
                    summary="The study's items with their truth (admins and researchers)")
     def get(self, request, pk):
-        study = _study(request, pk, CREATE_ROLES)  # researchers and admins only (issue 8)
+        study = _study(request, pk, access.RESEARCH_ROLES)  # researchers and admins only (issue 8)
         return Response(list(selectors.items_export(study)))
 
 
@@ -265,7 +263,7 @@ class StudyLinksView(APIView):
                                               409: OpenApiResponse(description="The study is not built.")},
                    summary="Make a link to the study for panel participants (admins and researchers)")
     def post(self, request, pk):
-        study = _study(request, pk, CREATE_ROLES)
+        study = _study(request, pk, access.RESEARCH_ROLES)
         data = LinkIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -448,7 +446,7 @@ class StudyParticipantsView(APIView):
                 "status (completed, returned, timed_out, excluded, in_progress), completion_code, started, finished, "
                 "active_time_s, answered, exclusion_reasons, attention_failures (admins and researchers)")
     def get(self, request, pk):
-        study = _study(request, pk, CREATE_ROLES)  # raw panel ids: admins and researchers only
+        study = _study(request, pk, access.RESEARCH_ROLES)  # raw panel ids: admins and researchers only
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in dashboard.TRIAL_FORMATS:
             raise Invalid("format must be jsonl or csv", errors={"format": "jsonl or csv"})

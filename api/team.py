@@ -12,8 +12,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.errors import Invalid
-from annotator.projects import access
 from annotator.projects.models import Role
 from annotator.team import pay, selectors, stats
 from api.exceptions import flatten

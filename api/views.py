@@ -4,7 +4,7 @@ token or session auth.
 The verification flow names rows by handles (``annotator.core.handles``): the unit payload's ids,
 the unit in ``/api/units/<handle>/...``, the QA pairs in a submit and in its errors (issue 20).
 
-Views parse input through a serializer, check the role (``annotator.projects.access``) and call
+Views parse input through a serializer, check the role (``annotator.access``) and call
 one service or selector. Non-members get 404 (a project's existence is not disclosed), members
 without the role 403. Views catch no errors: ``api.exceptions.handler`` maps them, and
 ``api.schema`` documents the error answers of every operation.
@@ -21,9 +21,9 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator import access
 from annotator.core import handles
 from annotator.errors import DomainError, Invalid
-from annotator.projects import access
 from annotator.projects.models import Project
 from annotator.qa import queue, selectors, services
 from annotator.qa.downloads import jsonl_export_response

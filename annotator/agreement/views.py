@@ -21,10 +21,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotator import access
 from annotator.agreement import dashboard, scopes, services
 from annotator.agreement.models import ConsensusItem, RatingSet
 from annotator.errors import DomainError, Invalid, status_of
-from annotator.projects import access
 from annotator.studies.models import Study
 
 SHADES = 10  # heat-0 (none) .. heat-10 (full) classes in app.css (the CSP allows no inline style)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotator.projects import access
+from annotator import access
 from annotator.projects.models import Membership, Project, Role
 from annotator.qa import selectors
 from annotator.studies import links as study_links

@@ -14,9 +14,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import BigIntegerField, Exists, ExpressionWrapper, F, OuterRef, Q
 
+from annotator import access
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.media.models import Video
-from annotator.projects import access
 from annotator.projects.models import Membership, Project
 from annotator.qa.models import QAPair, QAType, QueueItem, WorkUnit
 from annotator.review import services as review_services

@@ -10,11 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotator import access
 from annotator.core import handles
 from annotator.console import home as home_rows
 from annotator.console import mywork, units
 from annotator.errors import Conflict, Forbidden, Invalid, NotFound
-from annotator.projects import access
 from annotator.qa.models import QueueItem, WorkUnit
 from annotator.review import services as review_services
 from annotator.review.models import ReviewState

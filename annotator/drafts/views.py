@@ -3,7 +3,7 @@ form to start one, and one run's page with calls per stage, failures, the latest
 Cancel / Resume.
 
 For the people who run a project (``access.OVERSEE_ROLES``) to read; admins and researchers
-(``api.runs.RUN_ROLES``) start, cancel and resume. Annotators get 403, non-members 404. Runs that
+(``access.RESEARCH_ROLES``) start, cancel and resume. Annotators get 403, non-members 404. Runs that
 are queued or running refresh their figures by polling the API from ``static/js/drafts/runs.js``
 (the CSP forbids inline script; its configuration comes through ``json_script``). A refused start
 form is shown again with the reason on the field concerned and what was typed.
@@ -21,15 +21,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotator import access
 from annotator.core.params import PARAMS_MAX_KEYS, check_params
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES
 from annotator.errors import Conflict, DomainError, Invalid, status_of
 from annotator.inference.engine import STAGE_NAMES
-from annotator.projects import access
 from annotator.qa.models import QAType
-from api.runs import READ_ROLES, RUN_ROLES
 
 PAGE_SIZE = 25
 POLL_MS = 2000  # how often a page with a queued or running run asks the API for its progress
@@ -153,15 +152,15 @@ def _field_of(exc: DomainError) -> str:
 def run_list(request, slug: str):
     """The project's runs, newest first, 25 a page, and (for admins and researchers) the start form;
     POST starts a run (``runs.start``) and goes to its page."""
-    project, role = access.require(request.user, READ_ROLES, slug=slug)
-    can_run = role in RUN_ROLES
+    project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
+    can_run = role in access.RESEARCH_ROLES
     pipelines = _pipelines()
     typed = {"pipeline": "egonight" if "egonight" in PIPELINES else pipelines[0]["value"], "server": "", "qa_type": "",
              "frames": "", "questions": "", "more": "", "cache": True, "stage_servers": {}}
     errors: dict[str, str] = {}
     error, status = "", 200
     if request.method == "POST":
-        access.require(request.user, RUN_ROLES, slug=slug)
+        access.require(request.user, access.RESEARCH_ROLES, slug=slug)
         typed, args, errors = parse_start(request.POST, pipelines)
         if errors:
             error, status = "Nothing was started: " + "; ".join(errors.values()), 400
@@ -213,10 +212,10 @@ def run_list(request, slug: str):
 def run_detail(request, slug: str, pk: int):
     """One run: its servers, parameters and progress, calls per stage, failed videos and the latest
     failed calls. POST ``action`` cancel or resume (admins and researchers)."""
-    project, role = access.require(request.user, READ_ROLES, slug=slug)
+    project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     run = get_object_or_404(DraftRun.objects.select_related("created_by"), pk=pk, project=project)
     if request.method == "POST":
-        access.require(request.user, RUN_ROLES, slug=slug)
+        access.require(request.user, access.RESEARCH_ROLES, slug=slug)
         action = request.POST.get("action", "")
         if action not in ("cancel", "resume"):
             return HttpResponseBadRequest("action must be cancel or resume")
@@ -236,7 +235,7 @@ def run_detail(request, slug: str, pk: int):
     report["calls"] = {stage: report["calls"][stage] for stage in in_stage_order(report["calls"])}
     v = report["videos"]
     return render(request, "drafts/run_detail.html", {
-        "project": project, "run": run, "report": report, "can_run": role in RUN_ROLES,
+        "project": project, "run": run, "report": report, "can_run": role in access.RESEARCH_ROLES,
         "finished": v["done"] + v["failed"] + v["cancelled"], "active": run.status in ACTIVE,
         "can_cancel": run.status in ACTIVE, "can_resume": run.status in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED),
         "server_groups": server_groups(report["servers"]),

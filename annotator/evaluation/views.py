@@ -18,16 +18,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotator import access
 from annotator.errors import DomainError, Invalid, status_of
 from annotator.evaluation import metrics, rejudge, runs, selectors
 from annotator.evaluation.models import (FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, RejudgeSample,
                                         Rubric)
 from annotator.inference.models import ModelServer
-from annotator.projects import access
-from annotator.projects.models import Role
 from annotator.qa.models import QAType
 
-START_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 WHOLE = re.compile(r"[0-9]{1,20}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses
 DIMENSION_TITLES = {"qa_type": "QA type", "illumination": "Illumination", "source": "Source", "provenance": "Provenance"}
 DIMENSION_HEADINGS = {"qa_type": "By QA type", "illumination": "By illumination (day against night)",
@@ -53,7 +51,7 @@ def leaderboard(request, slug: str):
              "rubric": Rubric.EGONIGHT}
     error, status = "", 200
     if request.method == "POST":
-        if role not in START_ROLES:
+        if role not in access.RESEARCH_ROLES:
             raise PermissionDenied("only admins and researchers start evaluations")
         typed = {k: request.POST.get(k, v).strip() for k, v in typed.items()}
         try:
@@ -68,7 +66,7 @@ def leaderboard(request, slug: str):
                                       "(reload its page to follow it).")
             return redirect("evaluation-detail", slug=slug, pk=evaluation.pk)
     return render(request, "evaluation/leaderboard.html", {
-        "project": project, "rows": selectors.leaderboard(project), "can_start": role in START_ROLES,
+        "project": project, "rows": selectors.leaderboard(project), "can_start": role in access.RESEARCH_ROLES,
         "servers": ModelServer.objects.filter(project=project).order_by("name"),
         "qa_types": QAType.objects.filter(project=project).order_by("slug"), "rubrics": Rubric.choices,
         "typed": typed, "error": error, "frames_min": FRAMES_MIN, "frames_max": FRAMES_MAX,
@@ -95,7 +93,7 @@ def detail(request, slug: str, pk: int):
     typed = {"size": str(rejudge.SIZE_DEFAULT), "seed": ""}
     error, status = "", 200
     if request.method == "POST":
-        if role not in START_ROLES:
+        if role not in access.RESEARCH_ROLES:
             raise PermissionDenied("only admins and researchers cancel evaluations and draw samples")
         action = request.POST.get("action", "")
         try:
@@ -119,7 +117,7 @@ def detail(request, slug: str, pk: int):
         evaluation.refresh_from_db()
     report = selectors.report(evaluation)
     return render(request, "evaluation/detail.html", {
-        "project": project, "e": evaluation, "r": report, "groups": _groups(report, dict(QAType.objects.filter(project=project).values_list("slug", "name"))), "can_start": role in START_ROLES,
+        "project": project, "e": evaluation, "r": report, "groups": _groups(report, dict(QAType.objects.filter(project=project).values_list("slug", "name"))), "can_start": role in access.RESEARCH_ROLES,
         "active": evaluation.status in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING),
         "typed": typed, "error": error, "size_max": rejudge.SIZE_MAX,
     }, status=status)

@@ -8,13 +8,13 @@ class GoldConfig(AppConfig):
 
     def ready(self):
         # Extension points of qa and team (arrows point down: they import nothing of gold).
+        from annotator.access import files
         from annotator.gold import checks, claims, figures  # noqa: F401 (figures registers gold_accuracy)
         from annotator.gold import selectors as gold_selectors
-        from annotator.media import views as media_views
         from annotator.qa import queue, selectors, services
 
         queue.before_claim(claims.gate)
         services.after_submit(checks.on_submit)
         services.after_skip(checks.on_skip)
         selectors.register_payload_part("qualification")(checks.qualification_part)
-        media_views.grant_video(gold_selectors.shows_example)
+        files.grant_video(gold_selectors.shows_example)

@@ -76,7 +76,7 @@ def sets(project: Project) -> dict[str, list[Source]]:
 
 def shows_example(user, video) -> bool:
     """Whether ``video`` (its source footage) is shown by an active tutorial example of its project:
-    every member may play it on the tutorial page (registered with ``media.views.grant_video``; the
+    every member may play it on the tutorial page (registered with ``access.files.grant_video``; the
     caller has checked membership and open trials). One query."""
     return Source.objects.filter(project_id=video.project_id, role=Source.Role.EXAMPLE, active=True,
                                  footage__contains=[video.derived_from_id or video.pk]).exists()

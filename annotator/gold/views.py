@@ -10,14 +10,13 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotator import markdown
+from annotator import access, markdown
 from annotator.errors import DomainError, Invalid, status_of
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure
 from annotator.gold import selectors, services
 from annotator.gold.models import Source
 from annotator.media.urls import media_urls
-from annotator.projects import access
 from annotator.qa.models import QAPair, WorkUnit
 
 REASONS = dict(QAPair.DeleteReason.choices)

@@ -8,9 +8,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
+from annotator import access
 from annotator.media.lifelogs import clock, log_start, parts_of, timeline
 from annotator.media.models import VideoGroup
-from annotator.projects import access
 
 
 @login_required

@@ -1,7 +1,7 @@
 """Projects and per-project membership with a role.
 
 A user may belong to many projects with one role each. Roles gate every page and endpoint
-(see ``annotator.projects.access``).
+(see ``annotator.access``).
 """
 
 from django.conf import settings

@@ -216,7 +216,7 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
 def record_exposure(item: QueueItem, user_id: int, source: str = "queue") -> int:
     """Append to the exposure ledger (issue 19) what the unit of ``item`` shows the person who just
     claimed it: every video the verify page may play (the unit's, its group's members, the labelled
-    videos of its QA pairs; ``media.views.may_see_video``), whole, and each of its QA pairs with
+    videos of its QA pairs; ``media.file_access.may_see_video``), whole, and each of its QA pairs with
     its answer. Kept through skip, lapse and release: the page had it all. ``source``: ``queue`` (a
     claim) or ``review`` (the review page, ``review.views``). Returns rows written."""
     from annotator.exposure import ledger

@@ -1,7 +1,7 @@
 """Browser pages for verification, progress, QA types, QA pair and unit histories, and export.
 
 The verify page drives the same API as scripts. Every page checks the role through
-``annotator.projects.access``: 404 for non-members, 403 for a role that may not.
+``annotator.access``: 404 for non-members, 403 for a role that may not.
 """
 
 from django.contrib import messages
@@ -12,10 +12,9 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotator import markdown
+from annotator import access, markdown
 from annotator.core.validators import MARKDOWN_MAX
 from annotator.errors import DomainError, status_of
-from annotator.projects import access
 from annotator.qa import selectors, services
 from annotator.qa.downloads import jsonl_export_response
 from annotator.qa.inputs import PolicyIO, QATypeIO, export_filters

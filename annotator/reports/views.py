@@ -9,9 +9,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
+from annotator import access
 from annotator.errors import DomainError
 from annotator.evaluation.models import Evaluation
-from annotator.projects import access
 from annotator.reports import presets, selectors, writers
 from annotator.reports.records import FIELDS
 from annotator.studies.models import Study

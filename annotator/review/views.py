@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotator.projects import access
+from annotator import access
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure
 from annotator.qa.models import QueueItem

@@ -20,8 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotator.projects import access
-from annotator.projects.models import Role
+from annotator import access
 from annotator.scoring import report as metric_names
 from annotator.studies import selectors
 from annotator.core.cells import guard_cell
@@ -62,7 +61,6 @@ def _study(request, slug, name):
     return get_object_or_404(Study, project=project, name=name)
 
 
-PREVIEW_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 
 
 @login_required
@@ -85,7 +83,7 @@ def results(request, slug: str, name: str):
         "study": study, "metrics": metrics_of(study.kind), "participants": participants,
         "metric_words": [metric_names.words(m) for m in metrics_of(study.kind)],
         "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
-        "can_preview": request.user.is_superuser or access.role_in(request.user, study.project) in PREVIEW_ROLES,
+        "can_preview": request.user.is_superuser or access.role_in(request.user, study.project) in access.RESEARCH_ROLES,
         "plots": plots_of(study), "likert": study.kind == "likert",
         "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
                     "caption": f"Without the {excluded} excluded participant{'s' if excluded != 1 else ''}"},

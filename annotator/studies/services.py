@@ -158,7 +158,7 @@ def require_participant_role(user, project: Project) -> None:
     """Only annotators take part (issue 7, B): anyone who can export a study's truth (superusers,
     and the project's admins, reviewers and researchers) is refused with Forbidden, in plain words.
     Non-members are the caller's concern (they get 404 before this)."""
-    from annotator.projects.access import role_in
+    from annotator.access import role_in
     from annotator.projects.models import Role
 
     role = role_in(user, project)

@@ -8,10 +8,8 @@ from django.views.decorators.http import require_http_methods
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import capfirst
 
-from annotator import markdown
+from annotator import access, markdown
 from annotator.errors import DomainError, Forbidden
-from annotator.projects import access
-from annotator.projects.models import Role
 from annotator.studies import instructions, links, services
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Study
@@ -24,7 +22,7 @@ def _study(request, slug, name, roles):
 def _study_of_author(request, slug, name, doing: str) -> Study:
     """The study, for the project's admins and researchers and superusers (others: 403 saying so)."""
     project, role = access.require(request.user, access.ALL_ROLES, slug=slug)
-    if not (request.user.is_superuser or role in (Role.ADMIN, Role.RESEARCHER)):
+    if not (request.user.is_superuser or role in access.RESEARCH_ROLES):
         raise PermissionDenied(f"only admins and researchers {doing}")
     return get_object_or_404(Study, project=project, name=name)
 

@@ -16,8 +16,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from annotator import access
 from annotator.errors import Invalid
-from annotator.projects import access
 from annotator.team import pay, selectors, services, stats
 from annotator.team.figures import Period
 from annotator.team.models import PayRate

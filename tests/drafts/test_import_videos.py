@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from annotator.drafts.models import Draft, DraftRun
 from annotator.media.models import Video
-from annotator.media.views import may_see_video
+from annotator.media.file_access import may_see_video
 from annotator.projects.services import ensure_member
 from annotator.qa.models import QAPair
 from annotator.qa.queue import claim_next

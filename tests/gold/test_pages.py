@@ -8,7 +8,7 @@ from django.utils import timezone
 from annotator.exposure import ledger
 from annotator.gold import services
 from annotator.gold.models import Attempt, Known, Pause, Source, Standing
-from annotator.media.views import may_see_video
+from annotator.media.file_access import may_see_video
 
 
 def _client(user):

@@ -9,7 +9,7 @@ from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
 from annotator.media.models import Video
 from annotator.media.services import make_day_night_group, make_ego_exo_set
-from annotator.media.views import may_see_video
+from annotator.media.file_access import may_see_video
 from annotator.qa.models import QAType, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import unit_payload

@@ -71,7 +71,7 @@ def test_a_participant_holding_a_life_log_unit_gets_none_of_its_parts_while_orde
     """The summary-ordering item's footage is the log's first part only; every part shows what a
     summary is about at its place in the day, so none may be served to a participant who still has
     to order that log's summaries (as for the footage of frame-ordering items, issue 7)."""
-    from annotator.media.views import may_see_video
+    from annotator.media.file_access import may_see_video
     from annotator.qa.models import QueueItem, WorkUnit
 
     study, _ = create_study(project, "summaries", "ordering", preset="xlebench-summary")

@@ -1,8 +1,9 @@
-"""Who may do what in a project: the one place role checks are decided.
+"""Who may do what in a project: the one place role checks are decided and role sets are defined.
 
 Pages and API views call ``require`` with the roles an action allows; both refuse with 404 for
 non-members (a project's existence is not disclosed) and 403 for members whose role does not
-allow the action.
+allow the action. Who may fetch a stored file is ``access.files`` (each app registers a rule for
+its own files). Domain apps, pages and ``api/`` all ask this package; it imports only ``projects``.
 """
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -21,6 +22,10 @@ VIEW_VIDEOS_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})
 # run the project, never for annotators (SPEC "Qualities").
 OVERSEE_ROLES = frozenset({Role.ADMIN, Role.REVIEWER, Role.RESEARCHER})
 EDIT_QA_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
+# The people who run a project's research: start, cancel and resume drafting runs and evaluations
+# (they spend money on model servers), create, build and preview studies, import agreement ratings.
+# Reviewers see runs (OVERSEE_ROLES); annotators do not.
+RESEARCH_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 MANAGE_ROLES = frozenset({Role.ADMIN})
 ALL_ROLES = frozenset(Role.values)
 
