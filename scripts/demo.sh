@@ -61,9 +61,11 @@ $PY manage.py collectstatic --noinput -v0
 # models, scoring on scores, the rest on default), at concurrencies that fit 2 cores: a long
 # transcode never holds up a score. Banners and warnings go to the logs, so this terminal shows only
 # the demo's progress.
+# The default worker also drains `celery`, the one queue of releases before the split, for one release.
 for spec in media:1 models:2 scores:1 default:1; do
   queue="${spec%%:*}"
-  .venv/bin/celery -A workers worker -Q "$queue" -n "$queue@%h" --concurrency "${spec##*:}" --loglevel INFO \
+  consume="$queue"; [ "$queue" = default ] && consume="default,celery"
+  .venv/bin/celery -A workers worker -Q "$consume" -n "$queue@%h" --concurrency "${spec##*:}" --loglevel INFO \
     --logfile "$logs/worker-$queue.log" >>"$logs/worker-$queue.out" 2>&1 &
   pids+=($!)
 done
