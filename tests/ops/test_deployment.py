@@ -196,3 +196,22 @@ def test_docker_compose_config_accepts_the_file_with_env_example():
     done = subprocess.run([*cli, "--env-file", str(REPO / ".env.example"), "-f", str(REPO / "docker-compose.yml"),
                            "config", "-q"], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+# Variables only docker-compose.yml reads (the proxy, MinIO, process counts), not settings.
+COMPOSE_ONLY = {"PUBLIC_HOST", "PUBLIC_PORT", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "WEB_PROCESSES",
+                "WORKER_MEDIA_CONCURRENCY", "WORKER_MODELS_CONCURRENCY", "WORKER_SCORES_CONCURRENCY",
+                "WORKER_DEFAULT_CONCURRENCY"}
+
+
+def test_every_variable_docs_deploy_names_is_read_by_settings_or_only_by_compose():
+    settings_text = (REPO / "annotator" / "settings.py").read_text()
+    named = set(re.findall(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", (REPO / "docs" / "deploy.md").read_text()))
+    assert COMPOSE_ONLY <= set(_env_example())
+    assert not any(f'"{key}"' in settings_text for key in COMPOSE_ONLY)
+    unknown = {key for key in named - COMPOSE_ONLY
+               if f'"{key}"' not in settings_text and not re.search(rf"^{key} = ", settings_text, re.M)}
+    assert unknown == set()
+    # The ones it must explain: the managed services' keys, beat's lock and the queues' routes.
+    assert {"POSTGRES_HOST", "CELERY_BROKER_URL", "AWS_S3_ENDPOINT_URL", "BEAT_LOCK_TIMEOUT_S", "CACHE_URL",
+            "CELERY_TASK_ROUTES"} <= named
