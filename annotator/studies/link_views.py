@@ -82,15 +82,18 @@ def entry(request, token: str):
     """Open a link: with panel ids, create or resume the participant and redirect to the clean
     address; without, show where the session's participant is."""
     try:
-        link = links.link_of(token)
+        ids, malformed = links.panel_ids(request.GET), None
+    except Invalid as exc:
+        ids, malformed = None, exc
+    try:
+        # With the panel id's pseudonym: whether they entered before comes with the link.
+        link = links.link_of(token, pseudonym=links.pseudonym_of(ids.external_id) if ids else None)
     except links.LinkClosed:
         return _message(request, "This study is closed", "This link is no longer open. Return to the panel.", status=410)
     except NotFound:
         return _not_found(request)
-    try:
-        ids = links.panel_ids(request.GET)
-    except Invalid as exc:
-        return _message(request, "This link is not complete", str(exc), status=400)
+    if malformed is not None:
+        return _message(request, "This link is not complete", str(malformed), status=400)
     if ids is not None:
         bound = sessions.participant_for(request, link.study_id)
         if (bound is not None and bound.pseudonym != links.pseudonym_of(ids.external_id)

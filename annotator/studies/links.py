@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotator.errors import Conflict, Invalid, NotFound
@@ -123,14 +123,22 @@ def create_link(study: Study, *, created_by=None, max_participants: int | None =
     return NewLink(link, token)
 
 
-def link_of(token: str) -> StudyLink:
+def link_of(token: str, *, pseudonym: str | None = None) -> StudyLink:
     """The link of ``token``; NotFound (saying nothing more) for an unknown or malformed token,
-    LinkClosed once it expired."""
+    LinkClosed once it expired. With ``pseudonym`` (``pseudonym_of`` a panel id), the same
+    statement reads the id of that person's participant in the link's study, if any:
+    ``link.resuming`` is (pseudonym, id or None), which ``open_link`` then need not read."""
     if not isinstance(token, str) or not 20 <= len(token) <= 64:
         raise NotFound("no such link")
-    link = StudyLink.objects.select_related("study__project").filter(token_hash=token_hash(token)).first()
+    rows = StudyLink.objects.select_related("study__project").filter(token_hash=token_hash(token))
+    if pseudonym is not None:
+        rows = rows.annotate(resumes=Subquery(Participant.objects.filter(
+            study_id=OuterRef("study_id"), pseudonym=pseudonym).order_by().values("pk")[:1]))
+    link = rows.first()
     if link is None:
         raise NotFound("no such link")
+    if pseudonym is not None:
+        link.resuming = (pseudonym, link.resumes)
     if link.expires_at is not None and link.expires_at <= timezone.now():
         raise LinkClosed("this link is closed")
     return link
@@ -208,27 +216,34 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
 
     Steps (a participant who exists already is resumed at once, without the lock):
     1. The participant of this pseudonym in the study, if any, is resumed (from any link of the
-       study and any browser), whatever its status; nothing else changes.
+       study and any browser), whatever its status; nothing else changes. (``link_of`` with the
+       pseudonym read whether there is one with the link: then only a resumed one is read here.)
     2. Before the lock, what the assignment reads that no other entry changes
        (``services.prepare_assignment``: the person's exposure ledger, their open trials elsewhere,
        the study's conditions, attention and practice items).
-    3. In one transaction with the study's row locked (``services.lock_open_study``, which also
-       refuses a study not built, Conflict): the link's ``max_participants`` is checked
-       (StudyFull); the participant is created with its pseudonym set (the exposure ledger keys
-       it), then assigned (``services.assign``: the conditions' and items' counts under the
-       raters-per-item cap, then the inserts). If no scored item can be given, StudyFull is raised
-       and the transaction rolled back, so a full study keeps no participant and serves no trial.
-    The study lock serialises entries, so the cap and the link's maximum hold. The same panel id
-    entering twice at once: the second waits for the lock, then its insert breaks the unique
-    (study, pseudonym) constraint; its transaction is rolled back and it resumes the participant
-    the first made.
+    3. In one transaction: the participant is inserted with its pseudonym set (the exposure ledger
+       keys it); then the study's row is locked (``services.lock_open_study``, which also refuses
+       a study not built, Conflict), and under the lock the link's ``max_participants`` is checked
+       (StudyFull) and the participant assigned (``services.assign``: one statement chooses the
+       conditions by their counters, adds them and reads their items under the raters-per-item
+       cap, one inserts the trials). If no scored item can be given, StudyFull is raised and the
+       transaction rolled back, so a full study keeps no participant and serves no trial.
+    The study lock serialises the reads of the counters and the writes that change them, so the
+    cap and the link's maximum hold: each entry reads them after the one before it committed. The
+    same panel id entering twice at once: the second's insert waits for the first's transaction
+    (the unique (study, pseudonym) constraint), then breaks the constraint; its transaction is
+    rolled back and it resumes the participant the first made.
     """
     study = link.study
     external = ids.external_id if ids else f"link-{secrets.token_urlsafe(12)}"
     pseudonym = pseudonym_of(external)
     now = timezone.now()
     # A person coming back (a reload, a second browser) resumes without waiting for the study's lock.
-    existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()
+    known = getattr(link, "resuming", None)
+    if known is not None and known[0] == pseudonym:
+        existing = Participant.objects.filter(pk=known[1]).first() if known[1] is not None else None
+    else:
+        existing = Participant.objects.filter(study=study, pseudonym=pseudonym).first()
     if existing is not None:
         return existing, False
     participant = Participant(
@@ -238,10 +253,14 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     prepared = services.prepare_assignment(participant)
     try:
         with transaction.atomic():
-            services.lock_open_study(study)
-            if link.max_participants is not None and taking(link) >= link.max_participants:
-                raise StudyFull("this study is full", errors={"study": "full"})
+            # Inserted before the lock, in its transaction: the same panel id entering at the same
+            # moment waits here (the unique pseudonym) for this transaction's end, not at the lock.
             participant.save(force_insert=True)
+            services.lock_open_study(study)
+            # Counted once the lock is held: every entry that holds it committed before, and this
+            # one's own row is counted (so more than the maximum is too many).
+            if link.max_participants is not None and taking(link) > link.max_participants:
+                raise StudyFull("this study is full", errors={"study": "full"})
             trials = services.assign(participant, seen_footage=set(), prepared=prepared)
             if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
                 raise StudyFull("this study is full", errors={"study": "full"})

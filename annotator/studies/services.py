@@ -229,35 +229,45 @@ def lock_open_study(study: Study) -> None:
 class Prepared:
     """What an assignment reads that the study's lock does not guard, read before taking it
     (``prepare_assignment``): the person's exposure screen (``exposures.Screen``, with the study's
-    conditions loaded), and the study's attention and practice items (fixed once it is built)."""
+    conditions loaded), the study's attention and practice items, and its conditions that have a
+    scored item, by number (all fixed once it is built; their ``people`` as read then is not used:
+    ``assign`` reads the counter under the lock)."""
 
     screen: exposures.Screen
     attention: list[Item]
     practice: list[Item]
+    conditions: list[Condition]
 
 
 def prepare_assignment(participant: Participant) -> Prepared:
     """Read what ``assign`` needs that no other enrolment changes, so that the study's lock is held
-    for the cap's reads and the writes only. ``participant`` may be unsaved (a link's new
+    for the cap's read and the writes only. ``participant`` may be unsaved (a link's new
     participant: its pseudonym set). Two statements: the person's ledger with their open trials in
     the project's other studies (``exposures.Screen``; one more for those trials' items when there
-    are any), and the attention and practice items with their conditions. The study's conditions
-    come with ``assign``'s read of them under the lock (``Screen.use_conditions``)."""
+    are any), and the attention and practice items with their conditions, together with the first
+    scored item of each condition that has one, which brings that condition."""
     study = participant.study
     screen = exposures.Screen(participant)
-    fixed = list(Item.objects.filter(condition__study=study, role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE])
-                 .select_related("condition").order_by("condition__number", "index"))
+    first_scored = (Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
+                    .order_by("condition_id", "id").distinct("condition_id").values("id"))
+    rows = list(Item.objects.filter(Q(role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE], condition__study=study)
+                                    | Q(pk__in=first_scored))
+                .select_related("condition").order_by("condition__number", "index"))
+    fixed = [i for i in rows if i.role != Item.Role.SCORED]
+    conditions = list({i.condition_id: i.condition for i in rows if i.role == Item.Role.SCORED}.values())  # by number
+    screen.use_conditions(conditions)
     for item in fixed:
         screen.attach(item)
     return Prepared(screen, [i for i in fixed if i.role == Item.Role.ATTENTION],
-                    [i for i in fixed if i.role == Item.Role.PRACTICE][: study.practice_items])
+                    [i for i in fixed if i.role == Item.Role.PRACTICE][: study.practice_items], conditions)
 
 
 def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
            prepared: Prepared | None = None) -> list[Trial]:
     """Assign a new participant's items as trials (call inside the enrolment's transaction, with
-    the study locked: ``lock_open_study``); returns the trials, practice first. ``prepared``
-    (``prepare_assignment`` of this person, read before the lock) saves those reads under it.
+    the study locked: ``lock_open_study``, and the participant saved); returns the trials,
+    practice first. ``prepared`` (``prepare_assignment`` of this person, read before the lock)
+    saves those reads under it.
 
     Assignment (EGO-FLIGHT Sec. 3.5): ``conditions_per_participant`` conditions, those with the
     fewest participants so far first (ties broken by a seeded draw), and ``questions_per_participant``
@@ -271,36 +281,27 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
     ``practice_items`` practice items first. Trial ids follow positions, so they carry nothing
     about the items. The draws are seeded by the study's seed and the participant's id.
 
-    Under the lock: one statement for the conditions with their participants so far
-    (``Condition.people``), one to add the chosen conditions, one for the chosen conditions' items
-    under the cap with their raters so far (``Item.raters``), and one insert of the trials (and one
-    of the refusals, if any). Both counters are kept by the database in the statements that add or
-    remove what they count (migration 0008), so these reads cost the same however many people took
-    part; they are read under the study's lock, as the counts were.
+    Under the lock, two statements (and one of the refusals, if any): ``_choose`` (the conditions
+    by their participants so far, ``Condition.people``, the chosen ones added to the participant,
+    and their items under the cap with their raters so far, ``Item.raters``), then the insert of
+    the trials. Both counters are kept by the database in the statements that add or remove what
+    they count (migration 0008), so these reads cost the same however many people took part; they
+    are read under the study's lock, as the counts were.
     """
     study = participant.study
     prepared = prepared or prepare_assignment(participant)
     rng = random.Random(f"{study.seed}:{participant.user_id or f'p{participant.pk}'}")
-    # ``order_by`` without the default ordering's study and project joins.
-    conditions = list(Condition.objects.filter(study=study)
-                      .filter(Exists(Item.objects.filter(condition=OuterRef("pk"), role=Item.Role.SCORED)))
-                      .order_by("number"))
+    order = list(prepared.conditions)
+    rng.shuffle(order)  # the ties' draw: then, under the lock, the fewest participants first (a stable order)
+    chosen_ids, candidates = _choose(participant, study, order)
     screen = prepared.screen
-    screen.use_conditions(conditions)
-    rng.shuffle(conditions)
-    conditions.sort(key=lambda c: c.people)  # stable: the shuffle breaks ties
-    chosen = conditions[: study.conditions_per_participant]
-    participant.conditions.add(*chosen)  # a new participant: nothing to replace
+    by_id = {c.pk: c for c in order}
+    chosen = [by_id[pk] for pk in chosen_ids]
     per = [study.questions_per_participant // len(chosen)] * len(chosen) if chosen else []
     for i in range(study.questions_per_participant - sum(per) if chosen else 0):
         per[i] += 1
-    # People's trials only (``Item.raters``): a model's answers take no place from a person. One
-    # query for every chosen condition, least-answered first, split by condition below (order kept).
-    candidates = Item.objects.filter(condition__in=chosen, role=Item.Role.SCORED).order_by("raters", "index")
-    if study.raters_per_item:
-        candidates = candidates.filter(raters__lt=study.raters_per_item)
     by_condition: dict[int, list[Item]] = {c.pk: [] for c in chosen}
-    for item in candidates if chosen else ():
+    for item in candidates:
         by_condition[item.condition_id].append(item)
     used_keys: set[str] = set()
     picked: list[Item] = []
@@ -327,6 +328,42 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
     return Trial.objects.bulk_create(
         [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(prepared.practice)]
         + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
+
+
+def _choose(participant: Participant, study: Study, order: list[Condition]) -> tuple[list[int], list[Item]]:
+    """Under the study's lock, one statement: of the conditions ``order`` names (those with a scored
+    item, in the seeded draw's order), the ``conditions_per_participant`` with the fewest people
+    (``Condition.people``; ties in ``order``'s order) are chosen and added to ``participant`` (the
+    membership rows, whose trigger counts them), and their scored items under the cap
+    (``Item.raters`` below ``raters_per_item``) are read, least-answered first (then by index).
+    Returns (the chosen conditions' ids, fewest people first; those items). A statement's reads
+    see what was committed when it began, so this runs once the lock is held."""
+    if not order:
+        return [], []
+    through = Participant.conditions.through._meta
+    link_column = through.get_field("participant").column
+    condition_column = through.get_field("condition").column
+    cap = 'AND i."raters" < %(cap)s' if study.raters_per_item else ""
+    sql = f"""
+        WITH chosen AS (
+            SELECT c."id", row_number() OVER (ORDER BY c."people", o.rank) AS place
+            FROM "{Condition._meta.db_table}" c
+            JOIN unnest(%(order)s::bigint[]) WITH ORDINALITY AS o(id, rank) ON o.id = c."id"
+            ORDER BY c."people", o.rank LIMIT %(k)s
+        ), joined AS (
+            INSERT INTO "{through.db_table}" ("{link_column}", "{condition_column}")
+            SELECT %(participant)s, "id" FROM chosen ON CONFLICT DO NOTHING
+        )
+        SELECT chosen."id" AS chosen_condition, chosen.place AS chosen_place, i.*
+        FROM chosen LEFT JOIN "{Item._meta.db_table}" i
+            ON i."condition_id" = chosen."id" AND i."role" = %(scored)s {cap}
+        ORDER BY i."raters", i."index"
+    """
+    rows = list(Item.objects.raw(sql, {"order": [c.pk for c in order], "k": study.conditions_per_participant,
+                                       "participant": participant.pk, "scored": Item.Role.SCORED,
+                                       "cap": study.raters_per_item}))
+    places = {row.chosen_condition: row.chosen_place for row in rows}
+    return sorted(places, key=places.get), [row for row in rows if row.pk is not None]
 
 
 def start(participant: Participant):

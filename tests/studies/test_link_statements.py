@@ -11,7 +11,10 @@ with the next trial served, current 10. Before the scoring job became a read und
 but each answer locked the job's row until its commit.
 Before counters replaced the counts under the study's lock and the ledger came with the open
 trials elsewhere in one statement (commit 355145d): link 18 (8 under the lock; the session's row 4),
-enroll 7, answer 11 for the practice and the last, 12 with the next trial served, current 6."""
+enroll 7, answer 11 for the practice and the last, 12 with the next trial served, current 6.
+Before the participant was inserted ahead of the study's lock, the conditions chosen, joined and
+their items read in one statement, the resume check read with the link and the conditions with the
+practice items: link 13 (8 from BEGIN to COMMIT)."""
 
 from __future__ import annotations
 
@@ -89,10 +92,10 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
     study, token = mcq
     take_part(study, token, "first-person")  # the first person's requests also make the scoring job's row
     assert take_part(study, token, "second-person") == [
-        ("link", 13),      # link, resume check, ledger with open trials elsewhere (one statement), attention
-                           # and practice items; under the lock (BEGIN .. COMMIT, 8): lock, participant,
-                           # conditions (their counter), their link, items under the cap (their counter),
-                           # trials; the session's row (1: no look-up of its random key, no transaction)
+        ("link", 10),      # link with the resume check, ledger with open trials elsewhere (one statement),
+                           # attention and practice items with the conditions; BEGIN, the participant, then
+                           # under the lock (3 and COMMIT, test_the_link_holds_the_study_lock_for_three_statements);
+                           # the session's row (1: no look-up of its random key, no transaction)
         ("page", 3), ("consent", 7), ("page", 3), ("screening", 7),
         ("page", 7),       # the take page: 3, and the made instructions' facts (4, issue 21's 6567f04)
         ("enroll", 6),     # the first trial served: the ledger with open trials elsewhere, then its stamp
@@ -105,3 +108,27 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
         ("shown", 4), ("answer", 10),
         ("shown", 4), ("answer", 10),  # the last: the stage moves to done, nothing served
         ("page", 3), ("done", 4)]
+
+
+def test_the_link_holds_the_study_lock_for_three_statements(mcq):
+    """The statements of a new person's link request, in order: the study's lock is taken after the
+    participant's insert, and held for the choice of conditions with their items (one statement),
+    the trials' insert and the commit. A statement moved under the lock, or the lock taken earlier,
+    fails here."""
+    study, token = mcq
+    take_part(study, token, "first-person")
+    client = Client()
+    with CaptureQueriesContext(connection) as ctx:
+        res = client.get(f"/s/{token}/", {"PROLIFIC_PID": "second-person", "STUDY_ID": "s", "SESSION_ID": "x"})
+    assert res.status_code == 302
+    first_words = [" ".join(q["sql"].split()[:3]) for q in ctx.captured_queries]
+    assert first_words == [
+        'SELECT "studies_studylink"."id", "studies_studylink"."study_id",',   # the link, the study, the resume check
+        "SELECT * FROM",                                                        # the ledger and open trials elsewhere
+        'SELECT "studies_item"."id", "studies_item"."condition_id",',           # practice items, the conditions
+        "BEGIN", 'INSERT INTO "studies_participant"',
+        'SELECT "studies_study"."status" AS',                                   # the lock
+        "WITH chosen AS",                                                       # conditions, memberships, items
+        'INSERT INTO "studies_trial"', "COMMIT",
+        'INSERT INTO "django_session"']
+    assert ctx.captured_queries[5]["sql"].endswith('FOR NO KEY UPDATE OF "studies_study"')
