@@ -291,6 +291,7 @@ CELERY_TASK_QUEUES = tuple(Queue(name) for name in WORKER_QUEUES)
 CELERY_TASK_ROUTES = {
     "media.*": {"queue": "media"},
     "studies.build": {"queue": "media"},  # frames and clips cut with ffmpeg
+    "qa.export": {"queue": "media"},  # an export's clips cut with ffmpeg (the export page, issue 21)
     "drafts.*": {"queue": "models"},
     "evaluation.*": {"queue": "models"},
     "agreement.compute": {"queue": "scores"},
@@ -332,7 +333,7 @@ GOLD_SETTLE_DELAY_MAX_S = env_float("GOLD_SETTLE_DELAY_MAX_S", max(900.0, GOLD_S
                                     minimum=GOLD_SETTLE_DELAY_MIN_S)
 # The apps with a ``tasks`` module (Celery autodiscovers them; ``annotator.jobs`` imports them).
 TASK_APPS = ["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement",
-             "annotator.evaluation", "annotator.gold", "annotator.review"]
+             "annotator.evaluation", "annotator.gold", "annotator.review", "annotator.qa"]
 CELERY_BEAT_SCHEDULE = {
     # Expires: a run a busy worker could not start in time is dropped, not piled up.
     "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S,

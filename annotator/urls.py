@@ -12,7 +12,9 @@ from annotator.studies import dashboard as study_dashboard
 from annotator.studies import link_views as study_link_views
 from annotator.studies import views as study_views
 from annotator.media import lifelog_views
+from annotator.media import video_pages
 from annotator.media import views as media_views
+from annotator.qa import export_views as qa_export_views
 from annotator.qa import views as qa_views
 
 register_converter(IdConverter, "id")
@@ -32,10 +34,13 @@ urlpatterns = [
     path("health/web/", HealthCheckView.as_view(checks=health.WEB), name="health-web"),
     path("api/", include("api.urls")),
     path("projects/<slug:slug>/verify/", qa_views.verify, name="verify"),
-    path("projects/<slug:slug>/videos/", media_views.video_list, name="video-list"),
+    path("projects/<slug:slug>/videos/", video_pages.video_list, name="video-list"),
+    path("projects/<slug:slug>/videos/<id:pk>/retry/", video_pages.video_retry, name="video-retry"),
     path("projects/<slug:slug>/lifelogs/", lifelog_views.lifelog_list, name="lifelog-list"),
     path("projects/<slug:slug>/lifelogs/<id:pk>/", lifelog_views.lifelog_detail, name="lifelog-detail"),
     path("projects/<slug:slug>/export.jsonl", qa_views.export_download, name="export-download"),
+    path("projects/<slug:slug>/export/", qa_export_views.export_page, name="export-page"),
+    path("projects/<slug:slug>/exports/<id:pk>/download/", qa_export_views.export_file, name="export-file"),
     path("projects/<slug:slug>/progress/", qa_views.progress, name="progress"),
     path("projects/<slug:slug>/qa-types/", qa_views.qa_types, name="qa-types"),
     path("projects/<slug:slug>/qa/", qa_views.qa_list, name="qa-list"),

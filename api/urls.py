@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, gold, groups, lifelogs, media, reports, review, runs, studies, team, views
+from api import agreement, evaluation, exports, gold, groups, lifelogs, media, reports, review, runs, studies, team, views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -12,6 +12,8 @@ urlpatterns = [
     path("projects/<slug:slug>/groups/<id:pk>/", groups.GroupView.as_view(), name="api-group"),
     path("projects/<slug:slug>/lifelogs/", lifelogs.LifeLogBuildView.as_view(), name="api-lifelogs"),
     path("projects/<slug:slug>/export/", views.ExportView.as_view(), name="api-export"),
+    path("projects/<slug:slug>/exports/", exports.ExportJobListView.as_view(), name="api-exports"),
+    path("projects/<slug:slug>/exports/<id:pk>/", exports.ExportJobView.as_view(), name="api-export-job"),
     path("projects/<slug:slug>/qa-types/", views.QATypeListView.as_view(), name="api-qa-types"),
     path("projects/<slug:slug>/policy/", views.PolicyView.as_view(), name="api-policy"),
     path("projects/<slug:slug>/progress/", views.ProgressView.as_view(), name="api-progress"),

@@ -69,6 +69,7 @@ def rows_for(user) -> list[dict]:
             groups[0]["links"].append(_link("Videos", "video-list", slug))
         if export:
             groups.append({"name": "Export", "links": [
+                _link("Export QA pairs", "export-page", slug, hint="JSONL, Parquet, VLMEvalKit, lmms-eval; filters; clips"),
                 _link("Export verified QA (JSONL)", "export-download", slug, download=True)]})
         team = []
         if review:

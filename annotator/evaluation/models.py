@@ -38,8 +38,9 @@ class Ablation(models.TextChoices):
 
 
 class Rubric(models.TextChoices):
-    EGONIGHT = "egonight", "EgoNight: correct/incorrect and a score 0-5 (seed 000 App. A.5.1)"
-    VUDG = "vudg", "VUDG: accuracy 0-5 and relevance 0-5 (seed 004 Sec. 3.4)"
+    # EgoNight seed 000 App. A.5.1; VUDG seed 004 Sec. 3.4 (the references stay here, not in the words people read).
+    EGONIGHT = "egonight", "EgoNight: correct/incorrect and a score 0-5"
+    VUDG = "vudg", "VUDG: accuracy 0-5 and relevance 0-5"
 
 
 class Evaluation(models.Model):

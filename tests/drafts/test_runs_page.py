@@ -148,11 +148,11 @@ def test_a_runs_page_shows_calls_per_stage_failures_and_the_latest_failed_calls(
     html = page_client(admin).get(f"/projects/{project.slug}/runs/{run.pk}/").content.decode()
     video = DraftJob.objects.get(run=run, status="failed").video.filename
     calls = text_of(re.search(r'<table class="grid" id="stage-calls">(.*?)</table>', html, flags=re.S).group(1))
-    assert calls.endswith("caption 1 0 0 100 20 0.0020 500 answer 1 1 0 100 20 0.0000 500")  # in pipeline order
+    assert calls.endswith("Captioning the clip 1 0 0 100 20 0.0020 500 Answering them 1 1 0 100 20 0.0000 500")  # in pipeline order, in words (issue 21)
     failures = text_of(re.search(r'<table class="grid" id="failures">(.*?)</table>', html, flags=re.S).group(1))
-    assert failures.endswith(f"{video} answer no usable answer in 2 attempts; last: malformed")
+    assert failures.endswith(f"{video} Answering them no usable answer in 2 attempts; last: malformed")
     failed_calls = text_of(re.search(r'<table class="grid" id="failed-calls">(.*?)</table>', html, flags=re.S).group(1))
-    assert failed_calls.endswith(f"{video} answer 1 rate_limited: 429 Too Many Requests")
+    assert failed_calls.endswith(f"{video} Answering them 1 rate_limited: 429 Too Many Requests")
     assert '<details id="cancel-box" hidden>' in html and '<div id="resume-box">' in html
     assert 'id="run-progress" max="2" value="2"' in html
 
