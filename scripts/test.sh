@@ -13,4 +13,6 @@ fi
 scripts/stack.sh start
 trap '[ "$started" = 1 ] && scripts/stack.sh stop' EXIT
 .venv/bin/python manage.py migrate --noinput -v0
-.venv/bin/pytest "$@"
+# Two pytest-xdist workers (TEST_WORKERS=0: one process); tests/conftest.py keeps each file's tests (and its
+# SHARED_WORKER groups) on one worker and hands the longest groups out first (--no-loadscope-reorder keeps that order).
+.venv/bin/pytest -n "${TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder "$@"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests import fast_flush
 from tests.fake_model_server import FakeModelServer
 from tests.long_video import long_transcoded, long_video, two_hour_video  # noqa: F401 (fixtures: the 2-hour video)
 from tests.s3_server import s3, s3_built_settings, s3_endpoint, s3_storage_settings  # noqa: F401 (fixtures: S3 storage on moto's server)
@@ -36,12 +37,74 @@ SHARED_WORKER = {
 SPLIT = {"tests/api/test_schema_fuzz.py", "tests/workers/test_worker_processes.py"}
 
 
+def _group(nodeid: str) -> str:
+    """The group of a test (its file's path, a name of ``SHARED_WORKER``, or for ``SPLIT`` its own node id)."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if path in SPLIT else SHARED_WORKER.get(path, path)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            path = item.nodeid.split("::", 1)[0]
-            item.add_marker(pytest.mark.xdist_group(item.nodeid if path in SPLIT else SHARED_WORKER.get(path, path)))
+            item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` by ``_group`` of the node id: xdist 3.8 puts the mark's group into the node
+    id as ``item._nodeid``, which pytest 9 no longer reads (``Node.nodeid`` is ``_id``), so its own
+    loadgroup spread each file's tests over both workers (one Chromium per worker per UI file, the 2-hour
+    transcode twice, two benches migrating one scratch database at once)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+# Seconds a test takes (setup included) where it is far from the usual second, from a serial full run's
+# --durations (16:02 UTC, 26 Nov; a 2-core machine under load); keys are node ids or their beginnings.
+# On an xdist worker the groups go out longest first (scripts/test.sh passes --no-loadscope-reorder),
+# so a long group is never the last one left to one worker while the other has nothing to do.
+EXPECTED_S = {
+    "tests/api/test_schema_fuzz.py": 90.0, "tests/projects/test_demo_setup.py::test_the_demo_set_up_runs": 60.0,
+    "tests/media/test_hls.py::test_a_two_hour_video_gets_hls": 60.0,  # with the session's 2-hour transcode
+    "tests/workers/test_worker_processes.py::test_a_worker_killed_mid_transcode": 41.0,
+    "tests/studies/test_no_truth_leaks.py::test_participants_sorting_by_any_id": 33.0,
+    "tests/agreement/test_api.py::test_the_json_gives_each_metric": 35.0, "tests/gold/test_bench_queue.py": 24.0,
+    "tests/studies/test_bench_rt_fidelity.py": 21.0, "tests/ui/test_study_link.py::test_a_panel_participant_goes": 21.0,
+    "tests/agreement/test_bench_ratings_import.py": 18.0, "tests/studies/test_bench_participants.py": 17.0,
+    "tests/media/test_bench_seek.py": 16.0, "tests/studies/test_bench_scoring.py": 15.0,
+    "tests/workers/test_worker_processes.py": 12.0, "tests/agreement/test_bench_agreement.py": 11.0,
+    "tests/ui/": 3.0,
+}
+
+
+def _expected_s(nodeid: str) -> float:
+    """``EXPECTED_S`` of the longest key ``nodeid`` begins with; 1 s for the rest."""
+    keys = [key for key in EXPECTED_S if nodeid.startswith(key)]
+    return EXPECTED_S[max(keys, key=len)] if keys else 1.0
+
+
+class _LongestGroupsFirst:
+    @pytest.hookimpl(trylast=True)  # after pytest-django's order and the marks above
+    def pytest_collection_modifyitems(self, items):
+        group = {item.nodeid: _group(item.nodeid) for item in items}
+        total: dict[str, float] = {}
+        for item in items:
+            total[group[item.nodeid]] = total.get(group[item.nodeid], 0.0) + _expected_s(item.nodeid)
+        # Stable: a group's tests keep their order, and groups of one length keep theirs.
+        items.sort(key=lambda item: -total[group[item.nodeid]])
+
+
+def pytest_configure(config):
+    fast_flush.install()
+    if hasattr(config, "workerinput"):  # an xdist worker; a serial run keeps pytest-django's order
+        config.pluginmanager.register(_LongestGroupsFirst(), "longest-groups-first")
 
 
 @pytest.fixture(scope="session")
