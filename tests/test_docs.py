@@ -18,15 +18,15 @@ from django.core.management import get_commands
 REPO = Path(__file__).resolve().parents[1]
 README_MAX_LINES = 200
 
-FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
-CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.MULTILINE | re.DOTALL)
+CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 INLINE_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.M)
-HTML_HREF = re.compile(r"<a\s[^>]*href=\"([^\"]+)\"", re.I)
+REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+HTML_HREF = re.compile(r"<a\s[^>]*href=\"([^\"]+)\"", re.IGNORECASE)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//|^www\.")
 # A web address in prose, which GitHub turns into a link by itself.
 BARE_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\]]+")
-HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", re.MULTILINE)
 COMMAND = re.compile(r"manage\.py\s+([a-z][a-z0-9_]*(?:\|[a-z][a-z0-9_]*)*)")
 # A path of the repository named in backticks: a top-level folder of the tree, then a path without
 # placeholders (<app>, {id}, NAME, ...) or globs.
@@ -121,9 +121,21 @@ def test_the_readme_is_under_200_lines():
 
 def test_docs_holds_the_pages_the_readme_promises():
     names = {p.name for p in pages()}
-    for page in ("architecture.md", "annotator.md", "researcher.md", "cli.md", "api.md", "exports.md",
-                 "configuration.md", "operations.md", "benchmarks.md", "security.md", "extending.md",
-                 "decisions.md", "team.md"):
+    for page in (
+        "architecture.md",
+        "annotator.md",
+        "researcher.md",
+        "cli.md",
+        "api.md",
+        "exports.md",
+        "configuration.md",
+        "operations.md",
+        "benchmarks.md",
+        "security.md",
+        "extending.md",
+        "decisions.md",
+        "team.md",
+    ):
         assert page in names, page
 
 
@@ -146,8 +158,9 @@ def test_every_repository_path_named_exists(page):
 
 def test_the_checks_catch_a_broken_link_anchor_outside_link_and_unknown_command(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.md").write_text("# A page\n\n## Set up (Debian 12, as root)\n\n## The `draft` command\n"
-                                            "\n## The `draft` command\n")
+    (tmp_path / "docs" / "a.md").write_text(
+        "# A page\n\n## Set up (Debian 12, as root)\n\n## The `draft` command\n\n## The `draft` command\n"
+    )
     page = tmp_path / "README.md"
     page.write_text(
         "# Front\n\n## Its own heading\n\n"
@@ -156,7 +169,8 @@ def test_the_checks_catch_a_broken_link_anchor_outside_link_and_unknown_command(
         "[gone](docs/b.md) [bad anchor](docs/a.md#setup) [up](../outside.md) [web](https://example.org/) "
         "[self](#nothing-here) see www.example.org\n"
         "`[in code](docs/none.md)`\n\n```\n[in a block](docs/none.md)\n```\n"
-        "Run `python manage.py ingest` and `manage.py no_such_command`; `manage.py study_items|bogus_alias`.\n")
+        "Run `python manage.py ingest` and `manage.py no_such_command`; `manage.py study_items|bogus_alias`.\n"
+    )
     assert link_problems(page, root=tmp_path) == [
         "docs/b.md: no such file",
         "docs/a.md#setup: no heading makes #setup in docs/a.md",
