@@ -342,6 +342,21 @@
     });
     box.replaceChildren(...players.map((p) => p.el));
     bigView = 0;
+    // More than two views: each is a button that shows it large, reached by Tab and pressed with Enter
+    // or Space as well as clicked (issue 21: the small views could only be clicked).
+    if (!unit.life_log && players.length > 2) {
+      players.forEach((p, i) => {
+        p.el.tabIndex = 0;
+        p.el.setAttribute("role", "button");
+        p.el.setAttribute("aria-label", "Show " + nameOf(p) + " large");
+        p.el.addEventListener("keydown", (e) => {
+          if (e.key !== "Enter" && e.key !== " ") return;
+          e.preventDefault();
+          e.stopPropagation();  // Space here swaps the views; it does not play
+          showLarge(i);
+        });
+      });
+    }
     $("workspace").classList.toggle("wide", many);
     $("compare-bar").hidden = players.length !== 2;
     if (players.length !== 2) compare = "side";
@@ -503,6 +518,7 @@
       (players.length > 2 ? " grid" : "");
     players.forEach((p, i) => {
       p.el.classList.toggle("big", players.length > 2 && i === bigView);
+      if (players.length > 2) p.el.setAttribute("aria-pressed", i === bigView ? "true" : "false");
       p.el.classList.toggle("ab-hidden", ab && compare === "flicker" && i !== flickerShows);
       p.el.style.clipPath = ab && compare === "swipe" && i === 1 ? "inset(0 0 0 " + swipeAt + "%)" : "";
     });
@@ -641,20 +657,35 @@
     drawRanges();
   }
 
-  // A seconds field (In, Out, answer start / end): typed values are kept as numbers, empty is null.
+  // A time field (In, Out, answer start / end): seconds or the page's clock, h:mm:ss.f (a life log's
+  // wall clock), issue 21; kept as a number of seconds, empty is null, anything else is marked
+  // invalid (and null) with a line saying what it takes.
+  function parseTime(text) { return unit && unit.life_log ? Clock.parseWall(text, unit.life_log.start) : Clock.parse(text); }
+
   function secondsField(label, d, key, hint) {
     const value = Number.isFinite(d[key]) ? String(d[key]) : "";
-    const bad = key.endsWith("end_s") && Number.isFinite(d[key]) && Number.isFinite(d[key.replace("end", "start")]) &&
+    const order = () => key.endsWith("end_s") && Number.isFinite(d[key]) && Number.isFinite(d[key.replace("end", "start")]) &&
       d[key] <= d[key.replace("end", "start")];
-    // Typed in seconds (of the video, or a life log's virtual seconds); read back on the page's one
-    // clock beside it ("= 0:00:03.5", a life log's wall clock).
+    // Read back on the page's one clock beside it ("= 0:00:03.5", a life log's wall clock).
     const reads = () => (Number.isFinite(d[key]) ? " = " + fmt(d[key]) : "");
     const echo = el("span", { class: "muted clock-echo" }, reads());
-    return el("label", { class: "seconds-field" + (bad ? " invalid" : "") }, label + " ",
-      el("input", { type: "number", min: String(unit.start_s), max: String(unit.end_s), step: "0.01", value, "data-field": key,
-        "aria-label": label + " (seconds)", "aria-invalid": bad ? "true" : null,
-        oninput: (e) => { const v = e.target.value.trim(); d[key] = v === "" ? null : parseFloat(v); echo.textContent = reads(); saveLocal(); drawRanges(); } }),
-      el("span", { class: "muted" }, " s"), echo, el("span", { class: "muted" }, hint ? " " + hint : ""));
+    const wrap = el("label", { class: "seconds-field" + (order() ? " invalid" : "") }, label + " ");
+    const input = el("input", { type: "text", inputmode: "decimal", size: "10", maxlength: "16", value, "data-field": key,
+      "aria-label": label + " (seconds, or h:mm:ss.f)", "aria-invalid": order() ? "true" : null,
+      oninput: (e) => {
+        const text = e.target.value.trim();
+        const v = text === "" ? null : parseTime(text);
+        const unreadable = v !== null && !Number.isFinite(v);
+        d[key] = unreadable ? null : v;
+        echo.textContent = unreadable ? " not a time: type seconds (12.5) or h:mm:ss.f (0:00:12.5)" : reads();
+        const bad = unreadable || order();
+        input.setAttribute("aria-invalid", bad ? "true" : "false");
+        wrap.classList.toggle("invalid", bad);
+        saveLocal();
+        drawRanges();
+      } });
+    wrap.append(input, el("span", { class: "muted" }, " s"), echo, el("span", { class: "muted" }, hint ? " " + hint : ""));
+    return wrap;
   }
 
   // Loop the item's clip. On a life log, whose clips can span the whole day, an item with an answer

@@ -136,6 +136,34 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
         page.keyboard.press("j")  # the first item selected, as a person starts
         video = "#players .video-wrap.big video" if kind == "ego-exo" else "#players video"
         _check(page, f"verify ({kind})", [video, "#play", "#cards li.selected .card-actions button", "#submit"], problems)
+        if kind == "single":  # In and Out take the page's clock as well as seconds
+            page.locator("body").focus()
+            page.keyboard.press("n")
+            added = page.locator("#cards li.added")
+            field_in, field_out = added.locator("[data-field=clip_start_s]"), added.locator("[data-field=clip_end_s]")
+            field_in.fill("0:00:01.5")
+            expect(added.locator(".clock-echo").first).to_have_text(" = 0:00:01.5")
+            field_out.fill("4.25")
+            expect(added.locator(".clock-echo").nth(1)).to_have_text(" = 0:00:04.3")
+            field_out.fill("0:01")
+            expect(field_out).to_have_attribute("aria-invalid", "true")        # Out before In
+            field_out.fill("1:75")
+            expect(added.locator(".clock-echo").nth(1)).to_have_text(" not a time: type seconds (12.5) or h:mm:ss.f (0:00:12.5)")
+            field_out.fill("0:00:06")
+            expect(field_out).to_have_attribute("aria-invalid", "false")
+            expect(added.locator(".clock-echo").nth(1)).to_have_text(" = 0:00:06.0")
+        if kind == "ego-exo":  # the small views are reached by Tab and shown large by Enter or Space
+            big = "() => document.querySelector('#players .video-wrap.big .player-label').textContent"
+            page.locator("#players .video-wrap").first.focus()
+            page.keyboard.press("Tab")
+            assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "Show exo 1 large"
+            page.keyboard.press("Enter")
+            assert page.evaluate(big) == "exo 1"
+            page.keyboard.press("Tab")
+            page.keyboard.press("Space")
+            assert page.evaluate(big) == "exo 2"
+            assert page.evaluate("() => document.querySelector('#players video').paused")  # Space did not play
+            expect(page.locator("#players .video-wrap[aria-pressed=true]")).to_have_attribute("data-role", "exo")
         context.close()
 
     context, page = _context(browser, live_server, "ann", "pw-ann-123")
