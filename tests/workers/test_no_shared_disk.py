@@ -1,0 +1,80 @@
+"""No shared disk (issue 22, section 1), first part: two Celery workers in subprocesses (one on
+``media``, one on the other queues) and the web process (this test's, through Django's client), each
+with a media root and a scratch folder of its own, against moto's S3 server. A video ingested by a
+third process is transcoded, gets HLS and thumbnails, and plays through the web, with every file in
+the bucket and nothing left on any process's disk.
+
+Not covered here yet: drafting with frames, a study build with frames and clips, and
+``export_qa --with-media`` through the same set-up."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import requests
+
+from annotator.media.models import Video
+from tests.conftest import REPO, make_video, wait_for
+from tests.s3_server import KEYS
+from tests.workers.conftest import process_env, worker_process
+
+
+def _files(folder: str) -> list[Path]:
+    """The files under ``folder`` as a subprocess sees it (tests/settings.py adds ``-gwN`` under xdist)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    root = Path(f"{folder}-{worker}" if worker else folder)
+    return [path for path in root.rglob("*") if path.is_file()] if root.exists() else []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shared_disk(
+        own_redis, s3, s3_endpoint, project, admin_user, client, tmp_path):
+    s3_client, bucket = s3
+    own = {name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
+           for name in ("media-worker", "other-worker", "ingest")}
+    common = {**KEYS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": bucket, "AWS_S3_ENDPOINT_URL": s3_endpoint,
+              "MEDIA_HLS_MIN_DURATION_S": "1"}  # a 12 s video stands in for a long one: HLS too
+    (tmp_path / "source").mkdir()
+    source = make_video(tmp_path / "source" / "clip.mp4", seconds=12.0)
+
+    with worker_process(own_redis.url, tmp_path / "media.log", queues="media", **common, **own["media-worker"]), \
+            worker_process(own_redis.url, tmp_path / "other.log", queues="models,scores,default", **common,
+                           **own["other-worker"]):
+        done = subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", "ingest", str(source), "--project", project.slug],
+                              cwd=REPO, env=process_env(own_redis.url, **common, **own["ingest"]),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        video = Video.objects.get(project=project)
+        wait_for(lambda: Video.objects.get(pk=video.pk).status != Video.Status.PROCESSING, timeout=240,
+                 what="the transcode on the media worker")
+
+    video.refresh_from_db()
+    assert video.status == Video.Status.READY, video.error
+    names = {video.original.name, video.rendition.name, video.poster.name, video.hls.name, video.thumbnails_vtt.name}
+    assert "" not in names
+    stored = {item["Key"] for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+              for item in page.get("Contents", [])}
+    assert names <= stored
+    hls_folder = video.hls.name.rsplit("/", 1)[0] + "/"
+    assert any(key.startswith(hls_folder) and key.endswith(".m4s") for key in stored)
+    assert any(key.endswith(".jpg") and key.startswith(video.thumbnails_vtt.name.rsplit("/", 1)[0]) for key in stored)
+
+    # Playback through the web: the MP4 and a segment by presigned redirect, the playlist served here.
+    client.force_login(admin_user)
+    mp4 = client.get(f"/files/{video.rendition.name}")
+    assert mp4.status_code == 302 and mp4["Location"].startswith(f"{s3_endpoint}/{bucket}/")
+    fetched = requests.get(mp4["Location"], timeout=30)
+    assert fetched.status_code == 200
+    assert fetched.content == s3_client.get_object(Bucket=bucket, Key=video.rendition.name)["Body"].read()
+    master = client.get(f"/files/{video.hls.name}")
+    assert master.status_code == 200 and master.content.startswith(b"#EXTM3U")
+    segment = sorted(key for key in stored if key.startswith(hls_folder) and key.endswith(".m4s"))[0]
+    redirected = client.get(f"/files/{segment}")
+    assert redirected.status_code == 302
+    assert requests.get(redirected["Location"], timeout=30).status_code == 200
+
+    # Nothing on any process's own disk: no media root written, every scratch folder emptied.
+    for name, folders in own.items():
+        assert _files(folders["MEDIA_ROOT"]) == [], name
+        assert _files(folders["MEDIA_WORK_DIR"]) == [], name
