@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "annotator.evaluation",
     "annotator.reports",
     "api",
+    "annotator.demo",  # the demo's seeding (make demo): at the top, nothing imports it
 ]
 
 MIDDLEWARE = [

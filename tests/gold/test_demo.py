@@ -1,10 +1,10 @@
-"""annotator.gold.demo.run_demo on a small project: the sets and tutorial made from verified units, a
+"""annotator.demo.gold.run_demo on a small project: the sets and tutorial made from verified units, a
 new annotator failing then passing the qualification through the queue, a gold copy served among
 real units; a second run adds nothing and reports the same."""
 
 from io import StringIO
 
-from annotator.gold.demo import run_demo
+from annotator.demo.gold import run_demo
 from annotator.gold.models import Attempt, Copy, Known, Source, Standing
 from annotator.projects.services import ensure_member
 from annotator.qa.models import WorkUnit

@@ -5,7 +5,7 @@ writes them when there are none."""
 import pytest
 from django.test import Client
 
-from annotator.projects.demo_guidelines import TYPES, seed_guidelines
+from annotator.demo.guidelines import TYPES, seed_guidelines
 from annotator.projects.models import Project
 from annotator.qa.models import QAType
 from annotator.qa.services import apply_preset

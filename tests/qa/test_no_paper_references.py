@@ -21,8 +21,8 @@ READ_BY_ANNOTATORS = ["templates/qa/verify.html", "templates/gold/tutorial.html"
 
 
 def _demo_descriptions() -> list[str]:
-    """The ``"description"`` values written in annotator/projects/demo_media.py (QA types of the demo)."""
-    tree = ast.parse((REPO / "annotator/projects/demo_media.py").read_text())
+    """The ``"description"`` values written in annotator/demo/media.py (QA types of the demo)."""
+    tree = ast.parse((REPO / "annotator/demo/media.py").read_text())
     return [v.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
             for k, v in zip(node.keys, node.values)
             if isinstance(k, ast.Constant) and k.value == "description" and isinstance(v, ast.Constant)]

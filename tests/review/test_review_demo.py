@@ -1,4 +1,4 @@
-"""The demo's review round (annotator.review.demo.run_demo): a round, a rejection with comments, the
+"""The demo's review round (annotator.demo.review.run_demo): a round, a rejection with comments, the
 rework through the queue, acceptance; a second run adds nothing."""
 
 from io import StringIO
@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 
 from annotator.qa.models import QAPair, QueueItem, Revision
-from annotator.review.demo import run_demo
+from annotator.demo.review import run_demo
 from annotator.review.models import Review, ReviewRound, ReviewState, RoundSummary
 
 pytestmark = pytest.mark.django_db

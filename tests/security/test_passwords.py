@@ -46,7 +46,7 @@ def test_createuser_sets_a_good_password(db):
 
 
 def _demo_logins() -> list[tuple[str, str]]:
-    from annotator.projects.management.commands.demo_setup import DEMO_USERS
+    from annotator.demo.management.commands.demo_setup import DEMO_USERS
 
     return [(name, password) for name, _, password, _ in DEMO_USERS]
 

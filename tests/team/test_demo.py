@@ -1,11 +1,11 @@
-"""annotator.team.demo.run_demo: EUR 20 per video, the report printed, the same on a second run."""
+"""annotator.demo.team.run_demo: EUR 20 per video, the report printed, the same on a second run."""
 
 from io import StringIO
 
 import pytest
 from django.utils import timezone
 
-from annotator.team.demo import run_demo
+from annotator.demo.team import run_demo
 from annotator.team.models import PayRate
 
 

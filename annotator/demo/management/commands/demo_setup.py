@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from annotator.projects.demo_guidelines import seed_guidelines
-from annotator.projects.demo_media import SET_TYPE, long_and_multiview
+from annotator.demo.guidelines import seed_guidelines
+from annotator.demo.media import SET_TYPE, long_and_multiview
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair
 from annotator.qa.services import set_queue_policy
@@ -121,9 +121,9 @@ class Command(BaseCommand):
         self.stdout.write("EGO-FLIGHT Table 1 layout (scripted people, canned model):\n" + table.getvalue())
         # The team (issue 20): a qualification with gold in the queue, a review round with rework, and
         # the pay report at EgoNight's EUR 20 per video. Each step is idempotent on a rerun.
-        from annotator.gold import demo as gold_demo
-        from annotator.review import demo as review_demo
-        from annotator.team import demo as team_demo
+        from annotator.demo import gold as gold_demo
+        from annotator.demo import review as review_demo
+        from annotator.demo import team as team_demo
 
         gold_demo.run_demo(proj, self.stdout)
         review_demo.run_demo(proj, self.stdout)

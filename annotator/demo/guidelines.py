@@ -31,7 +31,7 @@ it is out of scope for this project); say why.
 """
 
 # The EgoNight preset's types (annotator/qa/presets.py) and the demo's set and life-log types
-# (annotator/projects/demo_media.py), by slug.
+# (annotator/demo/media.py), by slug.
 TYPES = {
     "object_recognition": "Name the object as a person would (\"a red mug\", not \"a container\"). Keep only if the "
                           "object is visible in the clip's 3 seconds, in both videos of a day-night pair.",
