@@ -16,11 +16,8 @@ import re
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
-from django.shortcuts import render
 
-from annotator import access
 from annotator.access import files
-from annotator.media.models import Video
 from annotator.media.services import on_local_disk
 
 # At most 18 digits per bound (any stored file is smaller than 10**18 bytes): a longer number is not
@@ -132,10 +129,3 @@ def serve_media(request, name: str):
     response["Accept-Ranges"] = "bytes"
     return response
 
-
-@login_required
-def video_list(request, slug: str):
-    """The project's videos with their status and, for failed ones, the reason."""
-    project, _ = access.require(request.user, access.VIEW_VIDEOS_ROLES, slug=slug)
-    videos = Video.objects.filter(project=project).order_by("id")
-    return render(request, "media/video_list.html", {"project": project, "videos": videos})

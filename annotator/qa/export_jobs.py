@@ -18,7 +18,6 @@ import json
 import secrets
 import time
 import zipfile
-from pathlib import Path
 
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -77,10 +76,9 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
         return json.dumps({"rows": 0, "items": 0, "file": "", "size": 0, "clips": 0, "media_failures": [], "skipped": {}})
 
     def progress(rows):
-        done, last = 0, time.monotonic()
-        for row in rows:
+        last = time.monotonic()
+        for done, row in enumerate(rows, 1):
             yield row
-            done += 1
             if time.monotonic() - last >= PROGRESS_EVERY_S:
                 Job.objects.filter(key=key, status=Job.Status.RUNNING).update(
                     result=json.dumps({"done": done, "total": total}))
@@ -130,7 +128,7 @@ def describe(job: Job) -> dict:
     "format", "label", "with_media", "filters" {key: value}, "done", "total" (rows; None until
     counted), "rows", "empty", "size" (bytes), "media_failures", "error", "created_at" (ISO)}``.
     ``empty`` is true for a finished export that matched no QA pair (nothing to download)."""
-    token, _project, _user, fmt, with_media, *values = job.args
+    _token, _project, _user, fmt, with_media, *values = job.args
     info = {"id": job.pk, "status": job.status, "format": fmt, "label": LABELS.get(fmt, fmt),
             "with_media": bool(with_media), "filters": {k: v for k, v in zip(FILTERS, values) if v},
             "done": 0, "total": None, "rows": None, "empty": False, "size": 0, "media_failures": [],

@@ -16,7 +16,7 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 def test_no_template_cites_a_paper():
     found = {}
     for path in sorted(TEMPLATES.rglob("*.html")):
-        text = re.sub(r"{#.*?#}|{% comment %}.*?{% endcomment %}", "", path.read_text(), flags=re.S)
+        text = re.sub(r"{#.*?#}|{% comment %}.*?{% endcomment %}", "", path.read_text(), flags=re.DOTALL)
         if hits := PAPER.findall(text):
             found[str(path.relative_to(TEMPLATES))] = hits
     assert found == {}
