@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 # The scratch database each bench's --smoke uses (``<POSTGRES_DB>`` + this), unless ``BENCH_*_DB`` is given.
-SCRATCH_DB = {"drafting.py": "_bench_drafting_smoke", "export.py": "_bench_export_smoke",
+SCRATCH_DB = {"drafting.py": "_bench_drafting_smoke", "export.py": "_bench_export_smoke", "load.py": "_bench_load_smoke",
               "participants.py": "_bench_participants_smoke", "queue.py": "_bench_queue_smoke",
               "rt_fidelity.py": "_bench_rt_smoke", "scoring.py": "_bench_scoring_smoke", "seek.py": "_bench_seek_smoke", "units_page.py": "_bench_units_smoke"}
 DB_VARIABLE = {"drafting.py": "BENCH_DRAFTING_DB", "export.py": "BENCH_EXPORT_DB", "participants.py": "BENCH_PARTICIPANTS_DB",
