@@ -14,13 +14,9 @@ from rest_framework.views import APIView
 
 from annotator import access
 from annotator.errors import Invalid
-from annotator.projects.models import Role
 from annotator.team import pay, selectors, stats
 from api.exceptions import flatten
 from api.views import project_for
-
-FIGURES_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
-
 
 def _day(name: str, required: bool) -> OpenApiParameter:
     return OpenApiParameter(name, OpenApiTypes.DATE, required=required,
@@ -120,7 +116,7 @@ class AnnotatorsView(APIView):
                 "agreement with overlap peers, rework rate (admins and reviewers)",
     )
     def get(self, request, slug):
-        project = project_for(request, slug, FIGURES_ROLES)
+        project = project_for(request, slug, access.FIGURES_ROLES)
         period, _, _ = period_from(request, required=False)
         return Response(stats.annotators(project, period))
 

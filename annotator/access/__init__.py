@@ -27,6 +27,8 @@ EDIT_QA_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
 # Reviewers see runs (OVERSEE_ROLES); annotators do not.
 RESEARCH_ROLES = frozenset({Role.ADMIN, Role.RESEARCHER})
 MANAGE_ROLES = frozenset({Role.ADMIN})
+# Per-annotator figures through the API (units, active time, gold accuracy, override rate): admins and reviewers.
+FIGURES_ROLES = frozenset({Role.ADMIN, Role.REVIEWER})
 ALL_ROLES = frozenset(Role.values)
 
 

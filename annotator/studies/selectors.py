@@ -124,7 +124,7 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
 def footage_seen_in_queues(user, project_id: int) -> set[int]:
     """Ids of the source footage ``user`` could play in a verification queue of the project: the videos
     of units whose queue item they hold or held (and the other videos of those units' groups, and the
-    labelled videos of their QA pairs, ``QAPair.videos``: ``media.views.may_see_video`` serves all of
+    labelled videos of their QA pairs, ``QAPair.videos``: ``media.file_access.may_see_video`` serves all of
     them), each mapped to the video it was derived from, if any (a night rendition shows the same
     route); and with any part of a life log, every part of it (a summary-ordering item's footage is
     the log's first part, X-LeBench seed 002 App. C.4). A participant is never assigned an item about
