@@ -343,16 +343,16 @@
     box.replaceChildren(...players.map((p) => p.el));
     bigView = 0;
     // More than two views: each is a button that shows it large, reached by Tab and pressed with Enter
-    // or Space as well as clicked (issue 21: the small views could only be clicked).
+    // as well as clicked (issue 21: the small views could only be clicked). Space stays the page's
+    // Play, whatever view was clicked or tabbed to last.
     if (!unit.life_log && players.length > 2) {
       players.forEach((p, i) => {
         p.el.tabIndex = 0;
         p.el.setAttribute("role", "button");
-        p.el.setAttribute("aria-label", "Show " + nameOf(p) + " large");
+        p.el.setAttribute("aria-label", "Show " + nameOf(p) + " large (Enter)");
         p.el.addEventListener("keydown", (e) => {
-          if (e.key !== "Enter" && e.key !== " ") return;
+          if (e.key !== "Enter" || e.ctrlKey || e.metaKey) return;
           e.preventDefault();
-          e.stopPropagation();  // Space here swaps the views; it does not play
           showLarge(i);
         });
       });
@@ -402,6 +402,12 @@
 
   function followers(fn) { for (const p of players.slice(1)) fn(p.video, p.meta); }
 
+  // While playing, a follower is sought only when it is this far off (seconds); nearer, its rate closes
+  // the gap, and a follower still seeking is left to finish. On a busy machine a seek takes longer than
+  // the 3 frames that used to trigger one: the follower came back behind by the seek's own time and
+  // could be sought again and again (issue 21: the ego-exo test saw 0.18 s of drift under load).
+  const SEEK_WHILE_PLAYING_S = 0.25;
+
   function syncFollowers(force) {
     if (players.length < 2) return;
     const lead = leader();
@@ -411,7 +417,8 @@
     followers((f, meta) => {
       const target = base + meta.offset_s;
       const drift = f.currentTime - target;
-      if (force || Math.abs(drift) > (playing ? 3 * frame : frame / 2)) {
+      if (!force && f.seeking) return;  // a seek in flight: a new one would only start it over
+      if (force || Math.abs(drift) > (playing ? SEEK_WHILE_PLAYING_S : frame / 2)) {
         f.currentTime = Math.max(0, target);
         f.playbackRate = lead.playbackRate;
       } else if (playing) {

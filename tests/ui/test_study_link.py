@@ -1,7 +1,7 @@
 """A panel participant through a study link, end to end in headless Chromium at 1366x768 (issue 19,
 Tests): a Prolific-style URL, consent, screening (the test clip plays), instructions, a practice
 trial with feedback, the trial, the debrief, and the completion redirect with the code, all by
-keyboard. Then: a reload mid-trial resumes; a second browser with the same PROLIFIC_PID resumes the
+keyboard, with no serious or critical axe-core violation on the consent, screening and debrief pages. Then: a reload mid-trial resumes; a second browser with the same PROLIFIC_PID resumes the
 same participant; a full study shows its page; an abandoned participant's items are released; the
 participant CSV has the right statuses.
 
@@ -27,6 +27,7 @@ from annotator.studies import links
 from annotator.studies.models import Participant, Trial
 from annotator.studies.services import create_study
 from tests.studies.conftest import api_as, people, verified  # noqa: F401 (a fixture)
+from tests.ui import axe
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -63,6 +64,8 @@ def _to_instructions(page, base, token, pid, shots=False):
     expect(page.locator("#consent h1")).to_have_text("Before you start")
     expect(page.locator("#accept")).to_be_focused()
     _in_view(page, "#accept")
+    if shots:  # axe once per page kind (issue 21): consent, screening, debrief
+        assert axe.violations(page) == []
     if shots:
         _shot(page, "1-consent")
     page.keyboard.press("Enter")
@@ -72,6 +75,8 @@ def _to_instructions(page, base, token, pid, shots=False):
     expect(page.locator("#check-viewport")).to_have_text("Window size: 1366 x 768, fine.")
     expect(page.locator("#screening-continue")).to_be_focused()
     _in_view(page, "#screening-continue")
+    if shots:
+        assert axe.violations(page) == []
     if shots:
         _shot(page, "2-screening")
     page.keyboard.press("Enter")
@@ -138,6 +143,7 @@ def test_a_panel_participant_goes_from_the_link_to_the_completion_code(verified,
     expect(page.locator("#debrief strong")).to_have_text("This study measured")
     expect(page.locator("#finish")).to_be_focused()
     _in_view(page, "#finish")
+    assert axe.violations(page) == []
     _shot(page, "6-debrief")
     page.keyboard.press("Enter")
     participant.refresh_from_db()
