@@ -10,7 +10,8 @@ tick. This subclass keeps ticking instead:
 
 1. a tick first makes sure this beat holds the lock: if it never had it, or lost it (a renewal found
    the key gone or another beat's), it tries once to take it, without waiting, and sends nothing
-   unless it did;
+   unless it did; once taken, it writes the schedule again (a Redis restarted without its data lost
+   it with the lock; entries still there keep their last run times);
 2. RedBeat's own tick renews the lock and sends what is due;
 3. a Redis error (connection refused, time-out) skips the tick and the next one starts again at 1.
 
@@ -34,8 +35,9 @@ REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
 class OneBeatScheduler(RedBeatScheduler):
     """RedBeat, kept alive through Redis errors and a lost lock (steps in the module's docstring)."""
 
-    #: Whether this beat may send: False until it holds the lock, and again once a renewal fails.
-    holding = False
+    #: Whether this beat may send: None before the first tick, False until it holds the lock, and
+    #: again once a renewal fails.
+    holding: bool | None = None
 
     def setup_schedule(self) -> None:
         """Write the static schedule to Redis, waiting for Redis (every ``max_interval`` seconds)
@@ -52,9 +54,10 @@ class OneBeatScheduler(RedBeatScheduler):
     def tick(self, *args, **kwargs) -> float:
         """One pass: hold the lock (else send nothing), then RedBeat's tick. Returns the seconds
         to sleep before the next pass."""
-        if self.lock is not None and not self.holding:
-            # RedBeat's start-up hook took the lock (blocking) before the first tick.
-            self.holding = self.lock.local.token is not None
+        if self.holding is None:
+            # RedBeat's start-up hook (``beat_init``) took the lock, waiting for it, before the first
+            # tick; with Redis down it could not, and left no lock.
+            self.holding = self.lock is not None and self.lock.local.token is not None
         try:
             if not self.holding and not self._take_lock():
                 return self.max_interval
@@ -78,6 +81,9 @@ class OneBeatScheduler(RedBeatScheduler):
         self.holding = bool(self.lock.acquire(blocking=False))
         if self.holding:
             logger.info("beat: Acquired lock")
+            # The schedule may be gone with the lock (a Redis restarted without its data): write it
+            # again; entries still there keep their last run times.
+            self.setup_schedule()
         return self.holding
 
     def close(self) -> None:

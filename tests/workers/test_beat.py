@@ -77,3 +77,43 @@ def test_a_second_beat_sends_nothing_until_the_first_is_killed_then_takes_over(o
         assert "beat: Acquired lock" in logs["b"].read_text()
     # Not before the lock's 2 s TTL (renewed at most 0.5 s before the kill), then a poll every 0.5 s.
     assert 1.0 < took_over_s < 10, took_over_s
+
+
+def test_a_beat_lives_through_a_redis_restart_and_only_the_lock_holder_sends(own_redis):
+    """workers/beat.py's own steps, in-process on a Celery app of the test's own: while Redis is
+    down a tick sends nothing and does not raise; Redis back without the lock (no persistence), the
+    holder notices the lost lock, takes it again on its next tick and sends; the other scheduler
+    never sends while the holder runs."""
+    from celery import Celery
+
+    from workers.beat import OneBeatScheduler
+
+    app = Celery("beat-test", set_as_current=False)
+    app.conf.update(broker_url=own_redis.url, redbeat_redis_url=own_redis.url, redbeat_redis_options={},
+                    redbeat_lock_timeout=30, beat_max_loop_interval=0.5,
+                    beat_schedule={"tick": {"task": "beat-test.tick", "schedule": 0.1}})
+    client = Redis.from_url(own_redis.url)
+
+    def sent() -> int:
+        return client.llen("celery")
+
+    def tick_until_sent(scheduler, before: int) -> None:
+        wait_for(lambda: scheduler.tick() is not None and sent() > before, timeout=10, what="a send")
+
+    holder = OneBeatScheduler(app)
+    assert holder._take_lock()
+    tick_until_sent(holder, 0)
+    other = OneBeatScheduler(app)
+    for _ in range(3):  # the lock is held: no send, however often it ticks
+        before = sent()
+        assert other.tick() == other.max_interval
+        assert sent() == before and not other.holding
+
+    own_redis.stop()
+    assert holder.tick() == holder.max_interval  # no exception: the tick is skipped
+    own_redis.start()  # empty: the lock is gone
+    before = sent()
+    assert holder.tick() == holder.max_interval and not holder.holding  # the renewal found the lock gone
+    assert sent() == before
+    tick_until_sent(holder, before)  # took it again and sends
+    assert holder.holding and client.get("redbeat::lock") == holder.lock.local.token
