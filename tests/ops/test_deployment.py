@@ -25,7 +25,11 @@ TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "py
              "docker", "flask", "flask-cors", "itsdangerous", "joserfc", "jsonpatch", "jsonpath-ng", "jsonpointer",
              "jsonschema-path", "lazy-object-proxy", "openapi-schema-validator", "openapi-spec-validator", "pathable",
              "py-partiql-parser", "pycparser", "pydantic-settings", "python-dotenv", "responses", "rfc3339-validator",
-             "xmltodict"}
+             "xmltodict",
+             # Locust (bench/load.py, issue 22) and what it needs
+             "locust", "bidict", "brotli", "configargparse", "flask-login", "gevent", "geventhttpclient", "msgpack",
+             "psutil", "python-engineio", "python-socketio", "pyzmq", "simple-websocket", "websocket-client", "wsproto",
+             "zope.event", "zope.interface"}
 
 
 def _pins(name: str) -> dict[str, str]:
