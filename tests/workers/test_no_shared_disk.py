@@ -1,12 +1,14 @@
 """No shared disk (issue 22, section 1), first part: two Celery workers in subprocesses (one on
 ``media``, one on the other queues) and the web process (this test's, through Django's client), each
 with a media root and a scratch folder of its own, against moto's S3 server. A video ingested by a
-third process is transcoded, gets HLS and thumbnails, and plays through the web, with every file in
+third process is transcoded, gets HLS and thumbnails, and plays through the web, and a fourth
+process's ``export_qa --with-media`` cuts a verified pair's clip from the bucket, with every file in
 the bucket and nothing left on any process's disk.
 
-Not covered here yet: drafting with frames, a study build with frames and clips, and
-``export_qa --with-media`` through the same set-up."""
+Not covered here yet: drafting with frames, and a study build with frames and clips, through the
+same set-up."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -14,7 +16,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from django.utils import timezone
+
 from annotator.media.models import Video
+from annotator.qa.models import QAPair, QAType, Revision, WorkUnit
 from tests.conftest import REPO, make_video, wait_for
 from tests.s3_server import KEYS
 from tests.workers.conftest import process_env, worker_process
@@ -32,7 +37,7 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         own_redis, s3, s3_endpoint, project, admin_user, client, tmp_path):
     s3_client, bucket = s3
     own = {name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
-           for name in ("media-worker", "other-worker", "ingest")}
+           for name in ("media-worker", "other-worker", "ingest", "export")}
     common = {**KEYS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": bucket, "AWS_S3_ENDPOINT_URL": s3_endpoint,
               "MEDIA_HLS_MIN_DURATION_S": "1"}  # a 12 s video stands in for a long one: HLS too
     (tmp_path / "source").mkdir()
@@ -73,6 +78,24 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
     redirected = client.get(f"/files/{segment}")
     assert redirected.status_code == 302
     assert requests.get(redirected["Location"], timeout=30).status_code == 200
+
+    # An export with media, by another process: the verified pair's clip cut from the bucket's file.
+    qa_type = QAType.objects.create(project=project, slug="scene_description", name="Scene description")
+    unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=12.0)
+    pair = QAPair.objects.create(project=project, unit=unit, video=video, qa_type=qa_type, origin="human",
+                                 question="What happens?", answer="A test card.", clip_start_s=1.0, clip_end_s=3.0,
+                                 status="verified", provenance="human_added", verified_at=timezone.now())
+    Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
+    out = tmp_path / "exported" / "qa.jsonl"
+    done = subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", "export_qa", "--project", project.slug,
+                           "--out", str(out), "--with-media", str(out.parent / "clips")],
+                          cwd=REPO, env=process_env(own_redis.url, **common, **own["export"]),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["media_path"] for row in rows] == [f"clips/{video.sha256[:16]}_1000-3000.mp4"]
+    assert (out.parent / rows[0]["media_path"]).stat().st_size > 0
+    assert sorted(path.name for path in (out.parent / "clips").iterdir()) == [f"{video.sha256[:16]}_1000-3000.mp4"]
 
     # Nothing on any process's own disk: no media root written, every scratch folder emptied.
     for name, folders in own.items():
