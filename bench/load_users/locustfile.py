@@ -29,7 +29,8 @@ of them has answered a 2xx. Only ``http://127.0.0.1`` is accepted as the host.
 **Written** at the end to ``LOAD_OUT`` (JSON): every request's latency in ms by endpoint, the
 statuses of failed requests by endpoint, the idempotency keys of every submit and answer the server
 acknowledged with a 2xx (``bench/load.py`` then looks for each one's row), the first and last
-request's times, and the empty claims.
+request's times, the empty claims, and the requests cut by the run's end (in flight when Locust
+stopped their users at the time or request bound: neither timed nor counted as errors).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 calls: dict[str, list[float]] = defaultdict(list)
 failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
 acked = {"submit": [], "answer": []}
-clock = {"first": None, "last": None, "empty_claims": 0, "sent": 0}
+clock = {"first": None, "last": None, "empty_claims": 0, "sent": 0, "cut": 0}
 _next = {"annotator": 0, "participant": 0}
 
 
@@ -81,12 +82,15 @@ def _loopback_only(environment, **_):
 @events.request.add_listener
 def _count(request_type, name, response_time, response_length, response=None, exception=None, **_):
     now = time.time()
+    status = getattr(response, "status_code", 0) or 0
+    if exception is not None and status == 0 and clock.get("stopping"):
+        clock["cut"] += 1  # in flight when the run ended: Locust stopped the user, the server did not fail
+        return
     clock["first"] = clock["first"] or now
     clock["last"] = now
     clock["sent"] += 1
     calls[name].append(response_time)
     if exception is not None:
-        status = getattr(response, "status_code", 0) or 0
         failures[name][str(status)] += 1
     if exception is None and name in UNTIL_SEEN:
         UNTIL_SEEN.discard(name)
@@ -106,12 +110,17 @@ def _keep_runner(environment, **_):
     _runner = environment.runner
 
 
+@events.test_stopping.add_listener
+def _stopping(environment, **_):
+    clock["stopping"] = True
+
+
 @events.quitting.add_listener
 def _write(environment, **_):
     if OUT:
         with open(OUT, "w") as f:
             json.dump({"calls": calls, "failures": failures, "acked": acked, "first": clock["first"],
-                       "last": clock["last"], "empty_claims": clock["empty_claims"]}, f)
+                       "last": clock["last"], "empty_claims": clock["empty_claims"], "cut": clock["cut"]}, f)
 
 
 def _pause(mean_s: float) -> None:
