@@ -297,3 +297,44 @@ def test_a_gold_copy_made_ahead_waits_while_the_shared_queue_has_nothing_for_the
     assert claim_next(project, annotator) is None  # not the gold copy, then "nothing left"
     make_unit()  # a shared unit again: the copy made ahead is served first
     assert claim_next(project, annotator).unit.purpose == "gold"
+
+
+def test_the_next_claims_gold_copy_is_made_after_the_claims_response_and_not_in_the_next_claim(
+        project, make_verified, annotator, make_unit):
+    """M4 of the last security review: made in the claim, a gold copy cost about 23 ms more, which a
+    person who skipped quickly (before beat's premake) could time. Now it is made once the response
+    of the claim before it has been sent (the test client calls the response's close() as a server
+    does), so the gold claim makes nothing."""
+    from django.core.signals import request_finished
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.core import after_response
+
+    _gold_project(project, make_verified, 2)
+    for _ in range(3):
+        make_unit()
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    api = APIClient()
+    api.force_authenticate(annotator)
+    copies_when_sent = []
+    uid = "annotator.core.after_response.finished"
+    request_finished.disconnect(dispatch_uid=uid)  # put a receiver before the deferred work
+    request_finished.connect(
+        seen := lambda **kw: copies_when_sent.append(Copy.objects.filter(user=annotator).count()), weak=False)
+    request_finished.connect(after_response._finished, dispatch_uid=uid)
+    try:
+        first = api.post(f"/api/projects/{project.slug}/queue/next/").json()
+    finally:
+        request_finished.disconnect(seen)
+    assert copies_when_sent == [0]  # nothing made while the first claim's response was built
+    waiting = QueueItem.objects.get(assigned_to=annotator, unit__purpose="gold")  # made after it was sent
+    assert (waiting.status, waiting.leased_by) == ("open", None)
+    unit = WorkUnit.objects.get(pk=handles.decode("unit", first["id"]))
+    submit_unit(unit.pk, annotator, idempotency_key="first", time_spent_ms=500, additions=[],
+                decisions=[Decision(p.pk, "keep", version=p.version) for p in unit.qa_pairs.order_by("id")])
+    with CaptureQueriesContext(connection) as gold_claim:
+        second = api.post(f"/api/projects/{project.slug}/queue/next/").json()
+    assert handles.decode("unit", second["id"]) == waiting.unit_id
+    assert Copy.objects.filter(user=annotator).count() == 1
+    assert not [q for q in gold_claim.captured_queries if "INSERT INTO qa_workunit" in q["sql"]]  # none made in it
