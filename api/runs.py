@@ -161,7 +161,7 @@ class RunStartIn(serializers.Serializer):
     qa_type = serializers.SlugField(max_length=64, required=False, allow_blank=True, default="",
                                     help_text="llm: the QA type asked for (default open_ended); egonight: only this type.")
     params = StorableJSONField(required=False, default=dict,
-                               help_text=f"The pipeline's parameters (see the README), a JSON object of at most "
+                               help_text=f"The pipeline's parameters (see docs/researcher.md), a JSON object of at most "
                                          f"{PARAMS_MAX_KEYS} keys and {PARAMS_MAX_CHARS} characters; not the server's "
                                          "URL, model or key, nor a file.")
 

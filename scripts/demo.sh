@@ -11,7 +11,7 @@ MODEL_PORT="${DEMO_MODEL_PORT:-$((PORT + 11))}"
 logs=.local/logs
 mkdir -p "$logs"
 # The demo serves plain http on 127.0.0.1, where a browser would drop Secure cookies (the default
-# with DJANGO_DEBUG off) and nobody could log in. Only for this local demo; see README "Security".
+# with DJANGO_DEBUG off) and nobody could log in. Only for this local demo; see docs/security.md.
 export DJANGO_SECURE_COOKIES="${DJANGO_SECURE_COOKIES:-0}"
 
 # Another server on the port (an earlier demo still running?) would answer in this one's place.

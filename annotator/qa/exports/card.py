@@ -72,7 +72,7 @@ def dataset_card(project: Project, fmt: str, filters: Filters, rows: int, folder
         f"Every row has every key, always of the same type and never null: absent numbers are -1 (`answer_index` "
         f"of an open-ended item, `answer_start_s`/`answer_end_s` of a non-interval item), absent text is \"\", and "
         f"free-form metadata is one JSON string (`video.metadata`, `group.params`).\n\n"
-        f"The fields are documented in the platform's README (\"Export schema\"). Load with "
+        f"The fields are documented in the platform's docs/exports.md (\"Export schema\"). Load with "
         f"`datasets.load_dataset(\"path/to/this/folder\", split=\"test\")`; every `{pattern}` here is part of it, "
         f"typed by the features above.\n"
     )

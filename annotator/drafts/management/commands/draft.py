@@ -52,7 +52,7 @@ class Command(BaseCommand):
                                                           "egonight: only this type).")
         parser.add_argument("--file", default="", help="JSONL file to read (import pipeline).")
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                            help="A pipeline parameter (see the README); repeatable.")
+                            help="A pipeline parameter (see docs/researcher.md); repeatable.")
         parser.add_argument("--no-cache", action="store_true", help="Call the model even when a cached answer exists.")
         parser.add_argument("--resume", type=int, metavar="RUN", help="Queue a failed or cancelled run's videos again.")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="Cancel a queued or running run.")

@@ -13,7 +13,7 @@ from annotator.qa import exports
 
 
 class Command(BaseCommand):
-    help = ("Write the project's verified QA pairs (streamed; README: Export schema and Export formats): "
+    help = ("Write the project's verified QA pairs (streamed; docs/exports.md: Export schema and Export formats): "
             "JSONL (default) or Parquet with a dataset card beside it, VLMEvalKit's Video-MCQ TSV, or an "
             "lmms-eval task folder; --with-media cuts each item's clip beside the export.")
 
