@@ -375,7 +375,7 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
     return {"k": k, "seconds": seconds, "calls": data["calls"], "failures": data["failures"],
             "acked_submits": len(data["acked"]["submit"]), "stored_submits": stored_submits,
             "acked_answers": len(data["acked"]["answer"]), "stored_answers": stored_answers,
-            "empty_claims": data["empty_claims"], "cut": data["cut"], "web_cores": web_cpu / seconds, "db_cores": db_cores,
+            "empty_claims": data["empty_claims"], "cut": data["cut"], "sent_again": data["sent_again"], "web_cores": web_cpu / seconds, "db_cores": db_cores,
             "locust_cores": locust_cpu / seconds, "machine_busy": machine_busy, "load": (load_start, load_end),
             "waits": sampler.waits, "samples": sampler.samples, "annotators": args.annotators,
             "participants": len(sessions)}
@@ -403,7 +403,8 @@ def report(r: dict) -> tuple[list[str], dict]:
     print(f"submits acknowledged {r['acked_submits']}, stored {r['stored_submits']}: lost {lost_submits}; "
           f"answers acknowledged {r['acked_answers']}, stored {r['stored_answers']}: lost {lost_answers}; "
           f"empty claims (nothing left) {r['empty_claims']}; requests cut by the run's end (in flight when Locust "
-          f"stopped, not timed) {r['cut']}")
+          f"stopped, not timed) {r['cut']}; requests sent again after no response on a kept-alive connection "
+          f"{r['sent_again']}")
     if lost_submits or lost_answers:
         failed.append(f"K={r['k']}: {lost_submits} submits and {lost_answers} answers lost")
     print(f"CPU (cores, averaged over the run): web workers {r['web_cores']:.2f}, database backends "

@@ -68,7 +68,8 @@ CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 calls: dict[str, list[float]] = defaultdict(list)
 failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
 acked = {"submit": [], "answer": []}
-clock = {"first": None, "last": None, "empty_claims": 0, "sent": 0, "cut": 0}
+clock = {"first": None, "last": None, "empty_claims": 0, "sent": 0, "cut": 0, "sent_again": 0}
+SENT_AGAIN = " (no response, sent again)"
 _next = {"annotator": 0, "participant": 0}
 
 
@@ -83,6 +84,9 @@ def _loopback_only(environment, **_):
 def _count(request_type, name, response_time, response_length, response=None, exception=None, **_):
     now = time.time()
     status = getattr(response, "status_code", 0) or 0
+    if name.endswith(SENT_AGAIN):
+        clock["sent_again"] += 1  # no response on a kept-alive connection: sent again (``send``)
+        return
     if exception is not None and status == 0 and clock.get("stopping"):
         clock["cut"] += 1  # in flight when the run ended: Locust stopped the user, the server did not fail
         return
@@ -120,11 +124,28 @@ def _write(environment, **_):
     if OUT:
         with open(OUT, "w") as f:
             json.dump({"calls": calls, "failures": failures, "acked": acked, "first": clock["first"],
-                       "last": clock["last"], "empty_claims": clock["empty_claims"], "cut": clock["cut"]}, f)
+                       "last": clock["last"], "empty_claims": clock["empty_claims"], "cut": clock["cut"],
+                       "sent_again": clock["sent_again"]}, f)
 
 
 def _pause(mean_s: float) -> None:
     gevent.sleep(random.uniform(0.5 * mean_s, 1.5 * mean_s))
+
+
+def send(client, method: str, path: str, name: str, expected: tuple[int, ...], **kwargs):
+    """Send a request; return (response, whether its status is one of ``expected``). When no response
+    came (status 0: the server closed the kept-alive connection as the request left, gunicorn's
+    keep-alive being 2 s and a person's pause longer), send it once more on a new connection, as a
+    browser does; the first attempt is counted apart (``sent_again``), neither timed nor an error.
+    Every request here is safe to send twice: claim returns the unit held, heartbeat and autosave
+    repeat, submit and answer carry their idempotency key."""
+    for attempt in (0, 1):
+        with client.request(method, path, name=name, catch_response=True, **kwargs) as r:
+            if r.status_code == 0 and attempt == 0 and not clock.get("stopping"):
+                r.request_meta["name"] = name + SENT_AGAIN
+                r.failure("no response")
+                continue
+            return r, _ok(r, *expected)
 
 
 def _ok(response, *expected: int) -> bool:
@@ -153,16 +174,13 @@ class Annotator(FastHttpUser):
 
     @task
     def verify_one_unit(self):
-        with self.client.post(f"/api/projects/{SLUG}/queue/next/", headers=self.headers, name="claim",
-                              catch_response=True) as r:
-            if not _ok(r, 200, 204):
-                gevent.sleep(EMPTY_WAIT_S)
-                return
-            if r.status_code == 204:
-                clock["empty_claims"] += 1
-                gevent.sleep(EMPTY_WAIT_S)
-                return
-            unit = r.json()
+        r, ok = send(self.client, "POST", f"/api/projects/{SLUG}/queue/next/", "claim", (200, 204),
+                     headers=self.headers)
+        if not ok or r.status_code == 204:
+            clock["empty_claims"] += ok
+            gevent.sleep(EMPTY_WAIT_S)
+            return
+        unit = r.json()
         started = time.monotonic()
         work_s = random.uniform(0.5 * WORK_S, 1.5 * WORK_S)
         next_beat, next_save = HEARTBEAT_S, AUTOSAVE_S
@@ -175,26 +193,20 @@ class Annotator(FastHttpUser):
             if upcoming >= work_s:
                 break
             if next_beat <= next_save:
-                with self.client.post(f"/api/units/{uid}/heartbeat/", headers=self.headers, name="heartbeat",
-                                      catch_response=True) as r:
-                    _ok(r, 200)
+                send(self.client, "POST", f"/api/units/{uid}/heartbeat/", "heartbeat", (200,), headers=self.headers)
                 next_beat += HEARTBEAT_S
             else:
                 state = {"decisions": {q["id"]: "keep" for q in unit["qa_pairs"]}, "note": "bench"}
-                with self.client.put(f"/api/units/{uid}/autosave/", headers=self.headers, name="autosave",
-                                     json={"state": state, "client_saved_at_ms": int(time.time() * 1000),
-                                           "time_spent_ms": int((time.monotonic() - started) * 1000)},
-                                     catch_response=True) as r:
-                    _ok(r, 204)
+                send(self.client, "PUT", f"/api/units/{uid}/autosave/", "autosave", (204,), headers=self.headers,
+                     json={"state": state, "client_saved_at_ms": int(time.time() * 1000),
+                           "time_spent_ms": int((time.monotonic() - started) * 1000)})
                 next_save += AUTOSAVE_S
         key = f"{RUN_ID}-a{self.n}-{self.done}"
         self.done += 1
         body = {"idempotency_key": key, "time_spent_ms": int(work_s * 1000),
                 "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]} for q in unit["qa_pairs"]]}
-        with self.client.post(f"/api/units/{uid}/submit/", headers=self.headers, name="submit", json=body,
-                              catch_response=True) as r:
-            if _ok(r, 200):
-                acked["submit"].append(key)
+        if send(self.client, "POST", f"/api/units/{uid}/submit/", "submit", (200,), headers=self.headers, json=body)[1]:
+            acked["submit"].append(key)
 
 
 class Participant(FastHttpUser):
@@ -219,11 +231,10 @@ class Participant(FastHttpUser):
                 raise StopUser()
         self.headers = {"X-CSRFToken": found.group(1), "Content-Type": "application/json",
                         "Referer": f"{self.host}/s/{LINK_TOKEN}/"}
-        with self.client.post(f"/api/studies/{STUDY_ID}/enroll/", headers=self.headers, name="enroll",
-                              catch_response=True) as r:
-            if not _ok(r, 200):
-                raise StopUser()
-            self.state = r.json()
+        r, ok = send(self.client, "POST", f"/api/studies/{STUDY_ID}/enroll/", "enroll", (200,), headers=self.headers)
+        if not ok:
+            raise StopUser()
+        self.state = r.json()
 
     @task
     def one_trial(self):
@@ -231,30 +242,27 @@ class Participant(FastHttpUser):
         if trial is None:
             if self.state.get("next") != "current":
                 raise StopUser()  # every trial answered
-            with self.client.get(f"/api/studies/{STUDY_ID}/current/", headers=self.headers, name="current",
-                                 catch_response=True) as r:
-                if not _ok(r, 200):
-                    raise StopUser()
-                self.state = r.json()
+            r, ok = send(self.client, "GET", f"/api/studies/{STUDY_ID}/current/", "current", (200,), headers=self.headers)
+            if not ok:
+                raise StopUser()
+            self.state = r.json()
             return
         tid = trial["trial_id"]
-        if not trial.get("shown"):
-            with self.client.post(f"/api/trials/{tid}/shown/", headers=self.headers, name="shown",
-                                  catch_response=True) as r:
-                if not _ok(r, 200):
-                    raise StopUser()
+        shown = trial.get("shown") or send(self.client, "POST", f"/api/trials/{tid}/shown/", "shown", (200,),
+                                           headers=self.headers)[1]
+        if not shown:
+            raise StopUser()
         shown_at = time.monotonic()
         _pause(THINK_MS / 1000)
         key = f"{RUN_ID}-p{self.n}-{tid}"
         options = (trial.get("content") or {}).get("options") or [""]
         body = {"response": self.n % len(options), "client_rt_ms": round((time.monotonic() - shown_at) * 1000, 1),
                 "idempotency_key": key}
-        with self.client.post(f"/api/trials/{tid}/answer/", headers=self.headers, name="answer", json=body,
-                              catch_response=True) as r:
-            if not _ok(r, 200):
-                raise StopUser()
-            acked["answer"].append(key)
-            self.state = r.json()
+        r, ok = send(self.client, "POST", f"/api/trials/{tid}/answer/", "answer", (200,), headers=self.headers, json=body)
+        if not ok:
+            raise StopUser()
+        acked["answer"].append(key)
+        self.state = r.json()
 
 
 def _cookie(name: str, value: str):
