@@ -41,7 +41,8 @@ answers (acknowledged with a 2xx, but no row: ``qa_submission`` by its idempoten
 under ``TARGET_P95_MS``. Exits 1 on any error or lost submit/answer; a missed latency target is
 printed, not an error.
 
-``--smoke`` (``make test``, tests/ops/test_bench_load.py): 20 annotators, 10 participants, 120 units,
+``--smoke`` (``make test``, tests/ops/test_bench_load.py): 20 annotators (at most 3 submits each a
+run), 10 participants, 130 units,
 K = 1 and 2, 2 s of work a unit with a heartbeat every 1 s and an autosave every 0.7 s (the 30 s
 heartbeat would never fire in a smoke run), 100 ms to think, 3 items of 2 questions; each run ends
 once every endpoint (claim, heartbeat, autosave, submit, current, shown, answer) has answered a
@@ -324,7 +325,9 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
                "LOAD_AUTOSAVE_S": str(args.autosave_s), "LOAD_THINK_MS": str(args.think_ms),
                "LOAD_MAX_REQUESTS": str(args.max_requests), "LOAD_RUN_ID": run_id, "LOAD_OUT": str(out),
                "LOAD_ANNOTATORS": str(args.annotators), "LOAD_PARTICIPANTS": str(len(sessions)),
-               "LOAD_UNTIL_SEEN": ",".join(MEASURED) if args.smoke else ""}
+               "LOAD_UNTIL_SEEN": ",".join(MEASURED) if args.smoke else "",
+               # The smoke's units are few: at most 3 submits an annotator per run, so every run has units.
+               "LOAD_MAX_UNITS": "3" if args.smoke else "0"}
         users = args.annotators + len(sessions)
         sampler = Sampler(db, pg)
         load_start = os.getloadavg()[0]
@@ -446,7 +449,7 @@ def main() -> None:
     if args.smoke:
         args.annotators, args.participants, args.k, args.seconds, args.max_requests = 20, 10, "1,2", 40, 20_000
         args.spawn_s, args.work_s, args.heartbeat_s, args.autosave_s, args.think_ms = 1.0, 2.0, 1.0, 0.7, 100
-        args.items, args.questions, args.units = 3, 2, 120
+        args.items, args.questions, args.units = 3, 2, 130
     _bounded(args.annotators, 0, MAX_ANNOTATORS, "annotators")
     _bounded(args.participants, 0, MAX_PARTICIPANTS, "participants")
     _bounded(args.seconds, 1, MAX_SECONDS, "seconds")

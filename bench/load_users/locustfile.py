@@ -58,6 +58,9 @@ AUTOSAVE_S = float(os.environ.get("LOAD_AUTOSAVE_S", "10"))
 THINK_MS = float(os.environ.get("LOAD_THINK_MS", "4000"))
 MAX_REQUESTS = int(os.environ.get("LOAD_MAX_REQUESTS", "100000"))
 RUN_ID = os.environ.get("LOAD_RUN_ID", "run")
+# Units an annotator submits in a run before stopping (0: no limit). The smoke sets it, so that the
+# first run cannot take the units the next run needs however slow the machine is.
+MAX_UNITS = int(os.environ.get("LOAD_MAX_UNITS", "0"))
 # Endpoints that, once each has answered a 2xx, end the run early (the smoke: seconds on an idle
 # machine, still done on a busy one); empty: run to the time or request bound.
 UNTIL_SEEN = {e for e in os.environ.get("LOAD_UNTIL_SEEN", "").split(",") if e}
@@ -174,6 +177,8 @@ class Annotator(FastHttpUser):
 
     @task
     def verify_one_unit(self):
+        if MAX_UNITS and self.done >= MAX_UNITS:
+            raise StopUser()
         r, ok = send(self.client, "POST", f"/api/projects/{SLUG}/queue/next/", "claim", (200, 204),
                      headers=self.headers)
         if not ok or r.status_code == 204:
