@@ -339,8 +339,8 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
     error = {"$ref": "#/components/schemas/Error"}
     operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
     # 51 + the benchmark report (issue 18) + study links and participants (issue 19) + the team (issue 20:
-    # annotators and pay 2, review 5, gold and qualification 6).
-    assert len(operations) == 67
+    # annotators and pay 2, review 5, gold and qualification 6) + the export page's jobs (issue 21: 3).
+    assert len(operations) == 70
     for path, method, op in operations:
         for code in ("400", "401", "403", "404"):
             assert op["responses"][code]["content"]["application/json"]["schema"] == error, (path, method, code)
@@ -358,6 +358,8 @@ def test_every_operation_documents_400_401_403_and_404_with_the_error_body():
                          # Issue 20: a unit not awaiting review (or reopened), a pause lifted already, tries
                          # granted to someone who has qualified.
                          ("/api/units/{id}/review/", "post"), ("/api/units/{id}/reopen/", "post"),
-                         ("/api/gold/pauses/{id}/lift/", "post"), ("/api/projects/{slug}/qualification/tries/", "post")}
+                         ("/api/gold/pauses/{id}/lift/", "post"), ("/api/projects/{slug}/qualification/tries/", "post"),
+                         # Issue 21: too many exports of the project waiting or running.
+                         ("/api/projects/{slug}/exports/", "post")}
     assert schema["components"]["schemas"]["Error"]["required"] == ["detail"]
     assert set(schema["components"]["schemas"]["Error"]["properties"]) == {"detail", "errors", "conflicts"}

@@ -68,7 +68,7 @@ def _settle_due() -> int:
     for job in queued:
         delay = (job.due_at - job.created_at).total_seconds()
         assert settings.GOLD_SETTLE_DELAY_MIN_S <= delay <= settings.GOLD_SETTLE_DELAY_MAX_S
-        jobs._run(job.pk, tasks.settle_gold.body)
+        jobs._run(job.pk, tasks.settle)
     return len(queued)
 
 

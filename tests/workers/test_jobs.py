@@ -118,7 +118,7 @@ def test_every_task_has_its_own_time_limit_and_there_is_no_global_one():
     limits = {name: (app.tasks[name].time_limit, app.tasks[name].soft_time_limit) for name in jobs.REGISTRY}
     assert set(limits) == {"media.transcode", "media.derive_night", "drafts.run", "studies.score",
                            "studies.build", "studies.release_idle", "agreement.compute", "agreement.overlap_consensus",
-                           "evaluation.run", "evaluation.judge_study"}
+                           "evaluation.run", "evaluation.judge_study", "qa.export", "review.settle_gold"}
     assert all(hard and soft and soft < hard for hard, soft in limits.values())
     assert app.tasks["core.reconcile_jobs"].time_limit == 300
     assert app.tasks["agreement.schedule"].time_limit == 300
