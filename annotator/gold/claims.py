@@ -13,16 +13,13 @@ not), so a heartbeat on it answers as on a skipped real unit (security review of
    one copy of every qualification source, each a ``qualification`` item assigned to them. Out of
    tries, or no qualification set: refused in plain words.
 3. Otherwise, with probability ``gold_rate`` (``rules.draws_gold``: seeded by the policy's seed, the
-   person and the claim's number) the claim serves a gold copy, a first-pass item assigned to them,
+   person and the claim's number) a gold copy is made now, as a first-pass item assigned to them,
    from a gold source showing no footage they were shown (exposure ledger) nor whose unit they
-   passed; the claim's statement serves it before anything else. The copy is made ahead: after the
-   response of the person's previous claim (``core.after_response``) or by beat (``premake``), so
-   that a gold claim costs what a real one does; the claim makes it only when neither ran.
+   passed; the claim's statement then serves it before anything else.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 
@@ -30,7 +27,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotator.core import after_response
 from annotator.errors import Forbidden
 from annotator.gold import rules
 from annotator.gold.models import Attempt, Pause, Policy, Source, Standing
@@ -75,8 +71,6 @@ JOIN gold_standing st ON st.project_id = i.project_id AND st.user_id = i.leased_
 LEFT JOIN gold_policy p ON p.project_id = i.project_id
 JOIN projects_membership m ON m.project_id = i.project_id AND m.user_id = i.leased_by_id
 WHERE i.status = 'open' AND i.leased_by_id IS NOT NULL AND i.lease_expires_at > %(now)s
-  AND (%(project)s::bigint IS NULL OR i.project_id = %(project)s::bigint)
-  AND (%(user)s::bigint IS NULL OR i.leased_by_id = %(user)s::bigint)
   AND NOT (st.paused AND st.claims + 1 >= coalesce(st.pause_from, 0))
   AND coalesce(p.gold_rate, %(rate)s) > 0
   AND (NOT coalesce(p.qualification_required, %(required)s) OR m.role <> 'annotator'
@@ -120,22 +114,16 @@ def gate(project: Project, user) -> Gate | None:
     if required and role == Role.ANNOTATOR and not qualified:
         return _qualifying(project, user, tries=tries + extra_tries,
                            threshold=default.threshold if threshold is None else threshold)
-    if gold_rate > 0:
-        # The copy their next claim may draw is made after this claim's response is sent, whatever
-        # this claim drew: the claim's own time never includes it (``after_response``).
-        after_response.defer(functools.partial(premake, project_id=project.pk, user_id=user.pk))
     if not waiting and rules.draws_gold(seed or 0, project.pk, user.pk, claims, gold_rate, draw_secret()):
-        # Made ahead (after the last claim's response, or by beat's ``premake``) as a rule, then served
-        # by the claim as any item assigned to the person, at a real claim's cost; made now only when
-        # neither ran since their last claim (their first claim; a premake that failed).
+        # Made ahead by ``premake`` as a rule (then served by the claim as any item assigned to the
+        # person, at a real claim's cost); made now when the person claimed before premake ran.
         _serve_gold(project, user, salt=f"{seed or 0}:{user.pk}:{claims}")
     return None
 
 
-def premake(now=None, *, project_id: int | None = None, user_id: int | None = None) -> int:
+def premake(now=None) -> int:
     """Make ahead the gold copy of each person whose next claim draws gold (Celery beat, every
-    ``GOLD_PREMAKE_EVERY_S`` seconds; and for one person in one project, ``project_id`` and
-    ``user_id``, after each of their claims' responses: ``gate``; ``_PREMAKE_SQL`` says who). The copy waits, assigned to them
+    ``GOLD_PREMAKE_EVERY_S`` seconds; ``_PREMAKE_SQL`` says who). The copy waits, assigned to them
     and not leased, and their next claim serves it as it serves any item assigned to them, so a
     gold claim costs what a real one does: made in the claim, it took about 23 ms more, which a
     person could time (third security review of issue 20). The draw and the pick are the claim's
@@ -146,8 +134,7 @@ def premake(now=None, *, project_id: int | None = None, user_id: int | None = No
     default = Policy()
     with connection.cursor() as cursor:
         cursor.execute(_PREMAKE_SQL, {"now": now or timezone.now(), "rate": default.gold_rate,
-                                      "required": default.qualification_required, "project": project_id,
-                                      "user": user_id})
+                                      "required": default.qualification_required})
         rows = cursor.fetchall()
     secret, made = draw_secret(), 0
     wanted = [(project_id, user_id, claims + 1, seed) for project_id, user_id, claims, rate, seed in rows
