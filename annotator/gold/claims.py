@@ -206,11 +206,23 @@ def _serve_gold(project: Project, user, *, salt: str) -> int:
     """Make a gold copy for the person, a first-pass item assigned to them, unless one is waiting for
     them already or no gold source is left that they were not shown (``_GOLD_SQL``: one statement).
     Returns how many were made (0 or 1): 0 as well when another transaction made the same copy at the
-    same moment (``premake`` and a claim; the constraint ``gold_copy_once_per_person`` keeps one)."""
+    same moment (``premake`` and a claim; the constraint ``gold_copy_once_per_person`` keeps one).
+    Raises IntegrityError for any other constraint the insert breaks."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_GOLD_SQL, copy_params(purpose=WorkUnit.Purpose.GOLD, user=user,
                                                   kind=QueueItem.Kind.FIRST_PASS, project=project.pk, salt=salt))
             return int(cursor.fetchone()[0] is not None)  # the copy's id, or NULL when none was made
-    except IntegrityError:
+    except IntegrityError as exc:
+        if _constraint_of(exc) != _ONCE_PER_PERSON:
+            raise  # any other broken rule is a defect, not the race this function expects
         return 0
+
+
+_ONCE_PER_PERSON = "gold_copy_once_per_person"
+
+
+def _constraint_of(exc: IntegrityError) -> str | None:
+    """The name of the constraint (or unique index) that ``exc`` broke, as PostgreSQL reports it
+    (psycopg's ``diag.constraint_name``); None when the driver says nothing."""
+    return getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
