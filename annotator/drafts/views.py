@@ -26,6 +26,7 @@ from annotator.core.params import PARAMS_MAX_KEYS, check_params
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun, Pipeline
 from annotator.drafts.pipelines import PIPELINES
+from annotator.drafts.templatetags.drafts_tags import stage_words
 from annotator.errors import Conflict, DomainError, Invalid, status_of
 from annotator.inference.engine import STAGE_NAMES
 from annotator.qa.models import QAType
@@ -61,11 +62,12 @@ def in_stage_order(stages) -> list[str]:
 
 
 def server_groups(servers: dict[str, dict]) -> list[str]:
-    """A run's servers in words, stages sharing a server together: ["caption, questions: gpt (gpt-4o)", ...]."""
+    """A run's servers in words, stages sharing a server together, each stage by its words
+    (``drafts_tags.STAGE_WORDS``, issue 21): ["Captioning the clip, Writing questions: gpt (gpt-4o)", ...]."""
     groups: dict[tuple[str, str], list[str]] = {}
     for stage in in_stage_order(servers):
         snap = servers[stage]
-        groups.setdefault((snap.get("server", ""), snap.get("model", "")), []).append(stage)
+        groups.setdefault((snap.get("server", ""), snap.get("model", "")), []).append(stage_words(stage))
     return [f"{', '.join(stages)}: {server} ({model})" if server else f"{', '.join(stages)}: {model}"
             for (server, model), stages in groups.items()]
 

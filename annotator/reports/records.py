@@ -54,12 +54,15 @@ class Field:
     about: str
 
 
-# Every field a report splits by (``--by``). ``subtask`` is another name of ``qa_type``.
+# Every field a report splits by (``--by``). ``subtask`` is another name of ``qa_type``. The help
+# texts reach people (report pages, ``report --help``), so they name no paper; the sources are
+# in the docstrings: the Likert groups VUDG Sec. 4.5, clip lengths EGO-FLIGHT Sec. 3.2 (seed 003),
+# life-log lengths X-LeBench Sec. 3.1 (seed 002).
 FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("qa_type", "QA type", "the QA type's slug (a study item's subtask)"),
     Field("condition", "Condition", "a study condition, as 'number. label'"),
     Field("time_limit", "Time limit (s)", "a study condition's time limit per trial, seconds (None: none)"),
-    Field("group", "Likert group", "real, random_matched or filtered (Likert control groups, VUDG Sec. 4.5)"),
+    Field("group", "Likert group", "real, random_matched or filtered: the Likert study's control groups"),
     Field("criterion", "Likert criterion", "the criterion a Likert condition rates"),
     Field("illumination", "Illumination", "day, night or other, of the video"),
     Field("difficulty", "Difficulty", "easy, medium or hard, of the video"),
@@ -67,9 +70,8 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("provenance", "Provenance", "machine kept, machine modified or human added, of the QA pair"),
     Field("domain", "Domain", "the manifest's domain of the video"),
     Field("scenario", "Scenario", "the manifest's scenario of the video"),
-    Field("clip_length", "Clip length", "short (< 10 s), medium (10-25 s) or long (> 25 s): EGO-FLIGHT Sec. 3.2"),
-    Field("log_length", "Life-log length", "short (up to 6 parts), medium (7-12) or long (13 or more): X-LeBench "
-                                           "Sec. 3.1 (4, 9, 15 chunks)"),
+    Field("clip_length", "Clip length", "short (< 10 s), medium (10-25 s) or long (> 25 s)"),
+    Field("log_length", "Life-log length", "short (up to 6 parts), medium (7-12) or long (13 or more)"),
 )}
 ALIASES = {"subtask": "qa_type"}
 

@@ -309,6 +309,17 @@ def _locked(participant: Participant) -> Participant:
     return Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
 
 
+def delete_participant(participant: Participant) -> None:
+    """Delete ``participant`` with their trials, inside the caller's transaction (required).
+
+    Locks the participant's row first, then lets the cascade delete the trials and the row: the
+    order an answer and ``release_idle`` take (the person, then their trials). Django's cascade
+    alone deletes the trials first, the opposite order, so an answer arriving at that moment
+    deadlocked with the delete (issue 19, "locks in one order")."""
+    _locked(participant)
+    participant.delete()
+
+
 def consent(participant: Participant, accepted: bool) -> Participant:
     """The participant accepts the consent (``consented_at`` now, once) or declines it: then they
     are ``returned``, their unanswered trials released, and their code is a "returned" code.
@@ -455,7 +466,7 @@ def preview_participant(study: Study, user, *, restart: bool = False) -> Partici
         if existing is not None and not restart:
             return existing
         if existing is not None:
-            existing.delete()
+            delete_participant(existing)
         try:
             with transaction.atomic():
                 participant = Participant.objects.create(study=study, kind=Participant.Kind.PREVIEW, user=user,

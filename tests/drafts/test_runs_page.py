@@ -53,10 +53,10 @@ def test_the_runs_page_lists_each_run_with_its_progress_and_servers(project, adm
     rows = re.findall(r'<tr data-run="(\d+)" data-status="(\w+)">(.*?)</tr>', html, flags=re.S)
     assert [(int(r), s) for r, s, _ in rows] == [(running.pk, "running"), (failed.pk, "failed")]
     first, second = text_of(rows[0][2]), text_of(rows[1][2])
-    assert first.startswith(f"Run {running.pk} egonight running caption, questions, answer: gpt (fake-gpt) "
-                            "1 done / 0 failed / 4 1 of 4 0 0 0 0.0000")
-    assert second.startswith(f"Run {failed.pk} egonight failed caption, questions, answer: gpt (fake-gpt) "
-                             "1 done / 1 failed / 2 2 of 2 3 3 (1 failed) 1 0.0125")
+    assert first.startswith(f"Run {running.pk} egonight running Captioning the clip, Writing questions, Answering them: "
+                            "gpt (fake-gpt) 1 done / 0 failed / 4 1 of 4 0 0 0 0.0000")
+    assert second.startswith(f"Run {failed.pk} egonight failed Captioning the clip, Writing questions, Answering them: "
+                             "gpt (fake-gpt) 1 done / 1 failed / 2 2 of 2 3 3 (1 failed) 1 0.0125")
     assert f'<progress data-field="progress" max="4" value="1"' in rows[0][2]
     assert f'<progress data-field="progress" max="2" value="2"' in rows[1][2]
     assert "by runs-admin" in first

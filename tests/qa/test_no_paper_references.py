@@ -44,3 +44,12 @@ def test_qa_type_descriptions_name_no_paper():
 def test_annotator_and_participant_pages_name_no_paper(path):
     text = re.sub(r"{#.*?#}|{% comment %}.*?{% endcomment %}", "", (REPO / path).read_text(), flags=re.S)
     assert PAPER.findall(text) == []
+
+
+def test_report_split_fields_name_no_paper():
+    """The report fields' help texts reach researchers on the report pages and in ``report --help``
+    (issue 21: they cited VUDG, EGO-FLIGHT and X-LeBench sections)."""
+    from annotator.reports.records import FIELDS
+
+    assert len(FIELDS) == 13
+    assert [f.name for f in FIELDS.values() if PAPER.search(f.about) or PAPER.search(f.words)] == []

@@ -10,6 +10,7 @@ from annotator.errors import DomainError
 from annotator.qa.models import QueueItem, Revision
 from annotator.review.models import Review, ReviewComment, ReviewState
 from annotator.review.services import Comment, review_unit
+from tests.locks import wait_until_a_lock_waits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,12 +90,8 @@ def test_closing_a_round_early_while_one_of_its_units_is_reviewed_does_not_deadl
                 ReviewState.objects.select_for_update().get(unit_id=unit_id)
                 state_held.set()
                 with connection.cursor() as cursor:  # wait until the close waits on a lock
-                    for _ in range(200):
-                        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                       "AND pid = %s", closer_pid or [0])
-                        if closer_pid and cursor.fetchone()[0]:
-                            break
-                        threading.Event().wait(0.02)
+                    wait_until_a_lock_waits(cursor, pid_of=lambda: closer_pid[0] if closer_pid else None,
+                                            timeout_s=4)
                 ReviewRound.objects.select_for_update().get(pk=round_.pk)
         except Exception as exc:  # noqa: BLE001 - a deadlock is the failure under test
             errors.append(f"review: {type(exc).__name__}: {exc}")
