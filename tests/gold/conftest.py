@@ -75,13 +75,16 @@ def answer(item, user, *, right: int | None = None, key: str) -> dict:
     return submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=500, additions=[], decisions=decisions)
 
 
-def seed_for(project, user, pattern: list[bool]) -> int:
+def seed_for(project, user, pattern: list[bool], *others: tuple) -> int:
     """A policy seed under which the person's claims 1, 2, ... draw gold exactly as ``pattern`` says
-    (at the policy's rate, set to 0.5 by the caller)."""
+    (at the policy's rate, set to 0.5 by the caller), and each ``(other_user, other_pattern)`` of
+    ``others`` as theirs says: the draws depend on the ids, which earlier tests move on."""
     from annotator.gold.claims import draw_secret
     from annotator.gold.rules import draws_gold
 
+    wanted = [(user, pattern), *others]
     for seed in range(100_000):
-        if all(draws_gold(seed, project.pk, user.pk, n, 0.5, draw_secret()) == want for n, want in enumerate(pattern, start=1)):
+        if all(draws_gold(seed, project.pk, person.pk, n, 0.5, draw_secret()) == want
+               for person, draws in wanted for n, want in enumerate(draws, start=1)):
             return seed
     raise AssertionError("no seed draws this pattern")
