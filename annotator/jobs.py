@@ -145,6 +145,23 @@ def send(job_id: int, *, task: str, countdown_s: float = 0) -> bool:
     return True
 
 
+
+def nudge(task: str, *args: int | str) -> None:
+    """Publish a message of Celery task ``task`` on ``args`` when the caller's transaction commits,
+    with no job row: for idempotent work that a periodic task does too, so a lost message costs only
+    the wait for the next period (``gold.premake_for``, which beat's ``gold.premake`` backs up).
+    Never raises: an unreachable broker is logged, and the caller's work stands."""
+
+    def publish() -> None:
+        from workers.celery import app
+
+        try:
+            app.send_task(task, args=list(args))
+        except Exception as exc:  # kombu/redis raise several kinds; the periodic task does the work
+            log.warning("%s%s not sent, the broker is unreachable; its periodic task will do it: %s", task, args, exc)
+
+    transaction.on_commit(publish)
+
 # ------------------------------------------------------------------------------ running a job
 
 _CLAIM_SQL = """

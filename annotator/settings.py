@@ -323,8 +323,8 @@ AGREEMENT_RESAMPLES = env_int("AGREEMENT_RESAMPLES", 1000, minimum=0)
 AGREEMENT_SEED = env_int("AGREEMENT_SEED", 0, minimum=0)
 # How often the periodic job times out idle link participants (each study's abandon_after_min).
 STUDY_RELEASE_EVERY_S = env_int("STUDY_RELEASE_EVERY_S", 300, minimum=10)
-# How often gold copies are made ahead for the people whose next claim draws gold (``gold.claims.premake``):
-# made in the claim itself, a gold claim took longer than a real one.
+# How often gold copies are made ahead for the people whose next claim draws gold (``gold.claims.premake``),
+# besides the ``gold.premake_for`` message each claim sends: a claim never makes one (it took longer).
 GOLD_PREMAKE_EVERY_S = env_float("GOLD_PREMAKE_EVERY_S", 10.0, minimum=1.0)
 # A gold copy reached by a review, a double-check or a round's close is settled this many seconds
 # later, drawn uniformly per event (``review.services.settle_gold_later``): settled in the same

@@ -10,7 +10,8 @@ kept), and a gunicorn serving the API from it (4 sync workers). A run: that many
 thread with its own HTTP connection and API token, loop for ``--seconds`` (or until half the queue
 is claimed): ``POST /api/projects/bench/queue/next/`` (the claim), then ``POST /api/units/{id}/submit/``
 keeping the QA pairs. Each gold rate of ``--gold-rate`` is a run of its own (the project's policy:
-that share of claims makes a gold copy when served, as the claim does in production). Before every
+that share of claims draws gold; a Celery worker per scale makes each copy ahead, from the message
+every claim sends, as in production: a claim served before its copy was made gets real work). Before every
 run the queue is put back as filled (the rows a run touched; gold copies, the exposure ledger and
 the gold standings emptied) and vacuumed. Runs are interleaved over the scales and rates and
 repeated; the table gives the median of the repeats: claims/s, claim and submit latency p50/p95 in
@@ -52,6 +53,23 @@ GOLD_SOURCES = 200  # gold units a fill makes (each on a video of its own: a per
 SMOKE = False  # set by --smoke: its own database name
 PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
           user=os.environ.get("POSTGRES_USER", "annotator"))
+
+
+SCALES: list[int] = []  # the run's scales, in order: each has a broker database of its own
+
+
+def broker_url(n_units: int) -> str:
+    """The Redis database that is the Celery broker of scale ``n_units``'s gunicorn and worker. Each
+    claim in a project with gold sends ``gold.premake_for``: only the worker on the same bench
+    database may take it (not another scale's, nor the demo's on database 0). Databases 6 to 9, one
+    a scale (at most 4), from ``BENCH_QUEUE_REDIS_DB`` (default 6); the smoke run takes 10 plus its
+    xdist worker's number. The tests' own are 2 to 5, bench/drafting.py's 14 (its smoke 3)."""
+    if SMOKE:
+        worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+        db = 10 + worker
+    else:
+        db = int(os.environ.get("BENCH_QUEUE_REDIS_DB", "6")) + SCALES.index(n_units)
+    return f"redis://127.0.0.1:{os.environ.get('REDIS_PORT', '63799')}/{db}"
 
 
 def db_name(n: int) -> str:
@@ -210,9 +228,38 @@ def gold_handles(n_units: int) -> set[str]:
     return {encode("unit", i, secret=HANDLE_KEY) for i in ids}
 
 
+def _environment(n_units: int) -> dict:
+    return {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING",
+            "HANDLE_KEY": HANDLE_KEY, "CELERY_BROKER_URL": broker_url(n_units),
+            "CELERY_RESULT_BACKEND": broker_url(n_units)}
+
+
+def start_worker(n_units: int) -> subprocess.Popen:
+    """A Celery worker on the bench's database and broker (queue ``default``, 2 threads): it makes the
+    gold copies the claims' ``gold.premake_for`` messages ask for, as in production (issue 20: a
+    claim makes no copy itself). Returns once it is ready."""
+    import redis
+
+    redis.Redis.from_url(broker_url(n_units)).flushdb()  # messages an earlier, stopped run left
+    proc = subprocess.Popen(
+        [str(REPO / ".venv/bin/celery"), "-A", "workers.celery", "worker", "-Q", "default", "--pool", "threads",
+         "--concurrency", "2", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-n", f"bench-queue-{os.getpid()}@%h"], cwd=REPO, env={**_environment(n_units), "LOG_LEVEL": "INFO"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            raise SystemExit("the Celery worker did not start")
+        if " ready." in line:  # "<name> ready.", logged at INFO
+            threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # keep its pipe drained
+            return proc
+    proc.kill()
+    raise SystemExit("the Celery worker did not start within 120 s")
+
+
 def start_server(n_units: int, port: int) -> subprocess.Popen:
-    env = {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING",
-           "HANDLE_KEY": HANDLE_KEY}
+    env = _environment(n_units)
     proc = subprocess.Popen(
         [str(REPO / ".venv/bin/gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
          # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path for every
@@ -336,6 +383,9 @@ def main() -> None:
         SMOKE, GOLD_SOURCES = True, 20
         args.scales, args.annotators, args.seconds, args.repeats, args.gold_rate = "2000", "1,4", 2.0, 1, "0,0.5"
     scales = [int(x) for x in args.scales.split(",")]
+    if len(scales) > 4 or len(set(scales)) != len(scales):
+        parser.error(f"--scales: at most 4 different scales (each has a broker database of its own), got {args.scales!r}")
+    SCALES[:] = scales
     levels = [int(x) for x in args.annotators.split(",")]
     try:
         rates = [float(x) for x in args.gold_rate.split(",")]
@@ -343,7 +393,7 @@ def main() -> None:
         parser.error(f"--gold-rate: expected numbers from 0 to 0.5, comma-separated, got {args.gold_rate!r}")
     if not all(0 <= r <= 0.5 for r in rates):
         parser.error(f"--gold-rate: every rate must be from 0 to 0.5, got {args.gold_rate!r}")
-    tokens, servers = {}, {}
+    tokens, servers, workers = {}, {}, []
     for n in scales:
         t0 = time.perf_counter()
         tokens[n] = fill(n, max(levels))
@@ -352,6 +402,8 @@ def main() -> None:
         for i, n in enumerate(scales):
             port = free_port() if SMOKE else BASE_PORT + i
             servers[n] = (port, start_server(n, port))
+            if max(rates) > 0:
+                workers.append(start_worker(n))
             reset(n, max(rates))
             run(servers[n][0], tokens[n], min(4, max(levels)), 1.0, 200)  # warm-up: imports, connections, gold
         results = defaultdict(list)
@@ -369,7 +421,7 @@ def main() -> None:
                               f"{r['claims_per_s']:.1f} claims/s, claim p95 {r['claim_p95']:.2f} ms, gold served "
                               f"{r['gold']}, twice {r['twice']}, errors {r['errors']}", flush=True)
     finally:
-        for _, proc in servers.values():
+        for proc in [p for _, p in servers.values()] + workers:
             proc.terminate()
             proc.wait()
 

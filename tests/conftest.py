@@ -125,6 +125,35 @@ def _clean_media():
     yield
 
 
+@pytest.fixture(autouse=True)
+def premake_in_line(request, monkeypatch):
+    """Each claim's ``gold.premake_for`` message (``jobs.nudge``, after the claim took a new item)
+    runs its body here and now instead of through the broker and a worker: a test's next claim
+    then finds the copy the worker would have made meanwhile, and a test outside a transaction
+    (whose on-commit hooks never run) still gets it. Other nudges are published as usual. A test
+    that asks for the fixture ``real_nudges`` keeps the real path (the broker and a worker:
+    tests/gold/test_premake_for.py)."""
+    if "real_nudges" in request.fixturenames:
+        return
+    from annotator import jobs
+    from annotator.gold.claims import premake
+
+    real = jobs.nudge
+
+    def nudge(task, *args):
+        if task == "gold.premake_for":
+            premake(project_id=args[0], user_id=args[1])
+        else:
+            real(task, *args)
+
+    monkeypatch.setattr(jobs, "nudge", nudge)
+
+
+@pytest.fixture
+def real_nudges():
+    """Marker fixture: ``premake_in_line`` leaves ``jobs.nudge`` as it is."""
+
+
 def make_video(path: Path, *, seconds: float = 3.0, size: str = "320x240", audio: bool = True, faststart: bool = False) -> Path:
     """A real H.264 (+AAC) MP4 from ffmpeg's test source."""
     args = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=25:duration={seconds}"]

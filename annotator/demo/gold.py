@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from annotator.errors import Forbidden
 from annotator.gold import rules, services
-from annotator.gold.claims import draw_secret
+from annotator.gold.claims import draw_secret, premake
 from annotator.gold.models import Attempt, Copy, Known, Result, Source, Standing
 from annotator.projects.models import Membership
 from annotator.projects.services import ensure_member
@@ -157,20 +157,24 @@ def _gold(project, trainee, stdout, policy) -> int:
     if standing is None or Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).exists():
         return Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).count()
     claims = range(standing.claims + 1, standing.claims + 1 + DEMO_GOLD_CLAIMS)
+    # The first claim here never draws gold: no claim before it made a copy ahead (gold.claims).
     seed = next(s for s in range(100_000)
-                if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate, draw_secret()) for n in claims))
+                if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate, draw_secret()) for n in claims[1:]))
     services.set_policy(project, seed=seed)
     for _ in claims:
         item = claim_next(project, trainee)
         if item is None:
             break
+        # What the claim's gold.premake_for message asks a worker to do, done here at once so that
+        # every run of the demo is the same: the next claim's copy, if it draws gold.
+        premake(project_id=project.pk, user_id=trainee.pk)
         gold = Copy.objects.filter(unit_id=item.unit_id, source__role=Source.Role.GOLD).exists()
         pairs = list(pairs_for_pass(item.unit, item.kind).order_by("id"))
         submit_unit(item.unit_id, trainee, idempotency_key=f"demo-gold-{item.pk}", additions=[], time_spent_ms=None,
                     decisions=_decide(item, right=True) if gold else [Decision(p.pk, "keep", version=p.version)
                                                                       for p in pairs])
-        stdout.write(f"gold: {trainee.username} verified unit {item.unit_id}" + (" (a gold unit, made when served; "
-                     "nothing in the page told it apart)" if gold else ""))
+        stdout.write(f"gold: {trainee.username} verified unit {item.unit_id}" + (" (a gold unit, made ahead after the "
+                     "claim before; nothing in the page told it apart)" if gold else ""))
         if gold:
             break
     return Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).count()

@@ -12,10 +12,18 @@ not), so a heartbeat on it answers as on a skipped real unit (security review of
    items assigned to them (``Gate(only_assigned=True)``); with no attempt open, a new attempt makes
    one copy of every qualification source, each a ``qualification`` item assigned to them. Out of
    tries, or no qualification set: refused in plain words.
-3. Otherwise, with probability ``gold_rate`` (``rules.draws_gold``: seeded by the policy's seed, the
-   person and the claim's number) a gold copy is made now, as a first-pass item assigned to them,
-   from a gold source showing no footage they were shown (exposure ledger) nor whose unit they
-   passed; the claim's statement then serves it before anything else.
+3. Otherwise the claim makes nothing and draws nothing. A gold copy is made *ahead*, by ``premake``:
+   with probability ``gold_rate`` (``rules.draws_gold``: seeded by the policy's seed, the person and
+   the claim's number) the person's *next* claim draws gold, and a copy waits for it, a first-pass
+   item assigned to them, from a gold source showing no footage they were shown (exposure ledger)
+   nor whose unit they passed. The claim's statement serves a waiting copy before anything else.
+   Every claim that takes a new item, in a project with active gold sources and a rate above 0,
+   sends ``gold.premake_for`` for the person (``Gate.then``, on commit), the same message whatever
+   the draw, so their copy is made right after this claim; beat's ``gold.premake`` does the same
+   for everyone every ``GOLD_PREMAKE_EVERY_S``.
+   A claim that comes before its copy was made is served real work: the draw is missed. The claim
+   used to make the copy itself then, and took about 23 ms longer, which a person could time
+   (security reviews of issue 20, M2 and M4).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotator import jobs
 from annotator.errors import Forbidden
 from annotator.gold import rules
 from annotator.gold.models import Attempt, Pause, Policy, Source, Standing
@@ -57,8 +66,8 @@ WITH held AS (
 )
 SELECT h.held, c.claims, c.qualified, c.paused, c.extra_tries,
        (SELECT m.role FROM projects_membership m WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
-       p.gold_rate, p.tries, p.qualification_required, p.seed, p.threshold,
-       EXISTS (""" + _WAITING_GOLD_SQL + """) AS waiting
+       p.gold_rate, p.tries, p.qualification_required, p.threshold,
+       EXISTS (SELECT 1 FROM gold_source s WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active)
 FROM held h LEFT JOIN counted c ON TRUE LEFT JOIN gold_policy p ON p.project_id = %(project)s"""
 
 # The people whose next claim may draw gold, to make their copy ahead (``premake``): those holding
@@ -74,7 +83,9 @@ WHERE i.status = 'open' AND i.leased_by_id IS NOT NULL AND i.lease_expires_at > 
   AND NOT (st.paused AND st.claims + 1 >= coalesce(st.pause_from, 0))
   AND coalesce(p.gold_rate, %(rate)s) > 0
   AND (NOT coalesce(p.qualification_required, %(required)s) OR m.role <> 'annotator'
-       OR st.qualified_at IS NOT NULL)"""
+       OR st.qualified_at IS NOT NULL)
+  AND (%(project)s::bigint IS NULL OR i.project_id = %(project)s)
+  AND (%(user)s::bigint IS NULL OR i.leased_by_id = %(user)s)"""
 
 # A gold copy for the person, picked and made in one statement (``services.copy_sql``): none when a
 # gold copy already waits for them, nor when the shared queue has no unit left for them (a gold unit
@@ -103,8 +114,8 @@ def gate(project: Project, user) -> Gate | None:
     unit now (paused; out of tries; no qualification set while one is required)."""
     with connection.cursor() as cursor:
         cursor.execute(_STATE_SQL, {"project": project.pk, "user": user.pk})
-        (held, claims, qualified, paused, extra_tries, role, gold_rate, tries, required, seed,
-         threshold, waiting) = cursor.fetchone()
+        (held, claims, qualified, paused, extra_tries, role, gold_rate, tries, required,
+         threshold, has_gold) = cursor.fetchone()
     if held:
         return None
     default = Policy()
@@ -114,27 +125,30 @@ def gate(project: Project, user) -> Gate | None:
     if required and role == Role.ANNOTATOR and not qualified:
         return _qualifying(project, user, tries=tries + extra_tries,
                            threshold=default.threshold if threshold is None else threshold)
-    if not waiting and rules.draws_gold(seed or 0, project.pk, user.pk, claims, gold_rate, draw_secret()):
-        # Made ahead by ``premake`` as a rule (then served by the claim as any item assigned to the
-        # person, at a real claim's cost); made now when the person claimed before premake ran.
-        _serve_gold(project, user, salt=f"{seed or 0}:{user.pk}:{claims}")
+    if has_gold and gold_rate > 0:
+        # The person's next copy, if their next claim draws gold, made right after this claim took its
+        # item: the same message for every claim of the project, so nothing in a claim depends on its
+        # draw.
+        return Gate(then=lambda item: jobs.nudge("gold.premake_for", project.pk, user.pk))
     return None
 
 
-def premake(now=None) -> int:
-    """Make ahead the gold copy of each person whose next claim draws gold (Celery beat, every
-    ``GOLD_PREMAKE_EVERY_S`` seconds; ``_PREMAKE_SQL`` says who). The copy waits, assigned to them
-    and not leased, and their next claim serves it as it serves any item assigned to them, so a
-    gold claim costs what a real one does: made in the claim, it took about 23 ms more, which a
-    person could time (third security review of issue 20). The draw and the pick are the claim's
-    own (``rules.draws_gold`` for claim number ``claims + 1``, the same salt). Returns how many
-    copies were made."""
+def premake(now=None, *, project_id: int | None = None, user_id: int | None = None) -> int:
+    """Make ahead the gold copy of each person whose next claim draws gold (``_PREMAKE_SQL`` says
+    who): everyone, from Celery beat every ``GOLD_PREMAKE_EVERY_S`` seconds, or one person of one
+    project (``project_id`` and ``user_id``: ``gold.premake_for``, sent by each of their claims).
+    The copy waits, assigned to them and not leased, and their next claim serves it as it serves
+    any item assigned to them, so a gold claim costs what a real one does: made in the claim, it
+    took about 23 ms more, which a person could time (third security review of issue 20). The draw
+    is for claim number ``claims + 1`` (``rules.draws_gold``), the pick salted with it. Returns how
+    many copies were made."""
     from django.contrib.auth import get_user_model
 
     default = Policy()
     with connection.cursor() as cursor:
         cursor.execute(_PREMAKE_SQL, {"now": now or timezone.now(), "rate": default.gold_rate,
-                                      "required": default.qualification_required})
+                                      "required": default.qualification_required, "project": project_id,
+                                      "user": user_id})
         rows = cursor.fetchall()
     secret, made = draw_secret(), 0
     wanted = [(project_id, user_id, claims + 1, seed) for project_id, user_id, claims, rate, seed in rows

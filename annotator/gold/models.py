@@ -8,7 +8,7 @@
   verified outcome, and the content the first pass was shown.
 - ``Copy``: a new ``qa.WorkUnit`` (purpose gold, qualification or example) made from a source: new
   QA pairs with the drafted content, ids from the same sequences as real units. Gold copies are
-  made when served, for one person.
+  made ahead of the claim that serves them (``claims.premake``), for one person.
 - ``Attempt``: one try at the qualification set; ``Result``: one scored copy (gold or
   qualification); ``Standing``: a person's state in a project, read on every claim (claims counted,
   qualified, paused); ``Pause``: a person held back after their gold accuracy fell below the

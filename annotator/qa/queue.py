@@ -38,6 +38,7 @@ none of them: arrows point down (issue 23).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -58,9 +59,12 @@ def lease_duration() -> timedelta:
 class Gate:
     """What a claim policy asks of one claim: ``only_assigned`` serves the person only their
     qualification items (assigned to them; nothing from the shared queue, and no other item an admin
-    assigned to them: that would open the real queue before they qualify, issue 20)."""
+    assigned to them: that would open the real queue before they qualify, issue 20); ``then``, if
+    given, is called with the item once the claim has taken a new one (not when it renewed the held
+    item, nor when it found nothing): gold's ``premake_for`` message, issue 20."""
 
     only_assigned: bool = False
+    then: Callable[[QueueItem], None] | None = None
 
 
 # Policies run before every claim as ``policy(project, user) -> Gate | None``, in the order registered.
@@ -174,12 +178,15 @@ def claim_next(project: Project, user) -> QueueItem | None:
     nothing looks once more, for the same reason (a tab that took the last free item meanwhile).
 
     The claim policies (``before_claim``) run first, once; one may raise a domain error (Forbidden:
-    the person may not take units now, with the reason in words), which this raises unchanged.
+    the person may not take units now, with the reason in words), which this raises unchanged. The
+    steps their gates name (``Gate.then``) run after a new item was taken.
     """
-    only_assigned = False
+    only_assigned, then = False, []
     for policy in CLAIM_POLICIES:
         gate = policy(project, user)
         only_assigned = only_assigned or bool(gate is not None and gate.only_assigned)
+        if gate is not None and gate.then is not None:
+            then.append(gate.then)
     for attempt in range(3):
         now = timezone.now()
         params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration(),
@@ -194,6 +201,9 @@ def claim_next(project: Project, user) -> QueueItem | None:
             if attempt == 2:
                 raise
             continue
+        if item is not None and item.claimed_at == params["now"]:  # a new item taken, not the held one renewed
+            for step in then:
+                step(item)
         if item is not None or attempt > 0:
             return item
         # Nothing, once: another tab of this person may have just taken the last free item (its lease

@@ -9,7 +9,7 @@ from annotator.gold.models import Copy, Known
 from annotator.projects.services import ensure_member
 from annotator.qa.models import QAPair
 from annotator.qa.queue import claim_next
-from annotator.qa.services import Decision, submit_unit
+from annotator.qa.services import Decision, skip_unit, submit_unit
 
 
 @pytest.fixture
@@ -88,3 +88,18 @@ def seed_for(project, user, pattern: list[bool], *others: tuple) -> int:
                for person, draws in wanted for n, want in enumerate(draws, start=1)):
             return seed
     raise AssertionError("no seed draws this pattern")
+
+
+def first_claim_skipped(project, person, *, submit: bool = False):
+    """Claim the person's first unit and skip it (``submit``: submit it, keeping every pair). A first
+    claim is always real: no claim before it sent ``gold.premake_for`` (issue 20, M2 and M4: the
+    claim makes no copy itself). Taking it sends the message, which makes the copy their second
+    claim may draw. Returns the item."""
+    item = claim_next(project, person)
+    assert item is not None and item.unit.purpose == "real"
+    if submit:
+        submit_unit(item.unit_id, person, idempotency_key=f"first-{item.pk}", time_spent_ms=500, additions=[],
+                    decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")])
+    else:
+        skip_unit(item.unit_id, person, "not now")
+    return item

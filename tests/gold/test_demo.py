@@ -23,7 +23,7 @@ def test_the_demo_qualifies_a_trainee_and_mixes_gold_in_once(project, make_verif
     assert first["gold_served"] == 1 and first["gold_accuracy"]["value"] == 1.0 and first["gold_accuracy"]["n"] == 4
     assert "trainee1's qualification try 1: 4 of 8 decisions agree (50%, threshold 80%): failed" in text
     assert "try 2: 8 of 8 decisions agree (100%, threshold 80%): passed" in text
-    assert "(a gold unit, made when served; nothing in the page told it apart)" in text
+    assert "(a gold unit, made ahead after the claim before; nothing in the page told it apart)" in text
     assert Standing.objects.get(project=project, user=ann1).qualified_at is not None  # worked before the gate
     assert all(k.explanation for k in Known.objects.filter(source__role="example"))
     counts = (WorkUnit.objects.count(), Attempt.objects.count(), Copy.objects.count(), Source.objects.count())

@@ -15,7 +15,7 @@ from annotator.qa.models import QAPair, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import progress, queue_counts
 from annotator.studies.kinds._qa import qa_pool
-from tests.gold.conftest import answer, seed_for
+from tests.gold.conftest import answer
 
 
 @pytest.fixture
@@ -26,11 +26,14 @@ def with_copies(project, make_verified, make_unit, annotator, admin_user):
     services.make_sources(project, Source.Role.QUALIFICATION, 2, unit_ids=[real[0].pk, real[1].pk])
     services.make_sources(project, Source.Role.GOLD, 1, unit_ids=[real[2].pk])
     services.add_example(project, real[3].pk, admin_user)
-    services.set_policy(project, qualification_required=True, threshold=0.5, gold_rate=0.5,
-                        seed=seed_for(project, annotator, [False, False, True]))
-    spare = make_unit()  # a gold copy is drawn only while a real unit is left for the person
-    for key in ("q1", "q2", "g"):
+    services.set_policy(project, qualification_required=True, threshold=0.5, gold_rate=0.5)
+    spare = make_unit()  # a gold copy is served only while a real unit is left for the person
+    for key in ("q1", "q2"):
         answer(claim_next(project, annotator), annotator, key=key)
+    # The gold copy premake makes when a draw says gold (the first claim after qualifying draws none).
+    services.make_copy(Source.objects.get(project=project, role=Source.Role.GOLD), user=annotator,
+                       kind=QueueItem.Kind.FIRST_PASS)
+    answer(claim_next(project, annotator), annotator, key="g")
     QueueItem.objects.filter(unit=spare).delete()  # and then leaves the queue, as if never there
     assert sorted(WorkUnit.objects.exclude(purpose="real").values_list("purpose", flat=True)) == [
         "example", "gold", "qualification", "qualification"]

@@ -1,4 +1,4 @@
-"""Gold checks in the queue (issue 20, section 2): copies made when served, indistinguishable from a
+"""Gold checks in the queue (issue 20, section 2): copies made ahead of the claim that serves them, indistinguishable from a
 real first pass (payload keys and types, queue kind, ids from the same sequences, nothing in the
 JSON), never of footage the person was shown; accuracy with its 95% interval; a pause below the
 threshold over the last K gold units, until an admin lifts it."""
@@ -22,7 +22,7 @@ from annotator.qa.models import QAPair, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next, renew
 from annotator.qa.services import Decision, set_queue_policy, skip_unit, submit_unit
 from annotator.team import figures
-from tests.gold.conftest import answer, seed_for
+from tests.gold.conftest import answer, first_claim_skipped, seed_for
 from annotator.core import handles
 from tests.conftest import qh, row_id, uh
 
@@ -97,11 +97,11 @@ def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_ve
     # The annotator was shown the first source's video elsewhere (a study, another unit).
     ledger.record(ledger.person_key(user_id=annotator.pk), project.pk, [ledger.Shown(ledger.FOOTAGE, first.unit.video_id)],
                   source=Exposure.Source.STUDY, ref="trial:1")
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True, True]))
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True, True, True]))
     for _ in range(3):
         make_unit()
     served = []
-    for i in range(3):
+    for i in range(4):
         item = claim_next(project, annotator)
         served.append(item.unit.purpose)
         if item.unit.purpose == "gold":
@@ -109,19 +109,20 @@ def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_ve
             answer(item, annotator, key=f"g{i}")
         else:
             skip_unit(item.unit_id, annotator, "not now")
-    # One gold copy (of the second source), then none left that the person was not shown.
-    assert served == ["gold", "real", "real"]
-    # The verifier worked on both source units: three gold draws, no gold copy.
-    services.set_policy(project, seed=seed_for(project, verifier, [True, True, True]))
+    # A first claim is real; one gold copy (of the second source), then none left that the person was not shown.
+    assert served == ["real", "gold", "real", "real"]
+    # The verifier worked on both source units: gold draws, no gold copy.
+    services.set_policy(project, seed=seed_for(project, verifier, [False, True, True]))
     assert claim_next(project, verifier).unit.purpose == "real"
-    assert not Copy.objects.filter(user=verifier).exists()
+    assert not Copy.objects.filter(user=verifier).exists()  # the claim's premake_for drew gold and made none
 
 
 def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(project, make_verified, annotator,
                                                                                    make_unit):
     _gold_project(project, make_verified, 1)
-    make_unit()  # a real unit left: gold is drawn only then
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
+    make_unit(), make_unit()  # the first claim's, and a real unit left: gold is made only then
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    first_claim_skipped(project, annotator)
     item = claim_next(project, annotator)
     source = Copy.objects.get(unit_id=item.unit_id).source
     seen = ledger.Ledger.of(ledger.person_key(user_id=annotator.pk), project.pk)
@@ -139,9 +140,11 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(project, make_verified, annotator,
                                                                                     admin_user, make_unit):
     _gold_project(project, make_verified, 7)
-    make_unit()  # a real unit left: gold is drawn only then
+    make_unit()  # the first claim's (a first claim is always real)
+    spare = make_unit()  # a real unit left: gold is made only then
     services.set_policy(project, gold_rate=0.5, window=3, threshold=0.8,
-                        seed=seed_for(project, annotator, [True] * 7))  # the pause's claims too
+                        seed=seed_for(project, annotator, [False] + [True] * 8))  # the pause's claims too
+    first_claim_skipped(project, annotator)
     for i, right in enumerate([4, 1, 2]):  # 4/4, 1/4, 2/4: 7 of 12 over the last 3 = 0.583 < 0.8
         item = claim_next(project, annotator)
         assert item.unit.purpose == "gold"
@@ -151,8 +154,8 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
     assert (pause.accuracy, pause.window, pause.threshold) == (7 / 12, 3, 0.8)
     # The person is served the pause's delay of claims first (0 to 2, drawn per person and claim):
     # refused at once, the pause would say the unit just submitted was gold.
-    delay = rules.pause_delay(project.pk, annotator.pk, 3, draw_secret())
-    assert Standing.objects.get(user=annotator).pause_from == 4 + delay
+    delay = rules.pause_delay(project.pk, annotator.pk, 4, draw_secret())
+    assert Standing.objects.get(user=annotator).pause_from == 5 + delay
     for i in range(delay):
         answer(claim_next(project, annotator), annotator, key=f"during-{i}")
     with pytest.raises(Forbidden) as refused:
@@ -169,7 +172,19 @@ def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_las
 
     services.lift_pause(pause.pk, admin_user, "talked it through")
     assert Standing.objects.get(user=annotator).pause_from is None
-    item = claim_next(project, annotator)  # units again, and the window starts afresh
+    # Units again, and the window starts afresh. premake makes no copy for a claim the pause holds:
+    # with a delay, the delay's last claim made none, so the first claim after the lift is real (a
+    # draw missed; the claim makes no copy itself) and makes the next one. With none, the copy made
+    # before the pause was set waits, and is served.
+    from annotator.gold.claims import premake
+
+    item = claim_next(project, annotator)
+    if delay:
+        assert (item.unit_id, item.unit.purpose) == (spare.pk, "real")
+        make_unit()  # a real unit left again
+        assert premake() == 1  # beat's run, while they hold the spare (the claim's own had no real unit left)
+        skip_unit(spare.pk, annotator, "not now")
+        item = claim_next(project, annotator)
     assert item.unit.purpose == "gold"
     answer(item, annotator, right=0, key="g3")
     assert Pause.objects.filter(user=annotator, lifted_at=None).count() == 0
@@ -186,9 +201,10 @@ def test_a_pause_holds_the_person_from_one_of_the_next_three_claims_whatever_the
 
 def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, annotator, annotator2, make_unit):
     _gold_project(project, make_verified, 1)
-    make_unit()  # a real unit left: gold is drawn only then
+    make_unit(), make_unit()  # the first claim's, and a real unit left: gold is made only then
     set_queue_policy(project, double_check_share=1.0)
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True]))
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    first_claim_skipped(project, annotator)
     item = claim_next(project, annotator)
     assert item.unit.purpose == "gold"
     answer(item, annotator, key="g")
@@ -199,8 +215,10 @@ def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, anno
 
 def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator, make_unit):
     _gold_project(project, make_verified, 1)
+    make_unit()  # the first claim's
     real = make_unit()
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, False]))
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True, False]))
+    first_claim_skipped(project, annotator, submit=True)  # submitted: later, the verifier takes only a new unit
     item = claim_next(project, annotator)
     assert item.unit.purpose == "gold"
     skip_unit(item.unit_id, annotator, "cannot see it")
@@ -230,31 +248,41 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
 
 def test_no_gold_copy_is_drawn_when_the_queue_has_no_real_unit_left_for_the_person(
         project, make_verified, annotator, annotator2, make_unit):
+    from annotator.gold.claims import premake
+
     _gold_project(project, make_verified, 2)
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True]))
-    # Empty, or only a unit someone else holds: a gold unit, then nothing, would give itself away.
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    # Nothing left but a unit someone else holds: a gold unit, then nothing, would give itself away.
     held = make_unit()
     QueueItem.objects.filter(unit=held).update(leased_by=annotator2, lease_expires_at=timezone.now() + timedelta(hours=1))
-    assert claim_next(project, annotator) is None
-    assert not Copy.objects.filter(user=annotator).exists()
+    mine = make_unit()
+    assert claim_next(project, annotator).unit_id == mine.pk  # its premake_for draws gold for the next claim
+    assert not Copy.objects.filter(user=annotator).exists()  # but makes none: no real unit left for them
+    assert premake() == 0
     make_unit()
-    item = claim_next(project, annotator)  # a real unit is left: the draw serves gold
-    assert item.unit.purpose == "gold"
+    assert premake() == 1  # a real unit is left: beat's run makes it
+    skip_unit(mine.pk, annotator, "not now")
+    assert claim_next(project, annotator).unit.purpose == "gold"
 
 
 def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_would_pass_over(
         project, make_verified, annotator, make_unit):
+    from annotator.gold.claims import premake
+
     _gold_project(project, make_verified, 2)
-    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [True, True]))
-    # The only unit left is a blind overlap pass of a unit the person reviewed: the claim passes over
-    # it (they saw the first pass's work), so the gold pick must too.
+    services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
+    # Besides the unit they hold, the only unit left is a blind overlap pass of a unit the person
+    # reviewed: the claim passes over it (they saw the first pass's work), so the gold pick must too.
+    mine = make_unit()
     unit = make_unit()
     QueueItem.objects.filter(unit=unit).update(kind="overlap")
     Exposure.objects.create(person=ledger.person_key(user_id=annotator.pk), project_id=project.pk, kind="footage",
                             source="review", ref=f"unit:{unit.pk}")
-    assert claim_next(project, annotator) is None
-    assert not Copy.objects.filter(user=annotator).exists()
-    make_unit()  # a unit the person may take: the draw serves gold
+    assert claim_next(project, annotator).unit_id == mine.pk  # its premake_for draws gold for the next claim
+    assert not Copy.objects.filter(user=annotator).exists()  # and makes none
+    make_unit()  # a unit the person may take: the copy is made
+    assert premake() == 1
+    skip_unit(mine.pk, annotator, "not now")
     assert claim_next(project, annotator).unit.purpose == "gold"
 
 
@@ -271,11 +299,12 @@ def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
     for _ in range(4):
         make_unit()
     services.set_policy(project, gold_rate=0.5,
-                        seed=seed_for(project, annotator, [False, True], (annotator2, [False, True])))
+                        seed=seed_for(project, annotator, [False, True, False], (annotator2, [False, True])))
     first = claim_next(project, annotator)
     assert first.unit.purpose == "real"
     assert claim_next(project, annotator2).unit.purpose == "real"  # someone else holding a unit
-    assert premake() == 2  # each one's next claim draws gold: a copy waits for each
+    # Each one's next claim draws gold: each claim's premake_for made a copy that waits for them.
+    assert Copy.objects.filter(user=annotator, attempt__isnull=True).count() == 1
     assert Copy.objects.filter(user=annotator2, attempt__isnull=True).count() == 1
     waiting = QueueItem.objects.get(assigned_to=annotator, unit__purpose="gold")
     assert (waiting.status, waiting.leased_by, waiting.kind) == ("open", None, "first_pass")  # not served yet
@@ -294,7 +323,8 @@ def test_a_gold_copy_made_ahead_waits_while_the_shared_queue_has_nothing_for_the
     make_unit(), make_unit()
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
     first = claim_next(project, annotator)  # a real unit; one more is left
-    assert premake() == 1  # the spare unit is left: the next claim's gold copy is made
+    # The spare unit is left: the claim's premake_for made the next claim's gold copy.
+    assert Copy.objects.filter(user=annotator).count() == 1 and premake() == 0
     services.set_policy(project, gold_rate=0.0, seed=project.gold_policy.seed)  # the other person draws none
     taken = claim_next(project, annotator2)  # someone else takes the last shared unit
     assert taken is not None and taken.unit.purpose == "real"

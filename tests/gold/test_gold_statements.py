@@ -14,7 +14,7 @@ from annotator.qa.services import Decision, skip_unit, submit_unit
 from tests.gold.conftest import known_of, seed_for
 
 # Statements a gold unit may cost beyond a real one: none for the claim (the copy was made ahead by
-# ``claims.premake``, beat's job, while the person held their last unit); the submit scores it (one
+# ``claims.premake``, a worker's, while the person held their last unit); the submit scores it (one
 # read, one write); a skip costs the same (the miss is written by the one statement that finds
 # nothing for a real unit).
 GOLD_CLAIM_EXTRA = 0
@@ -32,7 +32,10 @@ def _decisions(item) -> list[Decision]:
 
 
 def test_a_gold_claim_and_submit_cost_at_most_a_few_statements_more_than_a_real_one(
-        project, make_verified, make_unit, annotator):
+        real_nudges, project, make_verified, make_unit, annotator):
+    """``real_nudges``: the claim's ``gold.premake_for`` message is what production sends (here never,
+    as this test's transaction never commits), not premake run in line, which would count in the
+    claim; premake runs below, as the worker would."""
     make_verified(3)
     services.make_sources(project, "gold", 3)
     for _ in range(4):
@@ -43,7 +46,7 @@ def test_a_gold_claim_and_submit_cost_at_most_a_few_statements_more_than_a_real_
     for n in range(6):
         with CaptureQueriesContext(connection) as claim:
             item = claim_next(project, annotator)
-        premake()  # beat's job, while the person holds the unit: the next claim's gold copy, made ahead
+        premake()  # the worker's, while the person holds the unit: the next claim's gold copy, made ahead
         if n >= 4:  # the last real and gold units are skipped
             with CaptureQueriesContext(connection) as skip:
                 skip_unit(item.unit_id, annotator, "cannot tell")
