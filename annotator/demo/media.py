@@ -143,8 +143,11 @@ def long_and_multiview(project, footage: str, manifest: str, out: dict, *, long_
 
     parts = work / "lifelog.jsonl"
     names = files[:1] + ([LONG] if (work / LONG).exists() else []) + files[1:]
+    # The long take is the source's footage again: it gets no summary of its own, since the source's
+    # text twice in one log makes the summary-ordering item ambiguous, and the build refuses it (a
+    # fresh `make demo` stopped there: "no items could be built for this ordering study").
     parts.write_text("".join(json.dumps({"file": name, "start": f"{LOG_DAY}T{at}",
-                                         "summary": annotations.get(source if name == LONG else name, {}).get("description", "")})
+                                         "summary": "" if name == LONG else annotations.get(name, {}).get("description", "")})
                              + "\n" for name, at in zip(names, LOG_TIMES)))
     try:
         result = build_life_log(project, LOG_NAME, read_manifest(parts))
