@@ -145,7 +145,6 @@ def send(job_id: int, *, task: str, countdown_s: float = 0) -> bool:
     return True
 
 
-
 def nudge(task: str, *args: int | str) -> None:
     """Publish a message of Celery task ``task`` on ``args`` when the caller's transaction commits,
     with no job row: for idempotent work that a periodic task does too, so a lost message costs only
@@ -161,6 +160,7 @@ def nudge(task: str, *args: int | str) -> None:
             log.warning("%s%s not sent, the broker is unreachable; its periodic task will do it: %s", task, args, exc)
 
     transaction.on_commit(publish)
+
 
 # ------------------------------------------------------------------------------ running a job
 

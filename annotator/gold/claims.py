@@ -220,7 +220,8 @@ def _serve_gold(project: Project, user, *, salt: str) -> int:
     """Make a gold copy for the person, a first-pass item assigned to them, unless one is waiting for
     them already or no gold source is left that they were not shown (``_GOLD_SQL``: one statement).
     Returns how many were made (0 or 1): 0 as well when another transaction made the same copy at the
-    same moment (``premake`` and a claim; the constraint ``gold_copy_once_per_person`` keeps one).
+    same moment (a claim's ``premake_for`` and beat's ``premake``; the constraint
+    ``gold_copy_once_per_person`` keeps one).
     Raises IntegrityError for any other constraint the insert breaks."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
