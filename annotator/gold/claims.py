@@ -114,8 +114,8 @@ def gate(project: Project, user) -> Gate | None:
     unit now (paused; out of tries; no qualification set while one is required)."""
     with connection.cursor() as cursor:
         cursor.execute(_STATE_SQL, {"project": project.pk, "user": user.pk})
-        (held, claims, qualified, paused, extra_tries, role, gold_rate, tries, required,
-         threshold, has_gold) = cursor.fetchone()
+        (held, _claims, qualified, paused, extra_tries, role, gold_rate, tries, required,
+         threshold, has_gold) = cursor.fetchone()  # the claim is counted; its number is premake's
     if held:
         return None
     default = Policy()
@@ -151,12 +151,12 @@ def premake(now=None, *, project_id: int | None = None, user_id: int | None = No
                                       "user": user_id})
         rows = cursor.fetchall()
     secret, made = draw_secret(), 0
-    wanted = [(project_id, user_id, claims + 1, seed) for project_id, user_id, claims, rate, seed in rows
-              if rules.draws_gold(seed, project_id, user_id, claims + 1, rate, secret)]
-    people = get_user_model().objects.in_bulk({user_id for _, user_id, _, _ in wanted})
-    projects = Project.objects.in_bulk({project_id for project_id, _, _, _ in wanted})
-    for project_id, user_id, n, seed in wanted:
-        made += _serve_gold(projects[project_id], people[user_id], salt=f"{seed}:{user_id}:{n}")
+    wanted = [(pid, uid, claims + 1, seed) for pid, uid, claims, rate, seed in rows
+              if rules.draws_gold(seed, pid, uid, claims + 1, rate, secret)]
+    people = get_user_model().objects.in_bulk({uid for _, uid, _, _ in wanted})
+    projects = Project.objects.in_bulk({pid for pid, _, _, _ in wanted})
+    for pid, uid, n, seed in wanted:
+        made += _serve_gold(projects[pid], people[uid], salt=f"{seed}:{uid}:{n}")
     return made
 
 
