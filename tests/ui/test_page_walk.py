@@ -155,6 +155,8 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
         if kind == "ego-exo":  # the small views are reached by Tab and shown large by Enter; Space still plays
             big = "() => document.querySelector('#players .video-wrap.big .player-label').textContent"
             label = "() => document.activeElement.getAttribute('aria-label')"
+            # Every view is a button once the players are built for the selected item (verify.js).
+            page.wait_for_function("() => document.querySelectorAll('#players .video-wrap[role=button]').length >= 3")
             for _ in range(20):
                 # The players may be built again just after the item's selection (slower under load):
                 # then the view focused here is gone and Tab starts from the page's top (no label; seen
