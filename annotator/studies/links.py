@@ -320,6 +320,16 @@ def delete_participant(participant: Participant) -> None:
     participant.delete()
 
 
+def lock_participants_of(sender, instance, **kwargs) -> None:
+    """``pre_delete`` receiver for the user model: lock the user's participant rows, in id order,
+    before the deletion's cascade removes their trials and then the rows. Django sends
+    ``pre_delete`` inside the deletion's transaction and before any row is deleted, so an answer
+    from one of the user's participants either finishes first or waits; without this, the cascade
+    took the trials first, the order opposite to an answer's (issue 19, "locks in one order")."""
+    list(Participant.objects.select_for_update(of=("self",)).filter(user_id=instance.pk)
+         .order_by("pk").values_list("pk", flat=True))
+
+
 def consent(participant: Participant, accepted: bool) -> Participant:
     """The participant accepts the consent (``consented_at`` now, once) or declines it: then they
     are ``returned``, their unanswered trials released, and their code is a "returned" code.

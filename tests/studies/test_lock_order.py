@@ -110,3 +110,27 @@ def test_an_answer_and_a_preview_started_again_at_once_both_finish(panel, admin_
     assert out["answer"] == tid and isinstance(out["restart"], int), out
     assert list(Participant.objects.filter(study=study).values_list("pk", flat=True)) == [out["restart"]]
     assert not Trial.objects.filter(participant_id=preview.pk).exists()
+
+
+def test_an_answer_and_the_deletion_of_its_person_s_account_at_once_both_finish(panel, django_user_model,
+                                                                                  no_job_messages):
+    """A person answers (here through their preview) while an admin deletes their account. The
+    account's cascade deletes the person's trials, then their participant row; the
+    ``pre_delete`` receiver ``links.lock_participants_of`` takes the participant's row first, so the
+    deletion waits for the answer and both finish. Without the receiver the cascade took the
+    trials first, against the answer's order (the deletion waits for the answer's participant lock
+    while holding nothing; the answer then waits for the trial lock the deletion took)."""
+    study, _ = panel
+    person = django_user_model.objects.create_user("leaver", password="x")
+    preview = links.preview_participant(study, person)
+    tid = Trial.objects.filter(participant=preview).order_by("position").values_list("pk", flat=True)[0]
+    services.mark_shown(preview, tid)
+
+    def delete_account():
+        django_user_model.objects.get(pk=person.pk).delete()
+        return "deleted"
+
+    out = _answer_while(preview, tid, "deletion", delete_account)
+    assert out == {"answer": tid, "deletion": "deleted"}, out
+    assert not Participant.objects.filter(pk=preview.pk).exists()
+    assert not django_user_model.objects.filter(pk=person.pk).exists()
