@@ -471,16 +471,28 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
     if reviews:
         # The gold copies that were waiting when the round opened are settled in the share of the
         # round's pool its reviews answered: all of them after a round over all units.
-        settle_gold_later(round_.project_id, ROUND, round_.pk, event=f"round-{round_.pk}")
+        settle_gold_later(round_.project_id, ROUND_CLOSED, round_settling(round_, reviews), event=f"round-{round_.pk}")
     return round_
 
 
 # ---------------------------------------------------------------------------------- gold copies
 
-REACHED, CHECKED, ROUND = "reached", "checked", "round"
+REACHED, CHECKED, ROUND, ROUND_CLOSED = "reached", "checked", "round", "round-closed"
 
 
-def settle_gold_later(project_id: int, how: str, ref: int | str, *, event: str) -> int | None:
+def round_settling(round_: ReviewRound, reviews: list[Review]) -> dict:
+    """What the close of ``round_`` settles, fixed when it closes so the job needs nothing of the
+    round later (a round deleted meanwhile left its copies waiting): the copies submitted at or
+    before it opened (``upto``, ISO 8601), accepted by the reviewer of its last review
+    (``reviewer``: a reviewer with reviews cannot be deleted, ``Review.reviewer`` protects them),
+    in the share of its pool its ``reviews`` answered (0 to 1), drawn with its ``seed``."""
+    units = RoundUnit.objects.filter(round=round_).count()
+    last = max(reviews, key=lambda r: r.pk)
+    return {"upto": round_.opened_at.isoformat(), "reviewer": last.reviewer_id, "seed": round_.seed,
+            "share": min(1.0, len(reviews) / (round_.pool or units or 1))}
+
+
+def settle_gold_later(project_id: int, how: str, ref: int | str | dict, *, event: str) -> int | None:
     """Queue the settling of the gold copies an event reached, a delay drawn uniformly from
     [``GOLD_SETTLE_DELAY_MIN_S``, ``GOLD_SETTLE_DELAY_MAX_S``] seconds later (the job
     ``review.settle_gold``, on commit of the caller's transaction). Settled in the same transaction,
@@ -489,7 +501,8 @@ def settle_gold_later(project_id: int, how: str, ref: int | str, *, event: str) 
 
     ``how`` and ``ref``: ``REACHED`` and the reviewer's id (a review outside a round: the bound is
     read when the job runs, so reviews meanwhile move it on), ``CHECKED`` and the real unit's
-    submission time as ISO 8601 (a double-check), ``ROUND`` and the round's id (its close).
+    submission time as ISO 8601 (a double-check), ``ROUND_CLOSED`` and ``round_settling``'s dict
+    (a round's close; ``ROUND`` and the round's id in jobs queued before it).
     ``event`` names the job with the project: while one of a name waits, another is not queued (its
     run reads the bound then, so it settles what both reached). Returns the job id, or None."""
     delay = random.SystemRandom().uniform(settings.GOLD_SETTLE_DELAY_MIN_S, settings.GOLD_SETTLE_DELAY_MAX_S)
@@ -497,7 +510,7 @@ def settle_gold_later(project_id: int, how: str, ref: int | str, *, event: str) 
                         key=f"review.settle_gold:{project_id}:{event}", countdown_s=delay)
 
 
-def settle_reached(project_id: int, how: str, ref: int | str) -> int:
+def settle_reached(project_id: int, how: str, ref: int | str | dict) -> int:
     """Settle now, in one transaction, the gold copies of project ``project_id`` that the event
     (``how``, ``ref``; see ``settle_gold_later``) reached. Returns how many were settled; 0 when
     the reviewer or round is gone. Raises ValueError for an unknown ``how``."""
@@ -509,7 +522,11 @@ def settle_reached(project_id: int, how: str, ref: int | str) -> int:
             return settle_gold(project_id, before=_oldest_waiting(project_id, reviewer), reviewer=reviewer)
         if how == CHECKED:
             return settle_gold(project_id, upto=datetime.fromisoformat(str(ref)), checked=True)
-        if how == ROUND:
+        if how == ROUND_CLOSED:
+            reviewer = get_user_model().objects.get(pk=ref["reviewer"])
+            return settle_gold(project_id, upto=datetime.fromisoformat(ref["upto"]), reviewer=reviewer,
+                               share=float(ref["share"]), seed=int(ref["seed"]))
+        if how == ROUND:  # jobs queued before ROUND_CLOSED: read the round when they run
             round_ = ReviewRound.objects.filter(pk=ref, closed_at__isnull=False).first()
             last = Review.objects.filter(round_id=ref).select_related("reviewer").order_by("-id").first()
             if round_ is None or last is None:

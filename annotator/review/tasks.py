@@ -4,7 +4,7 @@ from annotator.jobs import job_task
 from annotator.review import services
 
 
-def settle(project_id: int, how: str, ref: int | str) -> str:
+def settle(project_id: int, how: str, ref: int | str | dict) -> str:
     """Settle the gold copies a review, a double-check or a round's close reached, once the delay
     drawn when it happened has passed (``services.settle_gold_later``, ``services.settle_reached``)."""
     return f"settled {services.settle_reached(project_id, how, ref)}"

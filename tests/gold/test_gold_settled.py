@@ -194,6 +194,21 @@ def test_a_round_over_all_units_leaves_no_gold_copy_awaiting_review(
     assert round_.summary["reviewed"] == round_.summary["units"]  # gold reviews are not the round's
 
 
+def test_a_round_deleted_after_its_close_still_settles_the_gold_copies_it_reached(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    """The settling job carries what the close fixed (``round_settling``), not the round's id: a
+    round deleted while the job waited left its copies awaiting review for good (seen: the job
+    settled 0 and the copy stayed "submitted")."""
+    _real, gold = _claims(project, make_verified, annotator, make_unit, [False, True])
+    round_ = open_round(project, all_units=True)
+    for n, state in enumerate(ReviewState.objects.filter(round=round_).order_by("unit_id")):
+        review_unit(state.unit_id, admin_user, "accept", [], f"round-{n}")
+    round_.delete()
+    assert _settle_due() == 1
+    assert _states(annotator)[gold.unit_id] == "accepted"
+    assert Review.objects.get(unit_id=gold.unit_id).reviewer_id == admin_user.pk
+
+
 def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_unit(
         project, make_verified, make_unit, annotator, annotator2):
     first, gold, real = _claims(project, make_verified, annotator, make_unit, [False, True, False],
