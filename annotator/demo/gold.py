@@ -155,7 +155,7 @@ def _gold(project, trainee, stdout, policy) -> int:
     ``DEMO_GOLD_CLAIMS`` claims; the seed is chosen so that one of them draws gold)."""
     standing = Standing.objects.filter(project=project, user=trainee, qualified_at__isnull=False).first()
     if standing is None or Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).exists():
-        return Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).count()
+        return _served(trainee)
     claims = range(standing.claims + 1, standing.claims + 1 + DEMO_GOLD_CLAIMS)
     # The first claim here never draws gold: no claim before it made a copy ahead (gold.claims).
     seed = next(s for s in range(100_000)
@@ -177,7 +177,14 @@ def _gold(project, trainee, stdout, policy) -> int:
                      "claim before; nothing in the page told it apart)" if gold else ""))
         if gold:
             break
-    return Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD).count()
+    return _served(trainee)
+
+
+def _served(trainee) -> int:
+    """How many gold copies were served to ``trainee`` (claimed): the premake after the gold claim
+    may have made the next one ahead, which waits unserved."""
+    return (Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD, unit__queue_items__claimed_at__isnull=False)
+            .distinct().count())
 
 
 def _totals(project, user) -> tuple[int, int]:
