@@ -255,6 +255,13 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         if errors:
             raise Invalid("the review has errors; nothing was saved", errors=errors)
 
+        if membership is None:
+            # The person's gold copies the queue reached before this unit but whose settling job has
+            # not run yet: settled now, before their later real unit is accepted or rejected, or their
+            # list would show an older unit still waiting behind a newer reviewed one, which the
+            # oldest-first queue does only for gold (the last security review of issue 20, M1).
+            settle_gold(state.project_id, before=_oldest_waiting(state.project_id, reviewer), reviewer=reviewer,
+                        annotator_id=state.annotator_id)
         now = timezone.now()
         review = Review(project_id=state.project_id, unit_id=unit_id, item_id=state.item_id,
                         annotator_id=state.annotator_id, reviewer=reviewer, decision=decision, round=round_,
@@ -549,7 +556,7 @@ def _oldest_waiting(project_id: int, reviewer):
 
 
 def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, checked: bool = False,
-                share: float = 1.0, seed: int = 0) -> int:
+                share: float = 1.0, seed: int = 0, annotator_id: int | None = None) -> int:
     """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` and strictly
     before ``before`` (datetimes; None: no bound) as the real units around them are settled, so that
     their annotators cannot tell them apart by what becomes of them (issue 20, section 2: gold
@@ -570,6 +577,9 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
       reviews never enter a round's counts); ``share`` (0 to 1) of them, drawn per unit by
       ``random.Random`` seeded with ``seed`` and the unit (a sampled round).
 
+    ``annotator_id``: that person's copies only (a review of their later real unit settles the
+    copies the queue reached before it: ``review_unit``).
+
     Returns how many copies were settled."""
     states = (ReviewState.objects.select_for_update(skip_locked=True, of=("self",))
               .filter(project_id=project_id, unit__purpose=WorkUnit.Purpose.GOLD, state__in=ReviewState.AWAITING,
@@ -578,6 +588,8 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
         states = states.filter(submitted_at__lte=upto)
     if before is not None:
         states = states.filter(submitted_at__lt=before)
+    if annotator_id is not None:
+        states = states.filter(annotator_id=annotator_id)
     if checked:
         return ReviewState.objects.filter(pk__in=[s.pk for s in states]).delete()[0]
     settled = 0

@@ -124,6 +124,23 @@ def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_rea
     assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "accepted"}
 
 
+def test_a_review_of_the_persons_later_unit_settles_their_reached_copy_first(
+        project, make_verified, make_unit, annotator, verifier, admin_user):
+    """The queue reached the person's gold copy (their real unit before it was reviewed), and their
+    next real unit is reviewed before the drawn delay has passed: the copy is settled first, in that
+    review, so the person's list never shows the older unit waiting behind a newer reviewed one
+    (M1; seen before the fix: gold "submitted", real2 "accepted")."""
+    real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
+    _review_the_verifiers_units(project, verifier, admin_user)
+    review_unit(real.unit_id, verifier, "accept", [], "head")
+    assert _states(annotator)[gold.unit_id] == "submitted"  # reached; its job waits for the delay
+    review_unit(real2.unit_id, verifier, "accept", [], "next")
+    assert _states(annotator) == {real.unit_id: "accepted", gold.unit_id: "accepted", real2.unit_id: "accepted"}
+    assert Review.objects.get(unit_id=gold.unit_id).reviewer_id == verifier.pk
+    assert _settle_due() >= 1  # the jobs find nothing left to settle
+    assert Review.objects.filter(unit_id=gold.unit_id).count() == 1
+
+
 def test_a_reviewers_own_waiting_units_do_not_hold_back_the_gold_copies_they_settle(
         project, make_verified, make_unit, annotator, verifier):
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
