@@ -46,8 +46,11 @@ class Progress:
     def __init__(self, out, *, desc: str, unit: str = "it", total: int | None = None):
         self.out = out
         self._last: str | None = None
-        self.bar = (tqdm(total=total, desc=desc, unit=unit, file=_raw(out), dynamic_ncols=True, mininterval=0.2,
-                         leave=True) if is_terminal(out) else None)
+        self.bar = (
+            tqdm(total=total, desc=desc, unit=unit, file=_raw(out), dynamic_ncols=True, mininterval=0.2, leave=True)
+            if is_terminal(out)
+            else None
+        )
 
     def show(self, line: str | None, n: int | None = None, total: int | None = None, note: str = "") -> None:
         """Report progress: ``n`` of ``total`` units done (for the bar), ``line`` (for plain output)."""
@@ -109,9 +112,17 @@ class Tick:
     note: str = ""
 
 
-def wait_with_progress(poll: Callable[[], Tick | tuple[bool, str | None]], *, timeout_s: float, on_timeout: str,
-                       out=None, write: Callable[[str], None] | None = None, desc: str = "", unit: str = "it",
-                       interval_s: float = 0.5) -> None:
+def wait_with_progress(
+    poll: Callable[[], Tick | tuple[bool, str | None]],
+    *,
+    timeout_s: float,
+    on_timeout: str,
+    out=None,
+    write: Callable[[str], None] | None = None,
+    desc: str = "",
+    unit: str = "it",
+    interval_s: float = 0.5,
+) -> None:
     """Call ``poll()`` every ``interval_s`` seconds until it reports done; raise CommandError(``on_timeout``)
     after ``timeout_s`` seconds. ``poll`` returns a ``Tick`` (or a ``(done, line)`` pair).
 

@@ -73,8 +73,9 @@ class Workers(HealthCheck):
                 raise _EveryQueueTaken
 
         try:
-            self.app.control.broadcast("active_queues", reply=True, timeout=self.timeout.total_seconds(),
-                                       callback=on_reply)
+            self.app.control.broadcast(
+                "active_queues", reply=True, timeout=self.timeout.total_seconds(), callback=on_reply
+            )
         except _EveryQueueTaken:
             return
         except OSError as exc:

@@ -120,8 +120,17 @@ def enqueue(task: str, *args: int | str, key: str | None = None, countdown_s: fl
     key = key or job_key(task, *args)
     now = timezone.now()
     with connection.cursor() as cursor:
-        cursor.execute(_ENQUEUE_SQL, {"task": task, "key": key, "args": json.dumps(list(args)), "max": spec.max_deliveries,
-                                      "due": now + timedelta(seconds=countdown_s), "now": now})
+        cursor.execute(
+            _ENQUEUE_SQL,
+            {
+                "task": task,
+                "key": key,
+                "args": json.dumps(list(args)),
+                "max": spec.max_deliveries,
+                "due": now + timedelta(seconds=countdown_s),
+                "now": now,
+            },
+        )
         row = cursor.fetchone()
     if row is None:
         return None
@@ -139,7 +148,9 @@ def send(job_id: int, *, task: str, countdown_s: float = 0) -> bool:
     try:
         app.send_task(task, args=[job_id], countdown=countdown_s or None)
     except Exception as exc:  # kombu/redis raise several kinds; none of them may lose the job
-        log.warning("job %s (%s) not sent, the broker is unreachable; the reconciler will send it: %s", job_id, task, exc)
+        log.warning(
+            "job %s (%s) not sent, the broker is unreachable; the reconciler will send it: %s", job_id, task, exc
+        )
         return False
     Job.objects.filter(pk=job_id).update(sent_at=timezone.now(), sends=F("sends") + 1)
     return True
@@ -199,8 +210,9 @@ def _run(job_id: int, body: Callable[..., str]) -> str:
     task, args, delivery, max_deliveries, last_error = claimed
     args = json.loads(args) if isinstance(args, str) else args  # a raw cursor returns jsonb as text
     if delivery > max_deliveries:
-        reason = (f"gave up after {max_deliveries} deliveries: a worker died or ran out of time on it each time"
-                  + (f" (last error: {last_error})" if last_error else ""))
+        reason = f"gave up after {max_deliveries} deliveries: a worker died or ran out of time on it each time" + (
+            f" (last error: {last_error})" if last_error else ""
+        )
         fail(job_id, reason)
         return "failed"
     try:
@@ -211,7 +223,8 @@ def _run(job_id: int, body: Callable[..., str]) -> str:
             return "failed"
         due = timezone.now() + timedelta(seconds=exc.countdown_s)
         requeued = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, deliveries=delivery).update(
-            status=Job.Status.QUEUED, due_at=due, error=str(exc)[:4000])
+            status=Job.Status.QUEUED, due_at=due, error=str(exc)[:4000]
+        )
         if requeued:
             send(job_id, task=task, countdown_s=exc.countdown_s)
         return "retry"
@@ -223,12 +236,12 @@ def _run(job_id: int, body: Callable[..., str]) -> str:
         fail(job_id, f"{type(exc).__name__}: {exc}", delivery=delivery)
         raise
     Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, deliveries=delivery).update(
-        status=Job.Status.DONE, result=str(result)[:4000], finished_at=timezone.now(), error="")
+        status=Job.Status.DONE, result=str(result)[:4000], finished_at=timezone.now(), error=""
+    )
     return str(result)
 
 
-def job_task(name: str, *, time_limit_s: int, max_deliveries: int = 3,
-             on_give_up: Callable[..., None] | None = None):
+def job_task(name: str, *, time_limit_s: int, max_deliveries: int = 3, on_give_up: Callable[..., None] | None = None):
     """Declare ``fn(*args) -> str`` as the Celery task ``name`` run through job rows (see the module
     docstring). ``time_limit_s`` is the hard limit (the worker process is killed, and ffmpeg with it);
     a soft limit 10 s earlier raises inside the body so temporary files are cleaned up.
@@ -238,8 +251,13 @@ def job_task(name: str, *, time_limit_s: int, max_deliveries: int = 3,
     def decorate(fn: Callable[..., str]):
         REGISTRY[name] = TaskSpec(name, time_limit_s, max_deliveries, on_give_up)
 
-        @shared_task(name=name, acks_late=True, reject_on_worker_lost=True,
-                     time_limit=time_limit_s, soft_time_limit=max(time_limit_s - 10, 1))
+        @shared_task(
+            name=name,
+            acks_late=True,
+            reject_on_worker_lost=True,
+            time_limit=time_limit_s,
+            soft_time_limit=max(time_limit_s - 10, 1),
+        )
         @functools.wraps(fn)
         def task(job_id: int) -> str:
             return _run(job_id, fn)
@@ -251,6 +269,7 @@ def job_task(name: str, *, time_limit_s: int, max_deliveries: int = 3,
 
 
 # ------------------------------------------------------------------------------ reconciling
+
 
 @dataclass
 class ReconcileReport:
@@ -278,8 +297,11 @@ def reconcile() -> ReconcileReport:
     base = settings.JOBS_RESEND_AFTER_S
     to_send: list[tuple[int, str]] = []
     with transaction.atomic():
-        rows = list(Job.objects.select_for_update(skip_locked=True)
-                    .filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("id")[:1000])
+        rows = list(
+            Job.objects.select_for_update(skip_locked=True)
+            .filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+            .order_by("id")[:1000]
+        )
         for job in rows:
             if job.status == Job.Status.QUEUED:
                 if job.due_at > now:
@@ -293,8 +315,10 @@ def reconcile() -> ReconcileReport:
             if job.started_at and (now - job.started_at).total_seconds() > limit:
                 report.stale_running += 1
                 if job.deliveries >= job.max_deliveries:
-                    reason = (f"gave up after {job.deliveries} deliveries: the worker never finished it "
-                              f"(killed, or over its {limit - settings.JOBS_STALE_SLACK_S} s limit)")
+                    reason = (
+                        f"gave up after {job.deliveries} deliveries: the worker never finished it "
+                        f"(killed, or over its {limit - settings.JOBS_STALE_SLACK_S} s limit)"
+                    )
                     transaction.on_commit(functools.partial(fail, job.pk, reason, delivery=job.deliveries))
                     report.failed += 1
                 else:

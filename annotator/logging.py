@@ -73,8 +73,12 @@ def logging_config(level: str, fmt: str) -> dict:
     if fmt not in FORMATS:
         raise ImproperlyConfigured(f"LOG_FORMAT must be 'json' or 'text', got {fmt!r}")
     formatters = {
-        "json": {"()": "pythonjsonlogger.json.JsonFormatter", "fmt": _JSON_FIELDS, "rename_fields": _JSON_RENAME,
-                 "timestamp": "time"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": _JSON_FIELDS,
+            "rename_fields": _JSON_RENAME,
+            "timestamp": "time",
+        },
         "text": {"()": "annotator.logging.TextFormatter", "format": _TEXT_FORMAT},
     }
     return {
@@ -87,7 +91,7 @@ def logging_config(level: str, fmt: str) -> dict:
         "loggers": {
             # django-guid logs every id it makes at INFO, and a rejected one at WARNING before the
             # request has its id (a line without it); the response header shows what was used.
-            "django_guid": {"level": "ERROR"},
+            "django_guid": {"level": "ERROR"}
         },
     }
 

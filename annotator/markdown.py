@@ -16,17 +16,48 @@ from django.utils.safestring import SafeString, mark_safe
 # What Markdown's "extra" produces, minus anything that runs code, loads frames or forms, or
 # styles the page. No ``id``/``class``/``name`` anywhere: an author's ``id="status"`` would
 # shadow the page's own elements for ``getElementById`` (DOM clobbering).
-TAGS = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "dl", "dt", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "strong", "sub", "sup",
-    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
-})
-ATTRIBUTES = {
-    "a": {"href", "title"},
-    "abbr": {"title"},
-    "img": {"src", "alt", "title"},
-    "ol": {"start"},
-}
+TAGS = frozenset(
+    {
+        "a",
+        "abbr",
+        "b",
+        "blockquote",
+        "br",
+        "code",
+        "dd",
+        "del",
+        "dl",
+        "dt",
+        "em",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "img",
+        "ins",
+        "kbd",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "strong",
+        "sub",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
+ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "img": {"src", "alt", "title"}, "ol": {"start"}}
 # Table alignment as an attribute, not ``style="text-align: ..."`` (the CSP forbids inline style).
 ALIGN = {"th": {"align": {"left", "center", "right"}}, "td": {"align": {"left", "center", "right"}}}
 # Python-Markdown's "extra" without attr_list (it only adds attributes the sanitizer drops).
@@ -46,7 +77,15 @@ def render(text: str) -> SafeString:
     dropped. Never raises for any input string (empty gives an empty string).
     """
     html = _markdown.markdown(text or "", extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
-    return mark_safe(nh3.clean(  # noqa: S308 - this is the sanitizer's output
-        html, tags=set(TAGS), clean_content_tags=set(DROP_WITH_CONTENT), attributes=ATTRIBUTES,
-        tag_attribute_values=ALIGN, url_schemes=set(URL_SCHEMES), link_rel=LINK_REL, strip_comments=True,
-    ))
+    return mark_safe(
+        nh3.clean(  # noqa: S308 - this is the sanitizer's output
+            html,
+            tags=set(TAGS),
+            clean_content_tags=set(DROP_WITH_CONTENT),
+            attributes=ATTRIBUTES,
+            tag_attribute_values=ALIGN,
+            url_schemes=set(URL_SCHEMES),
+            link_rel=LINK_REL,
+            strip_comments=True,
+        )
+    )

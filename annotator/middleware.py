@@ -32,12 +32,17 @@ class RejectNulMiddleware:
         field = "path" if "\x00" in request.path else _nul_in(request.GET)
         # Not under /api/: its serializers refuse NUL themselves, and reading an upload's form here
         # would parse it before the view sets its upload handlers (api.media streams videos to disk).
-        if (field is None and request.method == "POST" and request.content_type in FORM_TYPES
-                and not request.path.startswith("/api/")):
+        if (
+            field is None
+            and request.method == "POST"
+            and request.content_type in FORM_TYPES
+            and not request.path.startswith("/api/")
+        ):
             field = _nul_in(request.POST)
         if field is None:
             return self.get_response(request)
         if request.path.startswith("/api/"):
-            return JsonResponse({"detail": MESSAGE, "errors": {field: "must not contain NUL (\\u0000) characters"}},
-                                status=400)
+            return JsonResponse(
+                {"detail": MESSAGE, "errors": {field: "must not contain NUL (\\u0000) characters"}}, status=400
+            )
         return HttpResponseBadRequest(f"{MESSAGE} ({field})", content_type="text/plain; charset=utf-8")

@@ -26,8 +26,11 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 # --- Keys: from the environment, else from a file (made once by scripts/keys.sh) -------------------
 # A public key would let anyone forge sessions and password-reset tokens, so with DEBUG off an empty
 # or published key stops the process at start-up instead of running with it.
-_PUBLIC_KEYS = {"local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production", "local-only-insecure-pseudonym-key",
-                "local-only-insecure-handle-key"}
+_PUBLIC_KEYS = {
+    "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production",
+    "local-only-insecure-pseudonym-key",
+    "local-only-insecure-handle-key",
+}
 
 
 def _key(name: str, file_setting: str, default_file: Path, debug_fallback: str) -> str:
@@ -48,19 +51,24 @@ def _key(name: str, file_setting: str, default_file: Path, debug_fallback: str) 
     problem = "is a published placeholder" if value else "is not set"
     raise ImproperlyConfigured(
         f"{name} {problem}, and DJANGO_DEBUG is off. Set {name} to a long random string, or put one in "
-        f"the file named by {file_setting} (now {path}); scripts/keys.sh creates that file once.")
+        f"the file named by {file_setting} (now {path}); scripts/keys.sh creates that file once."
+    )
 
 
-SECRET_KEY = _key("DJANGO_SECRET_KEY", "DJANGO_SECRET_KEY_FILE", BASE_DIR / ".local" / "secret_key",
-                  "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production")
+SECRET_KEY = _key(
+    "DJANGO_SECRET_KEY",
+    "DJANGO_SECRET_KEY_FILE",
+    BASE_DIR / ".local" / "secret_key",
+    "local-only-insecure-key-set-DJANGO_SECRET_KEY-in-production",
+)
 # Export pseudonyms (annotator.qa.selectors.pseudonym) come from their own key, so rotating
 # SECRET_KEY (sessions, tokens) never renames the annotators of past exports.
-PSEUDONYM_KEY = _key("PSEUDONYM_KEY", "PSEUDONYM_KEY_FILE", BASE_DIR / ".local" / "pseudonym_key",
-                     "local-only-insecure-pseudonym-key")
+PSEUDONYM_KEY = _key(
+    "PSEUDONYM_KEY", "PSEUDONYM_KEY_FILE", BASE_DIR / ".local" / "pseudonym_key", "local-only-insecure-pseudonym-key"
+)
 # The handles that name rows to annotators (annotator.core.handles, issue 20) have their own key too:
 # rotating SECRET_KEY renames no handle, and media folders are named by a key stored per video.
-HANDLE_KEY = _key("HANDLE_KEY", "HANDLE_KEY_FILE", BASE_DIR / ".local" / "handle_key",
-                  "local-only-insecure-handle-key")
+HANDLE_KEY = _key("HANDLE_KEY", "HANDLE_KEY_FILE", BASE_DIR / ".local" / "handle_key", "local-only-insecure-handle-key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -126,9 +134,9 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-            ],
+            ]
         },
-    },
+    }
 ]
 
 DATABASES = {
@@ -146,7 +154,8 @@ DATABASES = {
         # behind a transaction-pooling proxy (PgBouncer), which cannot keep prepared statements.
         "OPTIONS": (
             {"server_side_binding": True, "prepare_threshold": 5}
-            if env_bool("POSTGRES_PREPARED_STATEMENTS", True) else {}
+            if env_bool("POSTGRES_PREPARED_STATEMENTS", True)
+            else {}
         ),
     }
 }
@@ -194,10 +203,7 @@ X_FRAME_OPTIONS = "DENY"
 # REMOTE_ADDR only: trusting X-Forwarded-For would let a guesser pick a new address per try. Behind
 # a proxy every client shares the proxy's address, so the lock is then in effect per username.
 # API tokens are not passwords and are not throttled here.
-AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
@@ -269,13 +275,10 @@ CONTENT_SECURITY_POLICY = {
         "base-uri": [SELF],
         "frame-ancestors": [NONE],
         "form-action": [SELF],
-    },
+    }
 }
 
-STORAGES = {
-    "default": _default_storage,
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
-}
+STORAGES = {"default": _default_storage, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}}
 
 # --- Celery ------------------------------------------------------------------------------------
 REDIS_PORT = env_int("REDIS_PORT", 63799, minimum=1)
@@ -330,15 +333,28 @@ GOLD_PREMAKE_EVERY_S = env_float("GOLD_PREMAKE_EVERY_S", 10.0, minimum=1.0)
 # later, drawn uniformly per event (``review.services.settle_gold_later``): settled in the same
 # transaction, it flipped together with the real unit whose review reached it.
 GOLD_SETTLE_DELAY_MIN_S = env_float("GOLD_SETTLE_DELAY_MIN_S", 60.0, minimum=0.0)
-GOLD_SETTLE_DELAY_MAX_S = env_float("GOLD_SETTLE_DELAY_MAX_S", max(900.0, GOLD_SETTLE_DELAY_MIN_S),
-                                    minimum=GOLD_SETTLE_DELAY_MIN_S)
+GOLD_SETTLE_DELAY_MAX_S = env_float(
+    "GOLD_SETTLE_DELAY_MAX_S", max(900.0, GOLD_SETTLE_DELAY_MIN_S), minimum=GOLD_SETTLE_DELAY_MIN_S
+)
 # The apps with a ``tasks`` module (Celery autodiscovers them; ``annotator.jobs`` imports them).
-TASK_APPS = ["annotator.media", "annotator.drafts", "annotator.studies", "annotator.core", "annotator.agreement",
-             "annotator.evaluation", "annotator.gold", "annotator.review", "annotator.qa"]
+TASK_APPS = [
+    "annotator.media",
+    "annotator.drafts",
+    "annotator.studies",
+    "annotator.core",
+    "annotator.agreement",
+    "annotator.evaluation",
+    "annotator.gold",
+    "annotator.review",
+    "annotator.qa",
+]
 CELERY_BEAT_SCHEDULE = {
     # Expires: a run a busy worker could not start in time is dropped, not piled up.
-    "gold-premake": {"task": "gold.premake", "schedule": GOLD_PREMAKE_EVERY_S,
-                     "options": {"expires": GOLD_PREMAKE_EVERY_S}},
+    "gold-premake": {
+        "task": "gold.premake",
+        "schedule": GOLD_PREMAKE_EVERY_S,
+        "options": {"expires": GOLD_PREMAKE_EVERY_S},
+    },
     "reconcile-jobs": {"task": "core.reconcile_jobs", "schedule": JOBS_RECONCILE_EVERY_S},
     "agreement-schedule": {"task": "agreement.schedule", "schedule": AGREEMENT_SCHEDULE_EVERY_S},
     "studies-release-idle": {"task": "studies.release_idle_schedule", "schedule": STUDY_RELEASE_EVERY_S},
@@ -353,8 +369,10 @@ CELERY_BEAT_SCHEDULER = "workers.beat:OneBeatScheduler"
 BEAT_MAX_INTERVAL_S = env_float("BEAT_MAX_INTERVAL_S", 5.0, minimum=0.1)
 BEAT_LOCK_TIMEOUT_S = env_int("BEAT_LOCK_TIMEOUT_S", 60, minimum=1)
 if BEAT_LOCK_TIMEOUT_S < 3 * BEAT_MAX_INTERVAL_S:
-    raise ImproperlyConfigured(f"BEAT_LOCK_TIMEOUT_S ({BEAT_LOCK_TIMEOUT_S}) must be at least 3 times BEAT_MAX_INTERVAL_S "
-                               f"({BEAT_MAX_INTERVAL_S}): the beat renews its lock once per tick")
+    raise ImproperlyConfigured(
+        f"BEAT_LOCK_TIMEOUT_S ({BEAT_LOCK_TIMEOUT_S}) must be at least 3 times BEAT_MAX_INTERVAL_S "
+        f"({BEAT_MAX_INTERVAL_S}): the beat renews its lock once per tick"
+    )
 CELERY_BEAT_MAX_LOOP_INTERVAL = BEAT_MAX_INTERVAL_S
 CELERY_REDBEAT_LOCK_TIMEOUT = BEAT_LOCK_TIMEOUT_S
 
@@ -389,13 +407,17 @@ MEDIA_HLS_MAX_SEGMENTS = env_int("MEDIA_HLS_MAX_SEGMENTS", 8640, minimum=1)
 # (gunicorn.conf.py sets it on the socket; issue 19: an upload announcing 8 GiB and sending nothing
 # held a web thread for ever).
 REQUEST_BODY_TIMEOUT_S = env_float("REQUEST_BODY_TIMEOUT_S", 60.0, minimum=1.0)
-for _name, _value, _most in (("MEDIA_HLS_MIN_DURATION_S", MEDIA_HLS_MIN_DURATION_S, 86400),
-                             ("MEDIA_HLS_SEGMENT_S", MEDIA_HLS_SEGMENT_S, 6), ("MEDIA_HLS_LOW_HEIGHT", MEDIA_HLS_LOW_HEIGHT, 2160),
-                             ("MEDIA_THUMB_WIDTH", MEDIA_THUMB_WIDTH, 640), ("MEDIA_THUMB_MAX_TILES", MEDIA_THUMB_MAX_TILES, 10000),
-                             ("MEDIA_THUMB_MIN_INTERVAL_S", MEDIA_THUMB_MIN_INTERVAL_S, 600),
-                             ("MEDIA_MAX_MEGAPIXEL_HOURS", MEDIA_MAX_MEGAPIXEL_HOURS, 10000),
-                             ("MEDIA_HLS_MAX_SEGMENTS", MEDIA_HLS_MAX_SEGMENTS, 100000),
-                             ("REQUEST_BODY_TIMEOUT_S", REQUEST_BODY_TIMEOUT_S, 3600)):
+for _name, _value, _most in (
+    ("MEDIA_HLS_MIN_DURATION_S", MEDIA_HLS_MIN_DURATION_S, 86400),
+    ("MEDIA_HLS_SEGMENT_S", MEDIA_HLS_SEGMENT_S, 6),
+    ("MEDIA_HLS_LOW_HEIGHT", MEDIA_HLS_LOW_HEIGHT, 2160),
+    ("MEDIA_THUMB_WIDTH", MEDIA_THUMB_WIDTH, 640),
+    ("MEDIA_THUMB_MAX_TILES", MEDIA_THUMB_MAX_TILES, 10000),
+    ("MEDIA_THUMB_MIN_INTERVAL_S", MEDIA_THUMB_MIN_INTERVAL_S, 600),
+    ("MEDIA_MAX_MEGAPIXEL_HOURS", MEDIA_MAX_MEGAPIXEL_HOURS, 10000),
+    ("MEDIA_HLS_MAX_SEGMENTS", MEDIA_HLS_MAX_SEGMENTS, 100000),
+    ("REQUEST_BODY_TIMEOUT_S", REQUEST_BODY_TIMEOUT_S, 3600),
+):
     if _value > _most:
         raise ImproperlyConfigured(f"{_name} must be <= {_most}, got {_value}")
 # Redis redelivers a message not acknowledged within this time; it must exceed the longest task.
@@ -448,8 +470,13 @@ STUDY_LINK_RATE_PER_MIN = env_int("STUDY_LINK_RATE_PER_MIN", 60, minimum=1)
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://")):
     raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL (got {CACHE_URL!r})")
-CACHES = {"default": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL} if CACHE_URL
-                      else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"})}
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # --- REST API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

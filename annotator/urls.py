@@ -8,14 +8,13 @@ from annotator.agreement import views as agreement_views
 from annotator.converters import IdConverter
 from annotator.core.handles import UnitHandleConverter
 from annotator.evaluation import views as evaluation_views
-from annotator.studies import dashboard as study_dashboard
-from annotator.studies import link_views as study_link_views
-from annotator.studies import views as study_views
-from annotator.media import lifelog_views
-from annotator.media import video_pages
+from annotator.media import lifelog_views, video_pages
 from annotator.media import views as media_views
 from annotator.qa import export_views as qa_export_views
 from annotator.qa import views as qa_views
+from annotator.studies import dashboard as study_dashboard
+from annotator.studies import link_views as study_link_views
+from annotator.studies import views as study_views
 
 register_converter(IdConverter, "id")
 register_converter(UnitHandleConverter, "unit")  # a unit's handle: what an annotator's page names it by (issue 20)
@@ -48,15 +47,23 @@ urlpatterns = [
     path("projects/<slug:slug>/units/<id:pk>/", qa_views.unit_detail, name="unit-detail"),
     path("projects/<slug:slug>/studies/<slug:name>/", study_views.take, name="study-take"),
     path("projects/<slug:slug>/studies/<slug:name>/preview/", study_views.preview, name="study-preview"),
-    path("projects/<slug:slug>/studies/<slug:name>/instructions/", study_views.edit_instructions,
-         name="study-instructions"),
+    path(
+        "projects/<slug:slug>/studies/<slug:name>/instructions/",
+        study_views.edit_instructions,
+        name="study-instructions",
+    ),
     path("projects/<slug:slug>/studies/<slug:name>/results/", study_dashboard.results, name="study-results"),
-    path("projects/<slug:slug>/studies/<slug:name>/trials.<str:fmt>", study_dashboard.export_trials, name="study-trials"),
+    path(
+        "projects/<slug:slug>/studies/<slug:name>/trials.<str:fmt>", study_dashboard.export_trials, name="study-trials"
+    ),
     path("projects/<slug:slug>/studies/<slug:name>/scores.csv", study_dashboard.export_scores, name="study-scores"),
     path("projects/<slug:slug>/agreement/", agreement_views.agreement_dashboard, name="agreement-dashboard"),
     path("projects/<slug:slug>/agreement/consensus/", agreement_views.consensus_list, name="agreement-consensus"),
-    path("projects/<slug:slug>/agreement/consensus/<id:pk>/", agreement_views.consensus_item,
-         name="agreement-consensus-item"),
+    path(
+        "projects/<slug:slug>/agreement/consensus/<id:pk>/",
+        agreement_views.consensus_item,
+        name="agreement-consensus-item",
+    ),
     path("projects/<slug:slug>/runs/", include("annotator.drafts.urls")),
     path("projects/<slug:slug>/report/", include("annotator.reports.urls")),
     path("projects/<slug:slug>/evaluation/", evaluation_views.leaderboard, name="evaluation-leaderboard"),

@@ -40,6 +40,7 @@ NO_SCOPE = OpenApiResponse(description="No such project, or no such scope in it.
 
 # ------------------------------------------------------------------------------ the dashboard's data
 
+
 class PointOut(serializers.Serializer):
     y = serializers.FloatField(allow_null=True, help_text="The value (null: not measured).")
     yMin = serializers.FloatField(allow_null=True, help_text="95% interval, low (the value itself when none).")
@@ -56,7 +57,9 @@ class BarSeriesOut(serializers.Serializer):
 
 class BarsOut(serializers.Serializer):
     categories = serializers.ListField(child=serializers.CharField(), help_text="Metric names (with their level).")
-    series = BarSeriesOut(many=True, help_text="The first round and, where items were reconciled, after the consensus round.")
+    series = BarSeriesOut(
+        many=True, help_text="The first round and, where items were reconciled, after the consensus round."
+    )
     low = serializers.FloatField(help_text="The value axis' low end.")
     high = serializers.FloatField(help_text="The value axis' high end.")
 
@@ -64,11 +67,17 @@ class BarsOut(serializers.Serializer):
 class ReportOut(serializers.Serializer):
     metric = serializers.CharField()
     label = serializers.CharField(help_text="The metric in words.")
-    level = serializers.CharField(allow_blank=True, help_text="nominal, ordinal, interval or ratio ('' for semantic agreement).")
+    level = serializers.CharField(
+        allow_blank=True, help_text="nominal, ordinal, interval or ratio ('' for semantic agreement)."
+    )
     round = serializers.ChoiceField(choices=["first", "consensus"])
     value = serializers.FloatField(allow_null=True)
-    ci = serializers.ListField(child=serializers.FloatField(allow_null=True), min_length=2, max_length=2,
-                               help_text="95% percentile-bootstrap interval over items [low, high] (nulls: none).")
+    ci = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        min_length=2,
+        max_length=2,
+        help_text="95% percentile-bootstrap interval over items [low, high] (nulls: none).",
+    )
     n_items = serializers.IntegerField()
     n_raters = serializers.IntegerField()
     method = serializers.CharField(allow_blank=True, help_text="Library, level, weights and interval used.")
@@ -76,18 +85,23 @@ class ReportOut(serializers.Serializer):
 
 class RatersOut(serializers.Serializer):
     raters = serializers.ListField(child=serializers.CharField(), help_text="Rater names (pseudonyms for people).")
-    agreement = serializers.ListField(child=serializers.ListField(child=serializers.FloatField(allow_null=True)),
-                                      help_text="n x n percent agreement of each pair on the items both rated "
-                                                "(null: no shared item; diagonal 1).")
-    shared = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
-                                   help_text="n x n items both rated (diagonal: the rater's items).")
+    agreement = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField(allow_null=True)),
+        help_text="n x n percent agreement of each pair on the items both rated (null: no shared item; diagonal 1).",
+    )
+    shared = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="n x n items both rated (diagonal: the rater's items).",
+    )
 
 
 class ConfusionOut(serializers.Serializer):
     categories = serializers.ListField(child=serializers.JSONField())
-    counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
-                                   help_text="Coincidence counts: per item and ordered pair of raters, one at "
-                                             "(first rater's value, second rater's value).")
+    counts = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="Coincidence counts: per item and ordered pair of raters, one at "
+        "(first rater's value, second rater's value).",
+    )
 
 
 class AnswerOut(serializers.Serializer):
@@ -129,7 +143,9 @@ class SubsetOut(serializers.Serializer):
     raters = RatersOut(allow_null=True)
     confusion = ConfusionOut(allow_null=True, help_text="Nominal and ordinal judgments only.")
     top = TopItemOut(many=True, help_text="At most 20 items, most disagreement first.")
-    can_reconcile = serializers.BooleanField(help_text="Its items can go to a consensus round (judgments and free-text answers, not orders).")
+    can_reconcile = serializers.BooleanField(
+        help_text="Its items can go to a consensus round (judgments and free-text answers, not orders)."
+    )
     skipped = SkippedOut(many=True)
 
 
@@ -178,7 +194,9 @@ class ScopeOut(serializers.Serializer):
     computed_at = serializers.DateTimeField(allow_null=True)
     computing_since = serializers.DateTimeField(allow_null=True, help_text="Set while a computation runs.")
     last_error = serializers.CharField(allow_blank=True)
-    new_responses = serializers.BooleanField(help_text="Judgments changed since the last computation (or never computed).")
+    new_responses = serializers.BooleanField(
+        help_text="Judgments changed since the last computation (or never computed)."
+    )
     computation = ComputationOut(allow_null=True)
     consensus = CountsOut(help_text="Items in the consensus round, open and reconciled.")
     subsets = SubsetOut(many=True)
@@ -196,10 +214,15 @@ class DashboardOut(serializers.Serializer):
 
 
 class DashboardQuery(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json",
-                                     help_text="json (the dashboard's data) or csv (every stored report row).")
-    scope = serializers.CharField(max_length=SCOPE_MAX, required=False,
-                                  help_text="Only this scope: verification, study:<name> or ratings:<name>.")
+    format = serializers.ChoiceField(
+        choices=["json", "csv"],
+        required=False,
+        default="json",
+        help_text="json (the dashboard's data) or csv (every stored report row).",
+    )
+    scope = serializers.CharField(
+        max_length=SCOPE_MAX, required=False, help_text="Only this scope: verification, study:<name> or ratings:<name>."
+    )
 
 
 def _query(params) -> dict:
@@ -215,12 +238,17 @@ class AgreementView(APIView):
 
     @extend_schema(
         parameters=[DashboardQuery],
-        responses={(200, "application/json"): DashboardOut, (200, "text/csv"): OpenApiTypes.STR,
-                   403: OVERSEERS_ONLY, 404: NO_SCOPE},
+        responses={
+            (200, "application/json"): DashboardOut,
+            (200, "text/csv"): OpenApiTypes.STR,
+            403: OVERSEERS_ONLY,
+            404: NO_SCOPE,
+        },
         summary="The agreement dashboard's data: per scope its latest metrics with 95% intervals, the rater-by-rater "
-                "and confusion matrices, the most disputed items and a trend; or, as CSV, every stored report row "
-                "(scope, subset, metric, level, round, value, ci_low, ci_high, n_items, n_raters, method, fingerprint, "
-                "computed_at) (admins, reviewers, researchers)")
+        "and confusion matrices, the most disputed items and a trend; or, as CSV, every stored report row "
+        "(scope, subset, metric, level, round, value, ci_low, ci_high, n_items, n_raters, method, fingerprint, "
+        "computed_at) (admins, reviewers, researchers)",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         q = _query(request.query_params)
@@ -233,25 +261,34 @@ class AgreementView(APIView):
 
 
 class ComputeIn(serializers.Serializer):
-    scope = serializers.CharField(max_length=SCOPE_MAX, required=False, allow_blank=True,
-                                  help_text="The scope to compute; absent or empty: every scope with judgments.")
+    scope = serializers.CharField(
+        max_length=SCOPE_MAX,
+        required=False,
+        allow_blank=True,
+        help_text="The scope to compute; absent or empty: every scope with judgments.",
+    )
 
 
 class JobsOut(serializers.Serializer):
-    jobs = serializers.ListField(child=serializers.IntegerField(), help_text="The queued jobs' ids (none for a scope "
-                                                                             "already queued).")
+    jobs = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The queued jobs' ids (none for a scope already queued)."
+    )
 
 
 class ComputeView(APIView):
-    @extend_schema(request=ComputeIn, responses={202: JobsOut, 403: OVERSEERS_ONLY, 404: NO_SCOPE},
-                   summary="Compute a scope's agreement now, or every scope's (a worker does it; the dashboard shows "
-                           "it when done)")
+    @extend_schema(
+        request=ComputeIn,
+        responses={202: JobsOut, 403: OVERSEERS_ONLY, 404: NO_SCOPE},
+        summary="Compute a scope's agreement now, or every scope's (a worker does it; the dashboard shows "
+        "it when done)",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         data = ComputeIn(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response({"jobs": services.request(project, data.validated_data.get("scope") or None, trigger="api")},
-                        status=202)
+        return Response(
+            {"jobs": services.request(project, data.validated_data.get("scope") or None, trigger="api")}, status=202
+        )
 
 
 # ------------------------------------------------------------------------------ rating sets
@@ -265,7 +302,9 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)  # one decoder: json.loads(..., parse_constant=) makes one a call
+_STRICT = json.JSONDecoder(
+    parse_constant=_refuse_constant
+)  # one decoder: json.loads(..., parse_constant=) makes one a call
 
 
 def _too_large() -> ParseError:
@@ -318,7 +357,7 @@ class _JSONText:
             raise ParseError(f"JSON parse error - the body is not UTF-8 ({exc.reason})") from None
         self.eof = not data
         self.dropped += self.pos
-        self.text, self.pos = self.text[self.pos:] + text, 0
+        self.text, self.pos = self.text[self.pos :] + text, 0
         return True
 
     def peek(self) -> str:
@@ -326,7 +365,7 @@ class _JSONText:
         while True:
             self.pos = json.decoder.WHITESPACE.match(self.text, self.pos).end()
             if self.pos < len(self.text) or not self.more():
-                return self.text[self.pos:self.pos + 1]
+                return self.text[self.pos : self.pos + 1]
 
     def expect(self, chars: str) -> str:
         c = self.peek()
@@ -351,8 +390,13 @@ class _JSONText:
                 raise ParseError(f"JSON parse error - {exc}") from None
             # A number that ends where the text read so far ends may go on in the next chunk: its
             # scan stops at most 2 characters short of it ("1e+" is 1 and "e+").
-            if (not self.eof and type(obj) in (int, float) and len(self.text) - end <= 2
-                    and all(c in self.NUMBER_TAIL for c in self.text[end:]) and self.more()):
+            if (
+                not self.eof
+                and type(obj) in (int, float)
+                and len(self.text) - end <= 2
+                and all(c in self.NUMBER_TAIL for c in self.text[end:])
+                and self.more()
+            ):
                 continue
             self.pos = end
             return obj
@@ -424,9 +468,11 @@ class LargeJSONParser(BaseParser):
         late = self._rest(text, after_ratings=True)
         if late:
             names = ", ".join(sorted(late))
-            raise Invalid(f"the set's fields go before its ratings; {names} came after them, so nothing was stored "
-                          f"(send {{{', '.join(repr(f) for f in SET_FIELDS)}, 'ratings'}} in that order)",
-                          errors={k: "must come before ratings" for k in sorted(late)})
+            raise Invalid(
+                f"the set's fields go before its ratings; {names} came after them, so nothing was stored "
+                f"(send {{{', '.join(repr(f) for f in SET_FIELDS)}, 'ratings'}} in that order)",
+                errors={k: "must come before ratings" for k in sorted(late)},
+            )
 
     def _rest(self, text: _JSONText, *, after_ratings: bool) -> dict:
         """The keys after the ratings up to the object's end; the body must end there."""
@@ -495,8 +541,11 @@ class JSONLParser(JSONLinesParser):
 class RatingIn(serializers.Serializer):
     item = serializers.CharField(max_length=LABEL_MAX)
     rater = serializers.CharField(max_length=LABEL_MAX)
-    value = StorableJSONField(required=False, allow_null=True,
-                              help_text="A number, a category's text (nominal only, 1-200 characters), or null: missing.")
+    value = StorableJSONField(
+        required=False,
+        allow_null=True,
+        help_text="A number, a category's text (nominal only, 1-200 characters), or null: missing.",
+    )
 
 
 class RatingSetIn(serializers.Serializer):
@@ -504,9 +553,12 @@ class RatingSetIn(serializers.Serializer):
 
     name = serializers.SlugField(max_length=100)
     level = serializers.ChoiceField(choices=LEVELS, help_text="The level of measurement of the values.")
-    source = serializers.ChoiceField(choices=RatingSet.Source.choices, default=RatingSet.Source.EXTERNAL,
-                                     help_text="external (evaluations done elsewhere) or judge (a model judge, rater "
-                                               "'judge', against people re-judging).")
+    source = serializers.ChoiceField(
+        choices=RatingSet.Source.choices,
+        default=RatingSet.Source.EXTERNAL,
+        help_text="external (evaluations done elsewhere) or judge (a model judge, rater "
+        "'judge', against people re-judging).",
+    )
     description = serializers.CharField(max_length=TEXT_MAX, required=False, allow_blank=True, default="")
     replace = serializers.BooleanField(required=False, default=False, help_text="Replace a set of that name.")
 
@@ -514,9 +566,12 @@ class RatingSetIn(serializers.Serializer):
 class RatingsIn(RatingSetIn):
     """The JSON body (for the schema; the view reads it a rating at a time, checked as ``RatingIn``)."""
 
-    ratings = RatingIn(many=True, max_length=services.RATINGS_MAX, allow_empty=False,
-                       help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater, after the set's "
-                                 "fields.")
+    ratings = RatingIn(
+        many=True,
+        max_length=services.RATINGS_MAX,
+        allow_empty=False,
+        help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater, after the set's fields.",
+    )
 
 
 # One field of each kind, reused for every rating that is not plainly valid, so that the API's
@@ -543,7 +598,9 @@ def _rating(n: int, raw) -> dict:
     ``ratings[n-1].field``); the service's own checks come after."""
     path = f"ratings[{n - 1}]"
     if not isinstance(raw, dict):
-        raise Invalid(INVALID_DETAIL, errors={path: f"Invalid data. Expected a dictionary, but got {type(raw).__name__}."})
+        raise Invalid(
+            INVALID_DETAIL, errors={path: f"Invalid data. Expected a dictionary, but got {type(raw).__name__}."}
+        )
     if "item" in raw and raw["item"] is None or "rater" in raw and raw["rater"] is None:
         field = "item" if raw.get("item", "") is None else "rater"
         raise Invalid(INVALID_DETAIL, errors={f"{path}.{field}": "This field may not be null."})
@@ -551,8 +608,12 @@ def _rating(n: int, raw) -> dict:
     if "value" in raw:
         value = raw["value"]
         t = type(value)
-        plain = (value is None or (t is int and -_SAFE_INT <= value <= _SAFE_INT) or (t is float and math.isfinite(value))
-                 or (t is str and value.isascii() and "\x00" not in value))
+        plain = (
+            value is None
+            or (t is int and -_SAFE_INT <= value <= _SAFE_INT)
+            or (t is float and math.isfinite(value))
+            or (t is str and value.isascii() and "\x00" not in value)
+        )
         if not plain:
             try:
                 value = _VALUE.run_validation(value)
@@ -564,7 +625,9 @@ def _rating(n: int, raw) -> dict:
 
 def _too_many() -> Invalid:
     limit = services.RATINGS_MAX
-    return Invalid(services.too_many(limit), errors={"ratings": f"Ensure this field has no more than {limit} elements."})
+    return Invalid(
+        services.too_many(limit), errors={"ratings": f"Ensure this field has no more than {limit} elements."}
+    )
 
 
 def _checked(upload: RatingsUpload):
@@ -596,30 +659,44 @@ class RatingsOut(serializers.Serializer):
 class RatingsView(APIView):
     parser_classes = [LargeJSONParser, JSONLinesParser, JSONLParser]
 
-    @extend_schema(request={"application/json": RatingsIn, "application/x-ndjson": OpenApiTypes.STR},
-                   parameters=[OpenApiParameter(f, str, required=False, description=f"JSON Lines only: the set's {f}.")
-                               for f in SET_FIELDS], responses={
-        201: RatingsOut,
-        400: OpenApiResponse(description="A bad rating (named by its position), level or name; more than "
-                                         f"{services.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "
-                                         "Nothing is stored."),
-        403: OpenApiResponse(description="Only admins and researchers bring rating sets."),
-        409: OpenApiResponse(description="A rating set of that name exists (send replace: true to replace it).")},
+    @extend_schema(
+        request={"application/json": RatingsIn, "application/x-ndjson": OpenApiTypes.STR},
+        parameters=[
+            OpenApiParameter(f, str, required=False, description=f"JSON Lines only: the set's {f}.") for f in SET_FIELDS
+        ],
+        responses={
+            201: RatingsOut,
+            400: OpenApiResponse(
+                description="A bad rating (named by its position), level or name; more than "
+                f"{services.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "
+                "Nothing is stored."
+            ),
+            403: OpenApiResponse(description="Only admins and researchers bring rating sets."),
+            409: OpenApiResponse(description="A rating set of that name exists (send replace: true to replace it)."),
+        },
         summary="Bring a set of ratings (item, rater, value) from elsewhere, or a model judge's scores against people "
-                "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; at most "
-                f"{services.RATINGS_MAX:,} ratings in a body of at most {RATINGS_BODY_MAX // 2**20} MB: a JSON object "
-                "with the set's fields before its ratings, or JSON Lines, one rating a line "
-                "(Content-Type: application/x-ndjson), with the set's fields in the query string; read and stored "
-                "a rating at a time, all or nothing)")
+        "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; at most "
+        f"{services.RATINGS_MAX:,} ratings in a body of at most {RATINGS_BODY_MAX // 2**20} MB: a JSON object "
+        "with the set's fields before its ratings, or JSON Lines, one rating a line "
+        "(Content-Type: application/x-ndjson), with the set's fields in the query string; read and stored "
+        "a rating at a time, all or nothing)",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.RESEARCH_ROLES)
         upload = request.data
         if not isinstance(upload, RatingsUpload):  # an empty body ({}), or JSON that is not an object
             if not isinstance(upload, dict):
-                raise Invalid(INVALID_DETAIL, errors={"non_field_errors": "Invalid data. Expected a dictionary, but "
-                                                                          f"got {type(upload).__name__}."})
+                raise Invalid(
+                    INVALID_DETAIL,
+                    errors={
+                        "non_field_errors": f"Invalid data. Expected a dictionary, but got {type(upload).__name__}."
+                    },
+                )
             upload = RatingsUpload(upload, iter(()), True)
-        jsonl = request.content_type.split(";")[0].strip().lower() in (JSONLinesParser.media_type, JSONLParser.media_type)
+        jsonl = request.content_type.split(";")[0].strip().lower() in (
+            JSONLinesParser.media_type,
+            JSONLParser.media_type,
+        )
         if jsonl:  # the set's fields are in the query string
             fields = {k: request.query_params[k] for k in SET_FIELDS if k in request.query_params}
         else:
@@ -627,21 +704,31 @@ class RatingsView(APIView):
         data = RatingSetIn(data=fields)
         errors = {} if data.is_valid() else flatten(data.errors)
         if upload.empty:
-            errors["ratings"] = "This list may not be empty." if jsonl or "ratings" in fields else "This field is required."
+            errors["ratings"] = (
+                "This list may not be empty." if jsonl or "ratings" in fields else "This field is required."
+            )
         elif not jsonl and "ratings" in fields and not isinstance(fields["ratings"], list):
             errors["ratings"] = f'Expected a list of items but got type "{type(fields["ratings"]).__name__}".'
         if errors:
             raise Invalid(INVALID_DETAIL, errors=errors)
         v = data.validated_data
         try:
-            rs = services.import_ratings(project, v["name"], v["level"], _checked(upload), source=v["source"],
-                                         description=v["description"], replace=v["replace"])
+            rs = services.import_ratings(
+                project,
+                v["name"],
+                v["level"],
+                _checked(upload),
+                source=v["source"],
+                description=v["description"],
+                replace=v["replace"],
+            )
         except Invalid as exc:
             raise _outranking(upload, exc) from None
         return Response({"name": rs.name, "ratings": rs.ratings.count()}, status=201)
 
 
 # ------------------------------------------------------------------------------ consensus round
+
 
 class ConsensusItemOut(serializers.Serializer):
     id = serializers.IntegerField()
@@ -665,26 +752,51 @@ class ConsensusItemOut(serializers.Serializer):
 
 def consensus_dict(ci: ConsensusItem) -> dict:
     """A consensus-round item as ``ConsensusItemOut`` (its ``ratings`` prefetched)."""
-    return {"id": ci.pk, "scope": ci.scope.key, "subset": ci.subset, "item": ci.item, "label": ci.label, "link": ci.link,
-            "level": ci.level, "disagreement": ci.disagreement, "status": ci.status, "answers": ci.answers,
-            "revised": [{"rater": r.rater, "value": r.value} for r in sorted(ci.ratings.all(), key=lambda r: r.rater)],
-            "consensus": ci.consensus, "note": ci.note, "sent_by": ci.sent_by.username if ci.sent_by else None,
-            "sent_at": ci.sent_at, "reviewer": ci.reviewer.username if ci.reviewer else None,
-            "decided_at": ci.decided_at}
+    return {
+        "id": ci.pk,
+        "scope": ci.scope.key,
+        "subset": ci.subset,
+        "item": ci.item,
+        "label": ci.label,
+        "link": ci.link,
+        "level": ci.level,
+        "disagreement": ci.disagreement,
+        "status": ci.status,
+        "answers": ci.answers,
+        "revised": [{"rater": r.rater, "value": r.value} for r in sorted(ci.ratings.all(), key=lambda r: r.rater)],
+        "consensus": ci.consensus,
+        "note": ci.note,
+        "sent_by": ci.sent_by.username if ci.sent_by else None,
+        "sent_at": ci.sent_at,
+        "reviewer": ci.reviewer.username if ci.reviewer else None,
+        "decided_at": ci.decided_at,
+    }
 
 
 def _items(**filters):
-    return (ConsensusItem.objects.filter(**filters).select_related("scope", "sent_by", "reviewer")
-            .prefetch_related("ratings"))
+    return (
+        ConsensusItem.objects.filter(**filters)
+        .select_related("scope", "sent_by", "reviewer")
+        .prefetch_related("ratings")
+    )
 
 
 class SendIn(serializers.Serializer):
     scope = serializers.CharField(max_length=SCOPE_MAX)
     subset = serializers.CharField(max_length=SUBSET_MAX, required=False, allow_blank=True, default="")
-    threshold = serializers.FloatField(min_value=0, max_value=1, required=False,
-                                       help_text="Send every item whose disagreement is at least this (0 to 1).")
-    items = serializers.ListField(child=serializers.CharField(max_length=LABEL_MAX), min_length=1,
-                                  max_length=CONSENSUS_ITEMS_MAX, required=False, help_text="Or send these items.")
+    threshold = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text="Send every item whose disagreement is at least this (0 to 1).",
+    )
+    items = serializers.ListField(
+        child=serializers.CharField(max_length=LABEL_MAX),
+        min_length=1,
+        max_length=CONSENSUS_ITEMS_MAX,
+        required=False,
+        help_text="Or send these items.",
+    )
 
     def validate(self, attrs):
         if ("threshold" in attrs) == ("items" in attrs):
@@ -696,17 +808,26 @@ CONSENSUS_PAGE_MAX = 500
 
 
 class ConsensusQuery(serializers.Serializer):
-    status = serializers.ChoiceField(choices=ConsensusItem.Status.values, required=False,
-                                     help_text="open or done (default: both, open first).")
-    limit = serializers.IntegerField(min_value=1, max_value=CONSENSUS_PAGE_MAX, required=False,
-                                     default=CONSENSUS_PAGE_MAX, help_text=f"At most {CONSENSUS_PAGE_MAX} items.")
+    status = serializers.ChoiceField(
+        choices=ConsensusItem.Status.values, required=False, help_text="open or done (default: both, open first)."
+    )
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=CONSENSUS_PAGE_MAX,
+        required=False,
+        default=CONSENSUS_PAGE_MAX,
+        help_text=f"At most {CONSENSUS_PAGE_MAX} items.",
+    )
     offset = serializers.IntegerField(min_value=0, max_value=10**9, required=False, default=0)
 
 
 class ConsensusListView(APIView):
-    @extend_schema(parameters=[ConsensusQuery], responses={200: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY},
-                   summary="The consensus round's items, open ones first, a page at a time (limit, offset) (admins, "
-                           "reviewers, researchers)")
+    @extend_schema(
+        parameters=[ConsensusQuery],
+        responses={200: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY},
+        summary="The consensus round's items, open ones first, a page at a time (limit, offset) (admins, "
+        "reviewers, researchers)",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         query = ConsensusQuery(data=request.query_params)
@@ -714,28 +835,40 @@ class ConsensusListView(APIView):
         q = query.validated_data
         items = _items(scope__project=project, **({"status": q["status"]} if q.get("status") else {}))
         items = items.order_by("-status", "-disagreement", "id")  # "open" after "done"
-        return Response([consensus_dict(ci) for ci in items[q["offset"]:q["offset"] + q["limit"]]])
+        return Response([consensus_dict(ci) for ci in items[q["offset"] : q["offset"] + q["limit"]]])
 
-    @extend_schema(request=SendIn, responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
-                   summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "
-                           "or the ones listed (judgments and free-text answers, not orders; items sent before are "
-                           "left as they are); answers the new items")
+    @extend_schema(
+        request=SendIn,
+        responses={201: ConsensusItemOut(many=True), 403: OVERSEERS_ONLY, 404: NO_SCOPE},
+        summary="Send a scope's items to the consensus round: those whose disagreement reaches a threshold, "
+        "or the ones listed (judgments and free-text answers, not orders; items sent before are "
+        "left as they are); answers the new items",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         data = SendIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        sent = services.send_to_consensus(project, v["scope"], subset=v["subset"], threshold=v.get("threshold"),
-                                          items=v.get("items"), user=request.user)
+        sent = services.send_to_consensus(
+            project,
+            v["scope"],
+            subset=v["subset"],
+            threshold=v.get("threshold"),
+            items=v.get("items"),
+            user=request.user,
+        )
         by_id = {ci.pk: ci for ci in _items(pk__in=[ci.pk for ci in sent])}
         return Response([consensus_dict(by_id[ci.pk]) for ci in sent], status=201)
 
 
 class RecordIn(serializers.Serializer):
     consensus = StorableJSONField(help_text="The agreed value: a number, or a category's text for nominal items.")
-    revised = serializers.DictField(child=StorableJSONField(allow_null=True), required=False, default=dict,
-                                    help_text="Rater -> re-evaluated answer (null: no answer); raters not named keep "
-                                              "their round-1 answer.")
+    revised = serializers.DictField(
+        child=StorableJSONField(allow_null=True),
+        required=False,
+        default=dict,
+        help_text="Rater -> re-evaluated answer (null: no answer); raters not named keep their round-1 answer.",
+    )
     note = serializers.CharField(max_length=TEXT_MAX, required=False, allow_blank=True, default="")
 
     def validate_revised(self, value):
@@ -745,11 +878,17 @@ class RecordIn(serializers.Serializer):
 
 
 class ConsensusRecordView(APIView):
-    @extend_schema(request=RecordIn, responses={200: ConsensusItemOut, 403: OVERSEERS_ONLY,
-                                                409: OpenApiResponse(description="The item was reconciled already.")},
-                   summary="Record the consensus on an item of the consensus round: the agreed value and each rater's "
-                           "re-evaluated answer; agreement after the consensus round is computed again (admins, "
-                           "reviewers, researchers)")
+    @extend_schema(
+        request=RecordIn,
+        responses={
+            200: ConsensusItemOut,
+            403: OVERSEERS_ONLY,
+            409: OpenApiResponse(description="The item was reconciled already."),
+        },
+        summary="Record the consensus on an item of the consensus round: the agreed value and each rater's "
+        "re-evaluated answer; agreement after the consensus round is computed again (admins, "
+        "reviewers, researchers)",
+    )
     def post(self, request, pk):
         ci = ConsensusItem.objects.select_related("scope__project").filter(pk=pk).first()
         if ci is None:
@@ -758,6 +897,7 @@ class ConsensusRecordView(APIView):
         data = RecordIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        services.record_consensus(ci.pk, project, request.user, consensus=v["consensus"], revised=v["revised"],
-                                  note=v["note"])
+        services.record_consensus(
+            ci.pk, project, request.user, consensus=v["consensus"], revised=v["revised"], note=v["note"]
+        )
         return Response(consensus_dict(_items(pk=ci.pk).get()))

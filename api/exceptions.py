@@ -24,8 +24,6 @@ from rest_framework.views import exception_handler
 from annotator import errors
 from annotator.errors import status_of
 
-
-
 INVALID_DETAIL = "the request has errors; nothing was saved"
 
 
@@ -63,8 +61,10 @@ def body_cut_off(exc: UnreadablePostError) -> tuple[int, str]:
     from django.conf import settings
 
     if isinstance(exc.__cause__, TimeoutError):
-        return 408, (f"the upload stalled: nothing arrived for {settings.REQUEST_BODY_TIMEOUT_S:g} s "
-                     "(REQUEST_BODY_TIMEOUT_S), so it was cut off; nothing was saved")
+        return 408, (
+            f"the upload stalled: nothing arrived for {settings.REQUEST_BODY_TIMEOUT_S:g} s "
+            "(REQUEST_BODY_TIMEOUT_S), so it was cut off; nothing was saved"
+        )
     return 400, "the request body was cut off before its end; nothing was saved"
 
 

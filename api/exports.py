@@ -46,8 +46,7 @@ class ExportJobOut(serializers.Serializer):
 
 def _out(project, job) -> dict:
     info = export_jobs.describe(job)
-    info["download"] = (reverse("export-file", args=[project.slug, job.pk])
-                        if export_jobs.stored_file(job) else None)
+    info["download"] = reverse("export-file", args=[project.slug, job.pk]) if export_jobs.stored_file(job) else None
     return info
 
 
@@ -57,9 +56,11 @@ class ExportJobListView(APIView):
         project = project_for(request, slug, access.EXPORT_ROLES)
         return Response([_out(project, job) for job in export_jobs.recent(project)])
 
-    @extend_schema(request=ExportStartIn, responses={202: ExportJobOut,
-                                                     409: OpenApiResponse(description="Too many exports running.")},
-                   summary="Start an export as a job (admins): format, filters, media")
+    @extend_schema(
+        request=ExportStartIn,
+        responses={202: ExportJobOut, 409: OpenApiResponse(description="Too many exports running.")},
+        summary="Start an export as a job (admins): format, filters, media",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.EXPORT_ROLES)
         data = ExportStartIn(data=request.data)

@@ -24,19 +24,37 @@ ADMINS_ONLY = OpenApiResponse(description="Only the project's admins see attempt
 
 
 class GoldPolicyIO(serializers.Serializer):
-    gold_rate = serializers.FloatField(min_value=0, max_value=GOLD_RATE_MAX, required=False,
-                                       help_text=f"Share of claims served a gold unit, 0 to {GOLD_RATE_MAX}.")
-    threshold = serializers.FloatField(min_value=0, max_value=1, required=False,
-                                       help_text="Share of decisions that must agree with the known ones: to qualify, "
-                                                 "and over the last K gold units not to be paused.")
-    tries = serializers.IntegerField(min_value=1, max_value=TRIES_MAX, required=False,
-                                     help_text="Tries each person has at the qualification set.")
-    window = serializers.IntegerField(min_value=1, max_value=WINDOW_MAX, required=False,
-                                      help_text="K: gold units over which accuracy is judged for a pause.")
-    qualification_required = serializers.BooleanField(required=False,
-                                                      help_text="Annotators get real units once they pass.")
-    seed = serializers.IntegerField(min_value=-2**31, max_value=2**31 - 1, required=False,
-                                    help_text="Seed of the gold draws and of the choice of verified units.")
+    gold_rate = serializers.FloatField(
+        min_value=0,
+        max_value=GOLD_RATE_MAX,
+        required=False,
+        help_text=f"Share of claims served a gold unit, 0 to {GOLD_RATE_MAX}.",
+    )
+    threshold = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text="Share of decisions that must agree with the known ones: to qualify, "
+        "and over the last K gold units not to be paused.",
+    )
+    tries = serializers.IntegerField(
+        min_value=1, max_value=TRIES_MAX, required=False, help_text="Tries each person has at the qualification set."
+    )
+    window = serializers.IntegerField(
+        min_value=1,
+        max_value=WINDOW_MAX,
+        required=False,
+        help_text="K: gold units over which accuracy is judged for a pause.",
+    )
+    qualification_required = serializers.BooleanField(
+        required=False, help_text="Annotators get real units once they pass."
+    )
+    seed = serializers.IntegerField(
+        min_value=-(2**31),
+        max_value=2**31 - 1,
+        required=False,
+        help_text="Seed of the gold draws and of the choice of verified units.",
+    )
 
 
 class QualificationAttemptOut(serializers.ModelSerializer):
@@ -44,8 +62,19 @@ class QualificationAttemptOut(serializers.ModelSerializer):
 
     class Meta:
         model = Attempt
-        fields = ["id", "user", "username", "number", "threshold", "started_at", "finished_at", "decisions", "agreed",
-                  "score", "passed"]
+        fields = [
+            "id",
+            "user",
+            "username",
+            "number",
+            "threshold",
+            "started_at",
+            "finished_at",
+            "decisions",
+            "agreed",
+            "score",
+            "passed",
+        ]
 
 
 class GoldPauseOut(serializers.ModelSerializer):
@@ -54,13 +83,29 @@ class GoldPauseOut(serializers.ModelSerializer):
 
     class Meta:
         model = Pause
-        fields = ["id", "user", "username", "reason", "accuracy", "window", "threshold", "created_at", "lifted_at",
-                  "lifted_by", "note"]
+        fields = [
+            "id",
+            "user",
+            "username",
+            "reason",
+            "accuracy",
+            "window",
+            "threshold",
+            "created_at",
+            "lifted_at",
+            "lifted_by",
+            "note",
+        ]
 
 
 class GoldPauseLiftIn(serializers.Serializer):
-    note = serializers.CharField(max_length=services.NOTE_MAX, required=False, allow_blank=True, default="",
-                                 help_text="What was agreed with the person (kept with the pause).")
+    note = serializers.CharField(
+        max_length=services.NOTE_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="What was agreed with the person (kept with the pause).",
+    )
 
 
 class QualificationTryIn(serializers.Serializer):
@@ -73,13 +118,18 @@ class QualificationTryOut(serializers.Serializer):
 
 
 class GoldPolicyView(APIView):
-    @extend_schema(responses={200: GoldPolicyIO, 403: ADMINS_ONLY}, summary="The project's gold and qualification policy")
+    @extend_schema(
+        responses={200: GoldPolicyIO, 403: ADMINS_ONLY}, summary="The project's gold and qualification policy"
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
         return Response(GoldPolicyIO(services.policy_of(project)).data)
 
-    @extend_schema(request=GoldPolicyIO, responses={200: GoldPolicyIO, 403: ADMINS_ONLY},
-                   summary="Change the gold rate, threshold, tries, window K, the gate or the seed (admins)")
+    @extend_schema(
+        request=GoldPolicyIO,
+        responses={200: GoldPolicyIO, 403: ADMINS_ONLY},
+        summary="Change the gold rate, threshold, tries, window K, the gate or the seed (admins)",
+    )
     def patch(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
         data = GoldPolicyIO(data=request.data)
@@ -88,8 +138,10 @@ class GoldPolicyView(APIView):
         return Response(GoldPolicyIO(services.set_policy(project, **data.validated_data)).data)
 
 
-@extend_schema(parameters=[OpenApiParameter("user", int, description="Only this person's attempts (a user id).")],
-               responses={200: QualificationAttemptOut(many=True), 403: ADMINS_ONLY})
+@extend_schema(
+    parameters=[OpenApiParameter("user", int, description="Only this person's attempts (a user id).")],
+    responses={200: QualificationAttemptOut(many=True), 403: ADMINS_ONLY},
+)
 class AttemptListView(ListAPIView):
     """Every qualification attempt of the project, newest first: the person, the try's number, when,
     and the share of decisions that agreed with the known ones against the threshold (admins)."""
@@ -107,9 +159,14 @@ class AttemptListView(ListAPIView):
         return qs
 
 
-@extend_schema(parameters=[OpenApiParameter("state", str, enum=["open", "lifted"],
-                                            description="Only open or only lifted pauses (default: all).")],
-               responses={200: GoldPauseOut(many=True), 403: ADMINS_ONLY})
+@extend_schema(
+    parameters=[
+        OpenApiParameter(
+            "state", str, enum=["open", "lifted"], description="Only open or only lifted pauses (default: all)."
+        )
+    ],
+    responses={200: GoldPauseOut(many=True), 403: ADMINS_ONLY},
+)
 class PauseListView(ListAPIView):
     """The project's pauses, newest first: who, why (accuracy over the window against the threshold),
     when, and who lifted it with their note (admins)."""
@@ -125,9 +182,15 @@ class PauseListView(ListAPIView):
 
 
 class PauseLiftView(APIView):
-    @extend_schema(request=GoldPauseLiftIn, responses={200: GoldPauseOut, 403: ADMINS_ONLY,
-                                              409: OpenApiResponse(description="The pause was already lifted.")},
-                   summary="Lift a pause: the person gets units again and their gold window starts afresh (admins)")
+    @extend_schema(
+        request=GoldPauseLiftIn,
+        responses={
+            200: GoldPauseOut,
+            403: ADMINS_ONLY,
+            409: OpenApiResponse(description="The pause was already lifted."),
+        },
+        summary="Lift a pause: the person gets units again and their gold window starts afresh (admins)",
+    )
     def post(self, request, pk):
         pause = get_object_or_404(Pause.objects.select_related("project"), pk=pk)
         project = project_for(request, pause.project.slug, access.MANAGE_ROLES)
@@ -139,9 +202,15 @@ class PauseLiftView(APIView):
 
 
 class GrantTryView(APIView):
-    @extend_schema(request=QualificationTryIn, responses={200: QualificationTryOut, 403: ADMINS_ONLY,
-                                               409: OpenApiResponse(description="The person has already qualified.")},
-                   summary="Give a person one more try at the qualification set than the policy allows (admins)")
+    @extend_schema(
+        request=QualificationTryIn,
+        responses={
+            200: QualificationTryOut,
+            403: ADMINS_ONLY,
+            409: OpenApiResponse(description="The person has already qualified."),
+        },
+        summary="Give a person one more try at the qualification set than the policy allows (admins)",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
         data = QualificationTryIn(data=request.data)

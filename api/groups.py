@@ -34,16 +34,29 @@ class GroupMemberIn(serializers.Serializer):
     video = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A video id of the project.")
     role = serializers.ChoiceField(choices=ROLES, help_text="day and night (day_night); ego and exo (ego_exo).")
     offset_s = serializers.FloatField(
-        min_value=-services.GROUP_OFFSET_MAX_S, max_value=services.GROUP_OFFSET_MAX_S, required=False, default=0.0,
-        help_text="Seconds: night time = day time + offset; exo time = ego time + offset. 0 for day and ego.")
+        min_value=-services.GROUP_OFFSET_MAX_S,
+        max_value=services.GROUP_OFFSET_MAX_S,
+        required=False,
+        default=0.0,
+        help_text="Seconds: night time = day time + offset; exo time = ego time + offset. 0 for day and ego.",
+    )
 
 
 class GroupIn(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS)
-    name = serializers.CharField(max_length=NAME_MAX, required=False, allow_blank=True, default="",
-                                 help_text="Unique in the project; made from the file names when blank.")
-    members = serializers.ListField(child=GroupMemberIn(), min_length=2, max_length=MEMBERS_MAX,
-                                    help_text=f"2 to {MEMBERS_MAX} members; exo members in display order.")
+    name = serializers.CharField(
+        max_length=NAME_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Unique in the project; made from the file names when blank.",
+    )
+    members = serializers.ListField(
+        child=GroupMemberIn(),
+        min_length=2,
+        max_length=MEMBERS_MAX,
+        help_text=f"2 to {MEMBERS_MAX} members; exo members in display order.",
+    )
 
 
 class GroupMemberOut(serializers.Serializer):
@@ -92,8 +105,11 @@ class GroupListView(ListAPIView):
         project = project_for(self.request, self.kwargs["slug"], access.VIEW_VIDEOS_ROLES)
         return visible_groups(self.request, project)
 
-    @extend_schema(request=GroupIn, responses={201: GroupOut},
-                   summary="Make a day-night pair or an ego-exo set from videos of the project (admins)")
+    @extend_schema(
+        request=GroupIn,
+        responses={201: GroupOut},
+        summary="Make a day-night pair or an ego-exo set from videos of the project (admins)",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
         data = GroupIn(data=request.data)

@@ -29,17 +29,29 @@ class WallClockField(serializers.DateTimeField):
 
 class LifeLogPartIn(serializers.Serializer):
     video = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A video id of the project.")
-    offset_s = serializers.FloatField(min_value=0.0, max_value=lifelogs.MAX_SPAN_S,
-                                      help_text="Virtual seconds after the log's start at which the part begins.")
-    summary = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="",
-                                    help_text="What happens in the part (summary ordering, seed 002 App. C.4).")
+    offset_s = serializers.FloatField(
+        min_value=0.0,
+        max_value=lifelogs.MAX_SPAN_S,
+        help_text="Virtual seconds after the log's start at which the part begins.",
+    )
+    summary = serializers.CharField(
+        max_length=4000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="What happens in the part (summary ordering, seed 002 App. C.4).",
+    )
 
 
 class LifeLogIn(serializers.Serializer):
     name = serializers.CharField(max_length=lifelogs.MAX_NAME, help_text="Unique in the project.")
     start = WallClockField(help_text="The log's wall-clock start, ISO 8601 (kept with its offset, or naive, as given).")
-    parts = serializers.ListField(child=LifeLogPartIn(), min_length=1, max_length=lifelogs.MAX_PARTS,
-                                  help_text=f"1 to {lifelogs.MAX_PARTS} parts in time order; they may not overlap.")
+    parts = serializers.ListField(
+        child=LifeLogPartIn(),
+        min_length=1,
+        max_length=lifelogs.MAX_PARTS,
+        help_text=f"1 to {lifelogs.MAX_PARTS} parts in time order; they may not overlap.",
+    )
 
 
 class LifeLogPartOut(serializers.Serializer):
@@ -69,30 +81,47 @@ class LifeLogOut(serializers.Serializer):
 
 
 class LifeLogBuildView(APIView):
-    @extend_schema(request=LifeLogIn, responses={201: LifeLogOut, 200: LifeLogOut},
-                   summary="Build a life log from videos of the project placed at virtual times (admins)")
+    @extend_schema(
+        request=LifeLogIn,
+        responses={201: LifeLogOut, 200: LifeLogOut},
+        summary="Build a life log from videos of the project placed at virtual times (admins)",
+    )
     def post(self, request, slug):
         """201 when built, 200 when the same log already existed (``unchanged``) or was rebuilt."""
         project = project_for(request, slug, access.MANAGE_ROLES)
         data = LifeLogIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        shas = dict(Video.objects.filter(project=project, pk__in=[p["video"] for p in v["parts"]]).values_list("pk", "sha256"))
+        shas = dict(
+            Video.objects.filter(project=project, pk__in=[p["video"] for p in v["parts"]]).values_list("pk", "sha256")
+        )
         rows = []
         for i, part in enumerate(v["parts"]):
             if part["video"] not in shas:
-                raise Invalid(f"parts[{i}]: no video {part['video']} in project {project.slug}",
-                              errors={f"parts[{i}].video": "not a video of this project"})
-            rows.append(lifelogs.LogRow(where=f"parts[{i}]", sha256=shas[part["video"]], offset_s=part["offset_s"],
-                                        summary=part["summary"].strip()))
+                raise Invalid(
+                    f"parts[{i}]: no video {part['video']} in project {project.slug}",
+                    errors={f"parts[{i}].video": "not a video of this project"},
+                )
+            rows.append(
+                lifelogs.LogRow(
+                    where=f"parts[{i}]",
+                    sha256=shas[part["video"]],
+                    offset_s=part["offset_s"],
+                    summary=part["summary"].strip(),
+                )
+            )
         try:
             result = lifelogs.build_life_log(project, v["name"], rows, start=v["start"], ingest=False)
         except lifelogs.LifeLogError as exc:
-            raise Invalid(exc.problems[0] if len(exc.problems) == 1 else f"{len(exc.problems)} problems: {exc.problems[0]} ...",
-                          errors={"parts": "\n".join(exc.problems)}) from None
+            raise Invalid(
+                exc.problems[0] if len(exc.problems) == 1 else f"{len(exc.problems)} problems: {exc.problems[0]} ...",
+                errors={"parts": "\n".join(exc.problems)},
+            ) from None
         body = lifelogs.timeline(result.group)
         out = {key: body[key] for key in ("id", "name", "start", "span_s", "gaps")}
-        out["parts"] = [{k: p[k] for k in ("position", "video_id", "filename", "offset_s", "duration_s", "clock", "summary")}
-                        for p in body["parts"]]
+        out["parts"] = [
+            {k: p[k] for k in ("position", "video_id", "filename", "offset_s", "duration_s", "clock", "summary")}
+            for p in body["parts"]
+        ]
         out["outcome"] = result.outcome
         return Response(LifeLogOut(out).data, status=201 if result.outcome == "created" else 200)

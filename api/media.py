@@ -117,14 +117,20 @@ class ManifestFieldsIn(serializers.Serializer):
 
 
 class VideoUploadIn(ManifestFieldsIn):
-    file = serializers.FileField(max_length=FILENAME_MAX, allow_empty_file=True,
-                                 help_text="The video file, sent as multipart/form-data; at most MEDIA_MAX_UPLOAD_BYTES.")
+    file = serializers.FileField(
+        max_length=FILENAME_MAX,
+        allow_empty_file=True,
+        help_text="The video file, sent as multipart/form-data; at most MEDIA_MAX_UPLOAD_BYTES.",
+    )
 
 
 class VideoRegisterIn(ManifestFieldsIn):
-    key = serializers.CharField(max_length=services.KEY_MAX, trim_whitespace=False,
-                                help_text="The object's key in the configured bucket (not under the platform's own "
-                                          "prefixes originals/, renditions/, hls/, thumbs/, frames/, studyclips/, ...).")
+    key = serializers.CharField(
+        max_length=services.KEY_MAX,
+        trim_whitespace=False,
+        help_text="The object's key in the configured bucket (not under the platform's own "
+        "prefixes originals/, renditions/, hls/, thumbs/, frames/, studyclips/, ...).",
+    )
 
 
 def _answer(result: services.IngestResult, metadata: dict[str, str], request) -> Response:
@@ -145,10 +151,16 @@ def _answer(result: services.IngestResult, metadata: dict[str, str], request) ->
 
 
 INGESTED = {
-    200: OpenApiResponse(s.VideoOut, description="The project already has this content (same SHA-256): that video "
-                                                 "(status failed, with its error, if it had failed)."),
-    201: OpenApiResponse(s.VideoOut, description="A new video: processing (its transcode queued), or failed with the "
-                                                 "reason in error when ffmpeg cannot read it."),
+    200: OpenApiResponse(
+        s.VideoOut,
+        description="The project already has this content (same SHA-256): that video "
+        "(status failed, with its error, if it had failed).",
+    ),
+    201: OpenApiResponse(
+        s.VideoOut,
+        description="A new video: processing (its transcode queued), or failed with the "
+        "reason in error when ffmpeg cannot read it.",
+    ),
 }
 
 
@@ -175,8 +187,11 @@ class VideoListUploadView(VideoListView):
 
     @extend_schema(
         request={"multipart/form-data": VideoUploadIn},
-        responses={**INGESTED, 413: OpenApiResponse(description="The upload is over MEDIA_MAX_UPLOAD_BYTES."),
-                   408: OpenApiResponse(description="The upload stalled: nothing arrived for REQUEST_BODY_TIMEOUT_S.")},
+        responses={
+            **INGESTED,
+            413: OpenApiResponse(description="The upload is over MEDIA_MAX_UPLOAD_BYTES."),
+            408: OpenApiResponse(description="The upload stalled: nothing arrived for REQUEST_BODY_TIMEOUT_S."),
+        },
         summary="Upload a video (admins): deduplicated by SHA-256, probed, its transcode queued",
     )
     def post(self, request, slug):
@@ -194,7 +209,8 @@ class VideoListUploadView(VideoListView):
 
 class VideoRegisterView(APIView):
     @extend_schema(
-        request=VideoRegisterIn, responses=INGESTED,
+        request=VideoRegisterIn,
+        responses=INGESTED,
         summary="Register a video already in the S3 bucket by its key (admins; STORAGE_BACKEND=s3 only)",
     )
     def post(self, request, slug):

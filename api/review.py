@@ -25,25 +25,44 @@ from annotator.review import selectors, services
 from annotator.review.models import Review, ReviewRound, ReviewState
 from api.views import project_for
 
-REFUSED = {409: OpenApiResponse(description="Not awaiting review (already reviewed, reopened, a pass still open), "
-                                            "or the idempotency key was used for another review.")}
+REFUSED = {
+    409: OpenApiResponse(
+        description="Not awaiting review (already reviewed, reopened, a pass still open), "
+        "or the idempotency key was used for another review."
+    )
+}
 
 
 class CommentIn(serializers.Serializer):
-    qa_id = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX,
-                                     help_text="A QA pair of the unit: verified, or deleted by its last pass.")
-    text = serializers.CharField(max_length=services.MAX_COMMENT_TEXT, required=False, allow_blank=True, default="",
-                                 trim_whitespace=False, help_text="What to change, in plain words.")
-    tags = serializers.ListField(child=serializers.CharField(max_length=40), max_length=services.MAX_TAGS,
-                                 required=False, default=list,
-                                 help_text="Issue tags (lowercase letters, digits, - or _); in a quality round, from "
-                                           "its vocabulary.")
+    qa_id = serializers.IntegerField(
+        min_value=1, max_value=BIGINT_MAX, help_text="A QA pair of the unit: verified, or deleted by its last pass."
+    )
+    text = serializers.CharField(
+        max_length=services.MAX_COMMENT_TEXT,
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        help_text="What to change, in plain words.",
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=40),
+        max_length=services.MAX_TAGS,
+        required=False,
+        default=list,
+        help_text="Issue tags (lowercase letters, digits, - or _); in a quality round, from its vocabulary.",
+    )
 
 
 class ReviewIn(serializers.Serializer):
     decision = serializers.ChoiceField(choices=Review.Decision.values)
-    comments = serializers.ListField(child=CommentIn(), max_length=services.MAX_COMMENTS, required=False, default=list,
-                                     help_text="One per QA pair at most; a rejection needs at least one.")
+    comments = serializers.ListField(
+        child=CommentIn(),
+        max_length=services.MAX_COMMENTS,
+        required=False,
+        default=list,
+        help_text="One per QA pair at most; a rejection needs at least one.",
+    )
     idempotency_key = serializers.CharField(max_length=100, help_text="The same key on a retry replays the result.")
 
 
@@ -60,8 +79,10 @@ class ReviewOut(serializers.Serializer):
 
 
 def _row_or_handle(what: str) -> serializers.JSONField:
-    return serializers.JSONField(help_text=f"The {what}: its row id for reviewers, researchers and admins, its handle "
-                                           "(a string, as their pages name it) for annotators (issue 20).")
+    return serializers.JSONField(
+        help_text=f"The {what}: its row id for reviewers, researchers and admins, its handle "
+        "(a string, as their pages name it) for annotators (issue 20)."
+    )
 
 
 class ReviewCommentOut(serializers.Serializer):
@@ -109,8 +130,10 @@ class SummaryOut(serializers.Serializer):
     reviewed = serializers.IntegerField()
     accepted = serializers.IntegerField()
     rejected = serializers.IntegerField()
-    tags = serializers.ListField(child=serializers.DictField(),
-                                 help_text="[{tag, count, units, examples: [{unit_id, qa_id, text}]}], most used first.")
+    tags = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="[{tag, count, units, examples: [{unit_id, qa_id, text}]}], most used first.",
+    )
 
 
 class RoundOut(serializers.Serializer):
@@ -134,8 +157,10 @@ def by_row_id(user, unit_id: int) -> None:
 
 
 class UnitReviewView(APIView):
-    @extend_schema(responses={200: UnitReviewsOut},
-                   summary="A unit's review state and reviews with their comments (annotators: their own units)")
+    @extend_schema(
+        responses={200: UnitReviewsOut},
+        summary="A unit's review state and reviews with their comments (annotators: their own units)",
+    )
     def get(self, request, pk, raw=False):
         if raw:
             by_row_id(request.user, pk)
@@ -161,9 +186,12 @@ class UnitReviewView(APIView):
                 review["comments"] = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} for c in review["comments"]]
         return Response(out)
 
-    @extend_schema(request=ReviewIn, responses={200: ReviewOut, **REFUSED},
-                   summary="Accept or reject a submitted unit with a comment and issue tags per QA pair (reviewers, "
-                           "admins; idempotent by key); a rejection sends it back to its annotator as rework")
+    @extend_schema(
+        request=ReviewIn,
+        responses={200: ReviewOut, **REFUSED},
+        summary="Accept or reject a submitted unit with a comment and issue tags per QA pair (reviewers, "
+        "admins; idempotent by key); a rejection sends it back to its annotator as rework",
+    )
     def post(self, request, pk, raw=False):
         if raw:
             by_row_id(request.user, pk)
@@ -172,19 +200,28 @@ class UnitReviewView(APIView):
         data = ReviewIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        result = services.review_unit(pk, request.user, v["decision"],
-                                      [services.Comment(**c) for c in v["comments"]], v["idempotency_key"])
+        result = services.review_unit(
+            pk, request.user, v["decision"], [services.Comment(**c) for c in v["comments"]], v["idempotency_key"]
+        )
         return Response(result.as_dict())
 
 
 class UnitReopenView(APIView):
-    @extend_schema(request=None, responses={200: ReopenOut, **REFUSED},
-                   summary="Reopen your own submitted unit before it is reviewed: it comes back to you first, as rework")
+    @extend_schema(
+        request=None,
+        responses={200: ReopenOut, **REFUSED},
+        summary="Reopen your own submitted unit before it is reviewed: it comes back to you first, as rework",
+    )
     def post(self, request, pk):
         access.require(request.user, access.ANNOTATE_ROLES, unit_id=pk)
         state = services.reopen_unit(pk, request.user)
-        return Response({"unit_id": handles.encode("unit", state.unit_id), "state": state.state,
-                         "rework_item_id": handles.encode("item", state.rework_item_id)})
+        return Response(
+            {
+                "unit_id": handles.encode("unit", state.unit_id),
+                "state": state.state,
+                "rework_item_id": handles.encode("item", state.rework_item_id),
+            }
+        )
 
 
 class ReviewQueueView(ListAPIView):
@@ -206,16 +243,33 @@ class ReviewQueueView(ListAPIView):
 
 
 class RoundListView(APIView):
-    @extend_schema(responses={200: RoundOut(many=True)},
-                   summary="The project's quality rounds, newest first, with their summaries once closed")
+    @extend_schema(
+        responses={200: RoundOut(many=True)},
+        summary="The project's quality rounds, newest first, with their summaries once closed",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
-        rounds = (ReviewRound.objects.filter(project=project)
-                  .annotate(n_units=Count("units"), n_reviewed=Count("units", filter=Q(units__review__isnull=False)))
-                  .order_by("-id")[:100])
-        return Response([{"id": r.pk, "sample_size": r.sample_size, "seed": r.seed, "tags": r.tags,
-                          "opened_at": r.opened_at, "closed_at": r.closed_at, "units": r.n_units,
-                          "reviewed": r.n_reviewed, "summary": r.summary} for r in rounds])
+        rounds = (
+            ReviewRound.objects.filter(project=project)
+            .annotate(n_units=Count("units"), n_reviewed=Count("units", filter=Q(units__review__isnull=False)))
+            .order_by("-id")[:100]
+        )
+        return Response(
+            [
+                {
+                    "id": r.pk,
+                    "sample_size": r.sample_size,
+                    "seed": r.seed,
+                    "tags": r.tags,
+                    "opened_at": r.opened_at,
+                    "closed_at": r.closed_at,
+                    "units": r.n_units,
+                    "reviewed": r.n_reviewed,
+                    "summary": r.summary,
+                }
+                for r in rounds
+            ]
+        )
 
 
 urlpatterns = [

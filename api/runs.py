@@ -26,7 +26,6 @@ from annotator.inference.engine import STAGE_NAMES
 from api.exceptions import flatten
 from api.views import project_for
 
-
 PAGE_MAX = 100
 SERVER_NAME_MAX = 64  # ModelServer.name
 
@@ -43,6 +42,7 @@ def run_for(request, pk: int, roles: frozenset) -> DraftRun:
 
 
 # ------------------------------------------------------------------------------ shapes
+
 
 class RunVideosOut(serializers.Serializer):
     total = serializers.IntegerField()
@@ -91,8 +91,9 @@ class RunStageCallsOut(serializers.Serializer):
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
     cost_usd = serializers.FloatField()
-    latency_ms_mean = serializers.IntegerField(allow_null=True, help_text="Mean latency (ms) of requests sent "
-                                                                          "(cache hits excluded); null when none.")
+    latency_ms_mean = serializers.IntegerField(
+        allow_null=True, help_text="Mean latency (ms) of requests sent (cache hits excluded); null when none."
+    )
 
 
 class RunFailureOut(serializers.Serializer):
@@ -124,12 +125,16 @@ class RunOut(serializers.Serializer):
     params = serializers.DictField(help_text="The run's parameters, as the pipeline checked them.")
     videos = RunVideosOut()
     drafts = serializers.IntegerField()
-    summary = serializers.DictField(child=serializers.FloatField(), help_text="The pipeline's counts summed over videos "
-                                                                              "(e.g. clips, questions, flagged).")
+    summary = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="The pipeline's counts summed over videos (e.g. clips, questions, flagged).",
+    )
     calls = serializers.DictField(child=RunStageCallsOut(), help_text="Per stage.")
     cost_usd = serializers.FloatField(help_text="Estimated cost in US dollars.")
     failures = RunFailureOut(many=True, help_text="Failed videos, newest first (at most 50).")
-    failed_calls = RunFailedCallOut(many=True, help_text=f"The latest failed model calls (at most {selectors.FAILED_CALLS}).")
+    failed_calls = RunFailedCallOut(
+        many=True, help_text=f"The latest failed model calls (at most {selectors.FAILED_CALLS})."
+    )
     created_by = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -146,24 +151,46 @@ class RunResumedOut(RunOut):
 
 
 class RunListQuery(serializers.Serializer):
-    status = serializers.ChoiceField(choices=DraftRun.Status.values, required=False, help_text="Only runs of this status.")
-    limit = serializers.IntegerField(min_value=1, max_value=PAGE_MAX, required=False, default=20,
-                                     help_text=f"At most {PAGE_MAX} runs.")
+    status = serializers.ChoiceField(
+        choices=DraftRun.Status.values, required=False, help_text="Only runs of this status."
+    )
+    limit = serializers.IntegerField(
+        min_value=1, max_value=PAGE_MAX, required=False, default=20, help_text=f"At most {PAGE_MAX} runs."
+    )
     offset = serializers.IntegerField(min_value=0, max_value=10**9, required=False, default=0)
 
 
 class RunStartIn(serializers.Serializer):
-    pipeline = serializers.CharField(max_length=40, help_text="templates, llm, egonight, vudg, egoexobench_checks or import.")
-    server = serializers.CharField(max_length=SERVER_NAME_MAX, required=False, allow_blank=True, default="",
-                                   help_text="The model server of every stage (by name).")
-    stage_servers = serializers.DictField(child=serializers.CharField(max_length=SERVER_NAME_MAX), required=False,
-                                          default=dict, help_text="Stage -> server name, overriding server for that stage.")
-    qa_type = serializers.SlugField(max_length=64, required=False, allow_blank=True, default="",
-                                    help_text="llm: the QA type asked for (default open_ended); egonight: only this type.")
-    params = StorableJSONField(required=False, default=dict,
-                               help_text=f"The pipeline's parameters (see docs/researcher.md), a JSON object of at most "
-                                         f"{PARAMS_MAX_KEYS} keys and {PARAMS_MAX_CHARS} characters; not the server's "
-                                         "URL, model or key, nor a file.")
+    pipeline = serializers.CharField(
+        max_length=40, help_text="templates, llm, egonight, vudg, egoexobench_checks or import."
+    )
+    server = serializers.CharField(
+        max_length=SERVER_NAME_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The model server of every stage (by name).",
+    )
+    stage_servers = serializers.DictField(
+        child=serializers.CharField(max_length=SERVER_NAME_MAX),
+        required=False,
+        default=dict,
+        help_text="Stage -> server name, overriding server for that stage.",
+    )
+    qa_type = serializers.SlugField(
+        max_length=64,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="llm: the QA type asked for (default open_ended); egonight: only this type.",
+    )
+    params = StorableJSONField(
+        required=False,
+        default=dict,
+        help_text=f"The pipeline's parameters (see docs/researcher.md), a JSON object of at most "
+        f"{PARAMS_MAX_KEYS} keys and {PARAMS_MAX_CHARS} characters; not the server's "
+        "URL, model or key, nor a file.",
+    )
 
     def validate_stage_servers(self, value):
         if len(value) > len(STAGE_NAMES):
@@ -185,8 +212,11 @@ class ModelServerOut(serializers.Serializer):
     name = serializers.CharField()
     base_url = serializers.CharField()
     model = serializers.CharField()
-    key_env = serializers.CharField(allow_blank=True, help_text="The environment variable holding the key (the key "
-                                                                "itself is never shown); '' for a server that needs none.")
+    key_env = serializers.CharField(
+        allow_blank=True,
+        help_text="The environment variable holding the key (the key "
+        "itself is never shown); '' for a server that needs none.",
+    )
     concurrency = serializers.IntegerField(help_text="Requests in flight at most, across all workers.")
     timeout_s = serializers.FloatField()
     price_prompt_per_mtok = serializers.FloatField(help_text="USD per million prompt tokens.")
@@ -202,65 +232,97 @@ def _query(params) -> dict:
 
 # ------------------------------------------------------------------------------ views
 
+
 class RunListView(APIView):
-    @extend_schema(parameters=[RunListQuery], responses={200: RunListOut, 403: READERS_ONLY},
-                   summary="The project's pipeline runs, newest first, a page at a time (limit, offset), each with its "
-                           "status, videos done, failed and queued, drafts, calls, cache hits and cost (admins, "
-                           "reviewers, researchers)")
+    @extend_schema(
+        parameters=[RunListQuery],
+        responses={200: RunListOut, 403: READERS_ONLY},
+        summary="The project's pipeline runs, newest first, a page at a time (limit, offset), each with its "
+        "status, videos done, failed and queued, drafts, calls, cache hits and cost (admins, "
+        "reviewers, researchers)",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         q = _query(request.query_params)
         count, rows = selectors.run_rows(project, status=q.get("status"), limit=q["limit"], offset=q["offset"])
         return Response({"count": count, "results": rows})
 
-    @extend_schema(request=RunStartIn, responses={
-        201: RunStartedOut, 403: RUNNERS_ONLY,
-        400: OpenApiResponse(description="Unknown pipeline, server or stage, a stage without a server, or bad "
-                                         "parameters; nothing was started."),
-        409: OpenApiResponse(description="No video of the project needs this pipeline's work (the reasons are in "
-                                         "`errors`).")},
+    @extend_schema(
+        request=RunStartIn,
+        responses={
+            201: RunStartedOut,
+            403: RUNNERS_ONLY,
+            400: OpenApiResponse(
+                description="Unknown pipeline, server or stage, a stage without a server, or bad "
+                "parameters; nothing was started."
+            ),
+            409: OpenApiResponse(
+                description="No video of the project needs this pipeline's work (the reasons are in `errors`)."
+            ),
+        },
         summary="Start a pipeline run over the project's videos, with a server for every stage (admins, researchers); "
-                "a worker does the work: follow it with GET /api/runs/{id}/")
+        "a worker does the work: follow it with GET /api/runs/{id}/",
+    )
     def post(self, request, slug):
         project = project_for(request, slug, access.RESEARCH_ROLES)
         data = RunStartIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        launch = runs.start(project, v["pipeline"], server=v["server"], stage_servers=v["stage_servers"],
-                            params=v["params"], qa_type=v["qa_type"], user=request.user)
+        launch = runs.start(
+            project,
+            v["pipeline"],
+            server=v["server"],
+            stage_servers=v["stage_servers"],
+            params=v["params"],
+            qa_type=v["qa_type"],
+            user=request.user,
+        )
         if launch.run is None:
             why = ", ".join(f"{n} {reason}" for reason, n in launch.skipped.items()) or "the project has no video"
-            raise Conflict(f"nothing to draft: no video needs this pipeline's work ({why})",
-                           errors={f"skipped.{reason}": str(n) for reason, n in launch.skipped.items()})
+            raise Conflict(
+                f"nothing to draft: no video needs this pipeline's work ({why})",
+                errors={f"skipped.{reason}": str(n) for reason, n in launch.skipped.items()},
+            )
         run = DraftRun.objects.select_related("created_by").get(pk=launch.run.pk)
         return Response({**selectors.run_report(run), "queued": launch.queued, "skipped": launch.skipped}, status=201)
 
 
 class RunView(APIView):
-    @extend_schema(responses={200: RunOut, 403: READERS_ONLY},
-                   summary="A run's progress: videos by status, drafts, calls per stage (calls, errors, cache hits, "
-                           "tokens, cost, mean latency), failed videos and the latest failed calls (admins, reviewers, "
-                           "researchers)")
+    @extend_schema(
+        responses={200: RunOut, 403: READERS_ONLY},
+        summary="A run's progress: videos by status, drafts, calls per stage (calls, errors, cache hits, "
+        "tokens, cost, mean latency), failed videos and the latest failed calls (admins, reviewers, "
+        "researchers)",
+    )
     def get(self, request, pk):
         return Response(selectors.run_report(run_for(request, pk, access.OVERSEE_ROLES)))
 
 
 class RunCancelView(APIView):
-    @extend_schema(request=None, responses={200: RunOut, 403: RUNNERS_ONLY,
-                                            409: OpenApiResponse(description="The run is finished already.")},
-                   summary="Cancel a queued or running run: videos not started are cancelled at once, videos in flight "
-                           "stop before their next model call and write nothing (admins, researchers)")
+    @extend_schema(
+        request=None,
+        responses={200: RunOut, 403: RUNNERS_ONLY, 409: OpenApiResponse(description="The run is finished already.")},
+        summary="Cancel a queued or running run: videos not started are cancelled at once, videos in flight "
+        "stop before their next model call and write nothing (admins, researchers)",
+    )
     def post(self, request, pk):
         run = runs.cancel(run_for(request, pk, access.RESEARCH_ROLES))
         return Response(selectors.run_report(run))
 
 
 class RunResumeView(APIView):
-    @extend_schema(request=None, responses={200: RunResumedOut, 403: RUNNERS_ONLY,
-                                            409: OpenApiResponse(description="The run is queued, running or done, or "
-                                                                             "has no failed or cancelled video.")},
-                   summary="Resume a failed or cancelled run: its failed and cancelled videos are queued again, and "
-                           "stages that succeeded before are answered from the cache (admins, researchers)")
+    @extend_schema(
+        request=None,
+        responses={
+            200: RunResumedOut,
+            403: RUNNERS_ONLY,
+            409: OpenApiResponse(
+                description="The run is queued, running or done, or has no failed or cancelled video."
+            ),
+        },
+        summary="Resume a failed or cancelled run: its failed and cancelled videos are queued again, and "
+        "stages that succeeded before are answered from the cache (admins, researchers)",
+    )
     def post(self, request, pk):
         run = run_for(request, pk, access.RESEARCH_ROLES)
         queued = runs.resume(run)
@@ -269,9 +331,11 @@ class RunResumeView(APIView):
 
 
 class ModelServerListView(APIView):
-    @extend_schema(responses={200: ModelServerOut(many=True), 403: READERS_ONLY},
-                   summary="The project's model servers (name, URL, model, concurrency, prices; the key's environment "
-                           "variable by name, never the key) (admins, reviewers, researchers)")
+    @extend_schema(
+        responses={200: ModelServerOut(many=True), 403: READERS_ONLY},
+        summary="The project's model servers (name, URL, model, concurrency, prices; the key's environment "
+        "variable by name, never the key) (admins, reviewers, researchers)",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(ModelServerOut(selectors.model_servers(project), many=True).data)

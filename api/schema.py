@@ -16,10 +16,14 @@ class Error(serializers.Serializer):
     """Every error answer under /api/ (``api.exceptions.handler``)."""
 
     detail = serializers.CharField(help_text="What went wrong, in plain words.")
-    errors = serializers.DictField(child=serializers.CharField(), required=False,
-                                   help_text="Per-field messages by path, e.g. decisions[1].reason.")
-    conflicts = serializers.ListField(child=serializers.DictField(), required=False,
-                                      help_text="Rows someone else changed since you loaded them, with their current content.")
+    errors = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text="Per-field messages by path, e.g. decisions[1].reason."
+    )
+    conflicts = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Rows someone else changed since you loaded them, with their current content.",
+    )
 
 
 ALWAYS = {

@@ -7,8 +7,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotator.core import handles
-from annotator.core.validators import (ADDED_MAX, BIGINT_MAX, CLIENT_MS_MAX, DECISIONS_MAX, INT_MAX, LABEL_MAX,
-                                       OPTIONS_MAX, TEXT_MAX, TIME_SPENT_MS_MAX, StorableJSONField)
+from annotator.core.validators import (
+    ADDED_MAX,
+    BIGINT_MAX,
+    CLIENT_MS_MAX,
+    DECISIONS_MAX,
+    INT_MAX,
+    LABEL_MAX,
+    OPTIONS_MAX,
+    TEXT_MAX,
+    TIME_SPENT_MS_MAX,
+    StorableJSONField,
+)
 from annotator.media.models import Video
 from annotator.qa.inputs import ExportFilterIn, PolicyIO, QATypeIO  # noqa: F401 (the API's shapes too)
 
@@ -54,8 +64,12 @@ def _text(**kwargs) -> serializers.CharField:
 
 
 def _options() -> serializers.ListField:
-    return serializers.ListField(child=serializers.CharField(max_length=TEXT_MAX, allow_blank=True),
-                                 max_length=OPTIONS_MAX, required=False, allow_null=True)
+    return serializers.ListField(
+        child=serializers.CharField(max_length=TEXT_MAX, allow_blank=True),
+        max_length=OPTIONS_MAX,
+        required=False,
+        allow_null=True,
+    )
 
 
 def _answer_index() -> serializers.IntegerField:
@@ -63,8 +77,13 @@ def _answer_index() -> serializers.IntegerField:
 
 
 def _time_spent() -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=0, max_value=TIME_SPENT_MS_MAX, required=False, allow_null=True,
-                                    help_text="Time spent, ms, as the page measured it (at most one day).")
+    return serializers.IntegerField(
+        min_value=0,
+        max_value=TIME_SPENT_MS_MAX,
+        required=False,
+        allow_null=True,
+        help_text="Time spent, ms, as the page measured it (at most one day).",
+    )
 
 
 # Clip bounds in seconds: finite (DRF's FloatField refuses NaN and infinities) and at most a day.
@@ -73,7 +92,9 @@ CLIP_S_MAX = 24 * 3600.0
 
 def _seconds(help_text: str) -> serializers.FloatField:
     """An optional time in seconds, finite, from 0 to a day (the service bounds it to the unit)."""
-    return serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True, help_text=help_text)
+    return serializers.FloatField(
+        min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True, help_text=help_text
+    )
 
 
 class DecisionIn(serializers.Serializer):
@@ -83,17 +104,26 @@ class DecisionIn(serializers.Serializer):
     answer = _text(required=False, allow_blank=True)
     options = _options()
     answer_index = _answer_index()
-    reason = serializers.CharField(max_length=20, required=False, allow_blank=True, default="",
-                                   help_text="For a delete: meaningless, vague, duplicate, inconsistent or wrong.")
+    reason = serializers.CharField(
+        max_length=20,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="For a delete: meaningless, vague, duplicate, inconsistent or wrong.",
+    )
     version = _version(required=False, allow_null=True)
     time_spent_ms = _time_spent()
-    answer_start_s = _seconds("Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base.")
+    answer_start_s = _seconds(
+        "Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base."
+    )
     answer_end_s = _seconds("Interval answers: end, seconds; after the start, within the unit.")
 
 
 class AdditionIn(serializers.Serializer):
     # Blank is let through so that the service refuses it in plain words, on the card concerned.
-    qa_type = serializers.CharField(max_length=64, allow_blank=True, help_text="The slug of one of the project's QA types (required).")
+    qa_type = serializers.CharField(
+        max_length=64, allow_blank=True, help_text="The slug of one of the project's QA types (required)."
+    )
     question = _text(allow_blank=True)
     answer = _text(allow_blank=True)
     clip_start_s = serializers.FloatField(min_value=0, max_value=CLIP_S_MAX, required=False, allow_null=True)
@@ -101,7 +131,9 @@ class AdditionIn(serializers.Serializer):
     options = _options()
     answer_index = _answer_index()
     time_spent_ms = _time_spent()
-    answer_start_s = _seconds("Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base.")
+    answer_start_s = _seconds(
+        "Interval answers (QA types whose answer_kind is interval): start, seconds in the unit's time base."
+    )
     answer_end_s = _seconds("Interval answers: end, seconds; after the start, within the unit.")
 
 
@@ -160,7 +192,7 @@ class UnitQAOut(serializers.Serializer):
     answer_kind = serializers.ChoiceField(choices=["text", "interval"])
     answer_start_s = serializers.FloatField(allow_null=True)
     answer_end_s = serializers.FloatField(allow_null=True)
-    videos = LabelledVideoOut(many=True, help_text='Items whose options are videos: the labelled videos, in order.')
+    videos = LabelledVideoOut(many=True, help_text="Items whose options are videos: the labelled videos, in order.")
 
 
 class UnitVideoOut(serializers.Serializer):
@@ -224,8 +256,9 @@ class ReworkOut(serializers.Serializer):
     round = serializers.IntegerField(allow_null=True)
     reviewed_at = serializers.DateTimeField(allow_null=True)
     comments = CommentOut(many=True)
-    deleted_pairs = DeletedPairOut(many=True, help_text="Pairs your pass deleted: keep restores one; no decision "
-                                                        "leaves it deleted.")
+    deleted_pairs = DeletedPairOut(
+        many=True, help_text="Pairs your pass deleted: keep restores one; no decision leaves it deleted."
+    )
 
 
 class UnitOut(serializers.Serializer):
@@ -244,8 +277,11 @@ class UnitOut(serializers.Serializer):
     delete_reasons = serializers.ListField(child=serializers.DictField())
     autosave = AutosaveOut(allow_null=True)
     carried = CarriedOut(allow_null=True)
-    review = ReworkOut(required=False, help_text="Rework units only (queue.kind rework): the reviewer's comments "
-                                                 "per QA pair and the pairs your pass deleted (issue 20).")
+    review = ReworkOut(
+        required=False,
+        help_text="Rework units only (queue.kind rework): the reviewer's comments "
+        "per QA pair and the pairs your pass deleted (issue 20).",
+    )
 
 
 class HeartbeatOut(serializers.Serializer):
@@ -258,10 +294,16 @@ class SkipIn(serializers.Serializer):
 
 class AutosaveIn(serializers.Serializer):
     state = StorableJSONField(help_text="The page's in-progress work: a JSON object, kept as given.")
-    client_saved_at_ms = serializers.IntegerField(min_value=0, max_value=CLIENT_MS_MAX,
-                                                  help_text="The page's clock when it saved (ms since the epoch).")
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0, max_value=TIME_SPENT_MS_MAX,
-                                             help_text="Time spent on the unit so far, ms (bounded by the server).")
+    client_saved_at_ms = serializers.IntegerField(
+        min_value=0, max_value=CLIENT_MS_MAX, help_text="The page's clock when it saved (ms since the epoch)."
+    )
+    time_spent_ms = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        max_value=TIME_SPENT_MS_MAX,
+        help_text="Time spent on the unit so far, ms (bounded by the server).",
+    )
 
     def validate_state(self, value):
         if not isinstance(value, dict):
@@ -317,9 +359,31 @@ class VideoOut(serializers.ModelSerializer):
 
     class Meta:
         model = Video
-        fields = ["id", "filename", "sha256", "status", "error", "duration_s", "fps", "frame_count", "width",
-                  "height", "video_codec", "audio_codec", "source", "illumination", "difficulty", "domain",
-                  "scenario", "view", "created_at", "rendition", "poster", "hls", "thumbnails_vtt"]
+        fields = [
+            "id",
+            "filename",
+            "sha256",
+            "status",
+            "error",
+            "duration_s",
+            "fps",
+            "frame_count",
+            "width",
+            "height",
+            "video_codec",
+            "audio_codec",
+            "source",
+            "illumination",
+            "difficulty",
+            "domain",
+            "scenario",
+            "view",
+            "created_at",
+            "rendition",
+            "poster",
+            "hls",
+            "thumbnails_vtt",
+        ]
 
     def _url(self, name: str) -> str | None:
         from annotator.media.urls import media_url

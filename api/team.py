@@ -18,18 +18,25 @@ from annotator.team import pay, selectors, stats
 from api.exceptions import flatten
 from api.views import project_for
 
+
 def _day(name: str, required: bool) -> OpenApiParameter:
-    return OpenApiParameter(name, OpenApiTypes.DATE, required=required,
-                            description=("First" if name == "from" else "Last") + " day, YYYY-MM-DD, included (UTC), "
-                                        "2000-01-01 to 2100-12-31." + ("" if required else " Open without."))
+    return OpenApiParameter(
+        name,
+        OpenApiTypes.DATE,
+        required=required,
+        description=("First" if name == "from" else "Last") + " day, YYYY-MM-DD, included (UTC), "
+        "2000-01-01 to 2100-12-31." + ("" if required else " Open without."),
+    )
 
 
 class PeriodQuery(serializers.Serializer):
     """``from`` and ``to`` as texts (bounded here; parsed and checked by ``team.selectors``)."""
 
     def get_fields(self):
-        return {"from": serializers.CharField(max_length=10, required=False, allow_blank=True),
-                "to": serializers.CharField(max_length=10, required=False, allow_blank=True)}
+        return {
+            "from": serializers.CharField(max_length=10, required=False, allow_blank=True),
+            "to": serializers.CharField(max_length=10, required=False, allow_blank=True),
+        }
 
 
 def period_from(request, *, required: bool):
@@ -45,7 +52,9 @@ def period_from(request, *, required: bool):
 
 
 class GoldAccuracyOut(serializers.Serializer):
-    value = serializers.FloatField(allow_null=True, help_text="Share of gold decisions right (null: none yet, or no gold app).")
+    value = serializers.FloatField(
+        allow_null=True, help_text="Share of gold decisions right (null: none yet, or no gold app)."
+    )
     ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="[low, high], 95%.")
     n = serializers.IntegerField(allow_null=True, help_text="Gold decisions measured.")
 
@@ -57,8 +66,12 @@ class AnnotatorOut(serializers.Serializer):
     qa_pairs = serializers.IntegerField(help_text="Decisions (keep, modify, delete, add) in those passes.")
     active_s = serializers.FloatField(help_text="Active seconds: heartbeats, autosaves and submits, idle gaps removed.")
     gold_accuracy = GoldAccuracyOut()
-    override_rate = serializers.FloatField(allow_null=True, help_text="Share of first-pass decisions a double-check changed.")
-    agreement = serializers.FloatField(allow_null=True, help_text="Pairwise percent agreement with blind overlap peers.")
+    override_rate = serializers.FloatField(
+        allow_null=True, help_text="Share of first-pass decisions a double-check changed."
+    )
+    agreement = serializers.FloatField(
+        allow_null=True, help_text="Pairwise percent agreement with blind overlap peers."
+    )
     rework_rate = serializers.FloatField(allow_null=True, help_text="From the review app (null without it).")
     passes = serializers.IntegerField()
     reported_s = serializers.FloatField(help_text="Time the verify page reported for those passes.")
@@ -113,7 +126,7 @@ class AnnotatorsView(APIView):
         parameters=[_day("from", False), _day("to", False)],
         responses={200: AnnotatorsOut, 403: OpenApiResponse(description="Only the project's admins and reviewers.")},
         summary="Per-annotator figures over a period: units, QA pairs, active time, gold accuracy, override rate, "
-                "agreement with overlap peers, rework rate (admins and reviewers)",
+        "agreement with overlap peers, rework rate (admins and reviewers)",
     )
     def get(self, request, slug):
         project = project_for(request, slug, access.FIGURES_ROLES)

@@ -1,7 +1,21 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from api import agreement, evaluation, exports, gold, groups, lifelogs, media, reports, review, runs, studies, team, views
+from api import (
+    agreement,
+    evaluation,
+    exports,
+    gold,
+    groups,
+    lifelogs,
+    media,
+    reports,
+    review,
+    runs,
+    studies,
+    team,
+    views,
+)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -65,8 +65,11 @@ class QueueNextView(APIView):
 
 
 class UnitSubmitView(APIView):
-    @extend_schema(request=s.SubmitIn, responses={200: s.SubmitOut, **REFUSED},
-                   summary="Submit your pass over a unit: decisions on its QA pairs and the QA pairs added (idempotent by key)")
+    @extend_schema(
+        request=s.SubmitIn,
+        responses={200: s.SubmitOut, **REFUSED},
+        summary="Submit your pass over a unit: decisions on its QA pairs and the QA pairs added (idempotent by key)",
+    )
     def post(self, request, pk):
         unit = unit_for(request, pk)
         data = s.SubmitIn(data=request.data)
@@ -74,7 +77,8 @@ class UnitSubmitView(APIView):
         v = data.validated_data
         try:
             result = services.submit_unit(
-                unit.pk, request.user,
+                unit.pk,
+                request.user,
                 idempotency_key=v["idempotency_key"],
                 decisions=[services.Decision(**d) for d in v["decisions"]],
                 additions=[services.Addition(**a) for a in v["added"]],
@@ -82,8 +86,13 @@ class UnitSubmitView(APIView):
             )
         except DomainError as exc:
             raise pair_handles_in(exc)
-        return Response({**result.as_dict(), "unit_id": handles.encode("unit", result.unit_id),
-                         "item_id": handles.encode("item", result.item_id)})
+        return Response(
+            {
+                **result.as_dict(),
+                "unit_id": handles.encode("unit", result.unit_id),
+                "item_id": handles.encode("item", result.item_id),
+            }
+        )
 
 
 _PAIR_ID = re.compile(r"(QA pair |qa\[)(\d{1,18})\b")
@@ -93,19 +102,25 @@ def pair_handles_in(exc: DomainError) -> DomainError:
     """``exc`` with QA pairs named by their handles, as the unit payload named them: in its fields'
     names (``qa[ID]``) and messages ("QA pair ID ...") and its conflicts' ``qa_id`` (issue 20: an
     annotator must not learn a row id, not even by sending a handle twice)."""
+
     def swap(text: str) -> str:
         return _PAIR_ID.sub(lambda m: m.group(1) + handles.encode("qa", int(m.group(2))), text)
 
     exc.errors = {swap(k): swap(v) if isinstance(v, str) else v for k, v in exc.errors.items()}
-    exc.conflicts = [{**c, "qa_id": handles.encode("qa", c["qa_id"])} if isinstance(c.get("qa_id"), int) else c
-                     for c in exc.conflicts]
+    exc.conflicts = [
+        {**c, "qa_id": handles.encode("qa", c["qa_id"])} if isinstance(c.get("qa_id"), int) else c
+        for c in exc.conflicts
+    ]
     exc.args = (swap(str(exc)),)
     return exc
 
 
 class UnitHeartbeatView(APIView):
-    @extend_schema(request=None, responses={200: s.HeartbeatOut, **REFUSED},
-                   summary="Renew your lease on the unit while you work on it")
+    @extend_schema(
+        request=None,
+        responses={200: s.HeartbeatOut, **REFUSED},
+        summary="Renew your lease on the unit while you work on it",
+    )
     def post(self, request, pk):
         unit = unit_for(request, pk)
         item = queue.renew(unit.pk, request.user)
@@ -114,8 +129,11 @@ class UnitHeartbeatView(APIView):
 
 
 class UnitSkipView(APIView):
-    @extend_schema(request=s.SkipIn, responses={204: None, **REFUSED},
-                   summary="Skip the unit with a reason; it is never served to you again")
+    @extend_schema(
+        request=s.SkipIn,
+        responses={204: None, **REFUSED},
+        summary="Skip the unit with a reason; it is never served to you again",
+    )
     def post(self, request, pk):
         unit = unit_for(request, pk)
         data = s.SkipIn(data=request.data)
@@ -125,8 +143,11 @@ class UnitSkipView(APIView):
 
 
 class UnitAutosaveView(APIView):
-    @extend_schema(request=s.AutosaveIn, responses={204: None, **REFUSED},
-                   summary="Keep your in-progress work on the unit (restored with the unit after a reload)")
+    @extend_schema(
+        request=s.AutosaveIn,
+        responses={204: None, **REFUSED},
+        summary="Keep your in-progress work on the unit (restored with the unit after a reload)",
+    )
     def put(self, request, pk):
         unit = unit_for(request, pk)
         data = s.AutosaveIn(data=request.data)
@@ -155,15 +176,20 @@ class QAPairView(APIView):
     def _pair(self, request, pk, roles) -> QAPair:
         return visible_pair(request, pk, roles)
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT},
-                   summary="A QA pair with its history: every revision, who, when, and word diffs")
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="A QA pair with its history: every revision, who, when, and word diffs",
+    )
     def get(self, request, pk):
         pair = self._pair(request, pk, access.OVERSEE_ROLES)
         selectors.refuse_during_blind_pass(request.user, pair.unit_id)
         return Response({"qa_pair": s.QAPairOut(pair).data, "history": selectors.history(pair)})
 
-    @extend_schema(request=s.QAEditIn, responses={200: s.QAPairOut, **REFUSED},
-                   summary="Edit a QA pair outside the queue, naming the version you saw (409 on a conflict)")
+    @extend_schema(
+        request=s.QAEditIn,
+        responses={200: s.QAPairOut, **REFUSED},
+        summary="Edit a QA pair outside the queue, naming the version you saw (409 on a conflict)",
+    )
     def patch(self, request, pk):
         pair = self._pair(request, pk, access.EDIT_QA_ROLES)
         data = s.QAEditIn(data=request.data)
@@ -173,8 +199,11 @@ class QAPairView(APIView):
 
 
 class QAFlagView(APIView):
-    @extend_schema(request=s.QAFlagIn, responses={200: s.QAPairOut},
-                   summary="Flag a QA pair with a model's reason; its unit is served first")
+    @extend_schema(
+        request=s.QAFlagIn,
+        responses={200: s.QAPairOut},
+        summary="Flag a QA pair with a model's reason; its unit is served first",
+    )
     def post(self, request, pk):
         pair = visible_pair(request, pk, access.MANAGE_ROLES)
         data = s.QAFlagIn(data=request.data)
@@ -204,8 +233,11 @@ class PolicyView(APIView):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(s.PolicyIO(project).data)
 
-    @extend_schema(request=s.PolicyIO, responses={200: s.PolicyIO},
-                   summary="Change the queue policy (admins); overlap applies to units not started yet")
+    @extend_schema(
+        request=s.PolicyIO,
+        responses={200: s.PolicyIO},
+        summary="Change the queue policy (admins); overlap applies to units not started yet",
+    )
     def patch(self, request, slug):
         project = project_for(request, slug, access.MANAGE_ROLES)
         data = s.PolicyIO(data=request.data)
@@ -216,8 +248,10 @@ class PolicyView(APIView):
 
 
 class ProgressView(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT},
-                   summary="Progress per pass kind, annotator, QA type and video, and the kept share")
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Progress per pass kind, annotator, QA type and video, and the kept share",
+    )
     def get(self, request, slug):
         project = project_for(request, slug, access.OVERSEE_ROLES)
         return Response(selectors.progress(project))

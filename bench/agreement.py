@@ -54,6 +54,7 @@ MISSING = 0.05
 
 # ------------------------------------------------------------------------------ synthetic data
 
+
 def nominal_triples(n: int, raters: int, rng: np.random.Generator) -> list[tuple[str, str, object]]:
     categories = np.array(["person", "object", "place", "other"])
     truth = rng.choice(4, size=n, p=[0.4, 0.3, 0.2, 0.1])
@@ -80,25 +81,51 @@ def _triples(values: np.ndarray, rng: np.random.Generator) -> list[tuple[str, st
     items = [f"item-{i:06d}" for i in range(n)]
     names = [f"rater-{j}" for j in range(raters)]
     rows = values.tolist()
-    return [(items[i], names[j], None if missing[i, j] else (v if isinstance(v, str) else float(v) if
-                                                               isinstance(v, float) else int(v)))
-            for i, row in enumerate(rows) for j, v in enumerate(row)]
+    return [
+        (
+            items[i],
+            names[j],
+            None if missing[i, j] else (v if isinstance(v, str) else float(v) if isinstance(v, float) else int(v)),
+        )
+        for i, row in enumerate(rows)
+        for j, v in enumerate(row)
+    ]
 
 
 SUBJECTS = ["The man", "A woman", "The child", "The cook", "A person", "The student"]
-VERBS = [("opens", "closes"), ("picks up", "puts down"), ("turns on", "turns off"), ("fills", "empties"),
-         ("washes", "dries"), ("lifts", "drops")]
+VERBS = [
+    ("opens", "closes"),
+    ("picks up", "puts down"),
+    ("turns on", "turns off"),
+    ("fills", "empties"),
+    ("washes", "dries"),
+    ("lifts", "drops"),
+]
 THINGS = ["the fridge", "a cup", "the lamp", "the kettle", "a plate", "the window", "a bottle", "the drawer"]
-PLACES = ["in the kitchen", "near the sink", "by the table", "at the counter", "in the hallway", "next to the door",
-          "beside the stove", "in the living room"]
+PLACES = [
+    "in the kitchen",
+    "near the sink",
+    "by the table",
+    "at the counter",
+    "in the hallway",
+    "next to the door",
+    "beside the stove",
+    "in the living room",
+]
 WHEN = ["first", "then", "quickly", "slowly", "again", "carefully", "at the start", "at the end", "twice", "once"]
-UNRELATED = ["Blue sky over the sea.", "A dog runs in the park.", "Traffic is heavy downtown.",
-             "The match ended in a draw.", "Snow covers the mountains."]
+UNRELATED = [
+    "Blue sky over the sea.",
+    "A dog runs in the park.",
+    "Traffic is heavy downtown.",
+    "The match ended in a draw.",
+    "Snow covers the mountains.",
+]
 
 
 def semantic_answers(n: int, rng: np.random.Generator) -> list[list[str]]:
     """n items x 3 answers: a sentence, then per answer a paraphrase (60%), a contradiction (25%) or an
     unrelated sentence (15%), each with its own place and manner (so most texts are distinct)."""
+
     def pick(options):
         return options[rng.integers(len(options))]
 
@@ -108,8 +135,9 @@ def semantic_answers(n: int, rng: np.random.Generator) -> list[list[str]]:
         answers = [f"{SUBJECTS[s]} {pick(WHEN)} {VERBS[v][0]} {THINGS[t]} {pick(PLACES)}."]
         for luck in rng.random(2):
             if luck < 0.6:
-                answers.append(f"{SUBJECTS[(s + 4) % len(SUBJECTS)]} {pick(WHEN)} {VERBS[v][0]} {THINGS[t]} "
-                               f"{pick(PLACES)}.")
+                answers.append(
+                    f"{SUBJECTS[(s + 4) % len(SUBJECTS)]} {pick(WHEN)} {VERBS[v][0]} {THINGS[t]} {pick(PLACES)}."
+                )
             elif luck < 0.85:
                 answers.append(f"{SUBJECTS[s]} {pick(WHEN)} {VERBS[v][1]} {THINGS[t]} {pick(PLACES)}.")
             else:
@@ -128,6 +156,7 @@ APPLIES = {
     "nominal, 2 raters": {"krippendorff_alpha", "percent_agreement", "fleiss_kappa", "cohen_kappa", "gwet_ac1"},
     "interval, 3 decimals": {"krippendorff_alpha", "percent_agreement", "kendall_w", "icc"},
 }
+
 
 def timed(f, *args, **kwargs):
     start = time.perf_counter()
@@ -148,9 +177,16 @@ def bench_data(label: str, triples, level: str, resamples: int) -> dict:
     total_point, _ = timed(ag.agreement, ratings, n_resamples=0)
     total_full, _ = timed(ag.agreement, ratings, n_resamples=resamples)
     print(f"  {label}: done", file=sys.stderr, flush=True)
-    return {"label": label, "ratings": ratings, "build": build, "rows": rows, "total_point": total_point,
-            "total_full": total_full, "n_ratings": sum(1 for t in triples if t[2] is not None),
-            "n_held": int((~np.isnan(ratings.values)).sum())}
+    return {
+        "label": label,
+        "ratings": ratings,
+        "build": build,
+        "rows": rows,
+        "total_point": total_point,
+        "total_full": total_full,
+        "n_ratings": sum(1 for t in triples if t[2] is not None),
+        "n_held": int((~np.isnan(ratings.values)).sum()),
+    }
 
 
 def traced_peak(ratings, resamples: int) -> float:
@@ -158,16 +194,20 @@ def traced_peak(ratings, resamples: int) -> float:
     tracemalloc.start()
     try:
         ag.agreement(ratings, n_resamples=resamples)
-        return tracemalloc.get_traced_memory()[1] / 2 ** 20
+        return tracemalloc.get_traced_memory()[1] / 2**20
     finally:
         tracemalloc.stop()
 
 
 def print_data(result: dict, resamples: int) -> None:
-    print(f"{result['label']}: {len(result['ratings'].items):,} items x {len(result['ratings'].raters)} raters, "
-          f"{result['n_ratings']:,} ratings sent, {result['n_held']:,} held; Ratings.from_triples {result['build']:.2f} s")
-    print(f"  {'metric':<20} {'point s':>8} {'+' + format(resamples, ',') + ' resamples s':>20} {'value':>8} "
-          f"{'95% interval':>18} {'items':>8}")
+    print(
+        f"{result['label']}: {len(result['ratings'].items):,} items x {len(result['ratings'].raters)} raters, "
+        f"{result['n_ratings']:,} ratings sent, {result['n_held']:,} held; Ratings.from_triples {result['build']:.2f} s"
+    )
+    print(
+        f"  {'metric':<20} {'point s':>8} {'+' + format(resamples, ',') + ' resamples s':>20} {'value':>8} "
+        f"{'95% interval':>18} {'items':>8}"
+    )
     for name, point_s, full_s, r, reason in result["rows"]:
         if r is None:
             print(f"  {name:<20} {'-':>8} {'-':>20}   (does not apply: {reason})")
@@ -189,8 +229,9 @@ def smoke_problems(results: list[dict], semantic, args) -> list[str]:
         label, ratings = r["label"], r["ratings"]
         raters = 2 if label == "nominal, 2 raters" else args.raters
         if (len(ratings.items), len(ratings.raters)) != (args.n, raters):
-            problems.append(f"{label}: {len(ratings.items)} items x {len(ratings.raters)} raters, "
-                            f"expected {args.n} x {raters}")
+            problems.append(
+                f"{label}: {len(ratings.items)} items x {len(ratings.raters)} raters, expected {args.n} x {raters}"
+            )
         if r["n_held"] != r["n_ratings"] or not 0.9 * args.n * raters < r["n_ratings"] < args.n * raters:
             problems.append(f"{label}: {r['n_ratings']} ratings sent, {r['n_held']} held")
         rated = (~np.isnan(ratings.values)).sum(axis=1)
@@ -206,8 +247,12 @@ def smoke_problems(results: list[dict], semantic, args) -> list[str]:
                     problems.append(f"{label}: {name} gives no value and no reason")
                 continue
             low = -1.0 if name in ("krippendorff_alpha", "fleiss_kappa", "cohen_kappa", "gwet_ac1", "icc") else 0.0
-            if not (low <= result.value <= 1 and result.ci and low <= result.ci[0] <= result.ci[1] <= 1
-                    and result.n_items in enterable):
+            if not (
+                low <= result.value <= 1
+                and result.ci
+                and low <= result.ci[0] <= result.ci[1] <= 1
+                and result.n_items in enterable
+            ):
                 problems.append(f"{label}: {name} = {result.value} {result.ci} on {result.n_items} items")
     if semantic is None:
         problems.append("no semantic agreement")
@@ -231,15 +276,18 @@ def main() -> None:
         args.n, args.raters, args.resamples, args.semantic, args.no_extra = SMOKE_N, 5, 50, SMOKE_SEMANTIC, False
     rng = np.random.default_rng(20261124)
 
-    target = [bench_data("nominal", nominal_triples(args.n, args.raters, rng), "nominal", args.resamples),
-              bench_data("ordinal", likert_triples(args.n, args.raters, rng), "ordinal", args.resamples)]
+    target = [
+        bench_data("nominal", nominal_triples(args.n, args.raters, rng), "nominal", args.resamples),
+        bench_data("ordinal", likert_triples(args.n, args.raters, rng), "ordinal", args.resamples),
+    ]
     rss_target = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     traced = {r["label"]: traced_peak(r["ratings"], args.resamples) for r in target}
     extra = []
     if not args.no_extra:
-        extra = [bench_data("nominal, 2 raters", nominal_triples(args.n, 2, rng), "nominal", args.resamples),
-                 bench_data("interval, 3 decimals", interval_triples(args.n, args.raters, rng), "interval",
-                            args.resamples)]
+        extra = [
+            bench_data("nominal, 2 raters", nominal_triples(args.n, 2, rng), "nominal", args.resamples),
+            bench_data("interval, 3 decimals", interval_triples(args.n, args.raters, rng), "interval", args.resamples),
+        ]
     rss_extra = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     semantic = None
@@ -250,20 +298,28 @@ def main() -> None:
         run_s, (result, _) = timed(ag.semantic_agreement, answers, n_resamples=args.resamples)
         semantic = (load_s, texts, run_s, result)
 
-    print(f"\nAgreement, {args.resamples:,} bootstrap resamples, about {MISSING:.0%} of ratings missing "
-          f"(target at 100,000 x 5: every metric with intervals under 60 s and 1 GiB; point estimates under 5 s)\n")
+    print(
+        f"\nAgreement, {args.resamples:,} bootstrap resamples, about {MISSING:.0%} of ratings missing "
+        f"(target at 100,000 x 5: every metric with intervals under 60 s and 1 GiB; point estimates under 5 s)\n"
+    )
     for r in target + extra:
         print_data(r, args.resamples)
         print()
-    print(f"peak resident memory (ru_maxrss, whole process, imports included): {rss_target:,.0f} MiB after the "
-          f"target data" + (f", {rss_extra:,.0f} MiB after the extra data" if extra else ""))
-    print("tracemalloc peak of one all-metrics call with intervals: "
-          + ", ".join(f"{label} {mib:,.0f} MiB" for label, mib in traced.items()))
+    print(
+        f"peak resident memory (ru_maxrss, whole process, imports included): {rss_target:,.0f} MiB after the "
+        f"target data" + (f", {rss_extra:,.0f} MiB after the extra data" if extra else "")
+    )
+    print(
+        "tracemalloc peak of one all-metrics call with intervals: "
+        + ", ".join(f"{label} {mib:,.0f} MiB" for label, mib in traced.items())
+    )
     if semantic:
         load_s, texts, run_s, result = semantic
-        print(f"\nsemantic agreement: model load {load_s:.2f} s; {args.semantic:,} items x 3 answers ({texts:,} "
-              f"distinct texts, one encode call) with {args.resamples:,} resamples {run_s:.2f} s; value "
-              f"{result.value:.4f} [{result.ci[0]:.4f}, {result.ci[1]:.4f}]")
+        print(
+            f"\nsemantic agreement: model load {load_s:.2f} s; {args.semantic:,} items x 3 answers ({texts:,} "
+            f"distinct texts, one encode call) with {args.resamples:,} resamples {run_s:.2f} s; value "
+            f"{result.value:.4f} [{result.ci[0]:.4f}, {result.ci[1]:.4f}]"
+        )
     if args.smoke:
         problems = smoke_problems(target + extra, semantic, args)
         if problems:
@@ -273,8 +329,10 @@ def main() -> None:
         worst_full = max(r["total_full"] for r in target)
         worst_point = max(r["total_point"] for r in target)
         ok = worst_full < 60 and worst_point < 5 and rss_target < 1024
-        print(f"\nslowest target data set: {worst_full:.2f} s with intervals, {worst_point:.2f} s point estimates; "
-              f"peak {rss_target:,.0f} MiB ({'meets' if ok else 'MISSES'} the target)")
+        print(
+            f"\nslowest target data set: {worst_full:.2f} s with intervals, {worst_point:.2f} s point estimates; "
+            f"peak {rss_target:,.0f} MiB ({'meets' if ok else 'MISSES'} the target)"
+        )
 
 
 if __name__ == "__main__":

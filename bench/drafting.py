@@ -67,8 +67,11 @@ DB = os.environ.get("BENCH_DRAFTING_DB", "annotator_bench_drafting")
 HOME = REPO / ".local" / "bench-drafting" / DB
 REDIS_DB = int(os.environ.get("BENCH_DRAFTING_REDIS_DB", "14"))
 STAGES_PER_TYPE = 3  # caption, questions, answer
-PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-          user=os.environ.get("POSTGRES_USER", "annotator"))
+PG = dict(
+    host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    port=int(os.environ.get("POSTGRES_PORT", "54329")),
+    user=os.environ.get("POSTGRES_USER", "annotator"),
+)
 TARGET = 1.2
 JOB = "a video's job, in all"
 CLIP_S = 3.0
@@ -90,12 +93,17 @@ def _environment() -> None:
     """Settings for this process (read by ``annotator.settings``): the bench's database, media and
     Redis database."""
     port = os.environ.get("REDIS_PORT", "63799")
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "annotator.settings", "POSTGRES_DB": DB, "LOG_LEVEL": "WARNING",
-        "MEDIA_ROOT": str(HOME / "media"), "MEDIA_WORK_DIR": str(HOME / "work"),
-        "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/{REDIS_DB}",
-        "CELERY_RESULT_BACKEND": f"redis://127.0.0.1:{port}/{REDIS_DB}",
-    })
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "annotator.settings",
+            "POSTGRES_DB": DB,
+            "LOG_LEVEL": "WARNING",
+            "MEDIA_ROOT": str(HOME / "media"),
+            "MEDIA_WORK_DIR": str(HOME / "work"),
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/{REDIS_DB}",
+            "CELERY_RESULT_BACKEND": f"redis://127.0.0.1:{port}/{REDIS_DB}",
+        }
+    )
     sys.path.insert(0, str(REPO))
 
 
@@ -109,8 +117,26 @@ def _database() -> None:
 
 def _clip(path: Path, i: int) -> bytes:
     """A 3 s night clip (testsrc at 320x240, 25 fps), different for each ``i``."""
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=320x240:rate=25:duration={CLIP_S}",
-                    "-vf", f"hue=h={(i * 37) % 360}", "-c:v", "libx264", "-pix_fmt", "yuv420p", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc=size=320x240:rate=25:duration={CLIP_S}",
+            "-vf",
+            f"hue=h={(i * 37) % 360}",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            str(path),
+        ],
+        check=True,
+    )
     return path.read_bytes()
 
 
@@ -137,15 +163,28 @@ def build(n_videos: int, n_types: int, concurrency: int, base_url: str):
         data = _clip(HOME / "work" / f"night{i}.mp4", i)
         sha = hashlib.sha256(data).hexdigest()
         name = default_storage.save(f"renditions/{sha[:16]}/night{i}.mp4", ContentFile(data))
-        Video.objects.create(project=project, sha256=sha, filename=f"night{i}.mp4", status=Video.Status.READY,
-                             duration_s=CLIP_S, fps=25.0, width=320, height=240, rendition=name, original=name,
-                             illumination="night", domain="bench")
-    ModelServer.objects.create(project=project, name="loopback", base_url=base_url, model="fake-vlm",
-                               concurrency=concurrency, timeout_s=60)
+        Video.objects.create(
+            project=project,
+            sha256=sha,
+            filename=f"night{i}.mp4",
+            status=Video.Status.READY,
+            duration_s=CLIP_S,
+            fps=25.0,
+            width=320,
+            height=240,
+            rendition=name,
+            original=name,
+            illumination="night",
+            domain="bench",
+        )
+    ModelServer.objects.create(
+        project=project, name="loopback", base_url=base_url, model="fake-vlm", concurrency=concurrency, timeout_s=60
+    )
     return project, keep
 
 
 # ------------------------------------------------------------------------------ profiling
+
 
 class Profile:
     """Seconds per thread spent in the parts of a call, summed over threads (``--profile``)."""
@@ -238,10 +277,13 @@ def main() -> None:
     stats = None
     try:
         project, types = build(args.videos, args.qa_types, args.concurrency, base_url)
-        print(f"drafting: {args.videos} videos of {CLIP_S:g} s, {len(types)} QA types, egonight (caption, questions, "
-              f"answer), server concurrency {args.concurrency}, {args.delay * 1000:.0f} ms per call, "
-              f"{args.frames} frames a clip; database {DB}; {os.cpu_count()} CPUs, load average "
-              f"{os.getloadavg()[0]:.1f} before the run", flush=True)
+        print(
+            f"drafting: {args.videos} videos of {CLIP_S:g} s, {len(types)} QA types, egonight (caption, questions, "
+            f"answer), server concurrency {args.concurrency}, {args.delay * 1000:.0f} ms per call, "
+            f"{args.frames} frames a clip; database {DB}; {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f} before the run",
+            flush=True,
+        )
         profile = None
         if args.profile:
             profile = Profile()
@@ -269,10 +311,15 @@ def main() -> None:
     ideal = calls * args.delay / args.concurrency
     ratio = wall / ideal if ideal else float("nan")
     v = report["videos"]
-    print(f"  run {run.pk}: {outcome}, {v['done']} of {v['total']} videos done, {v['failed']} failed, "
-          f"{report['drafts']} drafts")
-    print(f"  calls             {calls} ({stored} stored; "
-          + ", ".join(f"{s} {c['calls']}" for s, c in report["calls"].items()) + ")")
+    print(
+        f"  run {run.pk}: {outcome}, {v['done']} of {v['total']} videos done, {v['failed']} failed, "
+        f"{report['drafts']} drafts"
+    )
+    print(
+        f"  calls             {calls} ({stored} stored; "
+        + ", ".join(f"{s} {c['calls']}" for s, c in report["calls"].items())
+        + ")"
+    )
     print(f"  most in flight    {stats['max_in_flight']} (limit {args.concurrency})")
     print(f"  wall time         {wall:.2f} s")
     print(f"  calls/s           {calls / wall:.2f} (ideal {args.concurrency / args.delay:.2f})")
@@ -281,22 +328,34 @@ def main() -> None:
     print("  mean latency      " + ", ".join(f"{s} {c['latency_ms_mean']} ms" for s, c in report["calls"].items()))
     if profile is not None:
         busy = profile.seconds["HTTP call (holding a slot)"]
-        print(f"  profile: slots busy {busy:.1f} of {args.concurrency} x {wall:.1f} = {args.concurrency * wall:.1f} "
-              f"slot-seconds ({busy / (args.concurrency * wall):.1%}); thread-seconds by part (count):")
-        parts = ("sampling frames (ffmpeg)", "waiting for a slot", "HTTP call (holding a slot)", "  making the client",
-                 "validating answers", "storing calls")
+        print(
+            f"  profile: slots busy {busy:.1f} of {args.concurrency} x {wall:.1f} = {args.concurrency * wall:.1f} "
+            f"slot-seconds ({busy / (args.concurrency * wall):.1%}); thread-seconds by part (count):"
+        )
+        parts = (
+            "sampling frames (ffmpeg)",
+            "waiting for a slot",
+            "HTTP call (holding a slot)",
+            "  making the client",
+            "validating answers",
+            "storing calls",
+        )
         for what in (JOB, *parts):
             print(f"    {what:28s} {profile.seconds[what]:8.2f} s  ({profile.counts[what]})")
         known = sum(profile.seconds[w] for w in parts if not w.startswith(" "))  # "making the client" is in the call
-        print(f"    {'elsewhere':28s} {profile.seconds[JOB] - known:8.2f} s  (waiting for a frame sampler, cache look-ups, "
-              "the job's other queries, building requests, saving drafts)")
+        print(
+            f"    {'elsewhere':28s} {profile.seconds[JOB] - known:8.2f} s  (waiting for a frame sampler, cache look-ups, "
+            "the job's other queries, building requests, saving drafts)"
+        )
     if v["done"] != v["total"]:
         sys.exit(f"not every video was drafted: {report['failures'][:3]}")
     expected = args.videos * len(types) * STAGES_PER_TYPE
     if not calls == stored == expected or stats["max_in_flight"] > args.concurrency:
-        sys.exit(f"expected {expected} calls ({args.videos} videos x {len(types)} QA types x {STAGES_PER_TYPE} stages), "
-                 f"each stored, at most {args.concurrency} in flight; got {calls} answered, {stored} stored, "
-                 f"{stats['max_in_flight']} in flight")
+        sys.exit(
+            f"expected {expected} calls ({args.videos} videos x {len(types)} QA types x {STAGES_PER_TYPE} stages), "
+            f"each stored, at most {args.concurrency} in flight; got {calls} answered, {stored} stored, "
+            f"{stats['max_in_flight']} in flight"
+        )
     if args.smoke:
         print("smoke: ok")
 

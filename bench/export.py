@@ -60,8 +60,11 @@ def setup_django() -> None:
     """Django on the scratch database, created if missing and migrated."""
     import psycopg
 
-    pg = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-              user=os.environ.get("POSTGRES_USER", "annotator"))
+    pg = dict(
+        host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+        port=int(os.environ.get("POSTGRES_PORT", "54329")),
+        user=os.environ.get("POSTGRES_USER", "annotator"),
+    )
     with psycopg.connect(**pg, dbname="postgres", autocommit=True) as conn:
         if not conn.execute("select 1 from pg_database where datname = %s", [DB]).fetchone():
             conn.execute(f'create database "{DB}"')
@@ -95,47 +98,83 @@ def seed(size: int) -> str:
     with transaction.atomic():
         with connection.cursor() as c:  # a half-made earlier seed goes first (revisions refuse DELETE but here)
             c.execute("alter table qa_revision disable trigger qa_revision_append_only")
-            c.execute("delete from qa_revision r using qa_qapair q where q.id = r.qa_pair_id and q.project_id = %s",
-                      [project.pk])
+            c.execute(
+                "delete from qa_revision r using qa_qapair q where q.id = r.qa_pair_id and q.project_id = %s",
+                [project.pk],
+            )
             c.execute("alter table qa_revision enable trigger qa_revision_append_only")
         for model in (QAPair, WorkUnit, VideoGroupMember, VideoGroup):
-            model.objects.filter(**({"group__project": project} if model is VideoGroupMember else {"project": project})).delete()
+            model.objects.filter(
+                **({"group__project": project} if model is VideoGroupMember else {"project": project})
+            ).delete()
         DraftRun.objects.filter(project=project).delete()
         Video.objects.filter(project=project).delete()
         QAType.objects.filter(project=project).delete()
         User = get_user_model()
         users = [User.objects.get_or_create(username=f"bench-export-{i}")[0] for i in range(N_ANNOTATORS)]
-        types = {slug_: QAType.objects.create(project=project, slug=slug_, name=slug_, paired=paired)
-                 for slug_, paired in (("scene_description", False), ("object_recognition", False),
-                                       ("spatial_reasoning", True))}
+        types = {
+            slug_: QAType.objects.create(project=project, slug=slug_, name=slug_, paired=paired)
+            for slug_, paired in (
+                ("scene_description", False),
+                ("object_recognition", False),
+                ("spatial_reasoning", True),
+            )
+        }
         recipe = [["eq", {"brightness": -0.3, "gamma": 0.8}], ["noise", {"alls": 12}], "tmix"]
-        videos = Video.objects.bulk_create([
-            Video(project=project, sha256=f"{size:08x}{i:056x}", filename=f"clip{i:04d}.mp4", original=f"originals/clip{i:04d}.mp4",
-                  status="ready", duration_s=60.0, fps=30.0, width=1280, height=720,
-                  illumination="night" if i >= N_VIDEOS - N_NIGHT else "day", domain="kitchen",
-                  source="synthetic" if i >= N_VIDEOS - N_NIGHT else "real",
-                  extra={"night_recipe": recipe} if i >= N_VIDEOS - N_NIGHT else {"camera": "gopro"})
-            for i in range(N_VIDEOS)])
-        groups = VideoGroup.objects.bulk_create([VideoGroup(project=project, kind="day_night", name=f"pair {i}")
-                                                 for i in range(N_NIGHT)])
+        videos = Video.objects.bulk_create(
+            [
+                Video(
+                    project=project,
+                    sha256=f"{size:08x}{i:056x}",
+                    filename=f"clip{i:04d}.mp4",
+                    original=f"originals/clip{i:04d}.mp4",
+                    status="ready",
+                    duration_s=60.0,
+                    fps=30.0,
+                    width=1280,
+                    height=720,
+                    illumination="night" if i >= N_VIDEOS - N_NIGHT else "day",
+                    domain="kitchen",
+                    source="synthetic" if i >= N_VIDEOS - N_NIGHT else "real",
+                    extra={"night_recipe": recipe} if i >= N_VIDEOS - N_NIGHT else {"camera": "gopro"},
+                )
+                for i in range(N_VIDEOS)
+            ]
+        )
+        groups = VideoGroup.objects.bulk_create(
+            [VideoGroup(project=project, kind="day_night", name=f"pair {i}") for i in range(N_NIGHT)]
+        )
         VideoGroupMember.objects.bulk_create(
             [VideoGroupMember(group=g, video=videos[i], role="day") for i, g in enumerate(groups)]
-            + [VideoGroupMember(group=g, video=videos[N_VIDEOS - N_NIGHT + i], role="night", offset_s=0.5)
-               for i, g in enumerate(groups)])
+            + [
+                VideoGroupMember(group=g, video=videos[N_VIDEOS - N_NIGHT + i], role="night", offset_s=0.5)
+                for i, g in enumerate(groups)
+            ]
+        )
         run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
         jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in videos])
         units = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=v, start_s=0, end_s=60) for v in videos])
-        paired = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=videos[i], group=g, start_s=0, end_s=60)
-                                               for i, g in enumerate(groups)])
+        paired = WorkUnit.objects.bulk_create(
+            [WorkUnit(project=project, video=videos[i], group=g, start_s=0, end_s=60) for i, g in enumerate(groups)]
+        )
         params = {
-            "n": size, "jobs": [j.pk for j in jobs], "units": [u.pk for u in units], "unit_videos": [u.video_id for u in units],
-            "paired": [u.pk for u in paired], "paired_videos": [u.video_id for u in paired], "project": project.pk,
-            "open": types["scene_description"].pk, "mc": types["object_recognition"].pk,
-            "pt": types["spatial_reasoning"].pk, "users": [u.pk for u in users], "run": run.pk,
+            "n": size,
+            "jobs": [j.pk for j in jobs],
+            "units": [u.pk for u in units],
+            "unit_videos": [u.video_id for u in units],
+            "paired": [u.pk for u in paired],
+            "paired_videos": [u.video_id for u in paired],
+            "project": project.pk,
+            "open": types["scene_description"].pk,
+            "mc": types["object_recognition"].pk,
+            "pt": types["spatial_reasoning"].pk,
+            "users": [u.pk for u in users],
+            "run": run.pk,
         }
         with connection.cursor() as c:
             # One draft per QA pair; g % 10 picks the kind: 0-5 open, 6-7 multiple choice, 8 paired MC, 9 paired open.
-            c.execute("""
+            c.execute(
+                """
                 insert into drafts_draft (job_id, qa_type, question, answer, options, answer_index, clip_start_s,
                                           clip_end_s, source_key, params, created_at)
                 select (%(jobs)s::bigint[])[g %% 1000 + 1],
@@ -145,8 +184,11 @@ def seed(size: int) -> str:
                        case when g %% 10 in (6, 7, 8) then '["pan", "cup", "lamp", "shoe"]'::jsonb end,
                        case when g %% 10 in (6, 7, 8) then 1 end,
                        (g %% 57)::float, (g %% 57 + 3)::float, 'k' || g, '{}'::jsonb, now()
-                from generate_series(1, %(n)s) g""", params)
-            c.execute("""
+                from generate_series(1, %(n)s) g""",
+                params,
+            )
+            c.execute(
+                """
                 insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, draft_id, origin, question, answer,
                                        options, answer_index, clip_start_s, clip_end_s, videos, status, provenance,
                                        delete_reason, flag_reason, flag_source, version, verified_at, created_at,
@@ -162,14 +204,19 @@ def seed(size: int) -> str:
                        now(), now()
                 from (select d.*, substr(d.source_key, 2)::int as g, substr(d.source_key, 2)::int %% 10 as k
                       from drafts_draft d join drafts_draftjob j on j.id = d.job_id where j.run_id = %(run)s) x
-                order by x.id""", params)
-            c.execute("""
+                order by x.id""",
+                params,
+            )
+            c.execute(
+                """
                 insert into qa_revision (qa_pair_id, actor_user_id, actor_model, action, after, version, created_at)
                 select q.id, (%(users)s::int[])[q.id %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
                 from qa_qapair q where q.project_id = %(project)s
                 union all
                 select q.id, (%(users)s::int[])[(q.id + 1) %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
-                from qa_qapair q where q.project_id = %(project)s and q.id %% 5 = 0""", params)
+                from qa_qapair q where q.project_id = %(project)s and q.id %% 5 = 0""",
+                params,
+            )
     with connection.cursor() as c:
         c.execute("vacuum analyze qa_qapair, qa_revision, drafts_draft")
     print(f"seeded {size:,} QA pairs in {time.perf_counter() - started:.1f} s", flush=True)
@@ -193,10 +240,10 @@ def read_back(path: Path, fmt: str) -> tuple[int, int]:
 def export_formats(slug: str, formats: list[str]):
     """Export project ``slug`` in each of ``formats``, one after the other; yield per format a dict of
     rows, seconds, RSS before and peak (MB), the file's bytes, and its rows and distinct ids read back."""
+    import pyarrow  # noqa: F401  (loaded before the baseline, as the exporter loads it for parquet)
+
     from annotator.projects.models import Project
     from annotator.qa import exports
-
-    import pyarrow  # noqa: F401  (loaded before the baseline, as the exporter loads it for parquet)
 
     project = Project.objects.get(slug=slug)
     for fmt in formats:
@@ -209,8 +256,16 @@ def export_formats(slug: str, formats: list[str]):
         seconds = time.perf_counter() - started
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         rows, ids = read_back(out, fmt)  # after the peak: reading back is not the export's memory
-        yield {"format": fmt, "rows": result.rows, "seconds": seconds, "rss_before_mb": before / 1024,
-               "peak_mb": peak / 1024, "bytes": out.stat().st_size, "file_rows": rows, "file_ids": ids}
+        yield {
+            "format": fmt,
+            "rows": result.rows,
+            "seconds": seconds,
+            "rss_before_mb": before / 1024,
+            "peak_mb": peak / 1024,
+            "bytes": out.stat().st_size,
+            "file_rows": rows,
+            "file_ids": ids,
+        }
         out.unlink()
 
 
@@ -242,8 +297,10 @@ def main() -> None:
     setup_django()  # sets POSTGRES_DB to DB: the children inherit it
     sizes = [int(s) for s in args.sizes.split(",")]
     slugs = {size: seed(size) for size in sizes}
-    print(f"{'rows':>10} {'format':>8} {'seconds':>8} {'rows/s':>9} {'peak RSS':>9} {'growth':>8} {'file':>9} "
-          f"{'read back':>10} {'distinct ids':>13}")
+    print(
+        f"{'rows':>10} {'format':>8} {'seconds':>8} {'rows/s':>9} {'peak RSS':>9} {'growth':>8} {'file':>9} "
+        f"{'read back':>10} {'distinct ids':>13}"
+    )
     # One child per (size, format, repeat): each peak is that export's alone. The smoke run exports in this
     # process (Django starts once: several seconds on 2 busy cores), so its peaks include the seeding's.
     batches = [formats] if args.smoke else [[fmt] for fmt in formats]
@@ -255,20 +312,30 @@ def main() -> None:
                 if args.smoke:
                     runs.append(list(export_formats(slugs[size], batch)))
                     continue
-                done = subprocess.run([sys.executable, __file__, "--child", slugs[size], ",".join(batch)],
-                                      capture_output=True, text=True, cwd=REPO, check=False,
-                                      env={**os.environ, "PYTHONPATH": str(REPO), "BENCH_EXPORT_DB": DB})
+                done = subprocess.run(
+                    [sys.executable, __file__, "--child", slugs[size], ",".join(batch)],
+                    capture_output=True,
+                    text=True,
+                    cwd=REPO,
+                    check=False,
+                    env={**os.environ, "PYTHONPATH": str(REPO), "BENCH_EXPORT_DB": DB},
+                )
                 if done.returncode != 0:
                     sys.exit(done.stderr[-3000:])
-                runs.append([json.loads(line) for line in done.stdout.strip().splitlines()[-len(batch):]])
+                runs.append([json.loads(line) for line in done.stdout.strip().splitlines()[-len(batch) :]])
             for i, fmt in enumerate(batch):
                 run = sorted((r[i] for r in runs), key=lambda r: r["seconds"])[len(runs) // 2]
-                print(f"{run['rows']:>10,} {fmt:>8} {run['seconds']:>8.1f} {run['rows'] / run['seconds']:>9,.0f} "
-                      f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
-                      f"{run['bytes'] / 2**20:>7.1f}MB {run['file_rows']:>10,} {run['file_ids']:>13,}", flush=True)
+                print(
+                    f"{run['rows']:>10,} {fmt:>8} {run['seconds']:>8.1f} {run['rows'] / run['seconds']:>9,.0f} "
+                    f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
+                    f"{run['bytes'] / 2**20:>7.1f}MB {run['file_rows']:>10,} {run['file_ids']:>13,}",
+                    flush=True,
+                )
                 if not size == run["rows"] == run["file_rows"] == run["file_ids"]:
-                    lost.append(f"{fmt} at {size:,}: {run['rows']:,} rows exported, {run['file_rows']:,} in the file, "
-                                f"{run['file_ids']:,} distinct ids")
+                    lost.append(
+                        f"{fmt} at {size:,}: {run['rows']:,} rows exported, {run['file_rows']:,} in the file, "
+                        f"{run['file_ids']:,} distinct ids"
+                    )
     if lost:
         sys.exit("QA pairs lost or repeated: " + "; ".join(lost))
     if args.smoke:

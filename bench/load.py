@@ -94,6 +94,7 @@ def _participants_module():
 
 # ------------------------------------------------------------------------------ fill
 
+
 def fill(plan: dict) -> dict:
     """(The environment set by ``bench/participants.py``'s ``_environment``.) Empty the database, fill
     it (see the module's docstring) and return the tokens, session keys, study id and link token.
@@ -147,24 +148,52 @@ def fill(plan: dict) -> dict:
     run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
     for i in range(plan["units"]):
         # No file: a claim, heartbeat, autosave and submit read the video's row, never its bytes.
-        video = Video.objects.create(project=project, sha256=f"{i + 1:064x}", filename=f"load{i}.mp4",
-                                     status=Video.Status.READY, duration_s=10.0, fps=25.0, width=640, height=360)
-        save_drafts(DraftJob.objects.create(run=run, video=video), [
-            DraftSpec("object_recognition", "Which object is on the table?", "cup", 0.0, 3.0, source_key="objects",
-                      options=["pan", "cup", "lamp", "shoe"], answer_index=1, params={"shuffle_seed": 7}),
-        ], actor="templates/templates-v1")
+        video = Video.objects.create(
+            project=project,
+            sha256=f"{i + 1:064x}",
+            filename=f"load{i}.mp4",
+            status=Video.Status.READY,
+            duration_s=10.0,
+            fps=25.0,
+            width=640,
+            height=360,
+        )
+        save_drafts(
+            DraftJob.objects.create(run=run, video=video),
+            [
+                DraftSpec(
+                    "object_recognition",
+                    "Which object is on the table?",
+                    "cup",
+                    0.0,
+                    3.0,
+                    source_key="objects",
+                    options=["pan", "cup", "lamp", "shoe"],
+                    answer_index=1,
+                    params={"shuffle_seed": 7},
+                )
+            ],
+            actor="templates/templates-v1",
+        )
     progress(f"{plan['units']} units drafted")
-    tokens = [token_for(ensure_member(f"load{i}", role="annotator", project=project)[0])
-              for i in range(plan["annotators"])]
+    tokens = [
+        token_for(ensure_member(f"load{i}", role="annotator", project=project)[0]) for i in range(plan["annotators"])
+    ]
     progress(f"{plan['annotators']} annotators")
     from django.db import connection
 
     connection.close()
-    return {"tokens": tokens, "sessions": session_keys, "study_id": setup.study_id, "link_token": setup.token,
-            "session_cookie": settings.SESSION_COOKIE_NAME}
+    return {
+        "tokens": tokens,
+        "sessions": session_keys,
+        "study_id": setup.study_id,
+        "link_token": setup.token,
+        "session_cookie": settings.SESSION_COOKIE_NAME,
+    }
 
 
 # ------------------------------------------------------------------------------ server, sampling
+
 
 def start_server(port: int, k: int, threads: int, home: Path) -> subprocess.Popen:
     """Start gunicorn with ``k`` worker processes of ``threads`` threads on loopback (the application
@@ -173,11 +202,25 @@ def start_server(port: int, k: int, threads: int, home: Path) -> subprocess.Pope
     start on a busy machine, and an idle server takes no CPU."""
     with open(home / f"web-k{k}.log", "ab") as log:  # the server keeps its own copy of the descriptor
         return subprocess.Popen(
-            [str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi", "-c", str(REPO / "gunicorn.conf.py"),
-             "--bind", f"127.0.0.1:{port}", "--workers", str(k), "--threads", str(threads),
-             "--preload",  # the application imported once, before the fork: K workers start in the time of one
-             "--no-control-socket"],  # gunicorn's default control socket is one path for every gunicorn of the user
-            cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
+            [
+                str(REPO / ".venv" / "bin" / "gunicorn"),
+                "annotator.wsgi",
+                "-c",
+                str(REPO / "gunicorn.conf.py"),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(k),
+                "--threads",
+                str(threads),
+                "--preload",  # the application imported once, before the fork: K workers start in the time of one
+                "--no-control-socket",
+            ],  # gunicorn's default control socket is one path for every gunicorn of the user
+            cwd=REPO,
+            env=os.environ.copy(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def ready(server: subprocess.Popen, port: int, log: Path, seconds: float = 180) -> None:
@@ -240,8 +283,11 @@ class Sampler(threading.Thread):
 
         with psycopg.connect(**self.pg, dbname="postgres", autocommit=True) as conn:
             while not self.stop.is_set():
-                rows = conn.execute("select pid, state, wait_event_type, wait_event from pg_stat_activity "
-                                    "where datname = %s and pid <> pg_backend_pid()", [self.db]).fetchall()
+                rows = conn.execute(
+                    "select pid, state, wait_event_type, wait_event from pg_stat_activity "
+                    "where datname = %s and pid <> pg_backend_pid()",
+                    [self.db],
+                ).fetchall()
                 self.samples += 1
                 for pid, state, kind, event in rows:
                     if state == "active":
@@ -279,8 +325,10 @@ def bottleneck(web_cores: float, db_cores: float, k: int, machine_busy: float, w
     if active and locks / active > 0.25:
         return f"locks ({locks} of {active} active-backend samples waited on a lock)"
     if machine_busy >= 0.9:
-        return (f"CPU of the machine ({machine_busy:.0%} busy over {cores} cores: web {web_cores:.2f}, "
-                f"database {db_cores:.2f} cores)")
+        return (
+            f"CPU of the machine ({machine_busy:.0%} busy over {cores} cores: web {web_cores:.2f}, "
+            f"database {db_cores:.2f} cores)"
+        )
     if web_cores >= 0.9 * min(k, cores):
         return f"CPU of the web workers ({web_cores:.2f} cores of {min(k, cores)} usable)"
     if db_cores > web_cores:
@@ -290,6 +338,7 @@ def bottleneck(web_cores: float, db_cores: float, k: int, machine_busy: float, w
 
 # ------------------------------------------------------------------------------ one run
 
+
 def percentile(sorted_ms: list[float], q: float) -> float:
     """The ``q`` quantile (0-1) of sorted values, nearest rank."""
     if not sorted_ms:
@@ -297,8 +346,17 @@ def percentile(sorted_ms: list[float], q: float) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, max(0, math.ceil(q * len(sorted_ms)) - 1))]
 
 
-def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: str, home: Path, pg: dict,
-          participants_from: int) -> dict:
+def run_k(
+    k: int,
+    server: subprocess.Popen,
+    port: int,
+    args,
+    filled: dict,
+    db: str,
+    home: Path,
+    pg: dict,
+    participants_from: int,
+) -> dict:
     """One run against ``server`` (gunicorn with ``k`` worker processes on ``port``); returns its
     figures (see ``report``). Stops the server."""
     import psutil
@@ -306,7 +364,10 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
 
     bp = _participants_module()
     t0 = time.monotonic()
-    stage = lambda what: print(f"    [{time.monotonic() - t0:5.1f} s] {what}", file=sys.stderr, flush=True)
+
+    def stage(what):
+        print(f"    [{time.monotonic() - t0:5.1f} s] {what}", file=sys.stderr, flush=True)
+
     ready(server, port, home / f"web-k{k}.log")
     stage("gunicorn answers")
     out = home / f"locust-k{k}.json"
@@ -317,17 +378,28 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
         bp.warm_up(port, setup, threads=2 * k)  # 15 requests each: every worker's first requests
         stage("warmed up")
         workers = [c.pid for c in psutil.Process(server.pid).children()]
-        sessions = filled["sessions"][participants_from:participants_from + args.participants]
-        env = {**os.environ, "LOAD_SLUG": SLUG, "LOAD_TOKENS": json.dumps(filled["tokens"][:args.annotators]),
-               "LOAD_SESSIONS": json.dumps(sessions), "LOAD_STUDY_ID": str(filled["study_id"]),
-               "LOAD_LINK_TOKEN": filled["link_token"], "LOAD_SESSION_COOKIE": filled["session_cookie"],
-               "LOAD_WORK_S": str(args.work_s), "LOAD_HEARTBEAT_S": str(args.heartbeat_s),
-               "LOAD_AUTOSAVE_S": str(args.autosave_s), "LOAD_THINK_MS": str(args.think_ms),
-               "LOAD_MAX_REQUESTS": str(args.max_requests), "LOAD_RUN_ID": run_id, "LOAD_OUT": str(out),
-               "LOAD_ANNOTATORS": str(args.annotators), "LOAD_PARTICIPANTS": str(len(sessions)),
-               "LOAD_UNTIL_SEEN": ",".join(MEASURED) if args.smoke else "",
-               # The smoke's units are few: at most 3 submits an annotator per run, so every run has units.
-               "LOAD_MAX_UNITS": "3" if args.smoke else "0"}
+        sessions = filled["sessions"][participants_from : participants_from + args.participants]
+        env = {
+            **os.environ,
+            "LOAD_SLUG": SLUG,
+            "LOAD_TOKENS": json.dumps(filled["tokens"][: args.annotators]),
+            "LOAD_SESSIONS": json.dumps(sessions),
+            "LOAD_STUDY_ID": str(filled["study_id"]),
+            "LOAD_LINK_TOKEN": filled["link_token"],
+            "LOAD_SESSION_COOKIE": filled["session_cookie"],
+            "LOAD_WORK_S": str(args.work_s),
+            "LOAD_HEARTBEAT_S": str(args.heartbeat_s),
+            "LOAD_AUTOSAVE_S": str(args.autosave_s),
+            "LOAD_THINK_MS": str(args.think_ms),
+            "LOAD_MAX_REQUESTS": str(args.max_requests),
+            "LOAD_RUN_ID": run_id,
+            "LOAD_OUT": str(out),
+            "LOAD_ANNOTATORS": str(args.annotators),
+            "LOAD_PARTICIPANTS": str(len(sessions)),
+            "LOAD_UNTIL_SEEN": ",".join(MEASURED) if args.smoke else "",
+            # The smoke's units are few: at most 3 submits an annotator per run, so every run has units.
+            "LOAD_MAX_UNITS": "3" if args.smoke else "0",
+        }
         users = args.annotators + len(sessions)
         sampler = Sampler(db, pg)
         load_start = os.getloadavg()[0]
@@ -336,11 +408,32 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
         sampler.start()
         with open(home / f"locust-k{k}.log", "wb") as log:
             locust = subprocess.Popen(
-                [str(REPO / ".venv" / "bin" / "locust"), "-f", str(LOCUSTFILE), "--headless",
-                 "--host", f"http://127.0.0.1:{port}", "-u", str(users),
-                 "-r", str(max(1.0, users / args.spawn_s)), "-t", f"{args.seconds}s", "--stop-timeout", "0",
-                 "--only-summary", "--loglevel", "WARNING", "--exit-code-on-error", "0"],
-                cwd=REPO / "bench" / "load_users", env=env, stdout=log, stderr=subprocess.STDOUT)
+                [
+                    str(REPO / ".venv" / "bin" / "locust"),
+                    "-f",
+                    str(LOCUSTFILE),
+                    "--headless",
+                    "--host",
+                    f"http://127.0.0.1:{port}",
+                    "-u",
+                    str(users),
+                    "-r",
+                    str(max(1.0, users / args.spawn_s)),
+                    "-t",
+                    f"{args.seconds}s",
+                    "--stop-timeout",
+                    "0",
+                    "--only-summary",
+                    "--loglevel",
+                    "WARNING",
+                    "--exit-code-on-error",
+                    "0",
+                ],
+                cwd=REPO / "bench" / "load_users",
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             started = time.monotonic()
             locust_cpu = 0.0
             while locust.poll() is None:
@@ -366,61 +459,95 @@ def run_k(k: int, server: subprocess.Popen, port: int, args, filled: dict, db: s
     data = json.loads(out.read_text())
     seconds = max(1e-3, (data["last"] or 0) - (data["first"] or 0))
     with psycopg.connect(**pg, dbname=db, autocommit=True) as conn:
-        stored_submits = conn.execute("select count(*) from qa_submission where idempotency_key = any(%s)",
-                                      [data["acked"]["submit"]]).fetchone()[0]
-        stored_answers = conn.execute("select count(*) from studies_trial where idempotency_key = any(%s) "
-                                      "and answered_at is not null and response is not null",
-                                      [data["acked"]["answer"]]).fetchone()[0]
-    busy = lambda t: t.user + t.nice + t.system + t.irq + t.softirq + getattr(t, "steal", 0)
+        stored_submits = conn.execute(
+            "select count(*) from qa_submission where idempotency_key = any(%s)", [data["acked"]["submit"]]
+        ).fetchone()[0]
+        stored_answers = conn.execute(
+            "select count(*) from studies_trial where idempotency_key = any(%s) "
+            "and answered_at is not null and response is not null",
+            [data["acked"]["answer"]],
+        ).fetchone()[0]
+
+    def busy(t):
+        return t.user + t.nice + t.system + t.irq + t.softirq + getattr(t, "steal", 0)
+
     machine_total = sum(machine_after) - sum(machine_before)
     machine_busy = (busy(machine_after) - busy(machine_before)) / machine_total if machine_total else 0.0
     db_cores = sum(sampler.backend_cpu.values()) / seconds
-    return {"k": k, "seconds": seconds, "calls": data["calls"], "failures": data["failures"],
-            "acked_submits": len(data["acked"]["submit"]), "stored_submits": stored_submits,
-            "acked_answers": len(data["acked"]["answer"]), "stored_answers": stored_answers,
-            "empty_claims": data["empty_claims"], "cut": data["cut"], "sent_again": data["sent_again"], "web_cores": web_cpu / seconds, "db_cores": db_cores,
-            "locust_cores": locust_cpu / seconds, "machine_busy": machine_busy, "load": (load_start, load_end),
-            "waits": sampler.waits, "samples": sampler.samples, "annotators": args.annotators,
-            "participants": len(sessions)}
+    return {
+        "k": k,
+        "seconds": seconds,
+        "calls": data["calls"],
+        "failures": data["failures"],
+        "acked_submits": len(data["acked"]["submit"]),
+        "stored_submits": stored_submits,
+        "acked_answers": len(data["acked"]["answer"]),
+        "stored_answers": stored_answers,
+        "empty_claims": data["empty_claims"],
+        "cut": data["cut"],
+        "sent_again": data["sent_again"],
+        "web_cores": web_cpu / seconds,
+        "db_cores": db_cores,
+        "locust_cores": locust_cpu / seconds,
+        "machine_busy": machine_busy,
+        "load": (load_start, load_end),
+        "waits": sampler.waits,
+        "samples": sampler.samples,
+        "annotators": args.annotators,
+        "participants": len(sessions),
+    }
 
 
 def report(r: dict) -> tuple[list[str], dict]:
     """Print one run's table; return (its failures, the p95 of each endpoint)."""
-    print(f"\nK = {r['k']} worker process{'es' if r['k'] > 1 else ''} ({r['annotators']} annotators, "
-          f"{r['participants']} participants, {r['seconds']:.1f} s from the first request to the last; "
-          f"load average {r['load'][0]:.2f} at the start, {r['load'][1]:.2f} at the end, {os.cpu_count()} CPUs)")
+    print(
+        f"\nK = {r['k']} worker process{'es' if r['k'] > 1 else ''} ({r['annotators']} annotators, "
+        f"{r['participants']} participants, {r['seconds']:.1f} s from the first request to the last; "
+        f"load average {r['load'][0]:.2f} at the start, {r['load'][1]:.2f} at the end, {os.cpu_count()} CPUs)"
+    )
     print(f"{'endpoint':<10} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
     p95, failed = {}, []
     for endpoint in ENDPOINTS:
         values = sorted(r["calls"].get(endpoint, []))
         errors = sum(r["failures"].get(endpoint, {}).values())
         p95[endpoint] = percentile(values, 0.95)
-        print(f"{endpoint:<10} {len(values):>9} {len(values) / r['seconds']:>8.1f} {percentile(values, 0.5):>8.1f} "
-              f"{p95[endpoint]:>8.1f} {percentile(values, 0.99):>8.1f} {errors:>7}")
+        print(
+            f"{endpoint:<10} {len(values):>9} {len(values) / r['seconds']:>8.1f} {percentile(values, 0.5):>8.1f} "
+            f"{p95[endpoint]:>8.1f} {percentile(values, 0.99):>8.1f} {errors:>7}"
+        )
         if errors:
             failed.append(f"K={r['k']}: {errors} {endpoint} errors {dict(r['failures'][endpoint])}")
     total = sum(len(v) for v in r["calls"].values())
     print(f"{'all':<10} {total:>9} {total / r['seconds']:>8.1f}")
     lost_submits = r["acked_submits"] - r["stored_submits"]
     lost_answers = r["acked_answers"] - r["stored_answers"]
-    print(f"submits acknowledged {r['acked_submits']}, stored {r['stored_submits']}: lost {lost_submits}; "
-          f"answers acknowledged {r['acked_answers']}, stored {r['stored_answers']}: lost {lost_answers}; "
-          f"empty claims (nothing left) {r['empty_claims']}; requests cut by the run's end (in flight when Locust "
-          f"stopped, not timed) {r['cut']}; requests sent again after no response on a kept-alive connection "
-          f"{r['sent_again']}")
+    print(
+        f"submits acknowledged {r['acked_submits']}, stored {r['stored_submits']}: lost {lost_submits}; "
+        f"answers acknowledged {r['acked_answers']}, stored {r['stored_answers']}: lost {lost_answers}; "
+        f"empty claims (nothing left) {r['empty_claims']}; requests cut by the run's end (in flight when Locust "
+        f"stopped, not timed) {r['cut']}; requests sent again after no response on a kept-alive connection "
+        f"{r['sent_again']}"
+    )
     if lost_submits or lost_answers:
         failed.append(f"K={r['k']}: {lost_submits} submits and {lost_answers} answers lost")
-    print(f"CPU (cores, averaged over the run): web workers {r['web_cores']:.2f}, database backends "
-          f"{r['db_cores']:.2f}, Locust {r['locust_cores']:.2f}; the machine {r['machine_busy']:.0%} busy")
+    print(
+        f"CPU (cores, averaged over the run): web workers {r['web_cores']:.2f}, database backends "
+        f"{r['db_cores']:.2f}, Locust {r['locust_cores']:.2f}; the machine {r['machine_busy']:.0%} busy"
+    )
     active = sum(r["waits"].values())
     top = ", ".join(f"{w} {n}" for w, n in r["waits"].most_common(6)) or "none"
-    print(f"database backends active, by wait event ({r['samples']} samples, {active / max(1, r['samples']):.2f} "
-          f"active on average): {top}")
-    print("bottleneck: " + bottleneck(r["web_cores"], r["db_cores"], r["k"], r["machine_busy"], r["waits"], r["samples"]))
+    print(
+        f"database backends active, by wait event ({r['samples']} samples, {active / max(1, r['samples']):.2f} "
+        f"active on average): {top}"
+    )
+    print(
+        "bottleneck: " + bottleneck(r["web_cores"], r["db_cores"], r["k"], r["machine_busy"], r["waits"], r["samples"])
+    )
     return failed, p95
 
 
 # ------------------------------------------------------------------------------ main
+
 
 def _bounded(value, low, high, name):
     if not low <= value <= high:
@@ -431,19 +558,27 @@ def _bounded(value, low, high, name):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--annotators", type=int, default=1000, help=f"simulated annotators (0-{MAX_ANNOTATORS})")
-    parser.add_argument("--participants", type=int, default=500, help=f"simulated participants per K (0-{MAX_PARTICIPANTS})")
+    parser.add_argument(
+        "--participants", type=int, default=500, help=f"simulated participants per K (0-{MAX_PARTICIPANTS})"
+    )
     parser.add_argument("--k", default="1,2,4", help=f"worker processes of the runs, comma-separated (1-{MAX_K})")
     parser.add_argument("--seconds", type=int, default=120, help=f"time bound of each run (1-{MAX_SECONDS})")
-    parser.add_argument("--max-requests", type=int, default=200_000, help=f"request bound of each run (1-{MAX_REQUESTS})")
+    parser.add_argument(
+        "--max-requests", type=int, default=200_000, help=f"request bound of each run (1-{MAX_REQUESTS})"
+    )
     parser.add_argument("--spawn-s", type=float, default=10.0, help="seconds over which every user starts (0.1-600)")
-    parser.add_argument("--work-s", type=float, default=60.0, help="mean seconds an annotator works on a unit (0.1-3600)")
+    parser.add_argument(
+        "--work-s", type=float, default=60.0, help="mean seconds an annotator works on a unit (0.1-3600)"
+    )
     parser.add_argument("--heartbeat-s", type=float, default=30.0, help="seconds between heartbeats (0.1-600)")
     parser.add_argument("--autosave-s", type=float, default=10.0, help="seconds between autosaves (0.1-600)")
     parser.add_argument("--think-ms", type=int, default=4000, help="mean ms a participant takes per trial (0-60000)")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker process (1-32)")
     parser.add_argument("--items", type=int, default=20, help="scored items of the study (2-200)")
     parser.add_argument("--questions", type=int, default=10, help="scored questions per participant (1-50)")
-    parser.add_argument("--units", type=int, default=0, help="units to fill (0: enough for every claim; at most 200000)")
+    parser.add_argument(
+        "--units", type=int, default=0, help="units to fill (0: enough for every claim; at most 200000)"
+    )
     parser.add_argument("--smoke", action="store_true", help="20 annotators, 10 participants, K=1,2, 10 s runs")
     args = parser.parse_args()
     if args.smoke:
@@ -481,11 +616,21 @@ def main() -> None:
     bp._ensure_database(db)
     # Units: every annotator's claims in every run (a unit takes work_s/2 at least), and a margin.
     units = args.units or math.ceil(args.annotators * len(ks) * (args.seconds / (0.5 * args.work_s) + 1) * 1.2) + 10
-    plan = {"home": str(home), "items": args.items, "questions": args.questions, "participants": args.participants,
-            "runs": len(ks), "units": units, "annotators": args.annotators}
+    plan = {
+        "home": str(home),
+        "items": args.items,
+        "questions": args.questions,
+        "participants": args.participants,
+        "runs": len(ks),
+        "units": units,
+        "annotators": args.annotators,
+    }
     t0 = time.monotonic()
-    print(f"load: database {db}; filling {units} units, {args.annotators} annotators, "
-          f"{args.participants * len(ks)} link participants", flush=True)
+    print(
+        f"load: database {db}; filling {units} units, {args.annotators} annotators, "
+        f"{args.participants * len(ks)} link participants",
+        flush=True,
+    )
     servers = []
     try:
         for k in ks:
@@ -497,8 +642,10 @@ def main() -> None:
         for i, (k, port, server) in enumerate(servers):
             t1 = time.monotonic()
             r = run_k(k, server, port, args, filled, db, home, bp.PG, participants_from=i * args.participants)
-            print(f"  (K={k}: {time.monotonic() - t1:.1f} s with the warm-up, Locust's start and the server's stop)",
-                  flush=True)
+            print(
+                f"  (K={k}: {time.monotonic() - t1:.1f} s with the warm-up, Locust's start and the server's stop)",
+                flush=True,
+            )
             bad, p95 = report(r)
             failed += bad
             curve.append((k, r, p95))
@@ -509,18 +656,27 @@ def main() -> None:
             stop_server(server)
 
     print("\nK curve (requests/s of all endpoints; p95 ms of claim, submit, answer; CPU cores used)")
-    print(f"{'K':>3} {'req/s':>8} {'claim':>8} {'submit':>8} {'answer':>8} {'web':>6} {'db':>6} {'locust':>7} "
-          f"{'busy':>5} {'load':>11}")
+    print(
+        f"{'K':>3} {'req/s':>8} {'claim':>8} {'submit':>8} {'answer':>8} {'web':>6} {'db':>6} {'locust':>7} "
+        f"{'busy':>5} {'load':>11}"
+    )
     for k, r, p95 in curve:
         total = sum(len(v) for v in r["calls"].values()) / r["seconds"]
-        print(f"{k:>3} {total:>8.1f} {p95['claim']:>8.1f} {p95['submit']:>8.1f} {p95['answer']:>8.1f} "
-              f"{r['web_cores']:>6.2f} {r['db_cores']:>6.2f} {r['locust_cores']:>7.2f} {r['machine_busy']:>5.0%} "
-              f"{r['load'][0]:>5.2f}-{r['load'][1]:<5.2f}")
+        print(
+            f"{k:>3} {total:>8.1f} {p95['claim']:>8.1f} {p95['submit']:>8.1f} {p95['answer']:>8.1f} "
+            f"{r['web_cores']:>6.2f} {r['db_cores']:>6.2f} {r['locust_cores']:>7.2f} {r['machine_busy']:>5.0%} "
+            f"{r['load'][0]:>5.2f}-{r['load'][1]:<5.2f}"
+        )
     for k, r, p95 in curve:
-        worst = max(p95[e] for e in TARGET_ENDPOINTS if not math.isnan(p95[e])) if any(
-            not math.isnan(p95[e]) for e in TARGET_ENDPOINTS) else float("nan")
-        print(f"K={k}: p95 target (claim, submit, answer under {TARGET_P95_MS:.0f} ms): "
-              f"{'met' if worst < TARGET_P95_MS else 'MISSED'} (worst {worst:.1f} ms)")
+        worst = (
+            max(p95[e] for e in TARGET_ENDPOINTS if not math.isnan(p95[e]))
+            if any(not math.isnan(p95[e]) for e in TARGET_ENDPOINTS)
+            else float("nan")
+        )
+        print(
+            f"K={k}: p95 target (claim, submit, answer under {TARGET_P95_MS:.0f} ms): "
+            f"{'met' if worst < TARGET_P95_MS else 'MISSED'} (worst {worst:.1f} ms)"
+        )
     if failed:
         print("FAILED: " + "; ".join(failed))
         raise SystemExit(1)

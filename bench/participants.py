@@ -94,8 +94,11 @@ from pathlib import Path  # noqa: E402
 from urllib.parse import urlencode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-          user=os.environ.get("POSTGRES_USER", "annotator"))
+PG = dict(
+    host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    port=int(os.environ.get("POSTGRES_PORT", "54329")),
+    user=os.environ.get("POSTGRES_USER", "annotator"),
+)
 TARGET_P95_MS = 100.0
 MAX_PARTICIPANTS, MAX_CONCURRENCY, MAX_SECONDS, MAX_ITEMS, MAX_QUESTIONS = 2000, 100, 3600, 200, 50
 MAX_THINK_MS = 60_000
@@ -110,20 +113,27 @@ REQUEST_TIMEOUT_S = 60.0
 
 # ------------------------------------------------------------------------------ database and data
 
+
 def _environment(db: str, home: Path) -> None:
     """Settings for this process and the server it starts (read by ``annotator.settings``)."""
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "annotator.settings", "POSTGRES_DB": db,
-        "MEDIA_ROOT": str(home / "media"), "MEDIA_WORK_DIR": str(home / "work"), "STATIC_ROOT": str(home / "static"),
-        # Scoring jobs' messages stay in the process (nothing reaches a real queue or a demo's worker).
-        "CELERY_BROKER_URL": "memory://", "CELERY_RESULT_BACKEND": "cache+memory://",
-        # Plain http on loopback: Secure cookies would never be sent back (as in `make demo`).
-        "DJANGO_SECURE_COOKIES": "0",
-        # Every simulated participant comes from 127.0.0.1.
-        "STUDY_LINK_RATE_PER_MIN": "1000000",
-        "PUBLIC_BASE_URL": "http://127.0.0.1",
-        "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
-    })
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "annotator.settings",
+            "POSTGRES_DB": db,
+            "MEDIA_ROOT": str(home / "media"),
+            "MEDIA_WORK_DIR": str(home / "work"),
+            "STATIC_ROOT": str(home / "static"),
+            # Scoring jobs' messages stay in the process (nothing reaches a real queue or a demo's worker).
+            "CELERY_BROKER_URL": "memory://",
+            "CELERY_RESULT_BACKEND": "cache+memory://",
+            # Plain http on loopback: Secure cookies would never be sent back (as in `make demo`).
+            "DJANGO_SECURE_COOKIES": "0",
+            # Every simulated participant comes from 127.0.0.1.
+            "STUDY_LINK_RATE_PER_MIN": "1000000",
+            "PUBLIC_BASE_URL": "http://127.0.0.1",
+            "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+        }
+    )
     # A scratch database needs no lasting keys (a fresh clone may have no .local key files yet).
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-" + secrets.token_urlsafe(48))
     os.environ.setdefault("PSEUDONYM_KEY", "bench-" + secrets.token_urlsafe(48))
@@ -158,14 +168,41 @@ def _stored_video(project, home: Path, name: str, seconds: float, **fields):
     from annotator.media.models import Video
 
     path = home / "work" / name
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi",
-                    "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc=size=160x120:rate=10:duration={seconds}",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-g",
+            "10",
+            str(path),
+        ],
+        check=True,
+    )
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", ContentFile(data))
-    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY,
-                                duration_s=seconds, fps=10.0, width=160, height=120, rendition=rendition, **fields)
+    return Video.objects.create(
+        project=project,
+        sha256=sha,
+        filename=name,
+        status=Video.Status.READY,
+        duration_s=seconds,
+        fps=10.0,
+        width=160,
+        height=120,
+        rendition=rendition,
+        **fields,
+    )
 
 
 @dataclass
@@ -198,23 +235,54 @@ def build(home: Path, n_items: int, questions: int, participants: int, progress)
     for i in range(n_items + 1):
         # A tenth of a second more each: every video's bytes differ (a project stores content once).
         video = _stored_video(project, home, f"unit{i}.mp4", 2.0 + i / 10, illumination="day", domain="bench")
-        save_drafts(DraftJob.objects.create(run=run, video=video), [
-            DraftSpec("object_recognition", f"Which of these objects appears in clip {i}?", "cup", 0.0, 2.0,
-                      source_key="objects", options=["pan", "cup", "lamp", "shoe"], answer_index=1,
-                      params={"shuffle_seed": 7}),
-        ], actor="templates/templates-v1")
+        save_drafts(
+            DraftJob.objects.create(run=run, video=video),
+            [
+                DraftSpec(
+                    "object_recognition",
+                    f"Which of these objects appears in clip {i}?",
+                    "cup",
+                    0.0,
+                    2.0,
+                    source_key="objects",
+                    options=["pan", "cup", "lamp", "shoe"],
+                    answer_index=1,
+                    params={"shuffle_seed": 7},
+                )
+            ],
+            actor="templates/templates-v1",
+        )
     while (unit := claim_next(project, builder)) is not None:
-        submit_unit(unit.unit_id, builder, idempotency_key=f"bench{unit.pk}", time_spent_ms=None, additions=[],
-                    decisions=[Decision(p.pk, "keep", version=p.version) for p in unit.unit.qa_pairs.order_by("id")])
+        submit_unit(
+            unit.unit_id,
+            builder,
+            idempotency_key=f"bench{unit.pk}",
+            time_spent_ms=None,
+            additions=[],
+            decisions=[Decision(p.pk, "keep", version=p.version) for p in unit.unit.qa_pairs.order_by("id")],
+        )
     raters = max(1, math.ceil(participants * questions / n_items))
-    study, _ = create_study(project, "bench-mcq", "mcq", seed=1, options={
-        "per_type": n_items, "questions_per_participant": questions, "practice_items": 1, "attention_items": 0,
-        "conditions_per_participant": 1, "raters_per_item": raters})
+    study, _ = create_study(
+        project,
+        "bench-mcq",
+        "mcq",
+        seed=1,
+        options={
+            "per_type": n_items,
+            "questions_per_participant": questions,
+            "practice_items": 1,
+            "attention_items": 0,
+            "conditions_per_participant": 1,
+            "raters_per_item": raters,
+        },
+    )
     scored = Item.objects.filter(condition__study=study, role=Item.Role.SCORED).count()
     if scored != n_items:
         raise SystemExit(f"the study has {scored} scored items, expected {n_items}")
-    progress(f"  study {study.name}: {scored} scored items + 1 practice, {questions} questions a person, "
-             f"{raters} raters per item")
+    progress(
+        f"  study {study.name}: {scored} scored items + 1 practice, {questions} questions a person, "
+        f"{raters} raters per item"
+    )
     return Setup(study.pk, links.create_link(study).token, scored, raters)
 
 
@@ -222,13 +290,27 @@ def serve(port: int, home: Path) -> subprocess.Popen:
     """gunicorn on loopback (2 workers of 4 threads, the repository's gunicorn.conf.py) with this
     process's environment; returns once it answers."""
     log = open(home / "web.log", "ab")  # the server's own log lines stay out of the table
-    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi",
-                               "-c", str(REPO / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--threads", "4",
-                               # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path
-                               # for every gunicorn of the user, so a command meant for another reached this one.
-                               "--no-control-socket"],
-                              cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            str(REPO / ".venv" / "bin" / "gunicorn"),
+            "annotator.wsgi",
+            "-c",
+            str(REPO / "gunicorn.conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path
+            # for every gunicorn of the user, so a command meant for another reached this one.
+            "--no-control-socket",
+        ],
+        cwd=REPO,
+        env=os.environ.copy(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     log.close()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -256,8 +338,13 @@ def warm_up(port: int, setup: Setup, threads: int = 16) -> tuple[int, int]:
     worker's first requests (imports, URL resolver, templates, database connections) are not
     counted as a participant's. Returns (requests, answered 5xx or not at all)."""
     base, api = f"/s/{setup.token}/", f"/api/studies/{setup.study_id}/"
-    paths = [("GET", base), ("GET", base + "?pid=not%20an%20id"), ("GET", api + "current/"),
-             ("POST", api + "enroll/"), ("GET", base + "done/")]
+    paths = [
+        ("GET", base),
+        ("GET", base + "?pid=not%20an%20id"),
+        ("GET", api + "current/"),
+        ("POST", api + "enroll/"),
+        ("GET", base + "done/"),
+    ]
     counts = [0, 0]
     lock = threading.Lock()
 
@@ -267,8 +354,9 @@ def warm_up(port: int, setup: Setup, threads: int = 16) -> tuple[int, int]:
             for _round in range(WARM_UP_ROUNDS):
                 for method, path in paths:
                     try:
-                        conn.request(method, path, body=b"" if method == "POST" else None,
-                                     headers={"Host": "127.0.0.1"})
+                        conn.request(
+                            method, path, body=b"" if method == "POST" else None, headers={"Host": "127.0.0.1"}
+                        )
                         response = conn.getresponse()
                         response.read()
                         bad = response.status >= 500
@@ -294,6 +382,7 @@ def free_port() -> int:
 
 
 # ------------------------------------------------------------------------------ participants
+
 
 class Broken(Exception):
     """The flow got an answer a participant's page would not expect."""
@@ -330,8 +419,17 @@ class Browser:
         self.think_s, self.rng = think_ms / 1000.0, random.Random(seed)
         self.used = False  # a response came on the connection (it is kept alive)
 
-    def call(self, endpoint: str, method: str, path: str, *, form: dict | None = None, payload: dict | None = None,
-             csrf: str = "", expect: int = 200) -> tuple[int, bytes]:
+    def call(
+        self,
+        endpoint: str,
+        method: str,
+        path: str,
+        *,
+        form: dict | None = None,
+        payload: dict | None = None,
+        csrf: str = "",
+        expect: int = 200,
+    ) -> tuple[int, bytes]:
         if self.think_s:  # the person reads, watches, chooses (not counted in the latency)
             time.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
         if time.monotonic() > self.deadline:
@@ -401,16 +499,30 @@ def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float, thi
     base = f"/s/{setup.token}/"
     pid = (run_id + f"{i:06x}").rjust(24, "0")  # Prolific ids are 24 hex digits
     try:
-        browser.call("link", "GET", base + "?" + urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench-study",
-                                                              "SESSION_ID": f"bench-{i}"}), expect=302)
+        browser.call(
+            "link",
+            "GET",
+            base + "?" + urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench-study", "SESSION_ID": f"bench-{i}"}),
+            expect=302,
+        )
         _, page = browser.call("page", "GET", base)
         if b'id="consent"' not in page:
             raise Broken("page: not the consent page after the link")
-        browser.call("consent", "POST", base + "consent/", expect=302,
-                     form={"decision": "accept", "csrfmiddlewaretoken": _token(CSRF_FORM, page, "consent")})
+        browser.call(
+            "consent",
+            "POST",
+            base + "consent/",
+            expect=302,
+            form={"decision": "accept", "csrfmiddlewaretoken": _token(CSRF_FORM, page, "consent")},
+        )
         _, page = browser.call("page", "GET", base)
-        browser.call("screening", "POST", base + "screening/", expect=302,
-                     form={**SCREENING, "csrfmiddlewaretoken": _token(CSRF_FORM, page, "screening")})
+        browser.call(
+            "screening",
+            "POST",
+            base + "screening/",
+            expect=302,
+            form={**SCREENING, "csrfmiddlewaretoken": _token(CSRF_FORM, page, "screening")},
+        )
         _, page = browser.call("page", "GET", base)
         if b'id="take-config"' not in page:
             raise Broken("page: not the take page after the screening")
@@ -431,9 +543,17 @@ def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float, thi
                 shown_at = time.perf_counter()
             key = f"{pid}-{tid}"
             rt = max(1.0, (time.perf_counter() - shown_at) * 1000.0)
-            _, body = browser.call("answer", "POST", f"/api/trials/{tid}/answer/", csrf=csrf,
-                                   payload={"response": i % len(trial["content"]["options"]),
-                                            "client_rt_ms": round(rt, 1), "idempotency_key": key})
+            _, body = browser.call(
+                "answer",
+                "POST",
+                f"/api/trials/{tid}/answer/",
+                csrf=csrf,
+                payload={
+                    "response": i % len(trial["content"]["options"]),
+                    "client_rt_ms": round(rt, 1),
+                    "idempotency_key": key,
+                },
+            )
             record.acked.append((tid, key))
             state = json.loads(body)
         else:
@@ -459,6 +579,7 @@ def take_part(i: int, port: int, setup: Setup, run_id: str, deadline: float, thi
 
 # ------------------------------------------------------------------------------ figures
 
+
 def percentile(sorted_ms: list[float], q: float) -> float:
     """The ``q`` quantile (0-1) of sorted values, nearest rank (the value below which q of them lie)."""
     if not sorted_ms:
@@ -474,18 +595,33 @@ def stored(study_id: int) -> tuple[dict[int, str], dict[str, str]]:
     from annotator.studies.models import Participant, Trial
 
     connection.close()  # a fresh connection after the run
-    answered = dict(Trial.objects.filter(participant__study_id=study_id, participant__kind=Participant.Kind.PERSON,
-                                         answered_at__isnull=False, timed_out=False, response__isnull=False)
-                    .values_list("id", "idempotency_key"))
-    finished = dict(Participant.objects
-                    .filter(study_id=study_id, kind=Participant.Kind.PERSON, finished_at__isnull=False)
-                    .values_list("external_id", "completion_code"))
+    answered = dict(
+        Trial.objects.filter(
+            participant__study_id=study_id,
+            participant__kind=Participant.Kind.PERSON,
+            answered_at__isnull=False,
+            timed_out=False,
+            response__isnull=False,
+        ).values_list("id", "idempotency_key")
+    )
+    finished = dict(
+        Participant.objects.filter(
+            study_id=study_id, kind=Participant.Kind.PERSON, finished_at__isnull=False
+        ).values_list("external_id", "completion_code")
+    )
     return answered, finished
 
 
-def report(records: list[Record], seconds: float, answered: dict[int, str], finished: dict[str, str],
-           participants: int, concurrency: int = 0, think_ms: float = 0.0,
-           load: tuple[float, float] | None = None) -> int:
+def report(
+    records: list[Record],
+    seconds: float,
+    answered: dict[int, str],
+    finished: dict[str, str],
+    participants: int,
+    concurrency: int = 0,
+    think_ms: float = 0.0,
+    load: tuple[float, float] | None = None,
+) -> int:
     """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow).
     ``load``: the machine's 1-minute load average at the run's start and end (the machine may be
     shared: latency figures mean little without it)."""
@@ -508,17 +644,23 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
     started = len(records)
     wrong_codes = sum(1 for r in records if r.done and finished.get(r.pid) != r.code)
 
-    print(f"\nparticipants: {done} done of {participants} ({started} started, {stopped} stopped by the time bound, "
-          f"{len(broken)} broken); {len(finished)} finished in the database, {wrong_codes} shown a code the database "
-          "does not hold for them")
+    print(
+        f"\nparticipants: {done} done of {participants} ({started} started, {stopped} stopped by the time bound, "
+        f"{len(broken)} broken); {len(finished)} finished in the database, {wrong_codes} shown a code the database "
+        "does not hold for them"
+    )
     print(f"answers sent: {sent}   acknowledged: {len(acked)}   stored (database): {len(answered)}")
     print(f"lost answers: {lost} ({len(missing)} acknowledged but not stored, {answer_5xx} answered 5xx)")
     requests = sum(len(v) for v in calls.values())
-    print(f"answers/s: {len(acked) / seconds:.1f} over {seconds:.1f} s ({requests} requests, "
-          f"{requests / seconds:.1f} requests/s)")
+    print(
+        f"answers/s: {len(acked) / seconds:.1f} over {seconds:.1f} s ({requests} requests, "
+        f"{requests / seconds:.1f} requests/s)"
+    )
     if load is not None:
-        print(f"machine load (1-minute average, {os.cpu_count()} CPUs): {load[0]:.1f} at the start, "
-              f"{load[1]:.1f} at the end")
+        print(
+            f"machine load (1-minute average, {os.cpu_count()} CPUs): {load[0]:.1f} at the start, "
+            f"{load[1]:.1f} at the end"
+        )
     print(f"\n{'endpoint':<10} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'5xx':>5}")
     worst = 0.0
     for endpoint in ENDPOINTS:
@@ -526,13 +668,20 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
         p95 = percentile(values, 0.95)
         if values:
             worst = max(worst, p95)
-        print(f"{endpoint:<10} {len(values):>9} {percentile(values, 0.5):>8.1f} {p95:>8.1f} "
-              f"{(values[-1] if values else float('nan')):>8.1f} {fives[endpoint]:>5}")
+        print(
+            f"{endpoint:<10} {len(values):>9} {percentile(values, 0.5):>8.1f} {p95:>8.1f} "
+            f"{(values[-1] if values else float('nan')):>8.1f} {fives[endpoint]:>5}"
+        )
     met = worst < TARGET_P95_MS
-    pace = (f"{concurrency} participants at a time pausing about {think_ms:.0f} ms" if think_ms
-            else f"closed loop, {concurrency} at a time, no pauses")
-    print(f"\np95 target (every endpoint under {TARGET_P95_MS:.0f} ms): {'met' if met else 'MISSED'} "
-          f"(worst p95 {worst:.1f} ms) at {requests / seconds:.1f} requests/s offered ({pace})")
+    pace = (
+        f"{concurrency} participants at a time pausing about {think_ms:.0f} ms"
+        if think_ms
+        else f"closed loop, {concurrency} at a time, no pauses"
+    )
+    print(
+        f"\np95 target (every endpoint under {TARGET_P95_MS:.0f} ms): {'met' if met else 'MISSED'} "
+        f"(worst p95 {worst:.1f} ms) at {requests / seconds:.1f} requests/s offered ({pace})"
+    )
     for problem in sorted(set(broken))[:5]:
         print(f"broken flow ({broken.count(problem)}): {problem}")
     if no_response:
@@ -548,6 +697,7 @@ def report(records: list[Record], seconds: float, answered: dict[int, str], fini
 
 # ------------------------------------------------------------------------------ main
 
+
 def _bounded(value: int, low: int, high: int, name: str) -> int:
     if not low <= value <= high:
         raise SystemExit(f"--{name} must be from {low} to {high} (got {value})")
@@ -558,8 +708,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--participants", type=int, default=500, help=f"simulated participants (1-{MAX_PARTICIPANTS})")
     parser.add_argument("--concurrency", type=int, default=20, help=f"participants at a time (1-{MAX_CONCURRENCY})")
-    parser.add_argument("--think-ms", type=int, default=1000,
-                        help=f"mean pause before each request, ms (0-{MAX_THINK_MS}; 0: a closed loop)")
+    parser.add_argument(
+        "--think-ms",
+        type=int,
+        default=1000,
+        help=f"mean pause before each request, ms (0-{MAX_THINK_MS}; 0: a closed loop)",
+    )
     parser.add_argument("--max-seconds", type=int, default=900, help=f"time bound of the run (1-{MAX_SECONDS})")
     parser.add_argument("--items", type=int, default=20, help=f"scored items of the study (2-{MAX_ITEMS})")
     parser.add_argument("--questions", type=int, default=5, help=f"scored questions per person (1-{MAX_QUESTIONS})")
@@ -576,7 +730,8 @@ def main() -> None:
     questions = _bounded(args.questions, 1, min(MAX_QUESTIONS, items), "questions")
 
     db = os.environ.get("BENCH_PARTICIPANTS_DB") or (
-        f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_participants" + ("_smoke" if args.smoke else ""))
+        f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_participants" + ("_smoke" if args.smoke else "")
+    )
     if "bench_participants" not in db:  # every table of it is emptied: never a working database by mistake
         raise SystemExit(f"the bench empties its database; {db!r} must have 'bench_participants' in its name")
     home = REPO / ".local" / f"bench-participants-{db}"
@@ -599,15 +754,21 @@ def main() -> None:
     connection.close()  # the server has the database to itself during the run
     port = free_port()
     server = serve(port, home)
-    print(f"  gunicorn on 127.0.0.1:{port} (2 workers x 4 threads); setup took {time.monotonic() - t0:.1f} s",
-          flush=True)
-    print(f"  {participants} participants, {concurrency} at a time, pausing about {think_ms} ms before each request, "
-          f"at most {max_seconds} s", flush=True)
+    print(
+        f"  gunicorn on 127.0.0.1:{port} (2 workers x 4 threads); setup took {time.monotonic() - t0:.1f} s", flush=True
+    )
+    print(
+        f"  {participants} participants, {concurrency} at a time, pausing about {think_ms} ms before each request, "
+        f"at most {max_seconds} s",
+        flush=True,
+    )
     run_id = secrets.token_hex(4)
     try:
         sent, bad = warm_up(port, setup)
-        print(f"  warm-up, not measured: {sent} requests that change nothing ({bad} answered 5xx or not at all)",
-              flush=True)
+        print(
+            f"  warm-up, not measured: {sent} requests that change nothing ({bad} answered 5xx or not at all)",
+            flush=True,
+        )
         if bad:
             raise SystemExit("the server failed requests of the warm-up; see its log")
         started = time.monotonic()
@@ -623,8 +784,9 @@ def main() -> None:
             with progress_lock:
                 finished_count[0] += 1
                 if finished_count[0] % 100 == 0:
-                    print(f"  {finished_count[0]} participants through ({time.monotonic() - started:.0f} s)",
-                          flush=True)
+                    print(
+                        f"  {finished_count[0]} participants through ({time.monotonic() - started:.0f} s)", flush=True
+                    )
             return record
 
         with ThreadPoolExecutor(max_workers=concurrency) as pool:

@@ -51,8 +51,11 @@ REPO = Path(__file__).resolve().parent.parent
 BASE_PORT = int(os.environ.get("BENCH_PORT", "8765"))
 GOLD_SOURCES = 200  # gold units a fill makes (each on a video of its own: a person gets each once)
 SMOKE = False  # set by --smoke: its own database name
-PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-          user=os.environ.get("POSTGRES_USER", "annotator"))
+PG = dict(
+    host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    port=int(os.environ.get("POSTGRES_PORT", "54329")),
+    user=os.environ.get("POSTGRES_USER", "annotator"),
+)
 
 
 SCALES: list[int] = []  # the run's scales, in order: each has a broker database of its own
@@ -106,49 +109,109 @@ def fill_in_child(n_units: int, n_annotators: int, n_gold: int) -> list[str]:
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as c:
-        c.execute("truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
-                  "qa_workunit, qa_qatype, drafts_draft, inference_modelcall, drafts_draftjob, drafts_draftrun, "
-                  "media_videogroupmember, media_videogroup, media_video, exposure_exposure, gold_policy, "
-                  "gold_source, gold_known, gold_copy, gold_result, gold_attempt, gold_standing, gold_pause cascade")
+        c.execute(
+            "truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
+            "qa_workunit, qa_qatype, drafts_draft, inference_modelcall, drafts_draftjob, drafts_draftrun, "
+            "media_videogroupmember, media_videogroup, media_video, exposure_exposure, gold_policy, "
+            "gold_source, gold_known, gold_copy, gold_result, gold_attempt, gold_standing, gold_pause cascade"
+        )
     project = ensure_project("bench")
     project.double_check_share = 0.0  # measure the first pass alone
     project.save()
-    video = Video.objects.create(project=project, sha256="b" * 64, filename="bench.mp4", status="ready",
-                                 duration_s=10.0, fps=25.0, width=640, height=360)
+    video = Video.objects.create(
+        project=project,
+        sha256="b" * 64,
+        filename="bench.mp4",
+        status="ready",
+        duration_s=10.0,
+        fps=25.0,
+        width=640,
+        height=360,
+    )
     qa_type = ensure_qa_type(project, "object_recognition")
     tokens = [token_for(ensure_member(f"bench{i}", role="annotator", project=project)[0]) for i in range(n_annotators)]
     with connection.cursor() as c:
-        c.execute("insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
-                  "select %s, %s, 0, 10, 'real', now() from generate_series(1, %s)", [project.pk, video.pk, n_units])
-        c.execute("insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
-                  "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit")
-        c.execute("insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
-                  "clip_start_s, clip_end_s, status, provenance, delete_reason, flag_reason, flag_source, version, "
-                  "videos, created_at, updated_at) select project_id, id, video_id, %s, 'machine', "
-                  "'What is on the table?', 'a cup', 0, 3, 'draft', '', '', '', '', 1, '[]', now(), now() "
-                  "from qa_workunit", [qa_type.pk])
+        c.execute(
+            "insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
+            "select %s, %s, 0, 10, 'real', now() from generate_series(1, %s)",
+            [project.pk, video.pk, n_units],
+        )
+        c.execute(
+            "insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
+            "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit"
+        )
+        c.execute(
+            "insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
+            "clip_start_s, clip_end_s, status, provenance, delete_reason, flag_reason, flag_source, version, "
+            "videos, created_at, updated_at) select project_id, id, video_id, %s, 'machine', "
+            "'What is on the table?', 'a cup', 0, 3, 'draft', '', '', '', '', 1, '[]', now(), now() "
+            "from qa_workunit",
+            [qa_type.pk],
+        )
     # Gold: verified units on videos of their own (what a verifier's keep leaves), then gold sources.
     verifier = ensure_member("bench-verifier", role="reviewer", project=project)[0]
-    videos = Video.objects.bulk_create([
-        Video(project=project, sha256=f"{i:064x}", filename=f"gold{i}.mp4", status="ready", duration_s=10.0,
-              fps=25.0, width=640, height=360) for i in range(1, n_gold + 1)])
+    videos = Video.objects.bulk_create(
+        [
+            Video(
+                project=project,
+                sha256=f"{i:064x}",
+                filename=f"gold{i}.mp4",
+                status="ready",
+                duration_s=10.0,
+                fps=25.0,
+                width=640,
+                height=360,
+            )
+            for i in range(1, n_gold + 1)
+        ]
+    )
     units = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=v, start_s=0, end_s=10) for v in videos])
-    pairs = QAPair.objects.bulk_create([
-        QAPair(project=project, unit=u, video_id=u.video_id, qa_type=qa_type, origin="machine",
-               question="What is on the table?", answer="a cup", clip_start_s=0, clip_end_s=3, status="verified",
-               provenance="machine_kept", version=2) for u in units])
-    drafted = {"question": "What is on the table?", "answer": "a cup", "options": None, "answer_index": None,
-               "answer_start_s": None, "answer_end_s": None, "status": "draft", "delete_reason": ""}
-    Revision.objects.bulk_create([Revision(qa_pair=p, actor_model="bench", action="draft", after=drafted, version=1)
-                                  for p in pairs])
-    Revision.objects.bulk_create([Revision(qa_pair=p, actor_user=verifier, action="keep", before=drafted,
-                                           after=p.snapshot(), version=2) for p in pairs])
-    QueueItem.objects.bulk_create([QueueItem(project=project, unit=u, status="done", completed_by=verifier)
-                                   for u in units])
+    pairs = QAPair.objects.bulk_create(
+        [
+            QAPair(
+                project=project,
+                unit=u,
+                video_id=u.video_id,
+                qa_type=qa_type,
+                origin="machine",
+                question="What is on the table?",
+                answer="a cup",
+                clip_start_s=0,
+                clip_end_s=3,
+                status="verified",
+                provenance="machine_kept",
+                version=2,
+            )
+            for u in units
+        ]
+    )
+    drafted = {
+        "question": "What is on the table?",
+        "answer": "a cup",
+        "options": None,
+        "answer_index": None,
+        "answer_start_s": None,
+        "answer_end_s": None,
+        "status": "draft",
+        "delete_reason": "",
+    }
+    Revision.objects.bulk_create(
+        [Revision(qa_pair=p, actor_model="bench", action="draft", after=drafted, version=1) for p in pairs]
+    )
+    Revision.objects.bulk_create(
+        [
+            Revision(qa_pair=p, actor_user=verifier, action="keep", before=drafted, after=p.snapshot(), version=2)
+            for p in pairs
+        ]
+    )
+    QueueItem.objects.bulk_create(
+        [QueueItem(project=project, unit=u, status="done", completed_by=verifier) for u in units]
+    )
     ids = [u.pk for u in units]
     for start in range(0, len(ids), gold.SOURCES_MAX):
-        gold.make_sources(project, "gold", len(ids[start:start + gold.SOURCES_MAX]),
-                          unit_ids=ids[start:start + gold.SOURCES_MAX])
+        gold.make_sources(
+            project, "gold", len(ids[start : start + gold.SOURCES_MAX]), unit_ids=ids[start : start + gold.SOURCES_MAX]
+        )
     gold.set_policy(project, gold_rate=0.0)
     return tokens
 
@@ -158,8 +221,13 @@ def fill(n_units: int, n_annotators: int) -> list[str]:
     if not sql("postgres", "select 1 from pg_database where datname = %s", params=[db]):
         sql("postgres", f'create database "{db}"')
     env = {**os.environ, "POSTGRES_DB": db, "DJANGO_SETTINGS_MODULE": "annotator.settings", "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, __file__, "--fill-child", str(n_units), str(n_annotators), str(GOLD_SOURCES)],
-                         env=env, cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--fill-child", str(n_units), str(n_annotators), str(GOLD_SOURCES)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise SystemExit(f"filling {db} failed:\n{out.stderr[-4000:]}")
     sql(db, "vacuum analyze")
@@ -183,24 +251,51 @@ def reset(n_units: int, gold_rate: float = 0.0) -> None:
     db = db_name(n_units)
     with psycopg.connect(**PG, dbname=db, autocommit=True) as conn:
         made_by_runs = [r[0] for r in conn.execute(_RUN_TABLES_SQL).fetchall()]
-        conn.execute("truncate " + ", ".join(sorted({*made_by_runs, "qa_verdict", "qa_revision", "qa_submission",
-                                                     "qa_autosave", "qa_skip", "exposure_exposure", "gold_copy",
-                                                     "gold_result", "gold_standing", "gold_pause", "gold_attempt"}))
-                     + " cascade")
-        conn.execute("delete from qa_queueitem where kind <> 'first_pass' "
-                     "or unit_id in (select id from qa_workunit where purpose <> 'real')")
+        conn.execute(
+            "truncate "
+            + ", ".join(
+                sorted(
+                    {
+                        *made_by_runs,
+                        "qa_verdict",
+                        "qa_revision",
+                        "qa_submission",
+                        "qa_autosave",
+                        "qa_skip",
+                        "exposure_exposure",
+                        "gold_copy",
+                        "gold_result",
+                        "gold_standing",
+                        "gold_pause",
+                        "gold_attempt",
+                    }
+                )
+            )
+            + " cascade"
+        )
+        conn.execute(
+            "delete from qa_queueitem where kind <> 'first_pass' "
+            "or unit_id in (select id from qa_workunit where purpose <> 'real')"
+        )
         conn.execute("delete from qa_qapair where unit_id in (select id from qa_workunit where purpose <> 'real')")
         conn.execute("delete from qa_workunit where purpose <> 'real'")
         bench_video = "(select id from media_video where filename = 'bench.mp4')"
-        conn.execute("update qa_queueitem i set status = 'open', leased_by_id = null, lease_expires_at = null, "
-                     "completed_by_id = null, completed_at = null, time_spent_ms = null, claimed_at = null "
-                     "from qa_workunit u where u.id = i.unit_id and u.video_id = " + bench_video
-                     + " and (i.status = 'done' or i.leased_by_id is not null)")
-        conn.execute("update qa_qapair set status = 'draft', provenance = '', verified_at = null, version = 1 "
-                     "where (status <> 'draft' or version <> 1) and video_id = " + bench_video)
+        conn.execute(
+            "update qa_queueitem i set status = 'open', leased_by_id = null, lease_expires_at = null, "
+            "completed_by_id = null, completed_at = null, time_spent_ms = null, claimed_at = null "
+            "from qa_workunit u where u.id = i.unit_id and u.video_id = "
+            + bench_video
+            + " and (i.status = 'done' or i.leased_by_id is not null)"
+        )
+        conn.execute(
+            "update qa_qapair set status = 'draft', provenance = '', verified_at = null, version = 1 "
+            "where (status <> 'draft' or version <> 1) and video_id = " + bench_video
+        )
         conn.execute("update gold_policy set gold_rate = %s", [gold_rate])
-        conn.execute("vacuum analyze qa_queueitem, qa_qapair, qa_workunit, qa_submission, qa_revision, qa_verdict, "
-                     "exposure_exposure, gold_standing, gold_copy")
+        conn.execute(
+            "vacuum analyze qa_queueitem, qa_qapair, qa_workunit, qa_submission, qa_revision, qa_verdict, "
+            "exposure_exposure, gold_standing, gold_copy"
+        )
 
 
 def gold_served(n_units: int) -> int:
@@ -208,8 +303,11 @@ def gold_served(n_units: int) -> int:
 
 
 def served_twice_in_db(n_units: int) -> int:
-    return sql(db_name(n_units), "select count(*) from (select i.unit_id from qa_submission s join qa_queueitem i "
-                                 "on i.id = s.item_id group by i.unit_id having count(distinct s.user_id) > 1) x")[0]
+    return sql(
+        db_name(n_units),
+        "select count(*) from (select i.unit_id from qa_submission s join qa_queueitem i "
+        "on i.id = s.item_id group by i.unit_id having count(distinct s.user_id) > 1) x",
+    )[0]
 
 
 # The servers' handle key (annotator.core.handles), known here so that a run's claims can be told
@@ -229,9 +327,15 @@ def gold_handles(n_units: int) -> set[str]:
 
 
 def _environment(n_units: int) -> dict:
-    return {**os.environ, "POSTGRES_DB": db_name(n_units), "DJANGO_DEBUG": "false", "LOG_LEVEL": "WARNING",
-            "HANDLE_KEY": HANDLE_KEY, "CELERY_BROKER_URL": broker_url(n_units),
-            "CELERY_RESULT_BACKEND": broker_url(n_units)}
+    return {
+        **os.environ,
+        "POSTGRES_DB": db_name(n_units),
+        "DJANGO_DEBUG": "false",
+        "LOG_LEVEL": "WARNING",
+        "HANDLE_KEY": HANDLE_KEY,
+        "CELERY_BROKER_URL": broker_url(n_units),
+        "CELERY_RESULT_BACKEND": broker_url(n_units),
+    }
 
 
 def start_worker(n_units: int) -> subprocess.Popen:
@@ -242,10 +346,31 @@ def start_worker(n_units: int) -> subprocess.Popen:
 
     redis.Redis.from_url(broker_url(n_units)).flushdb()  # messages an earlier, stopped run left
     proc = subprocess.Popen(
-        [str(REPO / ".venv/bin/celery"), "-A", "workers.celery", "worker", "-Q", "default", "--pool", "threads",
-         "--concurrency", "2", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "-n", f"bench-queue-{os.getpid()}@%h"], cwd=REPO, env={**_environment(n_units), "LOG_LEVEL": "INFO"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            str(REPO / ".venv/bin/celery"),
+            "-A",
+            "workers.celery",
+            "worker",
+            "-Q",
+            "default",
+            "--pool",
+            "threads",
+            "--concurrency",
+            "2",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-n",
+            f"bench-queue-{os.getpid()}@%h",
+        ],
+        cwd=REPO,
+        env={**_environment(n_units), "LOG_LEVEL": "INFO"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
@@ -261,10 +386,22 @@ def start_worker(n_units: int) -> subprocess.Popen:
 def start_server(n_units: int, port: int) -> subprocess.Popen:
     env = _environment(n_units)
     proc = subprocess.Popen(
-        [str(REPO / ".venv/bin/gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
-         # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path for every
-         # gunicorn of the user, so a command meant for another would reach this one.
-         "--log-level", "warning", "--no-control-socket"], cwd=REPO, env=env)
+        [
+            str(REPO / ".venv/bin/gunicorn"),
+            "annotator.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "4",
+            # No control socket: gunicorn's default ($HOME/.gunicorn/gunicorn.ctl) is one path for every
+            # gunicorn of the user, so a command meant for another would reach this one.
+            "--log-level",
+            "warning",
+            "--no-control-socket",
+        ],
+        cwd=REPO,
+        env=env,
+    )
     for _ in range(300):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
@@ -277,7 +414,9 @@ def start_server(n_units: int, port: int) -> subprocess.Popen:
     raise SystemExit("gunicorn did not start")
 
 
-def annotator(port: int, token: str, seconds: float, limit: list[int], start: threading.Barrier, out: dict, lock) -> None:
+def annotator(
+    port: int, token: str, seconds: float, limit: list[int], start: threading.Barrier, out: dict, lock
+) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     claims, submits, served, errors, timed = [], [], [], [], []
@@ -301,9 +440,13 @@ def annotator(port: int, token: str, seconds: float, limit: list[int], start: th
         unit = json.loads(body)
         served.append(unit["id"])
         timed.append(unit["id"])
-        payload = json.dumps({"idempotency_key": f"{run_id}-{n}", "time_spent_ms": 1000,
-                              "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]}
-                                            for q in unit["qa_pairs"]]})
+        payload = json.dumps(
+            {
+                "idempotency_key": f"{run_id}-{n}",
+                "time_spent_ms": 1000,
+                "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]} for q in unit["qa_pairs"]],
+            }
+        )
         t0 = time.perf_counter()
         conn.request("POST", f"/api/units/{unit['id']}/submit/", body=payload, headers=headers)
         res = conn.getresponse()
@@ -331,7 +474,9 @@ def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int, g
     run (``gold_handles``), to split the latencies of gold and real claims and submits."""
     out = {"claims": [], "submits": [], "errors": [], "served": [], "by_unit": []}
     barrier, lock, limit = threading.Barrier(k), threading.Lock(), [max_claims]
-    threads = [threading.Thread(target=annotator, args=(port, tokens[i], seconds, limit, barrier, out, lock)) for i in range(k)]
+    threads = [
+        threading.Thread(target=annotator, args=(port, tokens[i], seconds, limit, barrier, out, lock)) for i in range(k)
+    ]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -347,13 +492,24 @@ def run(port: int, tokens: list[str], k: int, seconds: float, max_claims: int, g
         handles = gold()
         for what, mine in (("gold", True), ("real", False)):
             rows = [r for r in out["by_unit"] if (r[0] in handles) == mine]
-            split[what] = {"n": len(rows), "claim_p50": pct([r[1] for r in rows], 50),
-                           "claim_p95": pct([r[1] for r in rows], 95), "submit_p50": pct([r[2] for r in rows], 50),
-                           "submit_p95": pct([r[2] for r in rows], 95)}
-    return {"split": split, "claims_per_s": len(out["claims"]) / elapsed, "claim_p50": pct(out["claims"], 50),
-            "claim_p95": pct(out["claims"], 95), "submit_p50": pct(out["submits"], 50),
-            "submit_p95": pct(out["submits"], 95), "claims": len(out["claims"]),
-            "twice": sum(1 for people in by_unit.values() if len(people) > 1), "errors": len(out["errors"])}
+            split[what] = {
+                "n": len(rows),
+                "claim_p50": pct([r[1] for r in rows], 50),
+                "claim_p95": pct([r[1] for r in rows], 95),
+                "submit_p50": pct([r[2] for r in rows], 50),
+                "submit_p95": pct([r[2] for r in rows], 95),
+            }
+    return {
+        "split": split,
+        "claims_per_s": len(out["claims"]) / elapsed,
+        "claim_p50": pct(out["claims"], 50),
+        "claim_p95": pct(out["claims"], 95),
+        "submit_p50": pct(out["submits"], 50),
+        "submit_p95": pct(out["submits"], 95),
+        "claims": len(out["claims"]),
+        "twice": sum(1 for people in by_unit.values() if len(people) > 1),
+        "errors": len(out["errors"]),
+    }
 
 
 FIGURES = ["claims_per_s", "claim_p50", "claim_p95", "submit_p50", "submit_p95"]
@@ -374,17 +530,23 @@ def main() -> None:
     parser.add_argument("--annotators", default="1,10,50")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--gold-rate", default="0",
-                        help="Gold rates to run, comma-separated, each from 0 to 0.5 (e.g. 0,0.05).")
-    parser.add_argument("--smoke", action="store_true",
-                        help="2,000 units, 1 and 4 annotators, 2 s, gold 0 and 0.5, one repeat; fails on an error.")
+    parser.add_argument(
+        "--gold-rate", default="0", help="Gold rates to run, comma-separated, each from 0 to 0.5 (e.g. 0,0.05)."
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2,000 units, 1 and 4 annotators, 2 s, gold 0 and 0.5, one repeat; fails on an error.",
+    )
     args = parser.parse_args()
     if args.smoke:
         SMOKE, GOLD_SOURCES = True, 20
         args.scales, args.annotators, args.seconds, args.repeats, args.gold_rate = "2000", "1,4", 2.0, 1, "0,0.5"
     scales = [int(x) for x in args.scales.split(",")]
     if len(scales) > 4 or len(set(scales)) != len(scales):
-        parser.error(f"--scales: at most 4 different scales (each has a broker database of its own), got {args.scales!r}")
+        parser.error(
+            f"--scales: at most 4 different scales (each has a broker database of its own), got {args.scales!r}"
+        )
     SCALES[:] = scales
     levels = [int(x) for x in args.annotators.split(",")]
     try:
@@ -412,22 +574,33 @@ def main() -> None:
                 for n in scales:
                     for rate in rates:
                         reset(n, rate)
-                        r = run(servers[n][0], tokens[n], k, args.seconds, max_claims=n // 2,
-                                gold=(lambda n=n: gold_handles(n)) if rate > 0 else None)
+                        r = run(
+                            servers[n][0],
+                            tokens[n],
+                            k,
+                            args.seconds,
+                            max_claims=n // 2,
+                            gold=(lambda n=n: gold_handles(n)) if rate > 0 else None,
+                        )
                         r["twice"] += served_twice_in_db(n)
                         r["gold"] = gold_served(n)
                         results[(n, k, rate)].append(r)
-                        print(f"# repeat {rep + 1}: {n} units, {k} annotators, gold {rate:g}: "
-                              f"{r['claims_per_s']:.1f} claims/s, claim p95 {r['claim_p95']:.2f} ms, gold served "
-                              f"{r['gold']}, twice {r['twice']}, errors {r['errors']}", flush=True)
+                        print(
+                            f"# repeat {rep + 1}: {n} units, {k} annotators, gold {rate:g}: "
+                            f"{r['claims_per_s']:.1f} claims/s, claim p95 {r['claim_p95']:.2f} ms, gold served "
+                            f"{r['gold']}, twice {r['twice']}, errors {r['errors']}",
+                            flush=True,
+                        )
     finally:
         for proc in [p for _, p in servers.values()] + workers:
             proc.terminate()
             proc.wait()
 
     print(f"\nmedian of {args.repeats} runs of {args.seconds:g} s each")
-    print(f"{'units':>9} {'annot.':>6} {'gold':>5} {'claims/s':>9} {'claim p50':>10} {'claim p95':>10} {'submit p50':>11} "
-          f"{'submit p95':>11} {'claims':>7} {'gold':>5} {'twice':>6} {'errors':>6}")
+    print(
+        f"{'units':>9} {'annot.':>6} {'gold':>5} {'claims/s':>9} {'claim p50':>10} {'claim p95':>10} {'submit p50':>11} "
+        f"{'submit p95':>11} {'claims':>7} {'gold':>5} {'twice':>6} {'errors':>6}"
+    )
     med = {}
     for k in levels:
         for n in scales:
@@ -435,10 +608,12 @@ def main() -> None:
                 rs = results[(n, k, rate)]
                 m = {f: statistics.median(r[f] for r in rs) for f in FIGURES}
                 med[(n, k, rate)] = m
-                print(f"{n:>9} {k:>6} {rate:>5g} {m['claims_per_s']:>9.1f} {m['claim_p50']:>8.2f}ms "
-                      f"{m['claim_p95']:>8.2f}ms {m['submit_p50']:>9.2f}ms {m['submit_p95']:>9.2f}ms "
-                      f"{sum(r['claims'] for r in rs):>7} {sum(r['gold'] for r in rs):>5} "
-                      f"{sum(r['twice'] for r in rs):>6} {sum(r['errors'] for r in rs):>6}")
+                print(
+                    f"{n:>9} {k:>6} {rate:>5g} {m['claims_per_s']:>9.1f} {m['claim_p50']:>8.2f}ms "
+                    f"{m['claim_p95']:>8.2f}ms {m['submit_p50']:>9.2f}ms {m['submit_p95']:>9.2f}ms "
+                    f"{sum(r['claims'] for r in rs):>7} {sum(r['gold'] for r in rs):>5} "
+                    f"{sum(r['twice'] for r in rs):>6} {sum(r['errors'] for r in rs):>6}"
+                )
     if len(scales) > 1:
         small, large = scales[0], scales[-1]
         print(f"\n{large} / {small} units (target: every figure within 1.2x; for claims/s, at least 1/1.2 = 0.83x):")
@@ -452,28 +627,45 @@ def main() -> None:
             for n in scales:
                 for k in levels:
                     a, b = med[(n, k, 0.0)], med[(n, k, rate)]
-                    print(f"  gold {rate:g}, {n} units, {k:>2} annotators: claim p50 {b['claim_p50'] / a['claim_p50']:.2f}x, "
-                          f"claim p95 {b['claim_p95'] / a['claim_p95']:.2f}x")
+                    print(
+                        f"  gold {rate:g}, {n} units, {k:>2} annotators: claim p50 {b['claim_p50'] / a['claim_p50']:.2f}x, "
+                        f"claim p95 {b['claim_p95'] / a['claim_p95']:.2f}x"
+                    )
     if any(key[2] > 0 for key in results):
-        print("\ngold claims / real claims of the same runs (issue 20: a gold unit's timing must not tell it; "
-              "all repeats pooled, ms):")
+        print(
+            "\ngold claims / real claims of the same runs (issue 20: a gold unit's timing must not tell it; "
+            "all repeats pooled, ms):"
+        )
         for (n, k, rate), rs in sorted(results.items()):
             if rate <= 0:
                 continue
             parts = []
             for what in ("real", "gold"):
                 cnt = sum(r["split"][what]["n"] for r in rs)
-                med_of = {f: statistics.median(r["split"][what][f] for r in rs)
-                          for f in ("claim_p50", "claim_p95", "submit_p50", "submit_p95")}
-                parts.append(f"{what} n={cnt} claim {med_of['claim_p50']:.2f}/{med_of['claim_p95']:.2f} "
-                             f"submit {med_of['submit_p50']:.2f}/{med_of['submit_p95']:.2f}")
+                med_of = {
+                    f: statistics.median(r["split"][what][f] for r in rs)
+                    for f in ("claim_p50", "claim_p95", "submit_p50", "submit_p95")
+                }
+                parts.append(
+                    f"{what} n={cnt} claim {med_of['claim_p50']:.2f}/{med_of['claim_p95']:.2f} "
+                    f"submit {med_of['submit_p50']:.2f}/{med_of['submit_p95']:.2f}"
+                )
             print(f"  gold {rate:g}, {n} units, {k:>2} annotators: " + "; ".join(parts))
-    failed = [f"{key}: {what}" for key, rs in results.items() for what, bad in
-              (("a unit served twice", sum(r["twice"] for r in rs)), ("requests failed", sum(r["errors"] for r in rs)))
-              if bad]
+    failed = [
+        f"{key}: {what}"
+        for key, rs in results.items()
+        for what, bad in (
+            ("a unit served twice", sum(r["twice"] for r in rs)),
+            ("requests failed", sum(r["errors"] for r in rs)),
+        )
+        if bad
+    ]
     if SMOKE:
-        failed += [f"no gold unit served at gold {rate:g}" for rate in rates if rate > 0
-                   and not sum(r["gold"] for key, rs in results.items() if key[2] == rate for r in rs)]
+        failed += [
+            f"no gold unit served at gold {rate:g}"
+            for rate in rates
+            if rate > 0 and not sum(r["gold"] for key, rs in results.items() if key[2] == rate for r in rs)
+        ]
     if failed:
         print("FAILED: " + "; ".join(failed))
         raise SystemExit(1)

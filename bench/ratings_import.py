@@ -52,8 +52,11 @@ def setup_django() -> None:
     """Django on the scratch database, created if missing and migrated."""
     import psycopg
 
-    pg = {"host": os.environ.get("POSTGRES_HOST", "127.0.0.1"), "port": int(os.environ.get("POSTGRES_PORT", "54329")),
-          "user": os.environ.get("POSTGRES_USER", "annotator")}
+    pg = {
+        "host": os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+        "port": int(os.environ.get("POSTGRES_PORT", "54329")),
+        "user": os.environ.get("POSTGRES_USER", "annotator"),
+    }
     with psycopg.connect(**pg, dbname="postgres", autocommit=True) as conn:
         if not conn.execute("select 1 from pg_database where datname = %s", [DB]).fetchone():
             conn.execute(f'create database "{DB}"')
@@ -76,8 +79,13 @@ def ratings(n: int, pad: int) -> list[dict]:
     for k in range(n):
         i, r = divmod(k, RATERS)
         item = f"clip-{i:06d}/".ljust(pad, "x")
-        out.append({"item": item, "rater": f"rater-{r}", "value": None if rng.random() < 0.05 else
-                    round(rng.uniform(0, 100), 2)})
+        out.append(
+            {
+                "item": item,
+                "rater": f"rater-{r}",
+                "value": None if rng.random() < 0.05 else round(rng.uniform(0, 100), 2),
+            }
+        )
     return out
 
 
@@ -132,10 +140,26 @@ def child(path: Path, fmt: str, limit: int | None) -> None:
     res = client.post(url, body, content_type=content_type)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    stored = RatingSet.objects.get(project=project).ratings.count() if RatingSet.objects.filter(project=project).exists() else 0
-    print(json.dumps({"status": res.status_code, "answer": res.json(), "stored": stored, "seconds": round(seconds, 2),
-                      "cpu_s": round(cpu, 2), "bytes": len(body), "rss_before_mib": round(before), "peak_rss_mib": round(peak),
-                      "request_mib": round(peak - before)}))
+    stored = (
+        RatingSet.objects.get(project=project).ratings.count()
+        if RatingSet.objects.filter(project=project).exists()
+        else 0
+    )
+    print(
+        json.dumps(
+            {
+                "status": res.status_code,
+                "answer": res.json(),
+                "stored": stored,
+                "seconds": round(seconds, 2),
+                "cpu_s": round(cpu, 2),
+                "bytes": len(body),
+                "rss_before_mib": round(before),
+                "peak_rss_mib": round(peak),
+                "request_mib": round(peak - before),
+            }
+        )
+    )
 
 
 def post(path: Path, fmt: str, limit: int | None = None) -> dict:
@@ -155,7 +179,11 @@ def smoke() -> None:
         got = post(path, fmt)
         print(f"smoke {fmt}: {got['status']} {got['answer']} in {got['seconds']} s")
         nulls = sum(r["value"] is None for r in ratings(2000, 1))
-        if (got["status"], got["stored"], got["answer"]) != (201, 2000 - nulls, {"name": "bench", "ratings": 2000 - nulls}):
+        if (got["status"], got["stored"], got["answer"]) != (
+            201,
+            2000 - nulls,
+            {"name": "bench", "ratings": 2000 - nulls},
+        ):
             problems.append(f"{fmt}: expected 201 and {2000 - nulls} stored, got {got}")
     got = post(json_path, "json", limit=1999)
     print(f"smoke over the limit: {got['status']} {got['answer']['detail']!r}")
@@ -183,9 +211,11 @@ def main() -> None:
         if args.format not in (fmt, "both"):
             continue
         got = post(path, fmt)
-        print(f"{fmt:>5}: {args.ratings:,} ratings, {got['bytes'] / 2**20:.1f} MiB -> {got['status']} "
-              f"({got['stored']:,} stored) in {got['seconds']:.2f} s ({got['cpu_s']:.2f} s of this process's CPU); RSS {got['rss_before_mib']} MiB before, peak "
-              f"{got['peak_rss_mib']} MiB (+{got['request_mib']} MiB for the request)")
+        print(
+            f"{fmt:>5}: {args.ratings:,} ratings, {got['bytes'] / 2**20:.1f} MiB -> {got['status']} "
+            f"({got['stored']:,} stored) in {got['seconds']:.2f} s ({got['cpu_s']:.2f} s of this process's CPU); RSS {got['rss_before_mib']} MiB before, peak "
+            f"{got['peak_rss_mib']} MiB (+{got['request_mib']} MiB for the request)"
+        )
         if got["status"] != 201:
             print(f"       answer: {json.dumps(got['answer'])[:300]}")
 

@@ -56,8 +56,12 @@ def make_records(n_trials: int, n_predictions: int, n_models: int, n_keys: int, 
     p_right = np.where(key_night[human_keys], 0.5, 0.7)
     human_vals = (rng.random(n_trials) < p_right).astype(float)
     per_model = n_predictions // n_models
-    model_keys = np.concatenate([rng.permutation(n_keys)[:per_model] if per_model <= n_keys
-                                 else rng.integers(0, n_keys, per_model) for _ in range(n_models)])
+    model_keys = np.concatenate(
+        [
+            rng.permutation(n_keys)[:per_model] if per_model <= n_keys else rng.integers(0, n_keys, per_model)
+            for _ in range(n_models)
+        ]
+    )
     model_names = np.repeat(np.array([f"model-{m}" for m in range(n_models)], dtype=object), per_model)
     model_p = np.repeat(np.linspace(0.4, 0.6, n_models), per_model)
     model_vals = (rng.random(model_keys.size) < model_p).astype(float)
@@ -66,9 +70,13 @@ def make_records(n_trials: int, n_predictions: int, n_models: int, n_keys: int, 
     return report.Records(
         respondent=["human"] * n_trials + model_names.tolist(),
         key=[f"qa:{k}" for k in keys.tolist()],
-        fields={"qa_type": types[key_type[keys]].tolist(), "illumination": illum[key_night[keys].astype(int)].tolist(),
-                "difficulty": diffs[key_diff[keys]].tolist()},
-        values=np.concatenate([human_vals, model_vals]))
+        fields={
+            "qa_type": types[key_type[keys]].tolist(),
+            "illumination": illum[key_night[keys].astype(int)].tolist(),
+            "difficulty": diffs[key_diff[keys]].tolist(),
+        },
+        values=np.concatenate([human_vals, model_vals]),
+    )
 
 
 def run(trials: int, predictions: int, models: int, keys: int, resamples: int) -> dict:
@@ -81,16 +89,40 @@ def run(trials: int, predictions: int, models: int, keys: int, resamples: int) -
     t_table = time.perf_counter() - t0
 
     m = report.metric("accuracy")
-    table = {"title": "Report", "metric": "accuracy", "metric_words": m.words, "range": m.range, "by": BY,
-             "by_words": ["QA type", "Illumination", "Difficulty"], "columns": list(rows[0]["cells"]), "rows": rows}
-    out = {**table, "tables": [table], "preset": None, "studies": [], "evaluations": [], "seed": 0,
-           "n_resamples": resamples, "confidence": report.CONFIDENCE, "intervals": "bench"}
+    table = {
+        "title": "Report",
+        "metric": "accuracy",
+        "metric_words": m.words,
+        "range": m.range,
+        "by": BY,
+        "by_words": ["QA type", "Illumination", "Difficulty"],
+        "columns": list(rows[0]["cells"]),
+        "rows": rows,
+    }
+    out = {
+        **table,
+        "tables": [table],
+        "preset": None,
+        "studies": [],
+        "evaluations": [],
+        "seed": 0,
+        "n_resamples": resamples,
+        "confidence": report.CONFIDENCE,
+        "intervals": "bench",
+    }
     t0 = time.perf_counter()
     texts = {fmt: writer(out) for fmt, writer in writers.FORMATS.items()}
     t_writers = time.perf_counter() - t0
     cells = len(set(zip(*(records.fields[f] for f in BY))))
-    return {"cells": cells, "records_s": t_records, "table_s": t_table, "writers_s": t_writers, "rows": rows, "texts": texts,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "cells": cells,
+        "records_s": t_records,
+        "table_s": t_table,
+        "writers_s": t_writers,
+        "rows": rows,
+        "texts": texts,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> int:
@@ -106,8 +138,10 @@ def main() -> int:
         args.trials, args.predictions, args.models, args.keys, args.resamples = 1000, 1000, 2, 200, 100
     result = run(args.trials, args.predictions, args.models, args.keys, args.resamples)
     rows = result["rows"]
-    print(f"report of {args.trials:,} trials + {args.predictions:,} predictions ({args.models} models, {args.keys:,} keys), "
-          f"by {', '.join(BY)}: {len(rows)} rows, {args.resamples} resamples")
+    print(
+        f"report of {args.trials:,} trials + {args.predictions:,} predictions ({args.models} models, {args.keys:,} keys), "
+        f"by {', '.join(BY)}: {len(rows)} rows, {args.resamples} resamples"
+    )
     print(f"  records (columns)   {result['records_s']:.2f} s")
     print(f"  report table        {result['table_s']:.2f} s   (target < {TARGET_S:.0f} s)")
     print(f"  writers (4 formats) {result['writers_s']:.2f} s")

@@ -55,10 +55,20 @@ from pathlib import Path  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_RT_DB", "annotator_bench_rt")
 HOME = REPO / ".local" / "bench-rt" / DB
-PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-          user=os.environ.get("POSTGRES_USER", "annotator"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+PG = dict(
+    host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    port=int(os.environ.get("POSTGRES_PORT", "54329")),
+    user=os.environ.get("POSTGRES_USER", "annotator"),
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PARTICIPANT = ("rt-participant", "pw-rt-participant-123")
 CLIENT_TARGET_MS = 20.0
 SERVER_WINDOW_MS = 300.0
@@ -85,13 +95,19 @@ NEW_TRIAL_SHOWN = """(last) => {
 
 def _environment() -> None:
     """Settings for this process and the server it starts (read by ``annotator.settings``)."""
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "annotator.settings", "POSTGRES_DB": DB,
-        "MEDIA_ROOT": str(HOME / "media"), "MEDIA_WORK_DIR": str(HOME / "work"), "STATIC_ROOT": str(HOME / "static"),
-        "CELERY_BROKER_URL": "memory://", "CELERY_RESULT_BACKEND": "cache+memory://",
-        # Plain http on loopback: Secure cookies would never be sent back (as in `make demo`).
-        "DJANGO_SECURE_COOKIES": "0",
-    })
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "annotator.settings",
+            "POSTGRES_DB": DB,
+            "MEDIA_ROOT": str(HOME / "media"),
+            "MEDIA_WORK_DIR": str(HOME / "work"),
+            "STATIC_ROOT": str(HOME / "static"),
+            "CELERY_BROKER_URL": "memory://",
+            "CELERY_RESULT_BACKEND": "cache+memory://",
+            # Plain http on loopback: Secure cookies would never be sent back (as in `make demo`).
+            "DJANGO_SECURE_COOKIES": "0",
+        }
+    )
     sys.path.insert(0, str(REPO))
 
 
@@ -130,8 +146,26 @@ def free_port() -> int:
 
 
 def _ffmpeg_video(path: Path, seconds: float) -> bytes:
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc=size=160x120:rate=10:duration={seconds}",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-g",
+            "10",
+            str(path),
+        ],
+        check=True,
+    )
     return path.read_bytes()
 
 
@@ -145,8 +179,18 @@ def _stored_video(project, name: str, seconds: float, **fields):
     data = _ffmpeg_video(HOME / "work" / name, seconds)
     sha = hashlib.sha256(data).hexdigest()
     rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", ContentFile(data))
-    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY, duration_s=seconds,
-                                fps=10.0, width=160, height=120, rendition=rendition, **fields)
+    return Video.objects.create(
+        project=project,
+        sha256=sha,
+        filename=name,
+        status=Video.Status.READY,
+        duration_s=seconds,
+        fps=10.0,
+        width=160,
+        height=120,
+        rendition=rendition,
+        **fields,
+    )
 
 
 def build(n: int, progress, empty: bool = False) -> dict[str, str]:
@@ -178,26 +222,65 @@ def build(n: int, progress, empty: bool = False) -> dict[str, str]:
     for i in range(n):
         # A tenth of a second more each: every video's bytes differ (a project stores content once).
         video = _stored_video(project, f"unit{i}.mp4", 6.0 + i / 10, illumination="day", domain="bench")
-        save_drafts(DraftJob.objects.create(run=run, video=video), [
-            DraftSpec("scene_description", f"What is shown in clip {i}?", "colour bars and a counter", 0.0, 6.0,
-                      source_key="open"),
-            DraftSpec("object_recognition", "Which of these objects appears in the video?", "cup", 0.0, 6.0,
-                      source_key="objects", options=["pan", "cup", "lamp", "shoe"], answer_index=1,
-                      params={"shuffle_seed": 7}),
-        ], actor="templates/templates-v1")
+        save_drafts(
+            DraftJob.objects.create(run=run, video=video),
+            [
+                DraftSpec(
+                    "scene_description",
+                    f"What is shown in clip {i}?",
+                    "colour bars and a counter",
+                    0.0,
+                    6.0,
+                    source_key="open",
+                ),
+                DraftSpec(
+                    "object_recognition",
+                    "Which of these objects appears in the video?",
+                    "cup",
+                    0.0,
+                    6.0,
+                    source_key="objects",
+                    options=["pan", "cup", "lamp", "shoe"],
+                    answer_index=1,
+                    params={"shuffle_seed": 7},
+                ),
+            ],
+            actor="templates/templates-v1",
+        )
     while (item := claim_next(project, builder)) is not None:
-        submit_unit(item.unit_id, builder, idempotency_key=f"rt{item.pk}", time_spent_ms=None, additions=[],
-                    decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")])
+        submit_unit(
+            item.unit_id,
+            builder,
+            idempotency_key=f"rt{item.pk}",
+            time_spent_ms=None,
+            additions=[],
+            decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")],
+        )
     progress("  a 3-minute video to order frames of")
     _stored_video(project, "ordering.mp4", 15.0 * n + 1.0)
     common = {"questions_per_participant": n, "practice_items": 0, "conditions_per_participant": 1}
     studies = {
-        "ordering": ("rt-ordering", {"frame_size": 224, "conditions": [
-            {"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "brief"}]}),
+        "ordering": (
+            "rt-ordering",
+            {
+                "frame_size": 224,
+                "conditions": [
+                    {"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "brief"}
+                ],
+            },
+        ),
         "mcq": ("rt-mcq", {"time_limits": [60], "attention_items": 0}),
         "open_answer": ("rt-open", {}),
-        "likert": ("rt-likert", {"source": "qa", "criteria": ["correctness"], "control_groups": False, "justify_below": 3,
-                                 "attention_items": 0}),
+        "likert": (
+            "rt-likert",
+            {
+                "source": "qa",
+                "criteria": ["correctness"],
+                "control_groups": False,
+                "justify_below": 3,
+                "attention_items": 0,
+            },
+        ),
     }
     for kind, (name, options) in studies.items():
         create_study(project, name, kind, seed=1, options={**common, **options})
@@ -209,13 +292,27 @@ def serve(port: int, workers: int = 2) -> subprocess.Popen:
     """Gunicorn on loopback (``workers`` of 4 threads) with this process's environment; returns once it
     answers."""
     log = open(HOME / "web.log", "ab")  # the server's own log lines stay out of the table
-    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi",
-                               "-c", str(REPO / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
-                               "--workers", str(workers), "--threads", "4",
-                               # gunicorn's default control socket ($HOME/.gunicorn/gunicorn.ctl) is one path for
-                               # every gunicorn of the user: a command meant for another one would reach this one.
-                               "--no-control-socket"],
-                              cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            str(REPO / ".venv" / "bin" / "gunicorn"),
+            "annotator.wsgi",
+            "-c",
+            str(REPO / "gunicorn.conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            "4",
+            # gunicorn's default control socket ($HOME/.gunicorn/gunicorn.ctl) is one path for
+            # every gunicorn of the user: a command meant for another one would reach this one.
+            "--no-control-socket",
+        ],
+        cwd=REPO,
+        env=os.environ.copy(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     log.close()
     # Its workers load Django first: on 2 busy cores that has taken 30 s.
     deadline = time.monotonic() + SERVER_START_S
@@ -266,8 +363,10 @@ def report(rows: list[dict]) -> tuple[bool, bool]:
     from annotator.studies.selectors import server_rt_ms
 
     trials = {t.pk: t for t in Trial.objects.filter(pk__in=[r["trial_id"] for r in rows])}
-    print(f"\n{'kind':<12} {'trial':>5} {'delay ms':>9} {'client RT':>10} {'server RT':>10} {'client err':>11} "
-          f"{'server err':>11}  problems")
+    print(
+        f"\n{'kind':<12} {'trial':>5} {'delay ms':>9} {'client RT':>10} {'server RT':>10} {'client err':>11} "
+        f"{'server err':>11}  problems"
+    )
     for r in rows:
         t = trials[r["trial_id"]]
         r["client_ms"], r["server_ms"] = t.client_rt_ms, server_rt_ms(t)
@@ -283,23 +382,31 @@ def report(rows: list[dict]) -> tuple[bool, bool]:
         server_err = None if r["server_ms"] is None else r["server_ms"] - r["delay_ms"]
         r["client_err"], r["server_err"] = client_err, server_err
         fmt = lambda x, sign="": "-" if x is None else f"{x:{sign}.1f}"  # noqa: E731
-        print(f"{r['kind']:<12} {r['trial_id']:>5} {r['delay_ms']:>9.0f} {fmt(r['client_ms']):>10} {fmt(r['server_ms']):>10} "
-              f"{fmt(client_err, '+'):>11} {fmt(server_err, '+'):>11}  {r['problems']}")
+        print(
+            f"{r['kind']:<12} {r['trial_id']:>5} {r['delay_ms']:>9.0f} {fmt(r['client_ms']):>10} {fmt(r['server_ms']):>10} "
+            f"{fmt(client_err, '+'):>11} {fmt(server_err, '+'):>11}  {r['problems']}"
+        )
 
     def summary(label: str, rs: list[dict]) -> bool:
         client = [abs(r["client_err"]) for r in rs if r["client_err"] is not None]
         server = [abs(r["server_err"]) for r in rs if r["server_err"] is not None]
         median = statistics.median(client) if client else float("nan")
         within = sum(1 for e in server if e <= SERVER_WINDOW_MS)
-        mean_server = statistics.mean(r["server_err"] for r in rs if r["server_err"] is not None) if server else float("nan")
+        mean_server = (
+            statistics.mean(r["server_err"] for r in rs if r["server_err"] is not None) if server else float("nan")
+        )
         ok = bool(client) and median < CLIENT_TARGET_MS and within == len(rs) and not any(r["problems"] for r in rs)
-        print(f"{label:<12} n={len(rs):>3}  median |client err| {median:6.2f} ms (max {max(client, default=float('nan')):6.2f})"
-              f"   server RT within {SERVER_WINDOW_MS:.0f} ms: {within}/{len(rs)} ({100.0 * within / len(rs):5.1f}%)"
-              f"   mean server err {mean_server:+7.1f} ms   {'ok' if ok else 'MISSED'}")
+        print(
+            f"{label:<12} n={len(rs):>3}  median |client err| {median:6.2f} ms (max {max(client, default=float('nan')):6.2f})"
+            f"   server RT within {SERVER_WINDOW_MS:.0f} ms: {within}/{len(rs)} ({100.0 * within / len(rs):5.1f}%)"
+            f"   mean server err {mean_server:+7.1f} ms   {'ok' if ok else 'MISSED'}"
+        )
         return ok
 
-    print(f"\nTargets: median |client RT - delay| under {CLIENT_TARGET_MS:.0f} ms; server RT (answered_at - shown_at) within "
-          f"{SERVER_WINDOW_MS:.0f} ms of the delay")
+    print(
+        f"\nTargets: median |client RT - delay| under {CLIENT_TARGET_MS:.0f} ms; server RT (answered_at - shown_at) within "
+        f"{SERVER_WINDOW_MS:.0f} ms of the delay"
+    )
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     results = [summary(k, [r for r in rows if r["kind"] == k]) for k in kinds]
     overall = summary("overall", rows)
@@ -321,15 +428,23 @@ def main() -> None:
         HOME = REPO / ".local" / "bench-rt" / DB
     delays = [float(d) for d in args.delays.split(",")]
     kinds = args.kinds.split(",")
-    if args.trials < 1 or not delays or min(delays) <= 0 or not set(kinds) <= {"ordering", "mcq", "open_answer", "likert"}:
+    if (
+        args.trials < 1
+        or not delays
+        or min(delays) <= 0
+        or not set(kinds) <= {"ordering", "mcq", "open_answer", "likert"}
+    ):
         parser.error("--trials at least 1, --delays positive seconds, --kinds of ordering, mcq, open_answer, likert")
 
     _environment()
     for part in ("media", "work"):  # the collected static files stay (collectstatic copies what changed)
         shutil.rmtree(HOME / part, ignore_errors=True)
     (HOME / "work").mkdir(parents=True)
-    print(f"rt_fidelity: database {DB} ({'kept, emptied' if args.smoke else 'fresh'}), media under "
-          f"{HOME.relative_to(REPO)}", flush=True)
+    print(
+        f"rt_fidelity: database {DB} ({'kept, emptied' if args.smoke else 'fresh'}), media under "
+        f"{HOME.relative_to(REPO)}",
+        flush=True,
+    )
     _kept_database() if args.smoke else _fresh_database()
     import django
 
@@ -355,8 +470,10 @@ def main() -> None:
             page.wait_for_url(f"{base}/")
             for kind in kinds:
                 plan = [delays[i % len(delays)] for i in range(args.trials)]
-                print(f"  taking {names[kind]}: {args.trials} trials, delays {', '.join(f'{d:g}' for d in delays)} s",
-                      flush=True)
+                print(
+                    f"  taking {names[kind]}: {args.trials} trials, delays {', '.join(f'{d:g}' for d in delays)} s",
+                    flush=True,
+                )
                 rows += take(page, base, names[kind], kind, plan)
             browser.close()
     finally:

@@ -54,11 +54,14 @@ KINDS = ("ordering", "mcq", "open_answer", "likert")
 
 # (n elements, hint positions): EGO-FLIGHT App. E Table 8 (frames) and X-LeBench App. C.4 (texts).
 ORDERING_CONDITIONS = [(2, []), (4, []), (8, []), (4, [1, 3]), (4, [2, 4]), (4, []), (9, []), (15, [])]
-WORDS = ("the a an cup red blue person walks into kitchen table knife opens fridge pours water glass, left right "
-         "hand. It then picks up plate and puts sink").split()
+WORDS = (
+    "the a an cup red blue person walks into kitchen table knife opens fridge pours water glass, left right "
+    "hand. It then picks up plate and puts sink"
+).split()
 
 
 # ------------------------------------------------------------------------------ synthetic data
+
 
 def make_items(kind: str, rng: random.Random) -> list[dict]:
     """``N_ITEMS`` items of ``kind``: ``condition`` (index), ``role``, ``truth`` and ``payload``, as the
@@ -71,22 +74,40 @@ def make_items(kind: str, rng: random.Random) -> list[dict]:
             truth = list(range(100_000 + i * 16, 100_000 + i * 16 + n))
             shown = truth[:]
             rng.shuffle(shown)
-            items.append({"condition": c, "role": "scored", "truth": truth,
-                          "payload": {"shown": shown, "hints": hints}})
+            items.append(
+                {"condition": c, "role": "scored", "truth": truth, "payload": {"shown": shown, "hints": hints}}
+            )
         elif kind == "mcq":
             n = rng.randint(3, 5)
             options = [f"option {j}" for j in range(n)]
-            items.append({"condition": i % 2, "role": "scored", "truth": rng.randrange(n),
-                          "payload": {"question": f"Question {i}?", "options": options, "media": []}})
+            items.append(
+                {
+                    "condition": i % 2,
+                    "role": "scored",
+                    "truth": rng.randrange(n),
+                    "payload": {"question": f"Question {i}?", "options": options, "media": []},
+                }
+            )
         elif kind == "open_answer":
             answer = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 20)))
-            items.append({"condition": 0, "role": "scored", "truth": answer,
-                          "payload": {"question": f"Question {i}?", "media": []}})
+            items.append(
+                {
+                    "condition": 0,
+                    "role": "scored",
+                    "truth": answer,
+                    "payload": {"question": f"Question {i}?", "media": []},
+                }
+            )
         else:
             attention = i % 50 == 0
-            items.append({"condition": i % 2, "role": "attention" if attention else "scored",
-                          "truth": rng.randint(1, 5) if attention else None,
-                          "payload": {"criterion": "relevance", "scale": "", "justify_below": 3, "media": []}})
+            items.append(
+                {
+                    "condition": i % 2,
+                    "role": "attention" if attention else "scored",
+                    "truth": rng.randint(1, 5) if attention else None,
+                    "payload": {"criterion": "relevance", "scale": "", "justify_below": 3, "media": []},
+                }
+            )
     return items
 
 
@@ -155,14 +176,18 @@ def bench_per_row_reference(n: int) -> tuple[float, int]:
 
 # ------------------------------------------------------------------------------ end to end
 
+
 def setup_django(database: bool) -> None:
     """Set Django up (the kind modules import models); with ``database``, on the scratch database,
     created if missing and migrated."""
     if database:
         import psycopg
 
-        pg = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-                  user=os.environ.get("POSTGRES_USER", "annotator"))
+        pg = dict(
+            host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+            port=int(os.environ.get("POSTGRES_PORT", "54329")),
+            user=os.environ.get("POSTGRES_USER", "annotator"),
+        )
         with psycopg.connect(**pg, dbname="postgres", autocommit=True) as conn:
             if not conn.execute("select 1 from pg_database where datname = %s", [DB]).fetchone():
                 conn.execute(f'create database "{DB}"')
@@ -201,16 +226,30 @@ def fill(kind: str, n: int):
             Trial.objects.filter(participant__study=study).delete()
             study.delete()
         existing = set(User.objects.filter(username__startswith="bench-scoring-").values_list("username", flat=True))
-        User.objects.bulk_create([User(username=f"bench-scoring-{i}") for i in range(people)
-                                  if f"bench-scoring-{i}" not in existing], batch_size=5000)
+        User.objects.bulk_create(
+            [User(username=f"bench-scoring-{i}") for i in range(people) if f"bench-scoring-{i}" not in existing],
+            batch_size=5000,
+        )
         users = list(User.objects.filter(username__startswith="bench-scoring-").order_by("id")[:people])
         study = Study.objects.create(project=project, name=name, kind=kind, questions_per_participant=per_person)
         rng = random.Random(f"bench-scoring:{kind}")
         specs = make_items(kind, rng)
-        conditions = {c: Condition.objects.create(study=study, number=c + 1, label=f"condition {c + 1}")
-                      for c in sorted({s["condition"] for s in specs})}
-        items = Item.objects.bulk_create([Item(condition=conditions[s["condition"]], index=i, role=s["role"],
-                                               truth=s["truth"], payload=s["payload"]) for i, s in enumerate(specs)])
+        conditions = {
+            c: Condition.objects.create(study=study, number=c + 1, label=f"condition {c + 1}")
+            for c in sorted({s["condition"] for s in specs})
+        }
+        items = Item.objects.bulk_create(
+            [
+                Item(
+                    condition=conditions[s["condition"]],
+                    index=i,
+                    role=s["role"],
+                    truth=s["truth"],
+                    payload=s["payload"],
+                )
+                for i, s in enumerate(specs)
+            ]
+        )
         participants = Participant.objects.bulk_create([Participant(study=study, user=u, stage="done") for u in users])
         now = timezone.now()
         trials = []
@@ -218,9 +257,19 @@ def fill(kind: str, n: int):
             person, position = divmod(k, per_person)
             spec_index = (person * per_person + position) % N_ITEMS
             response, timed_out = make_response(kind, specs[spec_index], rng)
-            trials.append(Trial(participant=participants[person], item=items[spec_index], position=position,
-                                response=response, timed_out=timed_out, client_rt_ms=1000.0, served_at=now,
-                                shown_at=now, answered_at=now))
+            trials.append(
+                Trial(
+                    participant=participants[person],
+                    item=items[spec_index],
+                    position=position,
+                    response=response,
+                    timed_out=timed_out,
+                    client_rt_ms=1000.0,
+                    served_at=now,
+                    shown_at=now,
+                    answered_at=now,
+                )
+            )
         Trial.objects.bulk_create(trials, batch_size=5000)
     return study
 
@@ -260,23 +309,31 @@ def bench_results_page(kind: str, n: int) -> tuple[float, int, int]:
     started = time.perf_counter()
     views = selectors.score_tables(study)
     for include in (False, True):
-        dashboard.chart_data(study, include_excluded=include, table=views[(include, True)], pooled=views[(include, False)])
+        dashboard.chart_data(
+            study, include_excluded=include, table=views[(include, True)], pooled=views[(include, False)]
+        )
     seconds = time.perf_counter() - started
     metric = metrics_of(kind)[0]
     shown = sum(row["metrics"][metric]["n"] for row in views[(True, False)])
-    stored = sum(1 for scores in Trial.objects.filter(participant__study=study, item__role=Item.Role.SCORED,
-                                                      scored_at__isnull=False).values_list("scores", flat=True)
-                 if scores.get(metric) is not None)
+    stored = sum(
+        1
+        for scores in Trial.objects.filter(
+            participant__study=study, item__role=Item.Role.SCORED, scored_at__isnull=False
+        ).values_list("scores", flat=True)
+        if scores.get(metric) is not None
+    )
     return seconds, shown, stored
 
 
 # ------------------------------------------------------------------------------ main
 
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="answers per kind (default 100,000)")
-    parser.add_argument("--per-row", type=int, default=10_000,
-                        help="answers for the old per-row ordering reference (0: skip)")
+    parser.add_argument(
+        "--per-row", type=int, default=10_000, help="answers for the old per-row ordering reference (0: skip)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="end-to-end runs per kind (median reported)")
     parser.add_argument("--no-db", action="store_true", help="in-memory scoring only")
     parser.add_argument("--smoke", action="store_true", help="a small case with checks (make test runs it)")
@@ -301,25 +358,37 @@ def main() -> None:
         return ", ".join(f"{t:.2f}" for t in times) if times else "-"
 
     print(f"\nScoring {args.n:,} answers per kind; medians of {args.repeats} runs (target: under 10 s end to end)\n")
-    print(f"{'kind':<28} {'rows':>8} {'in memory s':>12} {'rows/s':>11} {'(runs s)':>18} {'end to end s':>13} "
-          f"{'(runs s)':>18} {'results page s':>15} {'page trials (of db)':>20}")
+    print(
+        f"{'kind':<28} {'rows':>8} {'in memory s':>12} {'rows/s':>11} {'(runs s)':>18} {'end to end s':>13} "
+        f"{'(runs s)':>18} {'results page s':>15} {'page trials (of db)':>20}"
+    )
     for kind, memory, e2e, page in lines:
         seconds = statistics.median(memory)
         median = f"{statistics.median(e2e):.2f}" if e2e else "-"
         counted = "-" if page is None else f"{page[1]:,} ({page[2]:,})"
-        print(f"{kind:<28} {args.n:>8,} {seconds:>12.3f} {args.n / seconds:>11,.0f} {runs(memory):>18} {median:>13} "
-              f"{runs(e2e):>18} {'-' if page is None else format(page[0], '.2f'):>15} {counted:>20}")
+        print(
+            f"{kind:<28} {args.n:>8,} {seconds:>12.3f} {args.n / seconds:>11,.0f} {runs(memory):>18} {median:>13} "
+            f"{runs(e2e):>18} {'-' if page is None else format(page[0], '.2f'):>15} {counted:>20}"
+        )
     if reference:
         seconds, rows = reference
-        print(f"{'ordering, per-row reference':<28} {rows:>8,} {seconds:>12.3f} {rows / seconds:>11,.0f} "
-              f"{'(1 run)':>18} {'-':>13} {'-':>18}")
+        print(
+            f"{'ordering, per-row reference':<28} {rows:>8,} {seconds:>12.3f} {rows / seconds:>11,.0f} "
+            f"{'(1 run)':>18} {'-':>13} {'-':>18}"
+        )
     worst = max((statistics.median(e2e) for _, _, e2e, _ in lines if e2e), default=None)
     if worst is not None:
-        verdict = ("meets" if worst < 10 else "MISSES") + " the 10 s target" if args.n == 100_000 \
+        verdict = (
+            ("meets" if worst < 10 else "MISSES") + " the 10 s target"
+            if args.n == 100_000
             else "the 10 s target is for 100,000"
+        )
         print(f"\nslowest end to end: {worst:.2f} s for {args.n:,} trials ({verdict})")
-    lost = [f"{kind}: the results page counts {page[1]} trials, the database holds {page[2]}"
-            for kind, _, _, page in lines if page is not None and page[1] != page[2]]
+    lost = [
+        f"{kind}: the results page counts {page[1]} trials, the database holds {page[2]}"
+        for kind, _, _, page in lines
+        if page is not None and page[1] != page[2]
+    ]
     if lost:
         sys.exit("\n".join(lost))
     if args.smoke:

@@ -55,10 +55,21 @@ from pathlib import Path  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 DB = "annotator_bench_seek"
 HOME = REPO / ".local" / "bench-seek"
-PG = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-          user=os.environ.get("POSTGRES_USER", "annotator"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required"]
+PG = dict(
+    host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+    port=int(os.environ.get("POSTGRES_PORT", "54329")),
+    user=os.environ.get("POSTGRES_USER", "annotator"),
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
 PASSWORD = "pw-seek-ann-123"
 FIRST_FRAME_TARGET_MS = 1000.0
 SEEK_TARGET_MS = 500.0
@@ -103,12 +114,18 @@ def _environment(smoke: bool = False) -> None:
         DB = os.environ.get("BENCH_SEEK_DB") or os.environ.get("POSTGRES_DB", "annotator") + "_bench_seek_smoke"
         HOME = REPO / ".local" / "bench-seek-smoke"
         os.environ["MEDIA_HLS_MIN_DURATION_S"] = "60"  # the short video gets its HLS rendition too
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "annotator.settings", "POSTGRES_DB": DB,
-        "MEDIA_ROOT": str(HOME / "media"), "MEDIA_WORK_DIR": str(HOME / "work"), "STATIC_ROOT": str(HOME / "static"),
-        "CELERY_BROKER_URL": "memory://", "CELERY_RESULT_BACKEND": "cache+memory://",
-        "DJANGO_SECURE_COOKIES": "0",  # plain http on loopback
-    })
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "annotator.settings",
+            "POSTGRES_DB": DB,
+            "MEDIA_ROOT": str(HOME / "media"),
+            "MEDIA_WORK_DIR": str(HOME / "work"),
+            "STATIC_ROOT": str(HOME / "static"),
+            "CELERY_BROKER_URL": "memory://",
+            "CELERY_RESULT_BACKEND": "cache+memory://",
+            "DJANGO_SECURE_COOKIES": "0",  # plain http on loopback
+        }
+    )
     sys.path.insert(0, str(REPO))
 
 
@@ -163,10 +180,24 @@ def build(width: int, fps: int, progress, *, loops: int = 720, slug: str = "seek
             raise SystemExit(f"transcode failed: {video.error}")
         progress(f"  transcoded in {time.monotonic() - started:.0f} s")
         ensure_qa_type(project, "scene_sequence", clip_policy="whole")
-        job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES,
-                                                                  prompt_version="templates-v1"), video=video)
-        save_drafts(job, [DraftSpec("scene_sequence", "In what order do the riders pass?", "left to right", 0.0,
-                                    video.duration_s, source_key="0")], actor="templates/templates-v1")
+        job = DraftJob.objects.create(
+            run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+            video=video,
+        )
+        save_drafts(
+            job,
+            [
+                DraftSpec(
+                    "scene_sequence",
+                    "In what order do the riders pass?",
+                    "left to right",
+                    0.0,
+                    video.duration_s,
+                    source_key="0",
+                )
+            ],
+            actor="templates/templates-v1",
+        )
     # An annotator per video holds its unit (so may fetch its files, checked as for any annotator);
     # leases are made to last, so no claim takes another video's lapsed unit.
     annotator = ensure_member(f"seek-ann-{video.pk}", role="annotator", project=project, password=PASSWORD)[0]
@@ -184,9 +215,22 @@ def build(width: int, fps: int, progress, *, loops: int = 720, slug: str = "seek
 def serve(port: int) -> subprocess.Popen:
     """Gunicorn on loopback with this process's environment; returns once it answers."""
     log = open(HOME / "web.log", "ab")
-    server = subprocess.Popen([str(REPO / ".venv" / "bin" / "gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--threads", "4"],
-                              cwd=REPO, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            str(REPO / ".venv" / "bin" / "gunicorn"),
+            "annotator.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+        ],
+        cwd=REPO,
+        env=os.environ.copy(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     log.close()
     for _ in range(150):
         try:
@@ -216,7 +260,9 @@ def one_run(browser, base: str, user: str, meta: dict, positions: list[float]) -
     # to wall-clock time (wallTime) so the first frame's time can be placed on it.
     cdp = context.new_cdp_session(page)
     received, clock = [], []
-    cdp.on("Network.dataReceived", lambda e: received.append((e["timestamp"], e["encodedDataLength"] or e["dataLength"])))
+    cdp.on(
+        "Network.dataReceived", lambda e: received.append((e["timestamp"], e["encodedDataLength"] or e["dataLength"]))
+    )
     cdp.on("Network.requestWillBeSent", lambda e: clock.append(e["wallTime"] - e["timestamp"]))
     cdp.send("Network.enable")
     first = page.evaluate(FIRST_FRAME, meta)
@@ -240,7 +286,9 @@ def one_run(browser, base: str, user: str, meta: dict, positions: list[float]) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--width", type=int, default=160, help="Width in px of the looped footage (default 160, as the tests).")
+    parser.add_argument(
+        "--width", type=int, default=160, help="Width in px of the looped footage (default 160, as the tests)."
+    )
     parser.add_argument("--fps", type=int, default=10)
     parser.add_argument("--runs", type=int, default=5, help="Fresh browser contexts per mode.")
     parser.add_argument("--seeks", type=int, default=12, help="Seeks per run.")
@@ -290,17 +338,23 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
 
-    print(f"\nvideo {video.filename}: {video.width}x{video.height} source, {video.duration_s:.0f} s; "
-          f"{args.runs} runs per mode (new browser context each), {args.seeks} seeks per run")
-    print(f"{'mode':<5} {'first frame ms (median / max)':>30} {'bytes before first frame (median)':>34} "
-          f"{'seek ms (median / max)':>24}  targets (first frame < {FIRST_FRAME_TARGET_MS:.0f} ms, seek < {SEEK_TARGET_MS:.0f} ms)")
+    print(
+        f"\nvideo {video.filename}: {video.width}x{video.height} source, {video.duration_s:.0f} s; "
+        f"{args.runs} runs per mode (new browser context each), {args.seeks} seeks per run"
+    )
+    print(
+        f"{'mode':<5} {'first frame ms (median / max)':>30} {'bytes before first frame (median)':>34} "
+        f"{'seek ms (median / max)':>24}  targets (first frame < {FIRST_FRAME_TARGET_MS:.0f} ms, seek < {SEEK_TARGET_MS:.0f} ms)"
+    )
     for mode, runs in results.items():
         first = [r["first_ms"] for r in runs]
         seeks = [s for r in runs for s in r["seeks"]]
         size = statistics.median(r["bytes"] for r in runs)
         ok = max(first) < FIRST_FRAME_TARGET_MS and max(seeks) < SEEK_TARGET_MS
-        print(f"{mode:<5} {statistics.median(first):>17.0f} / {max(first):>6.0f}    {size:>26,.0f} B       "
-              f"{statistics.median(seeks):>10.0f} / {max(seeks):>6.0f}    {'ok' if ok else 'MISSED'}")
+        print(
+            f"{mode:<5} {statistics.median(first):>17.0f} / {max(first):>6.0f}    {size:>26,.0f} B       "
+            f"{statistics.median(seeks):>10.0f} / {max(seeks):>6.0f}    {'ok' if ok else 'MISSED'}"
+        )
     if args.smoke:
         print("smoke: ok (every mode showed a first frame and landed every seek; figures not judged)")
 

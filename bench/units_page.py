@@ -42,8 +42,11 @@ def percentile(values: list[float], q: float) -> float:
 def _ensure_database(db: str) -> None:
     import psycopg
 
-    pg = dict(host=os.environ.get("POSTGRES_HOST", "127.0.0.1"), port=int(os.environ.get("POSTGRES_PORT", "54329")),
-              user=os.environ.get("POSTGRES_USER", "annotator"))
+    pg = dict(
+        host=os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+        port=int(os.environ.get("POSTGRES_PORT", "54329")),
+        user=os.environ.get("POSTGRES_USER", "annotator"),
+    )
     with psycopg.connect(**pg, dbname="postgres", autocommit=True) as conn:
         if not conn.execute("select 1 from pg_database where datname = %s", [db]).fetchone():
             conn.execute(f'create database "{db}"')
@@ -60,43 +63,73 @@ def fill(n_units: int, progress) -> None:
     from annotator.qa.services import ensure_qa_type
 
     project = ensure_project("bench-units", "Units list benchmark")
-    if n_units == WorkUnit.objects.filter(project=project).count() == QueueItem.objects.filter(
-            project=project, kind="first_pass").count() == QAPair.objects.filter(project=project).count():
+    if (
+        n_units
+        == WorkUnit.objects.filter(project=project).count()
+        == QueueItem.objects.filter(project=project, kind="first_pass").count()
+        == QAPair.objects.filter(project=project).count()
+    ):
         progress(f"  {n_units:,} units there already")
         return
     t0 = time.monotonic()
     with connection.cursor() as c:
-        c.execute("truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
-                  "qa_workunit, qa_qatype, media_videogroupmember, media_videogroup, media_video cascade")
+        c.execute(
+            "truncate qa_autosave, qa_skip, qa_verdict, qa_revision, qa_submission, qa_qapair, qa_queueitem, "
+            "qa_workunit, qa_qatype, media_videogroupmember, media_videogroup, media_video cascade"
+        )
     people = [ensure_member(f"units{i}", role="annotator", project=project)[0].pk for i in range(ANNOTATORS)]
     types = [ensure_qa_type(project, "object_recognition").pk, ensure_qa_type(project, "scene_description").pk]
     n_videos = max(1, n_units // 1000)
-    videos = Video.objects.bulk_create([
-        Video(project=project, sha256=f"{i:064x}", filename=f"walk-{i}.mp4", status=Video.Status.READY,
-              duration_s=600.0, fps=25.0, width=640, height=360) for i in range(1, n_videos + 1)])
+    videos = Video.objects.bulk_create(
+        [
+            Video(
+                project=project,
+                sha256=f"{i:064x}",
+                filename=f"walk-{i}.mp4",
+                status=Video.Status.READY,
+                duration_s=600.0,
+                fps=25.0,
+                width=640,
+                height=360,
+            )
+            for i in range(1, n_videos + 1)
+        ]
+    )
     first_video = min(v.pk for v in videos)
     with connection.cursor() as c:
-        c.execute("insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
-                  "select %s, %s + (g - 1) / 1000, ((g - 1) %% 1000) * 0.5, ((g - 1) %% 1000) * 0.5 + 10, 'real', now() "
-                  "from generate_series(1, %s) g", [project.pk, first_video, n_units])
-        c.execute("insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
-                  "clip_start_s, clip_end_s, videos, status, provenance, delete_reason, flag_reason, flag_source, "
-                  "version, created_at, updated_at) select project_id, id, video_id, "
-                  "case when id %% 2 = 0 then %s else %s end, 'machine', 'What is on the table?', 'a cup', "
-                  "start_s, end_s, '[]', 'draft', '', '', case when id %% 100 = 0 then 'answer unclear' else '' end, "
-                  "case when id %% 100 = 0 then 'reviewer-vlm' else '' end, 1, now(), now() from qa_workunit "
-                  "where project_id = %s", [types[0], types[1], project.pk])
-        c.execute("insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
-                  "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit where project_id = %s",
-                  [project.pk])
-        c.execute("with ranked as (select id, row_number() over (order by id) as n from qa_queueitem "
-                  "where project_id = %s) "
-                  "update qa_queueitem q set status = 'done', completed_at = now(), time_spent_ms = 60000, "
-                  "completed_by_id = (%s::bigint[])[1 + (r.n %% %s)] from ranked r "
-                  "where q.id = r.id and r.n <= %s",
-                  [project.pk, people, ANNOTATORS, int(n_units * 0.3)])
+        c.execute(
+            "insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
+            "select %s, %s + (g - 1) / 1000, ((g - 1) %% 1000) * 0.5, ((g - 1) %% 1000) * 0.5 + 10, 'real', now() "
+            "from generate_series(1, %s) g",
+            [project.pk, first_video, n_units],
+        )
+        c.execute(
+            "insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
+            "clip_start_s, clip_end_s, videos, status, provenance, delete_reason, flag_reason, flag_source, "
+            "version, created_at, updated_at) select project_id, id, video_id, "
+            "case when id %% 2 = 0 then %s else %s end, 'machine', 'What is on the table?', 'a cup', "
+            "start_s, end_s, '[]', 'draft', '', '', case when id %% 100 = 0 then 'answer unclear' else '' end, "
+            "case when id %% 100 = 0 then 'reviewer-vlm' else '' end, 1, now(), now() from qa_workunit "
+            "where project_id = %s",
+            [types[0], types[1], project.pk],
+        )
+        c.execute(
+            "insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
+            "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit where project_id = %s",
+            [project.pk],
+        )
+        c.execute(
+            "with ranked as (select id, row_number() over (order by id) as n from qa_queueitem "
+            "where project_id = %s) "
+            "update qa_queueitem q set status = 'done', completed_at = now(), time_spent_ms = 60000, "
+            "completed_by_id = (%s::bigint[])[1 + (r.n %% %s)] from ranked r "
+            "where q.id = r.id and r.n <= %s",
+            [project.pk, people, ANNOTATORS, int(n_units * 0.3)],
+        )
         c.execute("analyze")
-    progress(f"  filled {n_units:,} units, {n_videos:,} videos, {ANNOTATORS} annotators in {time.monotonic() - t0:.1f} s")
+    progress(
+        f"  filled {n_units:,} units, {n_videos:,} videos, {ANNOTATORS} annotators in {time.monotonic() - t0:.1f} s"
+    )
 
 
 def main() -> None:
@@ -110,8 +143,13 @@ def main() -> None:
     if not 1_000 <= args.units <= MAX_UNITS or not 1 <= args.repeats <= MAX_REPEATS:
         raise SystemExit(f"--units is 1,000 to {MAX_UNITS:,} and --repeats 1 to {MAX_REPEATS}")
     db = f"{os.environ.get('POSTGRES_DB', 'annotator')}_bench_units" + ("_smoke" if args.smoke else "")
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "annotator.settings", "POSTGRES_DB": db,
-                       "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING")})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "annotator.settings",
+            "POSTGRES_DB": db,
+            "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+        }
+    )
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-units-not-secret-" + "x" * 40)
     os.environ.setdefault("PSEUDONYM_KEY", "bench-units-not-secret-" + "y" * 40)
     sys.path.insert(0, str(REPO))
@@ -137,10 +175,17 @@ def main() -> None:
     depth = min(100, args.units // 100)  # pages: 100 at a million units, 20 in the smoke run
     deep = QueueItem.objects.filter(project=project).order_by("-id").values_list("id", flat=True)[depth * 50 - 1]
     some_video = f"walk-{max(1, args.units // 2000)}.mp4"
-    pages = [("first page", ""), (f"{depth} pages deep", f"before={deep}"), ("status=done", "status=done"),
-             ("pass=first_pass", "kind=first_pass"), ("annotator", "annotator=units7"),
-             ("qa_type", "qa_type=scene_description"), ("video", f"video={some_video}"), ("flagged", "flagged=yes"),
-             ("flagged + done", "flagged=yes&status=done")]
+    pages = [
+        ("first page", ""),
+        (f"{depth} pages deep", f"before={deep}"),
+        ("status=done", "status=done"),
+        ("pass=first_pass", "kind=first_pass"),
+        ("annotator", "annotator=units7"),
+        ("qa_type", "qa_type=scene_description"),
+        ("video", f"video={some_video}"),
+        ("flagged", "flagged=yes"),
+        ("flagged + done", "flagged=yes&status=done"),
+    ]
     print(f"\n{'page':<16} {'rows':>5} {'p50 ms':>8} {'p95 ms':>8}")
     client.get("/projects/bench-units/units/")  # warm: templates compiled, connection open
     failed = False

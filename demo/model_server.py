@@ -25,14 +25,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.fake_model_server import FakeModelServer, user_text  # noqa: E402
 
 VUDG_ITEMS = [
-    {"category": "action", "question": "What does the camera wearer do with their hands?", "answer": "Picks up an object"},
+    {
+        "category": "action",
+        "question": "What does the camera wearer do with their hands?",
+        "answer": "Picks up an object",
+    },
     {"category": "attribute", "question": "What colour is the largest object in view?", "answer": "Grey"},
     {"category": "object", "question": "Which object is closest to the camera?", "answer": "A table"},
     {"category": "temporal", "question": "What happens first in the video?", "answer": "The camera turns left"},
     {"category": "temporal", "question": "What happens at the end of the video?", "answer": "The camera stops moving"},
 ]
-DISTRACTORS = ["A bicycle leaning on a wall", "Somebody opening a window slowly", "Bright green paint",
-               "A dog running past", "Water pouring into a sink", "Nobody is visible at any point in this scene"]
+DISTRACTORS = [
+    "A bicycle leaning on a wall",
+    "Somebody opening a window slowly",
+    "Bright green paint",
+    "A dog running past",
+    "Water pouring into a sink",
+    "Nobody is visible at any point in this scene",
+]
 
 
 def _pick(body: dict, n: int) -> int:
@@ -52,7 +62,9 @@ def _distractors(body: dict) -> dict:
     found = re.search(r"^Answer: (.*)$", user_text(body), flags=re.MULTILINE)
     correct = (found.group(1) if found else "Picks up an object").strip()
     words = set(re.findall(r"\w+", correct.lower()))
-    pool = [d for d in DISTRACTORS if not set(re.findall(r"\w+", d.lower())) <= words and d.lower() not in correct.lower()]
+    pool = [
+        d for d in DISTRACTORS if not set(re.findall(r"\w+", d.lower())) <= words and d.lower() not in correct.lower()
+    ]
     chosen = pool[:5]
     longest = max(len(d) for d in chosen)
     if len(correct) > longest:  # VUDG App. J.2: the correct option must not be the longest
@@ -62,9 +74,21 @@ def _distractors(body: dict) -> dict:
 
 def _reviews(body: dict) -> dict:
     n = len(_numbered(body)) or 5
-    labels = {2: ("fixable", "The answer is vague; name the object."), 5: ("invalid", "The end of the video is not shown.")}
-    return {"reviews": [{"item": i, "label": labels.get(i, ("correct", ""))[0], "reason": labels.get(i, ("", "Matches the frames."))[1],
-                         "suggested_answer": ""} for i in range(1, n + 1)]}
+    labels = {
+        2: ("fixable", "The answer is vague; name the object."),
+        5: ("invalid", "The end of the video is not shown."),
+    }
+    return {
+        "reviews": [
+            {
+                "item": i,
+                "label": labels.get(i, ("correct", ""))[0],
+                "reason": labels.get(i, ("", "Matches the frames."))[1],
+                "suggested_answer": "",
+            }
+            for i in range(1, n + 1)
+        ]
+    }
 
 
 def _free_text(body: dict) -> str:
@@ -94,19 +118,33 @@ def _judge(body: dict) -> dict:
 def canned_server(port: int = 0) -> FakeModelServer:
     """A FakeModelServer answering every stage with canned texts (see the module docstring)."""
     server = FakeModelServer(port=port, keep_requests=False)
-    server.responders.update({
-        "caption": lambda body: {"caption": f"A dim egocentric view; the frames show the scene relevant to {_qa_type(body)}."},
-        "questions": lambda body: {"questions": [f"What {_qa_type(body)} detail is visible in this clip?",
-                                                 f"What changes in this clip regarding {_qa_type(body)}?"]},
-        "answer": lambda body: {"answers": [["A table near the wall", "Nothing changes"][i % 2] for i, _ in enumerate(_numbered(body))]},
-        "vudg_open": lambda body: {"items": VUDG_ITEMS},
-        "vudg_distractors": _distractors,
-        "vudg_review": _reviews,
-        "consistency_check": lambda body: {"label": "consistent", "reason": "Matches the annotations.", "also_correct": []},
-        "text_only": lambda body: {"answer": "ABCD"[_pick(body, 4)]},
-        "judge": _judge,
-        "": _free_text,
-    })
+    server.responders.update(
+        {
+            "caption": lambda body: {
+                "caption": f"A dim egocentric view; the frames show the scene relevant to {_qa_type(body)}."
+            },
+            "questions": lambda body: {
+                "questions": [
+                    f"What {_qa_type(body)} detail is visible in this clip?",
+                    f"What changes in this clip regarding {_qa_type(body)}?",
+                ]
+            },
+            "answer": lambda body: {
+                "answers": [["A table near the wall", "Nothing changes"][i % 2] for i, _ in enumerate(_numbered(body))]
+            },
+            "vudg_open": lambda body: {"items": VUDG_ITEMS},
+            "vudg_distractors": _distractors,
+            "vudg_review": _reviews,
+            "consistency_check": lambda body: {
+                "label": "consistent",
+                "reason": "Matches the annotations.",
+                "also_correct": [],
+            },
+            "text_only": lambda body: {"answer": "ABCD"[_pick(body, 4)]},
+            "judge": _judge,
+            "": _free_text,
+        }
+    )
     return server
 
 

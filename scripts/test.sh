@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Lint and format first: seconds, and a failure says which file and line (rules in pyproject.toml).
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
 started=0
 # Read whole first (see demo.sh: `status | grep -q` can fail on SIGPIPE under pipefail).
 status="$(scripts/stack.sh status)"

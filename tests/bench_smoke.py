@@ -12,12 +12,26 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 # The scratch database each bench's --smoke uses (``<POSTGRES_DB>`` + this), unless ``BENCH_*_DB`` is given.
-SCRATCH_DB = {"drafting.py": "_bench_drafting_smoke", "export.py": "_bench_export_smoke", "load.py": "_bench_load_smoke",
-              "participants.py": "_bench_participants_smoke", "queue.py": "_bench_queue_smoke",
-              "rt_fidelity.py": "_bench_rt_smoke", "scoring.py": "_bench_scoring_smoke", "seek.py": "_bench_seek_smoke", "units_page.py": "_bench_units_smoke"}
-DB_VARIABLE = {"drafting.py": "BENCH_DRAFTING_DB", "export.py": "BENCH_EXPORT_DB", "participants.py": "BENCH_PARTICIPANTS_DB",
-               "ratings_import.py": "BENCH_RATINGS_DB", "rt_fidelity.py": "BENCH_RT_DB", "scoring.py": "BENCH_SCORING_DB",
-               "seek.py": "BENCH_SEEK_DB"}
+SCRATCH_DB = {
+    "drafting.py": "_bench_drafting_smoke",
+    "export.py": "_bench_export_smoke",
+    "load.py": "_bench_load_smoke",
+    "participants.py": "_bench_participants_smoke",
+    "queue.py": "_bench_queue_smoke",
+    "rt_fidelity.py": "_bench_rt_smoke",
+    "scoring.py": "_bench_scoring_smoke",
+    "seek.py": "_bench_seek_smoke",
+    "units_page.py": "_bench_units_smoke",
+}
+DB_VARIABLE = {
+    "drafting.py": "BENCH_DRAFTING_DB",
+    "export.py": "BENCH_EXPORT_DB",
+    "participants.py": "BENCH_PARTICIPANTS_DB",
+    "ratings_import.py": "BENCH_RATINGS_DB",
+    "rt_fidelity.py": "BENCH_RT_DB",
+    "scoring.py": "BENCH_SCORING_DB",
+    "seek.py": "BENCH_SEEK_DB",
+}
 
 
 def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> str:
@@ -32,7 +46,13 @@ def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> st
     given = {**os.environ, **(env or {})}.get(DB_VARIABLE.get(script, ""))
     if given or script in SCRATCH_DB:
         ensure_copy(given or os.environ.get("POSTGRES_DB", "annotator") + SCRATCH_DB[script])
-    done = subprocess.run([sys.executable, str(REPO / "bench" / script), "--smoke"], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     return done.stdout

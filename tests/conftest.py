@@ -26,7 +26,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync 
 # group of its own, so its module-scoped fixtures (a Chromium per UI module) start once.
 SHARED_WORKER = {
     # The 2-hour video's session-scoped transcode (tests/long_video.py, about a minute): made once.
-    "tests/media/test_hls.py": "long-video", "tests/ui/test_long_video.py": "long-video",
+    "tests/media/test_hls.py": "long-video",
+    "tests/ui/test_long_video.py": "long-video",
     "tests/ui/test_lifelog_long.py": "long-video",
     # One scratch database (<POSTGRES_DB>_bench_participants_smoke), which two runs at once would both migrate.
     "tests/studies/test_bench_participants.py": "participants-db",
@@ -71,16 +72,23 @@ def pytest_xdist_make_scheduler(config, log):
 # On an xdist worker the groups go out longest first (scripts/test.sh passes --no-loadscope-reorder),
 # so a long group is never the last one left to one worker while the other has nothing to do.
 EXPECTED_S = {
-    "tests/api/test_schema_fuzz.py": 50.0, "tests/projects/test_demo_setup.py::test_the_demo_set_up_runs": 60.0,
+    "tests/api/test_schema_fuzz.py": 50.0,
+    "tests/projects/test_demo_setup.py::test_the_demo_set_up_runs": 60.0,
     "tests/media/test_hls.py::test_a_two_hour_video_gets_hls": 60.0,  # with the session's 2-hour transcode
     "tests/workers/test_worker_processes.py::test_a_worker_killed_mid_transcode": 41.0,
     "tests/studies/test_no_truth_leaks.py::test_participants_sorting_by_any_id": 33.0,
-    "tests/agreement/test_api.py::test_the_json_gives_each_metric": 35.0, "tests/gold/test_bench_queue.py": 24.0,
-    "tests/studies/test_bench_rt_fidelity.py": 21.0, "tests/ui/test_study_link.py::test_a_panel_participant_goes": 21.0,
-    "tests/agreement/test_bench_ratings_import.py": 18.0, "tests/studies/test_bench_participants.py": 17.0,
-    "tests/media/test_bench_seek.py": 16.0, "tests/studies/test_bench_scoring.py": 15.0,
-    "tests/workers/test_worker_processes.py": 12.0, "tests/agreement/test_bench_agreement.py": 11.0,
-    "tests/workers/test_no_shared_disk.py": 20.0, "tests/workers/test_beat.py": 15.0,  # new since that run; guessed
+    "tests/agreement/test_api.py::test_the_json_gives_each_metric": 35.0,
+    "tests/gold/test_bench_queue.py": 24.0,
+    "tests/studies/test_bench_rt_fidelity.py": 21.0,
+    "tests/ui/test_study_link.py::test_a_panel_participant_goes": 21.0,
+    "tests/agreement/test_bench_ratings_import.py": 18.0,
+    "tests/studies/test_bench_participants.py": 17.0,
+    "tests/media/test_bench_seek.py": 16.0,
+    "tests/studies/test_bench_scoring.py": 15.0,
+    "tests/workers/test_worker_processes.py": 12.0,
+    "tests/agreement/test_bench_agreement.py": 11.0,
+    "tests/workers/test_no_shared_disk.py": 20.0,
+    "tests/workers/test_beat.py": 15.0,  # new since that run; guessed
     "tests/ui/": 3.0,
 }
 
@@ -154,7 +162,9 @@ def real_nudges():
     """Marker fixture: ``premake_in_line`` leaves ``jobs.nudge`` as it is."""
 
 
-def make_video(path: Path, *, seconds: float = 3.0, size: str = "320x240", audio: bool = True, faststart: bool = False) -> Path:
+def make_video(
+    path: Path, *, seconds: float = 3.0, size: str = "320x240", audio: bool = True, faststart: bool = False
+) -> Path:
     """A real H.264 (+AAC) MP4 from ffmpeg's test source."""
     args = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate=25:duration={seconds}"]
     if audio:
@@ -185,7 +195,10 @@ def corrupt_video(tmp_path) -> Path:
 @pytest.fixture
 def not_a_video(tmp_path) -> Path:
     path = tmp_path / "picture.png"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x64", "-frames:v", "1", str(path)], check=True)
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x64", "-frames:v", "1", str(path)],
+        check=True,
+    )
     return path
 
 
@@ -238,8 +251,14 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
     app.control.purge()
     with django_db_blocker.unblock():
         # Every queue (``settings.WORKER_QUEUES``): the in-process worker stands for all of them.
-        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30,
-                          queues=list(settings.WORKER_QUEUES)):
+        with start_worker(
+            app,
+            pool="threads",
+            concurrency=2,
+            perform_ping_check=False,
+            shutdown_timeout=30,
+            queues=list(settings.WORKER_QUEUES),
+        ):
             yield app
 
 
@@ -277,8 +296,9 @@ def add_server(project, model_server):
     from annotator.inference.models import ModelServer
 
     def add(name: str = "fake", *, model: str = "fake-vlm", for_project=None, **fields) -> ModelServer:
-        return ModelServer.objects.create(project=for_project or project, name=name, base_url=model_server.base_url,
-                                          model=model, **fields)
+        return ModelServer.objects.create(
+            project=for_project or project, name=name, base_url=model_server.base_url, model=model, **fields
+        )
 
     return add
 
@@ -303,19 +323,45 @@ def make_unit(project):
         proj = for_project or project
         i = next(counter)
         video = Video.objects.create(
-            project=proj, sha256=hashlib.sha256(f"{proj.slug}-{i}".encode()).hexdigest(), filename=f"clip{i}.mp4",
-            status=Video.Status.READY, duration_s=duration_s, fps=25.0, width=320, height=240,
-            illumination="day", domain="kitchen",
+            project=proj,
+            sha256=hashlib.sha256(f"{proj.slug}-{i}".encode()).hexdigest(),
+            filename=f"clip{i}.mp4",
+            status=Video.Status.READY,
+            duration_s=duration_s,
+            fps=25.0,
+            width=320,
+            height=240,
+            illumination="day",
+            domain="kitchen",
         )
         ensure_qa_type(proj, "scene_description")
         ensure_qa_type(proj, "object_recognition")
         run = DraftRun.objects.create(project=proj, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
         job = DraftJob.objects.create(run=run, video=video)
-        specs = [DraftSpec("scene_description", f"What happens in part {k} of clip {i}?", f"answer {k}",
-                           0.0, duration_s, source_key=f"k{k}") for k in range(n_open)]
-        specs.append(DraftSpec("object_recognition", "Which of these objects appears in the video?", "cup",
-                               0.0, duration_s, source_key="objects", options=["pan", "cup", "lamp", "shoe"],
-                               answer_index=1, params={"shuffle_seed": 7}))
+        specs = [
+            DraftSpec(
+                "scene_description",
+                f"What happens in part {k} of clip {i}?",
+                f"answer {k}",
+                0.0,
+                duration_s,
+                source_key=f"k{k}",
+            )
+            for k in range(n_open)
+        ]
+        specs.append(
+            DraftSpec(
+                "object_recognition",
+                "Which of these objects appears in the video?",
+                "cup",
+                0.0,
+                duration_s,
+                source_key="objects",
+                options=["pan", "cup", "lamp", "shoe"],
+                answer_index=1,
+                params={"shuffle_seed": 7},
+            )
+        )
         save_drafts(job, specs, actor="templates/templates-v1")
         return video.units.get()
 

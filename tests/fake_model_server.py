@@ -82,7 +82,6 @@ class FakeModelServer:
             def log_message(self, *args):
                 pass
 
-
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if server.keep_requests:
@@ -166,8 +165,11 @@ class FakeModelServer:
         if failure is not None:
             kind, options = failure
             if kind == "429":
-                handler._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
-                              {"Retry-After": str(options.get("retry_after", 1))})
+                handler._send(
+                    429,
+                    {"error": {"message": "rate limited", "type": "rate_limit"}},
+                    {"Retry-After": str(options.get("retry_after", 1))},
+                )
                 return
             if kind == "500":
                 handler._send(500, {"error": {"message": "server error"}})
@@ -192,11 +194,17 @@ class FakeModelServer:
         message = {"role": "assistant", "content": text}
         if refusal:
             message["refusal"] = refusal
-        handler._send(200, {
-            "id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-            "usage": {"prompt_tokens": 100 + n, "completion_tokens": 20, "total_tokens": 120 + n},
-        })
+        handler._send(
+            200,
+            {
+                "id": f"cmpl-{n}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 100 + n, "completion_tokens": 20, "total_tokens": 120 + n},
+            },
+        )
 
     def close(self) -> None:
         self.httpd.shutdown()

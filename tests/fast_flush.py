@@ -38,19 +38,24 @@ def empty_tables(alias: str = "default") -> list[str]:
     (see the module's docstring). Returns the names of the tables that held rows, sorted."""
     connection = connections[alias]
     qn = connection.ops.quote_name
-    tables = sorted(set(connection.introspection.django_table_names(only_existing=True, include_views=False)) - set(KEPT))
+    tables = sorted(
+        set(connection.introspection.django_table_names(only_existing=True, include_views=False)) - set(KEPT)
+    )
     with transaction.atomic(using=alias, savepoint=False), connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(f"SELECT %s WHERE EXISTS (SELECT 1 FROM {qn(t)})" for t in tables), tables)
         full = sorted(row[0] for row in cursor.fetchall())
         if not full:
             return []
         # Tables that hold rows and have triggers of their own, then every table referring to them.
-        cursor.execute("""
+        cursor.execute(
+            """
             WITH RECURSIVE refs(rel) AS (
                 SELECT DISTINCT tgrelid FROM pg_trigger WHERE NOT tgisinternal AND tgrelid = ANY(%s::regclass[])
                 UNION
                 SELECT c.conrelid FROM pg_constraint c JOIN refs ON c.confrelid = refs.rel WHERE c.contype = 'f'
-            ) SELECT c.relname FROM refs JOIN pg_class c ON c.oid = refs.rel""", [[qn(t) for t in full]])
+            ) SELECT c.relname FROM refs JOIN pg_class c ON c.oid = refs.rel""",
+            [[qn(t) for t in full]],
+        )
         truncated = sorted(row[0] for row in cursor.fetchall())
         if truncated:
             cursor.execute(f"TRUNCATE {', '.join(qn(t) for t in truncated)}")

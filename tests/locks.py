@@ -10,8 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-_ANY = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-        "AND datname = current_database() AND pid <> pg_backend_pid()")
+_ANY = (
+    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+    "AND datname = current_database() AND pid <> pg_backend_pid()"
+)
 _ONE = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid = %s"
 
 
@@ -22,8 +24,13 @@ def lock_waiters(cursor, pid: int | None = None) -> int:
     return cursor.fetchone()[0]
 
 
-def wait_until_a_lock_waits(cursor, *, pid_of: Callable[[], int | None] | None = None,
-                            alive: Callable[[], bool] | None = None, timeout_s: float = 20.0) -> bool:
+def wait_until_a_lock_waits(
+    cursor,
+    *,
+    pid_of: Callable[[], int | None] | None = None,
+    alive: Callable[[], bool] | None = None,
+    timeout_s: float = 20.0,
+) -> bool:
     """Poll every 20 ms, through ``cursor``, until a backend waits on a lock: the one whose pid
     ``pid_of()`` returns once it is known (None: not yet), or any other backend of this database
     when ``pid_of`` is None. True once one waits; False after ``timeout_s`` seconds or as soon as

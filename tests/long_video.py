@@ -41,11 +41,31 @@ def make_looped_video(footage: Path, *, width: int = 160, fps: int = 10, loops: 
     CACHE.mkdir(parents=True, exist_ok=True)
     # Names of this process only until the rename: two test runs (or xdist workers) may build it at once.
     small = CACHE / f"bikes-{width}w-{fps}fps.{os.getpid()}.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(source), "-vf", f"scale={width}:-2,fps={fps}", "-c:v", "libx264",
-                    "-preset", "veryfast", "-pix_fmt", "yuv420p", str(small)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(source),
+            "-vf",
+            f"scale={width}:-2,fps={fps}",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-pix_fmt",
+            "yuv420p",
+            str(small),
+        ],
+        check=True,
+    )
     partial = out.with_suffix(f".{os.getpid()}.part.mp4")
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", str(loops - 1), "-i", str(small), "-c", "copy", str(partial)],
-                   check=True)
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-stream_loop", str(loops - 1), "-i", str(small), "-c", "copy", str(partial)],
+        check=True,
+    )
     small.unlink()
     partial.rename(out)
     return out
@@ -56,10 +76,21 @@ def ingest_now(project, path: Path) -> Video:
     row), without sending a transcode job: the test transcodes it synchronously itself."""
     probed = ffmpeg.probe(path)
     digest = services.sha256_of(path)
-    video = Video(project=project, sha256=digest, filename=path.name, size_bytes=path.stat().st_size,
-                  status=Video.Status.PROCESSING, container=probed.container, duration_s=probed.duration_s,
-                  fps=probed.fps, frame_count=probed.frame_count, width=probed.width, height=probed.height,
-                  video_codec=probed.video_codec, audio_codec=probed.audio_codec)
+    video = Video(
+        project=project,
+        sha256=digest,
+        filename=path.name,
+        size_bytes=path.stat().st_size,
+        status=Video.Status.PROCESSING,
+        container=probed.container,
+        duration_s=probed.duration_s,
+        fps=probed.fps,
+        frame_count=probed.frame_count,
+        width=probed.width,
+        height=probed.height,
+        video_codec=probed.video_codec,
+        audio_codec=probed.audio_codec,
+    )
     with path.open("rb") as fh:
         video.original.save(f"originals/{digest[:2]}/{digest}.mp4", File(fh), save=False)
     video.save()

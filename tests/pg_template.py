@@ -25,8 +25,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _params() -> dict:
     """Connection parameters of the project's PostgreSQL (as ``annotator.settings`` reads them)."""
-    return {"host": os.environ.get("POSTGRES_HOST", "127.0.0.1"), "port": int(os.environ.get("POSTGRES_PORT", "54329")),
-            "user": os.environ.get("POSTGRES_USER", "annotator"), "password": os.environ.get("POSTGRES_PASSWORD", "")}
+    return {
+        "host": os.environ.get("POSTGRES_HOST", "127.0.0.1"),
+        "port": int(os.environ.get("POSTGRES_PORT", "54329")),
+        "user": os.environ.get("POSTGRES_USER", "annotator"),
+        "password": os.environ.get("POSTGRES_PASSWORD", ""),
+    }
 
 
 def _migrations_hash() -> str:
@@ -78,13 +82,24 @@ def ensure_template() -> str:
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(building)))
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(building)))
                 env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "POSTGRES_DB": building}
-                done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=REPO, env=env,
-                                      capture_output=True, text=True)
+                done = subprocess.run(
+                    [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+                    cwd=REPO,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 if done.returncode != 0:
-                    raise RuntimeError(f"migrating the template database {building} failed:\n{done.stdout}{done.stderr}")
-                conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building), sql.Identifier(name)))
-                old = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s AND datname <> %s",
-                                   [template_prefix().replace("_", r"\_") + "%", name]).fetchall()
+                    raise RuntimeError(
+                        f"migrating the template database {building} failed:\n{done.stdout}{done.stderr}"
+                    )
+                conn.execute(
+                    sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(building), sql.Identifier(name))
+                )
+                old = conn.execute(
+                    "SELECT datname FROM pg_database WHERE datname LIKE %s AND datname <> %s",
+                    [template_prefix().replace("_", r"\_") + "%", name],
+                ).fetchall()
                 for (stale,) in old:
                     try:
                         conn.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(stale)))
@@ -105,6 +120,8 @@ def ensure_copy(db: str) -> None:
     with _admin() as conn:
         if not _exists(conn, db):
             try:
-                conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(db), sql.Identifier(template)))
+                conn.execute(
+                    sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(db), sql.Identifier(template))
+                )
             except errors.DuplicateDatabase:  # made meanwhile by another run
                 pass

@@ -37,8 +37,11 @@ def _free_port() -> int:
 def s3_endpoint():
     """moto's S3-compatible server (``moto_server``) on a free loopback port, for the session."""
     port = _free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     endpoint = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -58,10 +61,18 @@ def s3_endpoint():
 def _settings_for_s3(endpoint: str) -> dict:
     """``STORAGES["default"]`` and ``CONTENT_SECURITY_POLICY`` as ``annotator.settings`` builds them
     with ``STORAGE_BACKEND=s3`` and the ``AWS_*`` variables (a subprocess imports the settings)."""
-    env = {**os.environ, **KEYS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": "placeholder",
-           "AWS_S3_ENDPOINT_URL": endpoint, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    code = ("import json; from django.conf import settings as s; "
-            "print(json.dumps({'storage': s.STORAGES['default'], 'csp': s.CONTENT_SECURITY_POLICY}, default=str))")
+    env = {
+        **os.environ,
+        **KEYS,
+        "STORAGE_BACKEND": "s3",
+        "AWS_STORAGE_BUCKET_NAME": "placeholder",
+        "AWS_S3_ENDPOINT_URL": endpoint,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+    }
+    code = (
+        "import json; from django.conf import settings as s; "
+        "print(json.dumps({'storage': s.STORAGES['default'], 'csp': s.CONTENT_SECURITY_POLICY}, default=str))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -85,8 +96,13 @@ def s3_storage_settings(s3_built_settings) -> dict:
 def s3(s3_endpoint, s3_storage_settings, settings):
     """A fresh bucket, and the default storage pointed at it. Yields (boto3 client, bucket name)."""
     bucket = f"t-{uuid.uuid4().hex[:16]}"
-    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
-                          aws_secret_access_key="testing", region_name="us-east-1")
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
     client.create_bucket(Bucket=bucket)
     options = {**s3_storage_settings["OPTIONS"], "bucket_name": bucket}
     settings.STORAGE_BACKEND = "s3"

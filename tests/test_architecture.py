@@ -58,9 +58,17 @@ LAYERS = [
     ["annotator.projects"],
     ["annotator.core"],
     [
-        "annotator.errors", "annotator.markdown", "annotator.cli", "annotator.readonly_admin",
-        "annotator.converters", "annotator.health", "annotator.lockout", "annotator.middleware",
-        "annotator.session_store", "annotator.env", "annotator.logging",
+        "annotator.errors",
+        "annotator.markdown",
+        "annotator.cli",
+        "annotator.readonly_admin",
+        "annotator.converters",
+        "annotator.health",
+        "annotator.lockout",
+        "annotator.middleware",
+        "annotator.session_store",
+        "annotator.env",
+        "annotator.logging",
     ],
     ["annotator.scoring", "annotator.adapters"],
 ]
@@ -138,13 +146,16 @@ def _tree(tmp_path, files: dict[str, str]):
 
 
 def test_the_check_catches_a_domain_module_importing_api(tmp_path):
-    found, _ = _tree(tmp_path, {
-        "annotator/__init__.py": "",
-        "annotator/qa/__init__.py": "",
-        "annotator/qa/views.py": "def export():\n    from api.views import export_filters\n",
-        "api/__init__.py": "",
-        "api/views.py": "from annotator.qa import views\n",
-    })
+    found, _ = _tree(
+        tmp_path,
+        {
+            "annotator/__init__.py": "",
+            "annotator/qa/__init__.py": "",
+            "annotator/qa/views.py": "def export():\n    from api.views import export_filters\n",
+            "api/__init__.py": "",
+            "api/views.py": "from annotator.qa import views\n",
+        },
+    )
     arrows = graph.unit_arrows(found)
     assert sorted(graph.upward(arrows, LAYERS)) == [("annotator.qa", "api")]
     assert graph.circles(arrows) == [["annotator.qa", "api"]]
@@ -153,22 +164,28 @@ def test_the_check_catches_a_domain_module_importing_api(tmp_path):
 
 
 def test_the_check_catches_scoring_importing_django(tmp_path):
-    found, _ = _tree(tmp_path, {
-        "annotator/__init__.py": "",
-        "annotator/scoring/__init__.py": "",
-        "annotator/scoring/agreement.py": "import math\n\ndef alpha():\n    from django.db import models\n",
-    })
+    found, _ = _tree(
+        tmp_path,
+        {
+            "annotator/__init__.py": "",
+            "annotator/scoring/__init__.py": "",
+            "annotator/scoring/agreement.py": "import math\n\ndef alpha():\n    from django.db import models\n",
+        },
+    )
     assert _third_party(found, "annotator.scoring") == ["django", "math"]
     assert sorted(set(_third_party(found, "annotator.scoring")) & SCORING_MUST_NOT_IMPORT) == ["django"]
 
 
 def test_the_check_catches_a_file_circle_through_a_function_level_import(tmp_path):
-    found, known = _tree(tmp_path, {
-        "annotator/__init__.py": "",
-        "annotator/media/__init__.py": "",
-        "annotator/media/services.py": "from . import streaming\n",
-        "annotator/media/streaming.py": "def go():\n    from annotator.media.services import x\n",
-    })
+    found, known = _tree(
+        tmp_path,
+        {
+            "annotator/__init__.py": "",
+            "annotator/media/__init__.py": "",
+            "annotator/media/services.py": "from . import streaming\n",
+            "annotator/media/streaming.py": "def go():\n    from annotator.media.services import x\n",
+        },
+    )
     files = graph.module_arrows(found, known)
     assert graph.circles(files) == [["annotator.media.services", "annotator.media.streaming"]]
     # Inside one app: no arrow between units, so only the file check sees it.

@@ -12,7 +12,9 @@ from tests import fast_flush
 def _counts() -> dict[str, int]:
     tables = sorted(connection.introspection.django_table_names(only_existing=True, include_views=False))
     with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(f"SELECT %s, count(*) FROM {connection.ops.quote_name(t)}" for t in tables), tables)
+        cursor.execute(
+            " UNION ALL ".join(f"SELECT %s, count(*) FROM {connection.ops.quote_name(t)}" for t in tables), tables
+        )
         return dict(cursor.fetchall())
 
 
@@ -28,15 +30,35 @@ def test_a_transactional_test_ends_with_every_table_empty_but_the_content_types_
     study = Study.objects.create(project=unit.project, name="flush", kind="mcq", questions_per_participant=2)
     condition = Condition.objects.create(study=study, number=1, label="quick", time_limit_s=60)
     for index in range(2):
-        Item.objects.create(condition=condition, index=index, key=f"qa:{index}", truth=0,
-                            payload={"question": "Which?", "options": ["a", "b", "c"], "media": []})
+        Item.objects.create(
+            condition=condition,
+            index=index,
+            key=f"qa:{index}",
+            truth=0,
+            payload={"question": "Which?", "options": ["a", "b", "c"], "media": []},
+        )
     study_services.start(study_services.enroll(study, annotator))
-    ledger.record("someone", unit.project_id, [ledger.Shown(kind="footage", video_id=unit.video_id)], source="queue",
-                  ref=f"unit:{unit.pk}")
+    ledger.record(
+        "someone",
+        unit.project_id,
+        [ledger.Shown(kind="footage", video_id=unit.video_id)],
+        source="queue",
+        ref=f"unit:{unit.pk}",
+    )
     before = _counts()
     # The tables with triggers of their own: qa_revision and exposure_exposure refuse DELETE.
-    assert all(before[t] > 0 for t in ("qa_revision", "exposure_exposure", "studies_trial", "studies_participant_conditions",
-                                       "qa_qapair", "projects_project", "auth_user"))
+    assert all(
+        before[t] > 0
+        for t in (
+            "qa_revision",
+            "exposure_exposure",
+            "studies_trial",
+            "studies_participant_conditions",
+            "qa_qapair",
+            "projects_project",
+            "auth_user",
+        )
+    )
 
     emptied = fast_flush.empty_tables()
 

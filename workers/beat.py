@@ -47,8 +47,11 @@ class OneBeatScheduler(RedBeatScheduler):
                 super().setup_schedule()
                 return
             except REDIS_DOWN as exc:
-                logger.warning("beat: Redis unreachable while loading the schedule (%s); trying again in %s s",
-                               exc, self.max_interval)
+                logger.warning(
+                    "beat: Redis unreachable while loading the schedule (%s); trying again in %s s",
+                    exc,
+                    self.max_interval,
+                )
                 time.sleep(self.max_interval)
 
     def tick(self, *args, **kwargs) -> float:
@@ -63,8 +66,10 @@ class OneBeatScheduler(RedBeatScheduler):
                 return self.max_interval
             return super().tick(*args, **kwargs)
         except LockError:
-            logger.warning("beat: Lost the lock (it expired or another beat holds it); sending nothing until "
-                           "this beat takes it again")
+            logger.warning(
+                "beat: Lost the lock (it expired or another beat holds it); sending nothing until "
+                "this beat takes it again"
+            )
             self.holding = False
             return self.max_interval
         except REDIS_DOWN as exc:

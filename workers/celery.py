@@ -24,5 +24,7 @@ def _redbeat_in_the_broker(sender: Celery, **kwargs) -> None:
     """Point RedBeat (``settings.CELERY_BEAT_SCHEDULER``: its lock and the schedule's last run times)
     at the broker's Redis. It reads these two keys without Celery's ``CELERY_`` namespace, else it
     falls back to the broker's settings with a deprecation warning at every start."""
-    sender.conf.update(redbeat_redis_url=sender.conf.broker_url,
-                       redbeat_redis_options={"socket_connect_timeout": 5, "socket_timeout": 30})
+    sender.conf.update(
+        redbeat_redis_url=sender.conf.broker_url,
+        redbeat_redis_options={"socket_connect_timeout": 5, "socket_timeout": 30},
+    )

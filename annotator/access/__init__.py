@@ -41,9 +41,7 @@ def role_in(user: AbstractBaseUser, project: Project) -> str | None:
         return None
     if user.is_superuser:
         return Role.ADMIN
-    return (
-        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
-    )
+    return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
 
 
 def _membership(user, **project_filter) -> tuple[Project | None, str | None]:
@@ -53,8 +51,11 @@ def _membership(user, **project_filter) -> tuple[Project | None, str | None]:
     if user.is_superuser:
         project = Project.objects.filter(**project_filter).first()
         return project, (Role.ADMIN if project else None)
-    m = (Membership.objects.filter(user=user, **{f"project__{k}": v for k, v in project_filter.items()})
-         .select_related("project").first())
+    m = (
+        Membership.objects.filter(user=user, **{f"project__{k}": v for k, v in project_filter.items()})
+        .select_related("project")
+        .first()
+    )
     return (m.project, m.role) if m else (None, None)
 
 

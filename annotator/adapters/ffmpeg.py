@@ -137,8 +137,9 @@ def run(args: list[str], *, timeout_s: float, what: str) -> bytes:
     ffmpeg runs in its own process group (its own session), which is killed whole on a timeout or
     when the caller is interrupted (a Celery soft time limit raises inside ``communicate``); and it
     dies with the worker process if that is killed (``--pdeathsig``)."""
-    proc = subprocess.Popen(_guarded(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        _guarded(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -184,7 +185,9 @@ def _keyframes(keyframe_every_s: int | None) -> dict:
     return {"force_key_frames": f"expr:gte(t,n_forced*{keyframe_every_s})"} if keyframe_every_s else {}
 
 
-def rendition_args(src: str | Path, dst: str | Path, *, max_height: int, keyframe_every_s: int | None = None) -> list[str]:
+def rendition_args(
+    src: str | Path, dst: str | Path, *, max_height: int, keyframe_every_s: int | None = None
+) -> list[str]:
     """argv for the browser rendition: H.264 + AAC in MP4 with ``+faststart``, height <= max_height.
 
     Width keeps the aspect ratio and is rounded to an even number (``-2``), as H.264 requires.
@@ -195,25 +198,41 @@ def rendition_args(src: str | Path, dst: str | Path, *, max_height: int, keyfram
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
     return (
         ffmpeg.output(
-            video, stream.audio, str(dst),
-            vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-            acodec="aac", audio_bitrate="128k", movflags="+faststart", format="mp4", **_keyframes(keyframe_every_s),
+            video,
+            stream.audio,
+            str(dst),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=23,
+            pix_fmt="yuv420p",
+            acodec="aac",
+            audio_bitrate="128k",
+            movflags="+faststart",
+            format="mp4",
+            **_keyframes(keyframe_every_s),
         )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
 
 
-def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int,
-                          keyframe_every_s: int | None = None) -> list[str]:
+def rendition_args_silent(
+    src: str | Path, dst: str | Path, *, max_height: int, keyframe_every_s: int | None = None
+) -> list[str]:
     """As ``rendition_args`` for a source with no audio stream."""
     stream = ffmpeg.input(str(src))
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
     return (
         ffmpeg.output(
-            video, str(dst),
-            vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-            movflags="+faststart", format="mp4", **_keyframes(keyframe_every_s),
+            video,
+            str(dst),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=23,
+            pix_fmt="yuv420p",
+            movflags="+faststart",
+            format="mp4",
+            **_keyframes(keyframe_every_s),
         )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
@@ -229,8 +248,11 @@ def rendition_args_silent(src: str | Path, dst: str | Path, *, max_height: int,
 NIGHT_LEVELS = {
     "easy": [("eq", {"gamma": 0.55, "brightness": -0.12, "saturation": 0.6})],
     "medium": [("eq", {"gamma": 0.3, "brightness": -0.2, "saturation": 0.4}), ("noise", {"alls": 18, "allf": "t+u"})],
-    "hard": [("eq", {"gamma": 0.3, "brightness": -0.2, "saturation": 0.4}), ("tmix", {"frames": 5}),
-             ("noise", {"alls": 18, "allf": "t+u"})],
+    "hard": [
+        ("eq", {"gamma": 0.3, "brightness": -0.2, "saturation": 0.4}),
+        ("tmix", {"frames": 5}),
+        ("noise", {"alls": 18, "allf": "t+u"}),
+    ],
 }
 
 
@@ -242,8 +264,16 @@ def night_args(src: str | Path, dst: str | Path, *, level: str, max_height: int)
     for name, kwargs in NIGHT_LEVELS[level]:
         video = video.filter(name, **kwargs)
     return (
-        ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-                      movflags="+faststart", format="mp4")
+        ffmpeg.output(
+            video,
+            str(dst),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=23,
+            pix_fmt="yuv420p",
+            movflags="+faststart",
+            format="mp4",
+        )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
@@ -280,9 +310,19 @@ def clip_args(src: str | Path, dst: str | Path, *, start_s: float, end_s: float,
     stream = ffmpeg.input(str(src), ss=max(start_s, 0.0), t=max(end_s - start_s, 0.04))
     video = stream.video.filter("scale", -2, f"min({max_height},trunc(ih/2)*2)")
     return (
-        ffmpeg.output(video, str(dst), vcodec="libx264", preset="veryfast", crf=23, pix_fmt="yuv420p",
-                      movflags="+faststart", format="mp4", an=None, map_metadata=-1,
-                      map_chapters=-1)
+        ffmpeg.output(
+            video,
+            str(dst),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=23,
+            pix_fmt="yuv420p",
+            movflags="+faststart",
+            format="mp4",
+            an=None,
+            map_metadata=-1,
+            map_chapters=-1,
+        )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
@@ -297,8 +337,17 @@ def hls_level_args(src: str | Path, dst: str | Path, *, height: int, keyframe_ev
     streams = [video, stream.audio] if audio else [video]
     extra = {"acodec": "copy"} if audio else {"an": None}
     return (
-        ffmpeg.output(*streams, str(dst), vcodec="libx264", preset="veryfast", crf=26, pix_fmt="yuv420p",
-                      format="mp4", **_keyframes(keyframe_every_s), **extra)
+        ffmpeg.output(
+            *streams,
+            str(dst),
+            vcodec="libx264",
+            preset="veryfast",
+            crf=26,
+            pix_fmt="yuv420p",
+            format="mp4",
+            **_keyframes(keyframe_every_s),
+            **extra,
+        )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
@@ -311,17 +360,33 @@ def hls_package_args(src: str | Path, out_dir: str | Path, *, name: str, segment
     out_dir = Path(out_dir)
     return (
         ffmpeg.input(str(src))
-        .output(str(out_dir / f"{name}.m3u8"), c="copy", format="hls", hls_time=segment_s, hls_playlist_type="vod",
-                hls_segment_type="fmp4", hls_fmp4_init_filename=f"{name}-init.mp4",
-                hls_segment_filename=str(out_dir / f"{name}-%05d.m4s"), hls_flags="independent_segments",
-                map=0)
+        .output(
+            str(out_dir / f"{name}.m3u8"),
+            c="copy",
+            format="hls",
+            hls_time=segment_s,
+            hls_playlist_type="vod",
+            hls_segment_type="fmp4",
+            hls_fmp4_init_filename=f"{name}-init.mp4",
+            hls_segment_filename=str(out_dir / f"{name}-%05d.m4s"),
+            hls_flags="independent_segments",
+            map=0,
+        )
         .global_args("-v", "error", "-nostdin", "-y")
         .compile()
     )
 
 
-def sprite_args(src: str | Path, out_pattern: str | Path, *, every_s: float, width: int, columns: int, rows: int,
-                keyframes_only: bool = False) -> list[str]:
+def sprite_args(
+    src: str | Path,
+    out_pattern: str | Path,
+    *,
+    every_s: float,
+    width: int,
+    columns: int,
+    rows: int,
+    keyframes_only: bool = False,
+) -> list[str]:
     """argv for timeline thumbnail sprite sheets: one frame every ``every_s`` seconds, ``width`` px
     wide (height keeps the aspect ratio, even), laid out ``columns`` x ``rows`` per JPEG sheet, written
     to ``out_pattern`` (e.g. ``dir/sprite-%d.jpg``, numbered from 0; the last sheet is padded).
@@ -367,6 +432,28 @@ def test_pattern_args(dst: str | Path, *, seconds: float, size: str = "320x180",
     ``size`` and ``fps``, H.264 in MP4 with ``+faststart``, as the studies' clips are encoded: the
     screening page plays it to check that the browser can play the study's videos. It shows no
     footage, so it gives no item away."""
-    return ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", f"testsrc=size={size}:rate={fps}:duration={seconds}",
-            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-an",
-            "-map_metadata", "-1", "-f", "mp4", str(dst)]
+    return [
+        "ffmpeg",
+        "-v",
+        "error",
+        "-nostdin",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        f"testsrc=size={size}:rate={fps}:duration={seconds}",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-pix_fmt",
+        "yuv420p",
+        "-movflags",
+        "+faststart",
+        "-an",
+        "-map_metadata",
+        "-1",
+        "-f",
+        "mp4",
+        str(dst),
+    ]

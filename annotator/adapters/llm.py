@@ -76,8 +76,17 @@ def client_for(base_url: str, api_key: str, timeout_s: float) -> openai.OpenAI:
         return client
 
 
-def chat(*, base_url: str, api_key: str, model: str, system: str, content: list[dict], timeout_s: float,
-         response_format: dict | None = None, temperature: float = 0.2) -> ModelReply:
+def chat(
+    *,
+    base_url: str,
+    api_key: str,
+    model: str,
+    system: str,
+    content: list[dict],
+    timeout_s: float,
+    response_format: dict | None = None,
+    temperature: float = 0.2,
+) -> ModelReply:
     """One chat completion. ``content`` is the user message's parts (text and image_url dicts);
     ``response_format`` is passed as is (e.g. ``{"type": "json_schema", "json_schema": {...}}``).
 
@@ -92,7 +101,8 @@ def chat(*, base_url: str, api_key: str, model: str, system: str, content: list[
         response = client.chat.completions.create(
             model=model,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": content}],
-            temperature=temperature, **extra,
+            temperature=temperature,
+            **extra,
         )
     except openai.APITimeoutError:
         raise ModelCallError(f"timed out after {timeout_s:g} s", kind="timeout") from None
@@ -100,8 +110,9 @@ def chat(*, base_url: str, api_key: str, model: str, system: str, content: list[
         raise ModelCallError(f"APIConnectionError: {exc}", kind="connection") from None
     except openai.APIStatusError as exc:
         kind = "rate_limited" if exc.status_code == 429 else "http"
-        raise ModelCallError(f"{type(exc).__name__}: {exc}", kind=kind,
-                             retry_after_s=retry_after_s(exc.response.headers)) from None
+        raise ModelCallError(
+            f"{type(exc).__name__}: {exc}", kind=kind, retry_after_s=retry_after_s(exc.response.headers)
+        ) from None
     except openai.APIError as exc:
         raise ModelCallError(f"{type(exc).__name__}: {exc}") from None
     latency_ms = round((time.perf_counter() - started) * 1000)

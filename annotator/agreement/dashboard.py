@@ -28,8 +28,21 @@ from annotator.studies.models import Study
 
 # The trend draws at most this many of a scope's latest computations (all of them are in the CSV).
 TREND_MAX = 100
-CSV_COLUMNS = ("scope", "subset", "metric", "level", "round", "value", "ci_low", "ci_high", "n_items", "n_raters",
-               "method", "fingerprint", "computed_at")
+CSV_COLUMNS = (
+    "scope",
+    "subset",
+    "metric",
+    "level",
+    "round",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n_items",
+    "n_raters",
+    "method",
+    "fingerprint",
+    "computed_at",
+)
 METRIC_LABELS = {
     "krippendorff_alpha": "Krippendorff's α",
     "percent_agreement": "Percent agreement",
@@ -43,8 +56,13 @@ METRIC_LABELS = {
     "tau_b_mean": "Kendall's τ-b (mean per pair)",
 }
 ROUND_LABELS = {"first": "first round", "consensus": "after the consensus round"}
-SUBSET_WORDS = {"qa_type": "QA type", "illumination": "illumination", "condition": "condition",
-                "criterion": "criterion", "group": "group"}
+SUBSET_WORDS = {
+    "qa_type": "QA type",
+    "illumination": "illumination",
+    "condition": "condition",
+    "criterion": "criterion",
+    "group": "group",
+}
 KIND_WORDS = {"ratings": "judgments", "texts": "free-text answers", "orderings": "orderings"}
 
 
@@ -116,8 +134,13 @@ def _point(r: Report | None) -> dict:
         return {"y": None, "yMin": None, "yMax": None, "n_items": 0, "n_raters": 0}
     y = _finite(r.value)
     lo, hi = _finite(r.ci_low), _finite(r.ci_high)
-    return {"y": y, "yMin": y if lo is None else lo, "yMax": y if hi is None else hi,
-            "n_items": r.n_items, "n_raters": r.n_raters}
+    return {
+        "y": y,
+        "yMin": y if lo is None else lo,
+        "yMax": y if hi is None else hi,
+        "n_items": r.n_items,
+        "n_raters": r.n_raters,
+    }
 
 
 def _order(metric: str, level: str) -> tuple:
@@ -135,17 +158,27 @@ def _bars(reports: list[Report]) -> dict:
     low = min([0.0, *values])
     return {
         "categories": [metric_label(m, lv if len(levels) > 1 else "") for m, lv in keys],
-        "series": [{"round": rd, "label": ROUND_LABELS[rd], "points": [_point(cells.get((m, lv, rd))) for m, lv in keys]}
-                   for rd in rounds],
+        "series": [
+            {"round": rd, "label": ROUND_LABELS[rd], "points": [_point(cells.get((m, lv, rd))) for m, lv in keys]}
+            for rd in rounds
+        ],
         "low": math.floor(low * 5) / 5,  # a multiple of 0.2, where the axis' ticks fall
         "high": max(1.0, *values) if values else 1.0,
     }
 
 
 def _report_dict(r: Report) -> dict:
-    return {"metric": r.metric, "label": metric_label(r.metric, r.level), "level": r.level, "round": r.round,
-            "value": _finite(r.value), "ci": [_finite(r.ci_low), _finite(r.ci_high)], "n_items": r.n_items,
-            "n_raters": r.n_raters, "method": r.method}
+    return {
+        "metric": r.metric,
+        "label": metric_label(r.metric, r.level),
+        "level": r.level,
+        "round": r.round,
+        "value": _finite(r.value),
+        "ci": [_finite(r.ci_low), _finite(r.ci_high)],
+        "n_items": r.n_items,
+        "n_raters": r.n_raters,
+        "method": r.method,
+    }
 
 
 def _subsets(key: str, comp: Computation, reports: list[Report], sent: dict) -> list[dict]:
@@ -159,13 +192,22 @@ def _subsets(key: str, comp: Computation, reports: list[Report], sent: dict) -> 
         rows = sorted(by_subset.get(subset, []), key=lambda r: (*_order(r.metric, r.level), r.round != "first"))
         kind = details.get("kind") or ("texts" if any(r.metric == "semantic_agreement" for r in rows) else "ratings")
         top = [{**t, "consensus": sent.get((subset, t["item"]))} for t in details.get("top") or []]
-        out.append({
-            "subset": subset, "title": subset_title(subset, key), "kind": kind, "kind_words": KIND_WORDS.get(kind, kind),
-            "level": details.get("level", ""), "reports": [_report_dict(r) for r in rows], "bars": _bars(rows),
-            "raters": details.get("raters"), "confusion": details.get("confusion"), "top": top,
-            "can_reconcile": kind in ("ratings", "texts"),
-            "skipped": _skipped(comp.skipped.get(subset) or {}),
-        })
+        out.append(
+            {
+                "subset": subset,
+                "title": subset_title(subset, key),
+                "kind": kind,
+                "kind_words": KIND_WORDS.get(kind, kind),
+                "level": details.get("level", ""),
+                "reports": [_report_dict(r) for r in rows],
+                "bars": _bars(rows),
+                "raters": details.get("raters"),
+                "confusion": details.get("confusion"),
+                "top": top,
+                "can_reconcile": kind in ("ratings", "texts"),
+                "skipped": _skipped(comp.skipped.get(subset) or {}),
+            }
+        )
     return out
 
 
@@ -174,13 +216,27 @@ def _trend(key: str, reports: list[Report]) -> dict:
     series: dict[str, dict[tuple, list]] = defaultdict(lambda: defaultdict(list))
     for r in sorted(reports, key=lambda r: (r.computed_at, r.pk)):
         series[r.subset][(r.metric, r.level, r.round)].append(
-            {"x": int(r.computed_at.timestamp() * 1000), "t": r.computed_at.isoformat(), **_point(r)})
-    return {"subsets": [{"subset": subset, "title": subset_title(subset, key),
-                         "series": [{"metric": m, "level": lv, "round": rd,
-                                     "label": metric_label(m, lv) + ("" if rd == "first" else " · " + ROUND_LABELS[rd]),
-                                     "points": points}
-                                    for (m, lv, rd), points in sorted(per.items())]}
-                        for subset, per in sorted(series.items(), key=lambda kv: (kv[0] != "", kv[0]))]}
+            {"x": int(r.computed_at.timestamp() * 1000), "t": r.computed_at.isoformat(), **_point(r)}
+        )
+    return {
+        "subsets": [
+            {
+                "subset": subset,
+                "title": subset_title(subset, key),
+                "series": [
+                    {
+                        "metric": m,
+                        "level": lv,
+                        "round": rd,
+                        "label": metric_label(m, lv) + ("" if rd == "first" else " · " + ROUND_LABELS[rd]),
+                        "points": points,
+                    }
+                    for (m, lv, rd), points in sorted(per.items())
+                ],
+            }
+            for subset, per in sorted(series.items(), key=lambda kv: (kv[0] != "", kv[0]))
+        ]
+    }
 
 
 def dashboard_data(project: Project, key: str | None = None) -> dict:
@@ -214,16 +270,31 @@ def dashboard_data(project: Project, key: str | None = None) -> dict:
             trend_ids += list(Computation.objects.filter(scope=rows[k]).values_list("id", flat=True)[:TREND_MAX])
     trend_reports: dict[str, list[Report]] = defaultdict(list)
     for r in Report.objects.filter(computation__in=trend_ids).only(
-            "scope", "subset", "metric", "level", "round", "value", "ci_low", "ci_high", "n_items", "n_raters",
-            "computed_at"):
+        "scope",
+        "subset",
+        "metric",
+        "level",
+        "round",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n_items",
+        "n_raters",
+        "computed_at",
+    ):
         trend_reports[r.scope].append(r)
     counts: dict[int, dict[str, int]] = defaultdict(lambda: {"open": 0, "done": 0})
-    for scope_id, status, n in (ConsensusItem.objects.filter(scope__project=project).values_list("scope_id", "status")
-                                .annotate(n=Count("id")).order_by()):
+    for scope_id, status, n in (
+        ConsensusItem.objects.filter(scope__project=project)
+        .values_list("scope_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
         counts[scope_id][status] = n
     sent: dict[int, dict] = defaultdict(dict)
     for scope_id, subset, item, pk, status in ConsensusItem.objects.filter(scope__project=project).values_list(
-            "scope_id", "subset", "item", "id", "status"):
+        "scope_id", "subset", "item", "id", "status"
+    ):
         sent[scope_id][(subset, item)] = {"id": pk, "status": status}
     studies = {s.name: s for s in Study.objects.filter(project=project)}
     rating_sets = {rs.name: rs for rs in RatingSet.objects.filter(project=project)}
@@ -233,35 +304,52 @@ def dashboard_data(project: Project, key: str | None = None) -> dict:
         scope = rows.get(k)
         comp = latest.get(scope.pk) if scope else None
         stored = scope.watermark if scope else None
-        out.append({
-            "key": k, "title": scope_title(k, studies, rating_sets),
-            "computed_at": _iso(scope.computed_at) if scope else None,
-            "computing_since": _iso(scope.computing_since) if scope else None,
-            "last_error": scope.last_error if scope else "",
-            "new_responses": k in discovered and (comp is None or services.watermark_changed(stored, discovered[k])),
-            "computation": None if comp is None else {
-                "id": comp.pk, "trigger": comp.trigger, "seed": comp.seed, "n_resamples": comp.n_resamples,
-                "seconds": comp.seconds, "fingerprint": comp.fingerprint, "library_versions": comp.library_versions,
-                "computed_at": comp.computed_at.isoformat()},
-            "consensus": dict(counts[scope.pk]) if scope else {"open": 0, "done": 0},
-            "subsets": _subsets(k, comp, latest_reports[comp.pk], sent[scope.pk]) if comp else [],
-            "trend": _trend(k, trend_reports[k]) if comp else {"subsets": []},
-        })
+        out.append(
+            {
+                "key": k,
+                "title": scope_title(k, studies, rating_sets),
+                "computed_at": _iso(scope.computed_at) if scope else None,
+                "computing_since": _iso(scope.computing_since) if scope else None,
+                "last_error": scope.last_error if scope else "",
+                "new_responses": k in discovered
+                and (comp is None or services.watermark_changed(stored, discovered[k])),
+                "computation": None
+                if comp is None
+                else {
+                    "id": comp.pk,
+                    "trigger": comp.trigger,
+                    "seed": comp.seed,
+                    "n_resamples": comp.n_resamples,
+                    "seconds": comp.seconds,
+                    "fingerprint": comp.fingerprint,
+                    "library_versions": comp.library_versions,
+                    "computed_at": comp.computed_at.isoformat(),
+                },
+                "consensus": dict(counts[scope.pk]) if scope else {"open": 0, "done": 0},
+                "subsets": _subsets(k, comp, latest_reports[comp.pk], sent[scope.pk]) if comp else [],
+                "trend": _trend(k, trend_reports[k]) if comp else {"subsets": []},
+            }
+        )
     return {"project": {"slug": project.slug, "name": project.name}, "scopes": out}
 
 
 # ------------------------------------------------------------------------------ CSV
 
+
 def report_rows(project: Project, key: str | None = None):
     """Every stored report row of the project (or scope ``key``), oldest computation first, as
     tuples in ``CSV_COLUMNS`` order (streamed from the database)."""
     qs = Report.objects.filter(project=project, **({"scope": key} if key else {}))
-    return qs.order_by("scope", "computed_at", "computation_id", "subset", "metric", "level", "round").values_list(
-        *CSV_COLUMNS).iterator(chunk_size=2000)
+    return (
+        qs.order_by("scope", "computed_at", "computation_id", "subset", "metric", "level", "round")
+        .values_list(*CSV_COLUMNS)
+        .iterator(chunk_size=2000)
+    )
 
 
 def csv_response(project: Project, key: str | None = None) -> StreamingHttpResponse:
     """The report rows as a streamed CSV download with a header (``CSV_COLUMNS``)."""
+
     def lines():
         buf = io.StringIO()
         writer = csv.writer(buf)

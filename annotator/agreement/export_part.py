@@ -29,8 +29,15 @@ WHERE s.project_id = %s AND s.key = %s AND c.subset = ''
 def _arrow_type():
     import pyarrow as pa
 
-    return pa.struct([("status", pa.string()), ("decision", pa.string()),
-                      ("keep", pa.int64()), ("modify", pa.int64()), ("delete", pa.int64())])
+    return pa.struct(
+        [
+            ("status", pa.string()),
+            ("decision", pa.string()),
+            ("keep", pa.int64()),
+            ("modify", pa.int64()),
+            ("delete", pa.int64()),
+        ]
+    )
 
 
 def fetch(project_id: int, first_qa_id: int, last_qa_id: int) -> dict[int, dict]:

@@ -167,8 +167,9 @@ class ConsensusItem(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     sent_at = models.DateTimeField(auto_now_add=True)
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     consensus = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)

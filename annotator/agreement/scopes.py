@@ -58,14 +58,19 @@ class Dataset:
 
     def canonical(self) -> dict:
         """The inputs as plain sorted JSON (for the computation's fingerprint)."""
-        return {"subset": self.subset, "kind": self.kind, "levels": list(self.levels),
-                "triples": sorted([list(t) for t in self.triples], key=lambda t: (t[0], t[1])),
-                "texts": {k: sorted(v) for k, v in sorted(self.texts.items())},
-                "orderings": {k: sorted([[r, list(map(str, o))] for r, o in v]) for k, v in sorted(self.orderings.items())},
-                "metrics": list(self.metrics) if self.metrics else None}
+        return {
+            "subset": self.subset,
+            "kind": self.kind,
+            "levels": list(self.levels),
+            "triples": sorted([list(t) for t in self.triples], key=lambda t: (t[0], t[1])),
+            "texts": {k: sorted(v) for k, v in sorted(self.texts.items())},
+            "orderings": {k: sorted([[r, list(map(str, o))] for r, o in v]) for k, v in sorted(self.orderings.items())},
+            "metrics": list(self.metrics) if self.metrics else None,
+        }
 
 
 # ------------------------------------------------------------------------------ discovery
+
 
 def discover(project: Project) -> dict[str, dict]:
     """Every scope of ``project`` that has judgments, with its watermark: key -> watermark (a small
@@ -74,15 +79,23 @@ def discover(project: Project) -> dict[str, dict]:
     verdicts = Verdict.objects.filter(item__project=project, item__kind__in=BLIND_PASSES)
     if verdicts.filter(item__kind=QueueItem.Kind.OVERLAP).exists():
         out[VERIFICATION] = dict(verdicts.aggregate(n=Count("id"), last=Max("id")))
-    for study in Study.objects.filter(project=project).annotate(
+    for study in (
+        Study.objects.filter(project=project)
+        .annotate(
             n=Count("participants__trials", filter=Q(participants__trials__answered_at__isnull=False)),
             last=Max("participants__trials__answered_at"),
-            excluded=Count("participants", filter=Q(participants__excluded=True), distinct=True)).filter(n__gt=0):
+            excluded=Count("participants", filter=Q(participants__excluded=True), distinct=True),
+        )
+        .filter(n__gt=0)
+    ):
         out[f"study:{study.name}"] = {"n": study.n, "last": study.last.isoformat(), "excluded": study.excluded}
     for rs in RatingSet.objects.filter(project=project).annotate(n=Count("ratings"), last=Max("ratings__id")):
         out[f"ratings:{rs.name}"] = {"n": rs.n, "last": rs.last, "level": rs.level, "source": rs.source}
-    decided = (ConsensusItem.objects.filter(scope__project=project, status=ConsensusItem.Status.DONE)
-               .values("scope__key").annotate(n=Count("id"), last=Max("decided_at")))
+    decided = (
+        ConsensusItem.objects.filter(scope__project=project, status=ConsensusItem.Status.DONE)
+        .values("scope__key")
+        .annotate(n=Count("id"), last=Max("decided_at"))
+    )
     for row in decided:
         if row["scope__key"] in out:
             out[row["scope__key"]]["consensus"] = [row["n"], row["last"].isoformat()]
@@ -115,16 +128,24 @@ def datasets(project: Project, key: str) -> list[Dataset]:
 
 # ------------------------------------------------------------------------------ verification
 
+
 def _verification(project: Project, unit_id: int | None = None) -> list[Dataset]:
     """The verification scope's datasets (see the module's docstring); only the QA pairs of work unit
     ``unit_id`` when given (what its blind passes decided: ``unit_decisions``)."""
-    rows = Verdict.objects.filter(item__project=project, item__kind__in=BLIND_PASSES, qa_pair__isnull=False,
-                                  action__in=DECISIONS)
+    rows = Verdict.objects.filter(
+        item__project=project, item__kind__in=BLIND_PASSES, qa_pair__isnull=False, action__in=DECISIONS
+    )
     if unit_id is not None:
         rows = rows.filter(item__unit_id=unit_id)
-    rows = (rows
-            .values_list("qa_pair_id", "user_id", "action", "after", "qa_pair__qa_type__slug",
-                         "qa_pair__video__illumination", "qa_pair__question").order_by("id"))
+    rows = rows.values_list(
+        "qa_pair_id",
+        "user_id",
+        "action",
+        "after",
+        "qa_pair__qa_type__slug",
+        "qa_pair__video__illumination",
+        "qa_pair__question",
+    ).order_by("id")
     decisions: dict[str, dict[str, str]] = defaultdict(dict)
     answers: dict[str, dict[str, str]] = defaultdict(dict)
     meta: dict[str, tuple[str, str, str]] = {}
@@ -137,19 +158,39 @@ def _verification(project: Project, unit_id: int | None = None) -> list[Dataset]
             answers[item].pop(rater, None)
         meta[item] = (qa_type, illumination or "unknown", question)
     judged = {item: raters for item, raters in decisions.items() if len(raters) >= 2}
-    labels = {item: (f"QA {item}: {meta[item][2][:160]}",
-                     reverse("qa-detail", kwargs={"slug": project.slug, "pk": int(item)})) for item in judged}
+    labels = {
+        item: (
+            f"QA {item}: {meta[item][2][:160]}",
+            reverse("qa-detail", kwargs={"slug": project.slug, "pk": int(item)}),
+        )
+        for item in judged
+    }
 
     def decided(keep) -> list[tuple[str, str, object]]:
-        return [(item, rater, action) for item, raters in judged.items() if keep(item) for rater, action in raters.items()]
+        return [
+            (item, rater, action) for item, raters in judged.items() if keep(item) for rater, action in raters.items()
+        ]
 
     out = [Dataset("", "ratings", ("nominal",), decided(lambda item: True), labels=labels)]
-    out.append(Dataset("answers", "texts", texts={item: sorted(a.items()) for item, a in answers.items() if len(a) >= 2},
-                       labels=labels))
+    out.append(
+        Dataset(
+            "answers",
+            "texts",
+            texts={item: sorted(a.items()) for item, a in answers.items() if len(a) >= 2},
+            labels=labels,
+        )
+    )
     for i, dim in ((0, "qa_type"), (1, "illumination")):
         for value in sorted({meta[item][i] for item in judged}):
-            out.append(Dataset(f"{dim}={value}", "ratings", ("nominal",),
-                               decided(lambda item, i=i, value=value: meta[item][i] == value), labels=labels))
+            out.append(
+                Dataset(
+                    f"{dim}={value}",
+                    "ratings",
+                    ("nominal",),
+                    decided(lambda item, i=i, value=value: meta[item][i] == value),
+                    labels=labels,
+                )
+            )
     return out
 
 
@@ -162,12 +203,30 @@ def unit_decisions(project: Project, unit_id: int) -> Dataset:
 
 # ------------------------------------------------------------------------------ studies
 
+
 def _study(study: Study) -> list[Dataset]:
-    rows = (Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                 answered_at__isnull=False, participant__excluded=False, participant__kind="person")
-            .values_list("item_id", "item__key", "item__condition__label", "item__group", "item__qa_pair_id",
-                         "item__payload", "participant__user_id", "response", "timed_out")
-            .order_by("id"))
+    rows = (
+        Trial.objects.filter(
+            participant__study=study,
+            practice=False,
+            item__role=Item.Role.SCORED,
+            answered_at__isnull=False,
+            participant__excluded=False,
+            participant__kind="person",
+        )
+        .values_list(
+            "item_id",
+            "item__key",
+            "item__condition__label",
+            "item__group",
+            "item__qa_pair_id",
+            "item__payload",
+            "participant__user_id",
+            "response",
+            "timed_out",
+        )
+        .order_by("id")
+    )
     project = study.project
     results = reverse("study-results", kwargs={"slug": project.slug, "name": study.name})
 
@@ -204,8 +263,13 @@ def _study(study: Study) -> list[Dataset]:
                 triple = (name, pseudonym(user_id), response)
                 pooled.append(triple)
                 per_condition[cond].append(triple)
-        return [Dataset("", "ratings", ("nominal",), pooled, labels=labels),
-                *(Dataset(f"condition={c}", "ratings", ("nominal",), t, labels=labels) for c, t in sorted(per_condition.items()))]
+        return [
+            Dataset("", "ratings", ("nominal",), pooled, labels=labels),
+            *(
+                Dataset(f"condition={c}", "ratings", ("nominal",), t, labels=labels)
+                for c, t in sorted(per_condition.items())
+            ),
+        ]
     if study.kind == "likert":
         # Each criterion is a condition (seed 002 App. D: realism, contextual consistency; seed 004 Sec. 4.5:
         # relevance, correctness). Kendall's W and alpha at the ordinal level, alpha and the ICC at the interval one.
@@ -220,15 +284,22 @@ def _study(study: Study) -> list[Dataset]:
                 if group:
                     per[f"criterion={cond}/group={group}"].append(triple)
         metrics = ("krippendorff_alpha", "kendall_w", "icc", "percent_agreement")
-        return [Dataset(subset, "ratings", ("ordinal", "interval"), triples, metrics=metrics, labels=labels)
-                for subset, triples in sorted(per.items())]
+        return [
+            Dataset(subset, "ratings", ("ordinal", "interval"), triples, metrics=metrics, labels=labels)
+            for subset, triples in sorted(per.items())
+        ]
     return []
 
 
 # ------------------------------------------------------------------------------ rating sets
 
+
 def _ratings(rs: RatingSet) -> list[Dataset]:
-    triples = [(item, rater, value) for item, rater, value in
-               Rating.objects.filter(rating_set=rs).values_list("item", "rater", "value").order_by("id")]
+    triples = [
+        (item, rater, value)
+        for item, rater, value in Rating.objects.filter(rating_set=rs)
+        .values_list("item", "rater", "value")
+        .order_by("id")
+    ]
     metrics = JUDGE_METRICS if rs.source == RatingSet.Source.JUDGE else None
     return [Dataset("", "ratings", (rs.level,), triples, metrics=metrics)]

@@ -23,8 +23,16 @@ from django.utils import timezone
 
 from annotator import jobs
 from annotator.agreement import scopes
-from annotator.agreement.models import (LEVELS, Computation, ConsensusItem, ConsensusRating, Rating, RatingSet, Report,
-                                        Scope)
+from annotator.agreement.models import (
+    LEVELS,
+    Computation,
+    ConsensusItem,
+    ConsensusRating,
+    Rating,
+    RatingSet,
+    Report,
+    Scope,
+)
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects.models import Project
 from annotator.scoring import agreement as metrics
@@ -38,6 +46,7 @@ CONSENSUS_SEND_MAX = 2_000  # items one request may send to the consensus round
 
 
 # ------------------------------------------------------------------------------ computing
+
 
 @contextmanager
 def _scope_lock(scope_id: int):
@@ -62,8 +71,10 @@ def scope_for(project: Project, key: str) -> Scope:
 
 
 def _fingerprint(data: list[scopes.Dataset], overrides: dict) -> str:
-    payload = {"datasets": [d.canonical() for d in data],
-               "consensus": sorted([list(k), sorted(v.items(), key=lambda kv: kv[0])] for k, v in overrides.items())}
+    payload = {
+        "datasets": [d.canonical() for d in data],
+        "consensus": sorted([list(k), sorted(v.items(), key=lambda kv: kv[0])] for k, v in overrides.items()),
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -81,10 +92,24 @@ def _finite(x) -> float | None:
 
 def _report(comp: Computation, subset: str, name: str, level: str, round_: str, result) -> Report:
     ci = result.ci or (None, None)
-    return Report(computation=comp, project_id=comp.scope.project_id, scope=comp.scope.key, subset=subset, metric=name,
-                  level=level, round=round_, value=float(result.value), ci_low=_finite(ci[0]), ci_high=_finite(ci[1]),
-                  n_items=result.n_items, n_raters=result.n_raters, method=result.method,
-                  library_versions=comp.library_versions, fingerprint=comp.fingerprint, computed_at=comp.computed_at)
+    return Report(
+        computation=comp,
+        project_id=comp.scope.project_id,
+        scope=comp.scope.key,
+        subset=subset,
+        metric=name,
+        level=level,
+        round=round_,
+        value=float(result.value),
+        ci_low=_finite(ci[0]),
+        ci_high=_finite(ci[1]),
+        n_items=result.n_items,
+        n_raters=result.n_raters,
+        method=result.method,
+        library_versions=comp.library_versions,
+        fingerprint=comp.fingerprint,
+        computed_at=comp.computed_at,
+    )
 
 
 def _answers(triples) -> dict[str, list[dict]]:
@@ -99,12 +124,21 @@ def _top(labels: dict, items, disagreement, answers: dict) -> list[dict]:
     """The items with the most disagreement (> 0), most first: item, label, link, disagreement, answers."""
     scored = [(float(d), item) for item, d in zip(items, disagreement) if d is not None and np.isfinite(d) and d > 0]
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [{"item": item, "label": labels.get(item, (item, ""))[0], "link": labels.get(item, ("", ""))[1],
-             "disagreement": round(d, 4), "answers": answers.get(item, [])} for d, item in scored[:TOP_ITEMS]]
+    return [
+        {
+            "item": item,
+            "label": labels.get(item, (item, ""))[0],
+            "link": labels.get(item, ("", ""))[1],
+            "disagreement": round(d, 4),
+            "answers": answers.get(item, []),
+        }
+        for d, item in scored[:TOP_ITEMS]
+    ]
 
 
-def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples: int, seed: int
-             ) -> tuple[list[Report], dict, dict]:
+def _measure(
+    comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples: int, seed: int
+) -> tuple[list[Report], dict, dict]:
     """Reports, details and skipped reasons of one dataset (both rounds where the consensus round has
     re-evaluated answers on it)."""
     reports: list[Report] = []
@@ -113,8 +147,14 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
     mine = {item: raters for (subset, item), raters in overrides.items() if subset == ds.subset}
     if ds.kind == "ratings":
         if not ds.triples:
-            return [], {}, {"*": "no judgments to compare yet (practice and attention items, and participants "
-                                 "flagged for exclusion, are left out)"}
+            return (
+                [],
+                {},
+                {
+                    "*": "no judgments to compare yet (practice and attention items, and participants "
+                    "flagged for exclusion, are left out)"
+                },
+            )
         answers = _answers(ds.triples)
         for i, level in enumerate(ds.levels):
             ratings = metrics.Ratings.from_triples(ds.triples, level)
@@ -122,10 +162,14 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
             skipped.update({f"{name} ({level})": reason for name, reason in why.items()})
             reports += [_report(comp, ds.subset, name, level, Report.Round.FIRST, r) for name, r in results.items()]
             if mine:
-                after = ratings.with_overrides({(item, rater): v for item, raters in mine.items() for rater, v in raters.items()})
+                after = ratings.with_overrides(
+                    {(item, rater): v for item, raters in mine.items() for rater, v in raters.items()}
+                )
                 results2, why2 = metrics.agreement(after, n_resamples=n_resamples, seed=seed, metrics=ds.metrics)
                 skipped.update({f"{name} ({level}, after consensus)": reason for name, reason in why2.items()})
-                reports += [_report(comp, ds.subset, name, level, Report.Round.CONSENSUS, r) for name, r in results2.items()]
+                reports += [
+                    _report(comp, ds.subset, name, level, Report.Round.CONSENSUS, r) for name, r in results2.items()
+                ]
             if i == 0:
                 details["level"] = level
                 details["raters"] = metrics.rater_pairs(ratings)
@@ -136,8 +180,9 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
         items = sorted(k for k, v in ds.texts.items() if len(v) >= 2)
         if not items:
             return [], {}, {"semantic_agreement": "no item has two answers yet"}
-        result, per_item = metrics.semantic_agreement([[t for _, t in ds.texts[k]] for k in items],
-                                                      n_resamples=n_resamples, seed=seed)
+        result, per_item = metrics.semantic_agreement(
+            [[t for _, t in ds.texts[k]] for k in items], n_resamples=n_resamples, seed=seed
+        )
         reports.append(_report(comp, ds.subset, "semantic_agreement", "", Report.Round.FIRST, result))
         if mine:
             after = [[t for r, t in ((r, mine.get(k, {}).get(r, t)) for r, t in ds.texts[k]) if t] for k in items]
@@ -151,16 +196,18 @@ def _measure(comp: Computation, ds: scopes.Dataset, overrides: dict, n_resamples
         items = sorted(k for k, v in ds.orderings.items() if len(v) >= 2)
         if not items:
             return [], {}, {"kendall_w_mean": "no item has two orders yet"}
-        results, per_item_w = metrics.ordering_agreement([[o for _, o in ds.orderings[k]] for k in items],
-                                                         n_resamples=n_resamples, seed=seed)
+        results, per_item_w = metrics.ordering_agreement(
+            [[o for _, o in ds.orderings[k]] for k in items], n_resamples=n_resamples, seed=seed
+        )
         reports += [_report(comp, ds.subset, name, "ordinal", Report.Round.FIRST, r) for name, r in results.items()]
         answers = {k: [{"rater": r, "value": o} for r, o in ds.orderings[k]] for k in items}
         details["top"] = _top(ds.labels, items, 1 - np.asarray(per_item_w, dtype=float), answers)
     return reports, details, skipped
 
 
-def compute(project: Project, key: str, *, trigger: str = "schedule", n_resamples: int | None = None,
-            seed: int | None = None) -> Computation | None:
+def compute(
+    project: Project, key: str, *, trigger: str = "schedule", n_resamples: int | None = None, seed: int | None = None
+) -> Computation | None:
     """Measure scope ``key`` of ``project`` now and store the computation and its reports.
 
     Every dataset of the scope (``scopes.datasets``) is measured at each of its levels, with a
@@ -182,9 +229,17 @@ def compute(project: Project, key: str, *, trigger: str = "schedule", n_resample
             watermark = scopes.discover(project).get(key)
             data = scopes.datasets(project, key)
             overrides = _overrides(scope)
-            comp = Computation(scope=scope, trigger=trigger, watermark=watermark, seed=seed, n_resamples=n_resamples,
-                               library_versions=metrics.library_versions(), fingerprint=_fingerprint(data, overrides),
-                               started_at=started, computed_at=started)
+            comp = Computation(
+                scope=scope,
+                trigger=trigger,
+                watermark=watermark,
+                seed=seed,
+                n_resamples=n_resamples,
+                library_versions=metrics.library_versions(),
+                fingerprint=_fingerprint(data, overrides),
+                started_at=started,
+                computed_at=started,
+            )
             reports, details, skipped = [], {}, {}
             for ds in data:
                 r, d, s = _measure(comp, ds, overrides, n_resamples, seed)
@@ -202,16 +257,20 @@ def compute(project: Project, key: str, *, trigger: str = "schedule", n_resample
                     r.computation = comp
                     r.computed_at = comp.computed_at
                 Report.objects.bulk_create(reports)
-                Scope.objects.filter(pk=scope.pk).update(watermark=watermark, computed_at=comp.computed_at,
-                                                         computing_since=None, last_error="")
+                Scope.objects.filter(pk=scope.pk).update(
+                    watermark=watermark, computed_at=comp.computed_at, computing_since=None, last_error=""
+                )
             return comp
         except metrics.AgreementError as exc:
-            Scope.objects.filter(pk=scope.pk).update(computing_since=None, last_error=f"the judgments were refused: {exc}"[:4000])
+            Scope.objects.filter(pk=scope.pk).update(
+                computing_since=None, last_error=f"the judgments were refused: {exc}"[:4000]
+            )
             raise
         except Exception:
             log.exception("agreement computation of %s/%s failed", project.slug, key)
             Scope.objects.filter(pk=scope.pk).update(
-                computing_since=None, last_error="the computation failed; the worker's log has the details")
+                computing_since=None, last_error="the computation failed; the worker's log has the details"
+            )
             raise
 
 
@@ -261,20 +320,36 @@ def watermark_changed(stored, current) -> bool:
 
 # ------------------------------------------------------------------------------ reading
 
+
 def latest(project: Project, key: str | None = None) -> list[Computation]:
     """The latest computation of each scope of the project (or of ``key``), scopes in key order; one query."""
-    latest_first = (Computation.objects.filter(scope__project=project, **({"scope__key": key} if key else {}))
-                    .select_related("scope").order_by("scope_id", "-computed_at", "-id").distinct("scope_id"))
+    latest_first = (
+        Computation.objects.filter(scope__project=project, **({"scope__key": key} if key else {}))
+        .select_related("scope")
+        .order_by("scope_id", "-computed_at", "-id")
+        .distinct("scope_id")
+    )
     return sorted(latest_first, key=lambda c: c.scope.key)
 
 
 def report_dict(r: Report) -> dict:
     """A report row as JSON: scope, subset, metric, level, round, value, ci [lo, hi] (nulls when
     none), n_items, n_raters, method, library_versions, fingerprint, computed_at (ISO 8601)."""
-    return {"scope": r.scope, "subset": r.subset, "metric": r.metric, "level": r.level, "round": r.round,
-            "value": r.value, "ci": [r.ci_low, r.ci_high], "n_items": r.n_items, "n_raters": r.n_raters,
-            "method": r.method, "library_versions": r.library_versions, "fingerprint": r.fingerprint,
-            "computed_at": r.computed_at.isoformat()}
+    return {
+        "scope": r.scope,
+        "subset": r.subset,
+        "metric": r.metric,
+        "level": r.level,
+        "round": r.round,
+        "value": r.value,
+        "ci": [r.ci_low, r.ci_high],
+        "n_items": r.n_items,
+        "n_raters": r.n_raters,
+        "method": r.method,
+        "library_versions": r.library_versions,
+        "fingerprint": r.fingerprint,
+        "computed_at": r.computed_at.isoformat(),
+    }
 
 
 # ------------------------------------------------------------------------------ rating sets
@@ -353,8 +428,16 @@ def too_many(limit: int) -> str:
     return f"more than {limit:,} ratings: a rating set holds at most {limit:,}; send the rest as another set"
 
 
-def import_ratings(project: Project, name: str, level: str, ratings: Iterable[dict], *, source: str = "external",
-                   description: str = "", replace: bool = False) -> RatingSet:
+def import_ratings(
+    project: Project,
+    name: str,
+    level: str,
+    ratings: Iterable[dict],
+    *,
+    source: str = "external",
+    description: str = "",
+    replace: bool = False,
+) -> RatingSet:
     """Store ``ratings`` (``{"item": str, "rater": str, "value": number|str|null}`` each, at most
     RATINGS_MAX; a list or any iterable, e.g. a request body being read) as rating set ``name`` of
     the project; null values are missing ratings and are not stored. ``replace``: an existing set of
@@ -383,8 +466,10 @@ def import_ratings(project: Project, name: str, level: str, ratings: Iterable[di
             ConsensusItem.objects.filter(scope__project=project, scope__key=f"ratings:{name}").delete()
         rs = RatingSet.objects.create(project=project, name=name, level=level, source=source, description=description)
         table = connection.ops.quote_name(Rating._meta.db_table)
-        with connection.cursor() as cursor, cursor.cursor.copy(
-                f"COPY {table} (rating_set_id, item, rater, value) FROM STDIN") as copy:
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY {table} (rating_set_id, item, rater, value) FROM STDIN") as copy,
+        ):
             for item, rater, value in check_ratings(ratings, level):
                 # The value column is jsonb: its text form, as Django's JSONField writes it (json.dumps).
                 copy.write_row((rs.pk, item, rater, json.dumps(value)))
@@ -393,8 +478,16 @@ def import_ratings(project: Project, name: str, level: str, ratings: Iterable[di
 
 # ------------------------------------------------------------------------------ consensus round
 
-def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold: float | None = None,
-                      items: list[str] | None = None, user=None) -> list[ConsensusItem]:
+
+def send_to_consensus(
+    project: Project,
+    key: str,
+    *,
+    subset: str = "",
+    threshold: float | None = None,
+    items: list[str] | None = None,
+    user=None,
+) -> list[ConsensusItem]:
     """Send items of a scope's subset to the reconciliation queue (X-LeBench seed 002 App. D.3):
     those whose disagreement (``metrics.item_disagreement``, 0 to 1) is at least ``threshold`` (and
     above 0), or the listed ``items``; at most ``CONSENSUS_SEND_MAX`` at once. Decisions, choices, scores and
@@ -416,8 +509,9 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
         # Disagreement of free-text answers: 1 - their semantic agreement (mean pairwise similarity, 0-1).
         level = "text"
         keys = sorted(k for k, v in ds.texts.items() if len(v) >= 2)
-        per_item = (metrics.semantic_agreement([[t for _, t in ds.texts[k]] for k in keys], n_resamples=0)[1]
-                    if keys else [])
+        per_item = (
+            metrics.semantic_agreement([[t for _, t in ds.texts[k]] for k in keys], n_resamples=0)[1] if keys else []
+        )
         disagreement = {k: float(np.clip(1 - sim, 0, 1)) for k, sim in zip(keys, per_item)}
         triples = [(k, r, t) for k in keys for r, t in ds.texts[k]]
     else:
@@ -434,12 +528,28 @@ def send_to_consensus(project: Project, key: str, *, subset: str = "", threshold
         chosen = [i for i, d in disagreement.items() if np.isfinite(d) and d >= threshold and d > 0]
     if len(chosen) > CONSENSUS_SEND_MAX:
         raise Invalid(f"{len(chosen)} items pass; send at most {CONSENSUS_SEND_MAX} at once (raise the threshold)")
-    return _send(Scope.objects.get(project=project, key=key), subset, level, chosen, disagreement, _answers(triples),
-                 ds.labels, user)
+    return _send(
+        Scope.objects.get(project=project, key=key),
+        subset,
+        level,
+        chosen,
+        disagreement,
+        _answers(triples),
+        ds.labels,
+        user,
+    )
 
 
-def _send(scope: Scope, subset: str, level: str, chosen: list[str], disagreement: dict[str, float],
-          answers: dict[str, list[dict]], labels: dict, user) -> list[ConsensusItem]:
+def _send(
+    scope: Scope,
+    subset: str,
+    level: str,
+    chosen: list[str],
+    disagreement: dict[str, float],
+    answers: dict[str, list[dict]],
+    labels: dict,
+    user,
+) -> list[ConsensusItem]:
     """Create the consensus items of ``chosen`` (most disagreement first); items already sent are
     left as they are. Returns the new ones."""
     created = []
@@ -447,9 +557,18 @@ def _send(scope: Scope, subset: str, level: str, chosen: list[str], disagreement
         for item in sorted(chosen, key=lambda i: (-disagreement[i], i)):
             label, link = labels.get(item, (item, ""))
             ci, made = ConsensusItem.objects.get_or_create(
-                scope=scope, subset=subset, item=item,
-                defaults={"label": label, "link": link, "level": level, "disagreement": float(disagreement[item]),
-                          "answers": answers.get(item, []), "sent_by": user})
+                scope=scope,
+                subset=subset,
+                item=item,
+                defaults={
+                    "label": label,
+                    "link": link,
+                    "level": level,
+                    "disagreement": float(disagreement[item]),
+                    "answers": answers.get(item, []),
+                    "sent_by": user,
+                },
+            )
             if made:
                 created.append(ci)
     return created
@@ -485,18 +604,27 @@ def overlap_submitted(item, unit, user, result) -> None:
 
     if item.kind not in scopes.BLIND_PASSES:
         return
-    if item.kind == QueueItem.Kind.OVERLAP or QueueItem.objects.filter(unit_id=unit.pk, kind=QueueItem.Kind.OVERLAP).exists():
+    if (
+        item.kind == QueueItem.Kind.OVERLAP
+        or QueueItem.objects.filter(unit_id=unit.pk, kind=QueueItem.Kind.OVERLAP).exists()
+    ):
         jobs.enqueue("agreement.overlap_consensus", unit.pk)
 
 
-def record_consensus(ci_id: int, project: Project, reviewer, *, consensus, revised: dict[str, object], note: str = "") -> ConsensusItem:
+def record_consensus(
+    ci_id: int, project: Project, reviewer, *, consensus, revised: dict[str, object], note: str = ""
+) -> ConsensusItem:
     """Record a reviewer's consensus on reconciliation item ``ci_id``: the agreed value and each
     rater's re-evaluated answer (``revised``: rater -> value; raters not named keep their round-1
     answer). Values are checked against the item's level. Queues a computation of the scope so the
     after-consensus round is reported. Raises NotFound, Conflict (already reconciled) or Invalid."""
     with transaction.atomic():
-        ci = (ConsensusItem.objects.select_for_update().select_related("scope")
-              .filter(pk=ci_id, scope__project=project).first())
+        ci = (
+            ConsensusItem.objects.select_for_update()
+            .select_related("scope")
+            .filter(pk=ci_id, scope__project=project)
+            .first()
+        )
         if ci is None:
             raise NotFound("no such item in the consensus queue")
         if ci.status == ConsensusItem.Status.DONE:
@@ -512,11 +640,15 @@ def record_consensus(ci_id: int, project: Project, reviewer, *, consensus, revis
         unknown = sorted(set(revised) - set(first))
         if unknown:
             raise Invalid(f"{unknown[0]!r} did not rate this item")
-        values = {rater: _check_value(revised.get(rater, value), ci.level, f"the answer of {rater}")
-                  for rater, value in first.items()}
+        values = {
+            rater: _check_value(revised.get(rater, value), ci.level, f"the answer of {rater}")
+            for rater, value in first.items()
+        }
         if len(note) > 4000:
             raise Invalid("the note is at most 4,000 characters")
-        ConsensusRating.objects.bulk_create([ConsensusRating(consensus_item=ci, rater=r, value=v) for r, v in values.items()])
+        ConsensusRating.objects.bulk_create(
+            [ConsensusRating(consensus_item=ci, rater=r, value=v) for r, v in values.items()]
+        )
         ci.consensus, ci.note, ci.reviewer = consensus, note, reviewer
         ci.status, ci.decided_at = ConsensusItem.Status.DONE, timezone.now()
         ci.save()

@@ -39,11 +39,19 @@ def rows_for(user) -> list[dict]:
         studies = [s for s in all_studies if s.project_id == project.pk]
         groups = []
         if annotate:
-            groups.append({"name": "Verify", "links": [
-                _link("Verify QA pairs", "verify", slug, primary=True, hint="keyboard: K keep, M modify, X delete"),
-                _link("Tutorial", "gold-tutorial", slug),
-                _link("My work", "my-work", slug),
-                _link("QA types and guidelines", "qa-types", slug)]})
+            groups.append(
+                {
+                    "name": "Verify",
+                    "links": [
+                        _link(
+                            "Verify QA pairs", "verify", slug, primary=True, hint="keyboard: K keep, M modify, X delete"
+                        ),
+                        _link("Tutorial", "gold-tutorial", slug),
+                        _link("My work", "my-work", slug),
+                        _link("QA types and guidelines", "qa-types", slug),
+                    ],
+                }
+            )
         study_rows = []  # one line per study: its name, then what the role may do with it
         for s in studies:
             actions = []
@@ -59,30 +67,64 @@ def rows_for(user) -> list[dict]:
         if study_rows:
             groups.append({"name": "Studies", "links": [], "studies": study_rows})
         if oversee:
-            groups.append({"name": "Models", "links": [_link("Drafting runs", "draft-runs", slug),
-                                                       _link("Evaluation", "evaluation-leaderboard", slug)]})
-            groups.append({"name": "Results", "links": [
-                _link("Progress", "progress", slug), _link("QA pairs", "qa-list", slug),
-                _link("Agreement", "agreement-dashboard", slug), _link("Benchmark report", "report", slug),
-                _link("Videos", "video-list", slug), _link("Life logs", "lifelog-list", slug)]})
+            groups.append(
+                {
+                    "name": "Models",
+                    "links": [
+                        _link("Drafting runs", "draft-runs", slug),
+                        _link("Evaluation", "evaluation-leaderboard", slug),
+                    ],
+                }
+            )
+            groups.append(
+                {
+                    "name": "Results",
+                    "links": [
+                        _link("Progress", "progress", slug),
+                        _link("QA pairs", "qa-list", slug),
+                        _link("Agreement", "agreement-dashboard", slug),
+                        _link("Benchmark report", "report", slug),
+                        _link("Videos", "video-list", slug),
+                        _link("Life logs", "lifelog-list", slug),
+                    ],
+                }
+            )
         elif role in access.VIEW_VIDEOS_ROLES and groups:
             groups[0]["links"].append(_link("Videos", "video-list", slug))
         if export:
-            groups.append({"name": "Export", "links": [
-                _link("Export QA pairs", "export-page", slug, hint="JSONL, Parquet, VLMEvalKit, lmms-eval; filters; clips"),
-                _link("Export verified QA (JSONL)", "export-download", slug, download=True)]})
+            groups.append(
+                {
+                    "name": "Export",
+                    "links": [
+                        _link(
+                            "Export QA pairs",
+                            "export-page",
+                            slug,
+                            hint="JSONL, Parquet, VLMEvalKit, lmms-eval; filters; clips",
+                        ),
+                        _link("Export verified QA (JSONL)", "export-download", slug, download=True),
+                    ],
+                }
+            )
         team = []
         if review:
             team.append(_link("Review", "review-page", slug))
         if manage:
-            team += [_link("Units", "unit-list", slug),
-                     _link("Team figures and pay", "team-page", slug),
-                     _link("Qualification and gold", "gold-admin", slug)]
+            team += [
+                _link("Units", "unit-list", slug),
+                _link("Team figures and pay", "team-page", slug),
+                _link("Qualification and gold", "gold-admin", slug),
+            ]
         if team:
             groups.append({"name": "Team", "links": team})
         # The queue's counts are for the people who run the project: an annotator could read a gold
         # copy in them (made at their claim, left out of "done" at their submit; issue 20).
-        out.append({"project": project, "role": role, "groups": groups,
-                    "counts": counts[project.pk] if role in access.OVERSEE_ROLES else None})
+        out.append(
+            {
+                "project": project,
+                "role": role,
+                "groups": groups,
+                "counts": counts[project.pk] if role in access.OVERSEE_ROLES else None,
+            }
+        )
     return out
-

@@ -49,9 +49,13 @@ def parse_filters(params) -> tuple[UnitFilters, dict[str, str]]:
     (``errors``: field -> message) and left out. Text is bounded to 200 characters."""
     errors: dict[str, str] = {}
     values: dict[str, str] = {}
-    choices = {"status": QueueItem.Status.values, "kind": QueueItem.Kind.values, "flagged": ["yes", "no"],
-               "review": [*ReviewState.State.values, "none"],
-               "purpose": [*WorkUnit.Purpose.values, "any"]}
+    choices = {
+        "status": QueueItem.Status.values,
+        "kind": QueueItem.Kind.values,
+        "flagged": ["yes", "no"],
+        "review": [*ReviewState.State.values, "none"],
+        "purpose": [*WorkUnit.Purpose.values, "any"],
+    }
     for f in fields(UnitFilters):
         raw = (params.get(f.name) or "").strip()
         if f.name == "purpose" and not raw:
@@ -118,8 +122,11 @@ def items_page(project: Project, filters: UnitFilters, before: int | None = None
         # and sort them, rather than walk the queue from its newest row (``id + 0`` keeps the
         # planner off the primary key's order; 0.7 s -> ms at a million units, bench/units_page.py).
         qs, order = qs.annotate(newest=ExpressionWrapper(F("id") + 0, output_field=BigIntegerField())), "-newest"
-    rows = list(qs.select_related("unit__video", "unit__review_state", "leased_by", "completed_by", "assigned_to")
-                .order_by(order)[: PAGE + 1])
+    rows = list(
+        qs.select_related("unit__video", "unit__review_state", "leased_by", "completed_by", "assigned_to").order_by(
+            order
+        )[: PAGE + 1]
+    )
     more = len(rows) > PAGE
     rows = rows[:PAGE]
     return rows, (rows[-1].pk if more else None)
@@ -133,9 +140,13 @@ def qa_types(project: Project) -> list[str]:
 def _person(project: Project, username: str):
     """An annotating member of ``project`` by username; Invalid otherwise."""
     user = get_user_model().objects.filter(username=username, is_active=True).first()
-    if user is None or not (user.is_superuser or Membership.objects.filter(
-            project=project, user=user, role__in=access.ANNOTATE_ROLES).exists()):
-        raise Invalid(f"{username!r} is not an annotator, reviewer or admin of this project", errors={"username": "not a member"})
+    if user is None or not (
+        user.is_superuser
+        or Membership.objects.filter(project=project, user=user, role__in=access.ANNOTATE_ROLES).exists()
+    ):
+        raise Invalid(
+            f"{username!r} is not an annotator, reviewer or admin of this project", errors={"username": "not a member"}
+        )
     return user
 
 
@@ -163,8 +174,9 @@ def assign(project: Project, item_id: int, username: str) -> QueueItem:
         if user is not None and item.exclude_user_id == user.pk:
             raise Conflict(f"{user.username} did the first pass of this unit: a double-check must be someone else's")
         if user is not None and QueueItem.objects.filter(unit_id=item.unit_id, completed_by=user).exists():
-            raise Conflict(f"{user.username} already did a pass of this unit: overlap and double-check need "
-                           "another person")
+            raise Conflict(
+                f"{user.username} already did a pass of this unit: overlap and double-check need another person"
+            )
         item.assigned_to = user
         item.save(update_fields=["assigned_to"])
     return item

@@ -11,9 +11,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
-from annotator.core import handles
 from annotator.console import home as home_rows
 from annotator.console import mywork, units
+from annotator.core import handles
 from annotator.errors import Conflict, Forbidden, Invalid, NotFound
 from annotator.qa.models import QueueItem, WorkUnit
 from annotator.review import services as review_services
@@ -39,13 +39,26 @@ def unit_list(request, slug: str):
         errors["before"], before = str(exc), None
     rows, older = units.items_page(project, filters, before)
     query = filters.query()
-    return render(request, "console/units.html", {
-        "project": project, "rows": rows, "filters": filters, "errors": errors, "first_page": before is None,
-        "older": urlencode({**query, "before": older}) if older else "", "newest": urlencode(query),
-        "kinds": QueueItem.Kind.choices, "statuses": QueueItem.Status.choices, "purposes": WorkUnit.Purpose.choices,
-        "review_states": ReviewState.State.choices,
-        "qa_types": units.qa_types(project), "back": request.get_full_path(),
-    }, status=400 if errors else 200)
+    return render(
+        request,
+        "console/units.html",
+        {
+            "project": project,
+            "rows": rows,
+            "filters": filters,
+            "errors": errors,
+            "first_page": before is None,
+            "older": urlencode({**query, "before": older}) if older else "",
+            "newest": urlencode(query),
+            "kinds": QueueItem.Kind.choices,
+            "statuses": QueueItem.Status.choices,
+            "purposes": WorkUnit.Purpose.choices,
+            "review_states": ReviewState.State.choices,
+            "qa_types": units.qa_types(project),
+            "back": request.get_full_path(),
+        },
+        status=400 if errors else 200,
+    )
 
 
 @login_required
@@ -62,14 +75,19 @@ def unit_action(request, slug: str):
         item_id = units.whole_id(request.POST.get("item"), "the queue item", "item")
         if action == "assign":
             item = units.assign(project, item_id, username)
-            messages.success(request, f"pass {item.pk} of unit {item.unit_id} is now served to "
-                                      f"{username + ' only, first' if username else 'anyone'}")
+            messages.success(
+                request,
+                f"pass {item.pk} of unit {item.unit_id} is now served to "
+                f"{username + ' only, first' if username else 'anyone'}",
+            )
         elif action == "release":
             item = units.release(project, item_id)
             messages.success(request, f"pass {item.pk} of unit {item.unit_id} is back in the queue (saved work kept)")
         elif action == "reopen":
             item = units.reopen(project, item_id, username)
-            messages.success(request, f"unit {item.unit_id} reopened: a rework pass is served first to {item.assigned_to.username}")
+            messages.success(
+                request, f"unit {item.unit_id} reopened: a rework pass is served first to {item.assigned_to.username}"
+            )
         else:
             raise Invalid("choose assign, release or reopen")
     except (Invalid, Conflict, NotFound) as exc:
@@ -96,8 +114,9 @@ def my_work(request, slug: str):
     except Invalid as exc:  # not one of their own passes: the same words as a handle that is none
         errors["before"] = str(exc)
         page = mywork.page(project, request.user, None, period)
-    return render(request, "console/my_work.html", {"project": project, "errors": errors, **page},
-                  status=400 if errors else 200)
+    return render(
+        request, "console/my_work.html", {"project": project, "errors": errors, **page}, status=400 if errors else 200
+    )
 
 
 @login_required

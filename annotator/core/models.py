@@ -33,7 +33,9 @@ class Job(models.Model):
     max_deliveries = models.PositiveIntegerField(default=3)
     sends = models.PositiveIntegerField(default=0)
     due_at = models.DateTimeField(help_text="Not to run before this time (a retry's backoff).")
-    sent_at = models.DateTimeField(null=True, blank=True, help_text="When a message was last published; null: never (broker down).")
+    sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a message was last published; null: never (broker down)."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     result = models.TextField(blank=True)
@@ -45,8 +47,11 @@ class Job(models.Model):
         ordering = ["id"]
         indexes = [
             # The reconciler's scan: only unfinished rows, oldest first.
-            models.Index(fields=["status", "updated_at"], name="job_unfinished",
-                         condition=models.Q(status__in=["queued", "running"])),
+            models.Index(
+                fields=["status", "updated_at"],
+                name="job_unfinished",
+                condition=models.Q(status__in=["queued", "running"]),
+            )
         ]
 
     def __str__(self) -> str:

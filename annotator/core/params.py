@@ -17,8 +17,20 @@ PARAM_KEY_MAX = 40
 # key come from the project's model servers only (an ``llm`` run reads them from its parameters,
 # so a request naming ``base_url`` and ``key_env`` could send any of the worker's environment
 # variables to any host), and ``file`` names a path on the server (the import pipeline reads it).
-RESERVED_PARAMS = frozenset({"server", "server_id", "base_url", "model", "key_env", "concurrency", "timeout_s",
-                             "price_prompt_per_mtok", "price_completion_per_mtok", "file"})
+RESERVED_PARAMS = frozenset(
+    {
+        "server",
+        "server_id",
+        "base_url",
+        "model",
+        "key_env",
+        "concurrency",
+        "timeout_s",
+        "price_prompt_per_mtok",
+        "price_completion_per_mtok",
+        "file",
+    }
+)
 
 
 def check_params(params) -> dict:
@@ -33,8 +45,10 @@ def check_params(params) -> dict:
         raise Invalid(message, errors={"params": message})
     reserved = sorted(set(params) & RESERVED_PARAMS)
     if reserved:
-        message = (f"parameter {', '.join(reserved)} cannot be set here: a run's servers come from the project's model "
-                   "servers (server, stage_servers), and files are imported with the draft command")
+        message = (
+            f"parameter {', '.join(reserved)} cannot be set here: a run's servers come from the project's model "
+            "servers (server, stage_servers), and files are imported with the draft command"
+        )
         raise Invalid(message, errors={"params": message})
     for key in params:
         if not key or len(key) > PARAM_KEY_MAX:

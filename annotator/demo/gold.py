@@ -53,10 +53,12 @@ def run_demo(project, stdout) -> dict:
     """Script onboarding and gold on ``project`` (see the module's docstring) and print what it did.
     Returns ``{"qualification_units", "gold_units", "example_units", "trainee", "attempts":
     [{"number", "score", "passed"}], "gold_served", "gold_accuracy"}`` (unit ids of the sources)."""
-    policy = services.set_policy(project, qualification_required=True, threshold=0.8, tries=3, gold_rate=0.05,
-                                 window=10)
-    exempt = list(Membership.objects.filter(project=project, user__username__in=DEMO_EXEMPT)
-                  .values_list("user_id", flat=True))
+    policy = services.set_policy(
+        project, qualification_required=True, threshold=0.8, tries=3, gold_rate=0.05, window=10
+    )
+    exempt = list(
+        Membership.objects.filter(project=project, user__username__in=DEMO_EXEMPT).values_list("user_id", flat=True)
+    )
     if n := services.exempt(project, exempt):
         stdout.write(f"gold: {n} existing annotators count as qualified (they worked before the gate)")
     _sets(project, stdout)
@@ -65,13 +67,27 @@ def run_demo(project, stdout) -> dict:
     served = _gold(project, trainee, stdout, policy)
     accuracy = rules.accuracy(*_totals(project, trainee))
     if accuracy["n"]:
-        stdout.write(f"gold: {trainee.username}'s gold accuracy {accuracy['value']:.2f} (95% CI "
-                     f"{accuracy['ci'][0]:.2f}-{accuracy['ci'][1]:.2f}, n={accuracy['n']} decisions)")
-    roles = {role: list(Source.objects.filter(project=project, role=role, active=True).order_by("position")
-                        .values_list("unit_id", flat=True)) for role in Source.Role.values}
-    return {"qualification_units": roles["qualification"], "gold_units": roles["gold"],
-            "example_units": roles["example"], "trainee": trainee.username, "attempts": attempts,
-            "gold_served": served, "gold_accuracy": accuracy}
+        stdout.write(
+            f"gold: {trainee.username}'s gold accuracy {accuracy['value']:.2f} (95% CI "
+            f"{accuracy['ci'][0]:.2f}-{accuracy['ci'][1]:.2f}, n={accuracy['n']} decisions)"
+        )
+    roles = {
+        role: list(
+            Source.objects.filter(project=project, role=role, active=True)
+            .order_by("position")
+            .values_list("unit_id", flat=True)
+        )
+        for role in Source.Role.values
+    }
+    return {
+        "qualification_units": roles["qualification"],
+        "gold_units": roles["gold"],
+        "example_units": roles["example"],
+        "trainee": trainee.username,
+        "attempts": attempts,
+        "gold_served": served,
+        "gold_accuracy": accuracy,
+    }
 
 
 def _sets(project, stdout) -> None:
@@ -80,8 +96,10 @@ def _sets(project, stdout) -> None:
     have = {role: Source.objects.filter(project=project, role=role).exists() for role in Source.Role.values}
     if not have[Source.Role.QUALIFICATION]:
         made = services.make_sources(project, Source.Role.QUALIFICATION, DEMO_QUALIFICATION)
-        stdout.write(f"gold: qualification set of {len(made)} verified units ({', '.join(str(s.unit_id) for s in made)}), "
-                     f"{sum(s.known.count() for s in made)} known decisions")
+        stdout.write(
+            f"gold: qualification set of {len(made)} verified units ({', '.join(str(s.unit_id) for s in made)}), "
+            f"{sum(s.known.count() for s in made)} known decisions"
+        )
     if not services.policy_of(project).tutorial:
         services.set_tutorial(project, DEMO_TUTORIAL)
     if not have[Source.Role.EXAMPLE]:
@@ -139,15 +157,24 @@ def _qualify(project, trainee, stdout) -> list[dict]:
         if item is None or item.kind != QueueItem.Kind.QUALIFICATION:
             break
         first_try = Copy.objects.get(unit_id=item.unit_id).attempt.number == 1
-        submit_unit(item.unit_id, trainee, idempotency_key=f"demo-qualification-{item.pk}", additions=[],
-                    time_spent_ms=None, decisions=_decide(item, right=not first_try))
+        submit_unit(
+            item.unit_id,
+            trainee,
+            idempotency_key=f"demo-qualification-{item.pk}",
+            additions=[],
+            time_spent_ms=None,
+            decisions=_decide(item, right=not first_try),
+        )
         attempt = Attempt.objects.get(pk=Copy.objects.get(unit_id=item.unit_id).attempt_id)
         if attempt.finished_at is not None:
-            stdout.write(f"gold: {trainee.username}'s qualification try {attempt.number}: {attempt.agreed} of "
-                         f"{attempt.decisions} decisions agree ({attempt.score:.0%}, threshold {attempt.threshold:.0%}): "
-                         + ("passed, the real queue is open to them" if attempt.passed else "failed"))
-    return list(Attempt.objects.filter(project=project, user=trainee).order_by("number")
-                .values("number", "score", "passed"))
+            stdout.write(
+                f"gold: {trainee.username}'s qualification try {attempt.number}: {attempt.agreed} of "
+                f"{attempt.decisions} decisions agree ({attempt.score:.0%}, threshold {attempt.threshold:.0%}): "
+                + ("passed, the real queue is open to them" if attempt.passed else "failed")
+            )
+    return list(
+        Attempt.objects.filter(project=project, user=trainee).order_by("number").values("number", "score", "passed")
+    )
 
 
 def _gold(project, trainee, stdout, policy) -> int:
@@ -158,8 +185,11 @@ def _gold(project, trainee, stdout, policy) -> int:
         return _served(trainee)
     claims = range(standing.claims + 1, standing.claims + 1 + DEMO_GOLD_CLAIMS)
     # The first claim here never draws gold: no claim before it made a copy ahead (gold.claims).
-    seed = next(s for s in range(100_000)
-                if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate, draw_secret()) for n in claims[1:]))
+    seed = next(
+        s
+        for s in range(100_000)
+        if any(rules.draws_gold(s, project.pk, trainee.pk, n, policy.gold_rate, draw_secret()) for n in claims[1:])
+    )
     services.set_policy(project, seed=seed)
     for _ in claims:
         item = claim_next(project, trainee)
@@ -170,11 +200,18 @@ def _gold(project, trainee, stdout, policy) -> int:
         premake(project_id=project.pk, user_id=trainee.pk)
         gold = Copy.objects.filter(unit_id=item.unit_id, source__role=Source.Role.GOLD).exists()
         pairs = list(pairs_for_pass(item.unit, item.kind).order_by("id"))
-        submit_unit(item.unit_id, trainee, idempotency_key=f"demo-gold-{item.pk}", additions=[], time_spent_ms=None,
-                    decisions=_decide(item, right=True) if gold else [Decision(p.pk, "keep", version=p.version)
-                                                                      for p in pairs])
-        stdout.write(f"gold: {trainee.username} verified unit {item.unit_id}" + (" (a gold unit, made ahead after the "
-                     "claim before; nothing in the page told it apart)" if gold else ""))
+        submit_unit(
+            item.unit_id,
+            trainee,
+            idempotency_key=f"demo-gold-{item.pk}",
+            additions=[],
+            time_spent_ms=None,
+            decisions=_decide(item, right=True) if gold else [Decision(p.pk, "keep", version=p.version) for p in pairs],
+        )
+        stdout.write(
+            f"gold: {trainee.username} verified unit {item.unit_id}"
+            + (" (a gold unit, made ahead after the claim before; nothing in the page told it apart)" if gold else "")
+        )
         if gold:
             break
     return _served(trainee)
@@ -183,8 +220,11 @@ def _gold(project, trainee, stdout, policy) -> int:
 def _served(trainee) -> int:
     """How many gold copies were served to ``trainee`` (claimed): the premake after the gold claim
     may have made the next one ahead, which waits unserved."""
-    return (Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD, unit__queue_items__claimed_at__isnull=False)
-            .distinct().count())
+    return (
+        Copy.objects.filter(user=trainee, source__role=Source.Role.GOLD, unit__queue_items__claimed_at__isnull=False)
+        .distinct()
+        .count()
+    )
 
 
 def _totals(project, user) -> tuple[int, int]:

@@ -33,32 +33,32 @@ it is out of scope for this project); say why.
 # The EgoNight preset's types (annotator/qa/presets.py) and the demo's set and life-log types
 # (annotator/demo/media.py), by slug.
 TYPES = {
-    "object_recognition": "Name the object as a person would (\"a red mug\", not \"a container\"). Keep only if the "
-                          "object is visible in the clip's 3 seconds, in both videos of a day-night pair.",
+    "object_recognition": 'Name the object as a person would ("a red mug", not "a container"). Keep only if the '
+    "object is visible in the clip's 3 seconds, in both videos of a day-night pair.",
     "text_recognition": "The answer is the text exactly as written (case and punctuation aside). Delete as "
-                        "*meaningless* when the text cannot be read in the clip.",
+    "*meaningless* when the text cannot be read in the clip.",
     "spatial_reasoning": "**Left and right are relative to the wearer** (the camera), not to the object or to a "
-                         "person facing the camera. \"In front of\" is towards where the camera looks. Modify an "
-                         "answer that uses the other convention.",
+    'person facing the camera. "In front of" is towards where the camera looks. Modify an '
+    "answer that uses the other convention.",
     "scene_sequence": "The order of the places visited over the whole video, from the wearer's path. Modify the "
-                      "answer if a place is missing or out of order.",
+    "answer if a place is missing or out of order.",
     "navigation": "Directions from the wearer's point of view, from the first place to the second (turn left, go "
-                  "straight), as the video shows the way taken.",
+    "straight), as the video shows the way taken.",
     "counting_statics": "Count what is visible in the clip, not what the room probably holds. Delete as *vague* "
-                        "when objects are too dark or too far to count.",
-    "action_recognition": "The action of the wearer (or of the person asked about), with its object: \"opening "
-                          "the fridge\", not \"moving\".",
+    "when objects are too dark or too far to count.",
+    "action_recognition": 'The action of the wearer (or of the person asked about), with its object: "opening '
+    'the fridge", not "moving".',
     "non_common_sense": "Questions about something unusual in the scene. Keep only if the clip shows it clearly.",
     "lighting_recognition": "Asked of the night video only: the light sources you can see (lamps, screens, street "
-                            "lights), and their number when the question counts them.",
+    "lights), and their number when the question counts them.",
     "lighting_change": "Asked of the night video only: does the light change during the clip (a lamp switched on "
-                       "or off, a car's lights passing)?",
+    "or off, a car's lights passing)?",
     "dynamic_detection": "Asked of the night video only: what moves in the scene, apart from the wearer.",
     "counting_dynamics": "Asked of the night video only: count moving people, vehicles or events over the whole clip.",
     "egoexo-view-match": "The options are videos of the same moment from other cameras. Keep if exactly one option "
-                         "shows the query's moment; left and right refer to the wearer's own view (the ego video).",
+    "shows the query's moment; left and right refer to the wearer's own view (the ego video).",
     "lifelog-when": "The answer is an interval of the day, in the log's wall clock. Check it on the timeline "
-                    "(Shift+I and Shift+O set its start and end at the playhead); parts not recorded are drawn as gaps.",
+    "(Shift+I and Shift+O set its start and end at the playhead); parts not recorded are drawn as gaps.",
 }
 
 

@@ -37,23 +37,33 @@ def run_demo(project, stdout) -> dict:
             stdout.write("review round: no unit awaits review yet; none opened")
             return {"round": None}
         round_ = open_round(project, sample=DEMO_SAMPLE, seed=0, tags=DEMO_TAGS)
-        stdout.write(f"review round {round_.pk} opened over {round_.units.count()} units (sample of {DEMO_SAMPLE}, "
-                     f"seed 0; tags: {', '.join(DEMO_TAGS)})")
+        stdout.write(
+            f"review round {round_.pk} opened over {round_.units.count()} units (sample of {DEMO_SAMPLE}, "
+            f"seed 0; tags: {', '.join(DEMO_TAGS)})"
+        )
     units = list(RoundUnit.objects.filter(round=round_).order_by("unit_id").values_list("unit_id", flat=True))
     for n, unit_id in enumerate(units):
         state = ReviewState.objects.filter(unit_id=unit_id).first()
-        if state is None or state.state not in ReviewState.AWAITING or Review.objects.filter(round=round_, unit_id=unit_id).exists():
+        if (
+            state is None
+            or state.state not in ReviewState.AWAITING
+            or Review.objects.filter(round=round_, unit_id=unit_id).exists()
+        ):
             continue
         if n == 0:
             comments = _rejection(state)
             review_unit(unit_id, reviewer, "reject", comments, f"demo-review-{round_.pk}-{unit_id}")
             said = f"{len(comments)} comment{'' if len(comments) == 1 else 's'}"
-            stdout.write(f"{reviewer.username} rejected unit {unit_id} with {said}; it went back to "
-                         f"{state.annotator.username} as rework")
+            stdout.write(
+                f"{reviewer.username} rejected unit {unit_id} with {said}; it went back to "
+                f"{state.annotator.username} as rework"
+            )
         else:
             review_unit(unit_id, reviewer, "accept", [], f"demo-review-{round_.pk}-{unit_id}")
             stdout.write(f"{reviewer.username} accepted unit {unit_id}")
-    rejected = list(Review.objects.filter(round=round_, decision=Review.Decision.REJECT).values_list("unit_id", flat=True))
+    rejected = list(
+        Review.objects.filter(round=round_, decision=Review.Decision.REJECT).values_list("unit_id", flat=True)
+    )
     reworked, accepted_after = [], []
     for unit_id in rejected:
         if _rework(project, unit_id, stdout):
@@ -66,13 +76,22 @@ def run_demo(project, stdout) -> dict:
     round_.refresh_from_db()
     if round_.summary:
         tags = ", ".join(f"{t['tag']} {t['count']}" for t in round_.summary["tags"]) or "none"
-        stdout.write(f"review round {round_.pk}: {round_.summary['reviewed']} reviewed, {round_.summary['accepted']} "
-                     f"accepted, {round_.summary['rejected']} rejected; issue tags: {tags}; summaries sent to "
-                     f"{round_.summaries.count()} annotators")
-    return {"round": round_.pk, "units": units, "rejected": rejected,
-            "accepted": list(Review.objects.filter(round=round_, decision=Review.Decision.ACCEPT)
-                             .values_list("unit_id", flat=True)),
-            "reworked": reworked, "accepted_after_rework": accepted_after, "summaries": round_.summaries.count()}
+        stdout.write(
+            f"review round {round_.pk}: {round_.summary['reviewed']} reviewed, {round_.summary['accepted']} "
+            f"accepted, {round_.summary['rejected']} rejected; issue tags: {tags}; summaries sent to "
+            f"{round_.summaries.count()} annotators"
+        )
+    return {
+        "round": round_.pk,
+        "units": units,
+        "rejected": rejected,
+        "accepted": list(
+            Review.objects.filter(round=round_, decision=Review.Decision.ACCEPT).values_list("unit_id", flat=True)
+        ),
+        "reworked": reworked,
+        "accepted_after_rework": accepted_after,
+        "summaries": round_.summaries.count(),
+    }
 
 
 def _rejection(state: ReviewState) -> list[Comment]:
@@ -84,8 +103,12 @@ def _rejection(state: ReviewState) -> list[Comment]:
     deleted = next((p for p in pairs if p.status == "deleted"), None)
     # The rework restores the commented deleted pair; ask for it only when the project keeps another
     # deleted pair, so the demo always has deleted QA pairs (the Likert study's filtered control group).
-    if deleted is not None and QAPair.objects.filter(project_id=state.project_id, status="deleted",
-                                                     unit__purpose="real").exclude(pk=deleted.pk).exists():
+    if (
+        deleted is not None
+        and QAPair.objects.filter(project_id=state.project_id, status="deleted", unit__purpose="real")
+        .exclude(pk=deleted.pk)
+        .exists()
+    ):
         comments.append(Comment(deleted.pk, "This question is answerable from the clip: keep it.", ("wrong_delete",)))
     return comments
 
@@ -109,14 +132,28 @@ def _rework(project, unit_id: int, stdout) -> bool:
     for pair in rework.unit.qa_pairs.filter(status__in=["verified", "deleted"]).order_by("id"):
         if pair.status == "deleted":
             if pair.pk in commented:
-                decisions.append(Decision(pair.pk, "keep", version=pair.version))      # restored
+                decisions.append(Decision(pair.pk, "keep", version=pair.version))  # restored
         elif pair.pk in commented and pair.options is None:
-            decisions.append(Decision(pair.pk, "modify", answer=f"{pair.answer} (held in the right hand, on the table)",
-                                      version=pair.version))
+            decisions.append(
+                Decision(
+                    pair.pk,
+                    "modify",
+                    answer=f"{pair.answer} (held in the right hand, on the table)",
+                    version=pair.version,
+                )
+            )
         else:
             decisions.append(Decision(pair.pk, "keep", version=pair.version))
-    result = submit_unit(unit_id, annotator, idempotency_key=f"demo-rework-{rework.pk}", decisions=decisions,
-                         additions=[], time_spent_ms=None)
-    stdout.write(f"{annotator.username} reworked unit {unit_id}: {result.counts['modified']} modified, "
-                 f"{result.counts['kept']} kept (a deleted pair restored where the reviewer asked)")
+    result = submit_unit(
+        unit_id,
+        annotator,
+        idempotency_key=f"demo-rework-{rework.pk}",
+        decisions=decisions,
+        additions=[],
+        time_spent_ms=None,
+    )
+    stdout.write(
+        f"{annotator.username} reworked unit {unit_id}: {result.counts['modified']} modified, "
+        f"{result.counts['kept']} kept (a deleted pair restored where the reviewer asked)"
+    )
     return True

@@ -24,13 +24,19 @@ def run_demo(project, stdout) -> dict:
     from annotator.team.management.commands.pay_report import text_lines
 
     services.set_rate(project, **DEMO_RATE)
-    first = (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE)
-             .aggregate(first=Min("completed_at"))["first"])
+    first = QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE).aggregate(
+        first=Min("completed_at")
+    )["first"]
     today = timezone.localdate()
     start = timezone.localdate(first) if first else today
     report = pay.report(project, selectors.period_of(start, today))
-    data = {"project": project.slug, "from": start.isoformat(), "to": today.isoformat(), **report,
-            "people": [p for p in report["people"] if p["units"] or p["active_s"]]}
+    data = {
+        "project": project.slug,
+        "from": start.isoformat(),
+        "to": today.isoformat(),
+        **report,
+        "people": [p for p in report["people"] if p["units"] or p["active_s"]],
+    }
     for line in text_lines(data):
         stdout.write(line + "\n")
     return data

@@ -29,8 +29,17 @@ SYSTEM_PROMPT = (
 )
 
 
-__all__ = ["MAX_CHARS", "MAX_PAIRS", "PROMPT_VERSION", "SYSTEM_PROMPT", "MalformedModelOutput", "check_reply",
-           "clips_for", "parse_answer", "user_text"]
+__all__ = [
+    "MAX_CHARS",
+    "MAX_PAIRS",
+    "PROMPT_VERSION",
+    "SYSTEM_PROMPT",
+    "MalformedModelOutput",
+    "check_reply",
+    "clips_for",
+    "parse_answer",
+    "user_text",
+]
 
 
 def clips_for(clip_policy: str, window_s: float | None, duration_s: float, n_windows: int) -> list[tuple[float, float]]:
@@ -48,13 +57,22 @@ def clips_for(clip_policy: str, window_s: float | None, duration_s: float, n_win
     return clips
 
 
-def user_text(qa_type_name: str, guidelines: str, times_s: list[float], duration_s: float, n_pairs: int,
-              clip: tuple[float, float] | None = None) -> str:
+def user_text(
+    qa_type_name: str,
+    guidelines: str,
+    times_s: list[float],
+    duration_s: float,
+    n_pairs: int,
+    clip: tuple[float, float] | None = None,
+) -> str:
     """The text part of the request; frame images follow it in the same order as ``times_s``.
     ``clip`` (start, end in seconds) names the part of the video the frames come from."""
     stamps = ", ".join(f"{t:.2f} s" for t in times_s)
-    where = (f"The clip covers {clip[0]:.1f}-{clip[1]:.1f} s of a {duration_s:.1f} s video"
-             if clip and clip != (0.0, duration_s) else f"The video lasts {duration_s:.1f} s")
+    where = (
+        f"The clip covers {clip[0]:.1f}-{clip[1]:.1f} s of a {duration_s:.1f} s video"
+        if clip and clip != (0.0, duration_s)
+        else f"The video lasts {duration_s:.1f} s"
+    )
     parts = [
         f"QA type: {qa_type_name}.",
         f"{where}; the {len(times_s)} frames that follow were taken at {stamps}.",

@@ -89,13 +89,12 @@ class Draft(models.Model):
     clip_start_s = models.FloatField()
     clip_end_s = models.FloatField()
     source_key = models.CharField(
-        max_length=100, blank=True,
+        max_length=100,
+        blank=True,
         help_text="What produced it within the job (template name and index); unique per job.",
     )
     params = models.JSONField(default=dict, blank=True, help_text="E.g. the recorded option-shuffle seed.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["job", "source_key"], name="draft_unique_source_key"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["job", "source_key"], name="draft_unique_source_key")]

@@ -52,30 +52,47 @@ class Launch:
     skipped: dict[str, int]
 
 
-def resolve_servers(project: Project, pipeline: PipelineDef, server: str, stage_servers: dict[str, str]) -> dict[str, dict]:
+def resolve_servers(
+    project: Project, pipeline: PipelineDef, server: str, stage_servers: dict[str, str]
+) -> dict[str, dict]:
     """Stage -> server snapshot for ``pipeline``: ``stage_servers[stage]`` or else ``server``.
     Raises Invalid naming the stage that has no server, an unknown stage, or an unknown server."""
     unknown = sorted(set(stage_servers) - set(pipeline.stages))
     if unknown:
-        raise Invalid(f"pipeline {pipeline.name} has no stage {', '.join(unknown)}; its stages are "
-                      f"{', '.join(pipeline.stages) or 'none'}", errors={"stage_servers": "unknown stage"})
+        raise Invalid(
+            f"pipeline {pipeline.name} has no stage {', '.join(unknown)}; its stages are "
+            f"{', '.join(pipeline.stages) or 'none'}",
+            errors={"stage_servers": "unknown stage"},
+        )
     by_name = {s.name: s for s in ModelServer.objects.filter(project=project)}
     out = {}
     for stage in pipeline.stages:
         name = stage_servers.get(stage) or server
         if not name:
-            raise Invalid(f"stage {stage} of pipeline {pipeline.name} needs a model server: pass --server NAME "
-                          f"(or --stage-server {stage}=NAME)", errors={"server": "required"})
+            raise Invalid(
+                f"stage {stage} of pipeline {pipeline.name} needs a model server: pass --server NAME "
+                f"(or --stage-server {stage}=NAME)",
+                errors={"server": "required"},
+            )
         if name not in by_name:
             known = ", ".join(sorted(by_name)) or "none yet: add one with the model_server command"
-            raise Invalid(f"project {project.slug} has no model server {name!r} (known: {known})",
-                          errors={"server": "unknown"})
+            raise Invalid(
+                f"project {project.slug} has no model server {name!r} (known: {known})", errors={"server": "unknown"}
+            )
         out[stage] = by_name[name].snapshot()
     return out
 
 
-def start(project: Project, pipeline: str, *, server: str = "", stage_servers: dict[str, str] | None = None,
-          params: dict | None = None, qa_type: str = "", user=None) -> Launch:
+def start(
+    project: Project,
+    pipeline: str,
+    *,
+    server: str = "",
+    stage_servers: dict[str, str] | None = None,
+    params: dict | None = None,
+    qa_type: str = "",
+    user=None,
+) -> Launch:
     """Start a run of ``pipeline`` over the project's videos and queue its one job on commit.
 
     ``qa_type`` defaults to the pipeline's ``default_qa_type``. Raises Invalid for an unknown
@@ -87,16 +104,23 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
     stage_servers, params = dict(stage_servers or {}), dict(params or {})
     definition = PIPELINES.get(pipeline)
     if definition is None:
-        raise Invalid(f"unknown pipeline {pipeline!r}; choose one of {', '.join(sorted(PIPELINES))}",
-                      errors={"pipeline": "unknown"})
+        raise Invalid(
+            f"unknown pipeline {pipeline!r}; choose one of {', '.join(sorted(PIPELINES))}",
+            errors={"pipeline": "unknown"},
+        )
     qa_type = qa_type or definition.default_qa_type
     if qa_type and not QA_TYPE_SLUG.fullmatch(qa_type):
         raise Invalid("the QA type is a slug: 1 to 64 letters, digits, - and _", errors={"qa_type": "not a slug"})
-    if (definition.creates_qa_type and user is not None
-            and not QAType.objects.filter(project=project, slug=qa_type).exists()):
+    if (
+        definition.creates_qa_type
+        and user is not None
+        and not QAType.objects.filter(project=project, slug=qa_type).exists()
+    ):
         # Only admins define QA types (QA types page, API); a run started by a person may not add one.
-        raise Invalid(f"project {project.slug} has no QA type {qa_type!r}; an admin defines QA types on the "
-                      f"QA types page", errors={"qa_type": "unknown"})
+        raise Invalid(
+            f"project {project.slug} has no QA type {qa_type!r}; an admin defines QA types on the QA types page",
+            errors={"qa_type": "unknown"},
+        )
     servers = resolve_servers(project, definition, server, stage_servers)
     if qa_type:
         params["qa_type"] = qa_type
@@ -104,12 +128,20 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
     # its QA-type preset), and a refused start, or one with no video to draft, writes nothing.
     with transaction.atomic():
         params = definition.clean_params(project, params)
-        run = DraftRun(project=project, pipeline=pipeline, servers=servers, params=params, created_by=user,
-                       qa_type=params.get("qa_type", ""),
-                       model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
-                       prompt_version=definition.prompt_version or ", ".join(
-                           f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages if s in engine.STAGES
-                       )[:300] or pipeline)
+        run = DraftRun(
+            project=project,
+            pipeline=pipeline,
+            servers=servers,
+            params=params,
+            created_by=user,
+            qa_type=params.get("qa_type", ""),
+            model=", ".join(sorted({s["model"] for s in servers.values()}))[:200],
+            prompt_version=definition.prompt_version
+            or ", ".join(f"{s}:{engine.STAGES[s].prompt_version}" for s in definition.stages if s in engine.STAGES)[
+                :300
+            ]
+            or pipeline,
+        )
         videos, skipped = definition.select(run)
         if not videos:
             transaction.set_rollback(True)
@@ -121,6 +153,7 @@ def start(project: Project, pipeline: str, *, server: str = "", stage_servers: d
 
 
 # ----------------------------------------------------------------------------- executing a run
+
 
 class DraftRuns(inference_runs.RunEngine):
     """Drafting runs on the one run engine (``annotator.inference.runs``): the items are the
@@ -179,6 +212,7 @@ def mark_failed(run_id: int, reason: str) -> None:
 
 # ----------------------------------------------------------------------------- cancel and resume
 
+
 def cancel(run: DraftRun) -> DraftRun:
     """Cancel a queued or running run: videos not started are cancelled at once, videos in flight
     stop before their next model call and write nothing. Raises Conflict for a finished run."""
@@ -193,7 +227,9 @@ def resume(run: DraftRun) -> int:
         run = DraftRun.objects.select_for_update().get(pk=run.pk)
         if run.status not in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED):
             raise Conflict(f"run {run.pk} is {run.status}; only a failed or cancelled run can be resumed")
-        redo = list(run.jobs.filter(status__in=[DraftJob.Status.FAILED, DraftJob.Status.CANCELLED]).values_list("id", flat=True))
+        redo = list(
+            run.jobs.filter(status__in=[DraftJob.Status.FAILED, DraftJob.Status.CANCELLED]).values_list("id", flat=True)
+        )
         if not redo:
             raise Conflict(f"run {run.pk} has no failed or cancelled video to resume")
         DraftJob.objects.filter(pk__in=redo).update(status=DraftJob.Status.QUEUED)
@@ -204,6 +240,7 @@ def resume(run: DraftRun) -> int:
 
 
 # ----------------------------------------------------------------------------- progress
+
 
 def progress(run: DraftRun, *, failures: int = 50) -> dict:
     """A run's state for the command, the API and the page::
@@ -226,23 +263,39 @@ def progress(run: DraftRun, *, failures: int = 50) -> dict:
             if isinstance(value, (int, float)):
                 summary[key] = summary.get(key, 0) + value
     calls = {}
-    rows = (ModelCall.objects.filter(job__run=run).values("stage")
-            .annotate(calls=Count("id"), errors=Count("id", filter=~Q(error="")),
-                      cache_hits=Count("id", filter=Q(cached_from__isnull=False)),
-                      prompt_tokens=Coalesce(Sum("prompt_tokens"), 0), completion_tokens=Coalesce(Sum("completion_tokens"), 0),
-                      cost=Sum("cost_usd"), latency=Sum("latency_ms", filter=Q(cached_from__isnull=True)),
-                      requests=Count("id", filter=Q(cached_from__isnull=True))))
+    rows = (
+        ModelCall.objects.filter(job__run=run)
+        .values("stage")
+        .annotate(
+            calls=Count("id"),
+            errors=Count("id", filter=~Q(error="")),
+            cache_hits=Count("id", filter=Q(cached_from__isnull=False)),
+            prompt_tokens=Coalesce(Sum("prompt_tokens"), 0),
+            completion_tokens=Coalesce(Sum("completion_tokens"), 0),
+            cost=Sum("cost_usd"),
+            latency=Sum("latency_ms", filter=Q(cached_from__isnull=True)),
+            requests=Count("id", filter=Q(cached_from__isnull=True)),
+        )
+    )
     for row in rows.order_by("stage"):
         calls[row["stage"] or "llm"] = {
-            "calls": row["calls"], "errors": row["errors"], "cache_hits": row["cache_hits"],
-            "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"],
+            "calls": row["calls"],
+            "errors": row["errors"],
+            "cache_hits": row["cache_hits"],
+            "prompt_tokens": row["prompt_tokens"],
+            "completion_tokens": row["completion_tokens"],
             "cost_usd": round(row["cost"] or 0.0, 6),
             "latency_ms_mean": round((row["latency"] or 0) / row["requests"]) if row["requests"] else None,
         }
-    failed = (run.jobs.filter(status=DraftJob.Status.FAILED).select_related("video").order_by("-updated_at")[:failures])
+    failed = run.jobs.filter(status=DraftJob.Status.FAILED).select_related("video").order_by("-updated_at")[:failures]
     return {
-        "run": run.pk, "pipeline": run.pipeline, "status": run.status, "error": run.error,
-        "servers": {stage: {k: snap.get(k) for k in ("server", "model", "base_url")} for stage, snap in run.servers.items()},
+        "run": run.pk,
+        "pipeline": run.pipeline,
+        "status": run.status,
+        "error": run.error,
+        "servers": {
+            stage: {k: snap.get(k) for k in ("server", "model", "base_url")} for stage, snap in run.servers.items()
+        },
         "params": run.params,
         "videos": videos,
         "drafts": run.jobs.aggregate(n=Coalesce(Sum("n_drafts"), 0))["n"],
@@ -250,5 +303,6 @@ def progress(run: DraftRun, *, failures: int = 50) -> dict:
         "calls": calls,
         "cost_usd": round(sum(c["cost_usd"] for c in calls.values()), 6),
         "failures": [{"video": j.video.filename, "stage": j.stage, "error": j.error} for j in failed],
-        "created_at": run.created_at.isoformat(), "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }

@@ -27,12 +27,23 @@ def save_drafts(job: DraftJob, specs: list[DraftSpec], actor: str, *, commit=Non
         job = DraftJob.objects.select_for_update().select_related("run", "video").get(pk=job.pk)
         if job.status in (DraftJob.Status.DONE, DraftJob.Status.CANCELLED):
             return 0
-        drafts = Draft.objects.bulk_create([
-            Draft(job=job, qa_type=s.qa_type, question=s.question, answer=s.answer, options=s.options,
-                  answer_index=s.answer_index, clip_start_s=s.clip_start_s, clip_end_s=s.clip_end_s,
-                  source_key=s.source_key, params=s.params)
-            for s in specs
-        ])
+        drafts = Draft.objects.bulk_create(
+            [
+                Draft(
+                    job=job,
+                    qa_type=s.qa_type,
+                    question=s.question,
+                    answer=s.answer,
+                    options=s.options,
+                    answer_index=s.answer_index,
+                    clip_start_s=s.clip_start_s,
+                    clip_end_s=s.clip_end_s,
+                    source_key=s.source_key,
+                    params=s.params,
+                )
+                for s in specs
+            ]
+        )
         if drafts:
             qa_services.open_units_for_drafts(job.run.project, job.video, drafts, actor=actor)
         flags = {d.pk: s.flag for d, s in zip(drafts, specs) if s.flag}

@@ -66,7 +66,9 @@ def _clamp(t: float, duration_s: float) -> float:
     return max(0.0, min(float(t), duration_s))
 
 
-def build_template_drafts(annotations: dict, duration_s: float, *, distractor_pool: list[str], seed: int) -> list[DraftSpec]:
+def build_template_drafts(
+    annotations: dict, duration_s: float, *, distractor_pool: list[str], seed: int
+) -> list[DraftSpec]:
     """Draft specs for one video from its structured annotations.
 
     ``distractor_pool`` holds object names seen in *other* videos; the object item is skipped
@@ -78,8 +80,15 @@ def build_template_drafts(annotations: dict, duration_s: float, *, distractor_po
     whole = (0.0, duration_s)
     description = (annotations.get("description") or "").strip()
     if description:
-        specs.append(DraftSpec("scene_description", "Describe what happens in this video.", description,
-                               *whole, source_key="description"))
+        specs.append(
+            DraftSpec(
+                "scene_description",
+                "Describe what happens in this video.",
+                description,
+                *whole,
+                source_key="description",
+            )
+        )
 
     objects = [o.strip() for o in annotations.get("objects") or [] if isinstance(o, str) and o.strip()]
     own = {o.lower() for o in objects}
@@ -89,9 +98,18 @@ def build_template_drafts(annotations: dict, duration_s: float, *, distractor_po
         correct = rng.choice(objects)
         distractors = rng.sample(pool, N_OPTIONS - 1)
         options, index = shuffled_options(correct, distractors, seed)
-        specs.append(DraftSpec("object_recognition", "Which of these objects appears in the video?",
-                               correct, *whole, source_key="objects", options=options,
-                               answer_index=index, params={"shuffle_seed": seed}))
+        specs.append(
+            DraftSpec(
+                "object_recognition",
+                "Which of these objects appears in the video?",
+                correct,
+                *whole,
+                source_key="objects",
+                options=options,
+                answer_index=index,
+                params={"shuffle_seed": seed},
+            )
+        )
 
     for i, action in enumerate(annotations.get("actions") or []):
         label = (action.get("label") or "").strip() if isinstance(action, dict) else ""
@@ -101,8 +119,9 @@ def build_template_drafts(annotations: dict, duration_s: float, *, distractor_po
         end = _clamp(action.get("end_s", duration_s), duration_s)
         if end <= start:
             continue
-        specs.append(DraftSpec("action_recognition", "What happens in this clip?", label, start, end,
-                               source_key=f"action-{i}"))
+        specs.append(
+            DraftSpec("action_recognition", "What happens in this clip?", label, start, end, source_key=f"action-{i}")
+        )
 
     for i, count in enumerate(annotations.get("counts") or []):
         if not isinstance(count, dict) or not str(count.get("what") or "").strip():

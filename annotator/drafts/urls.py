@@ -4,7 +4,4 @@ from django.urls import path
 
 from annotator.drafts import views
 
-urlpatterns = [
-    path("", views.run_list, name="draft-runs"),
-    path("<id:pk>/", views.run_detail, name="draft-run"),
-]
+urlpatterns = [path("", views.run_list, name="draft-runs"), path("<id:pk>/", views.run_detail, name="draft-run")]

@@ -42,8 +42,11 @@ FIELDS = ("pipeline", "server", "qa_type", "frames", "questions", "more")
 
 def _pipelines() -> list[dict]:
     """The pipelines the start form offers: value, label and stages (model stages only)."""
-    out = [{"value": p.value, "label": p.label, "stages": list(PIPELINES[p.value].stages) if p.value in PIPELINES else []}
-           for p in Pipeline if p.value not in FORM_EXCLUDED and p.value in PIPELINES]
+    out = [
+        {"value": p.value, "label": p.label, "stages": list(PIPELINES[p.value].stages) if p.value in PIPELINES else []}
+        for p in Pipeline
+        if p.value not in FORM_EXCLUDED and p.value in PIPELINES
+    ]
     return out
 
 
@@ -68,8 +71,10 @@ def server_groups(servers: dict[str, dict]) -> list[str]:
     for stage in in_stage_order(servers):
         snap = servers[stage]
         groups.setdefault((snap.get("server", ""), snap.get("model", "")), []).append(stage_words(stage))
-    return [f"{', '.join(stages)}: {server} ({model})" if server else f"{', '.join(stages)}: {model}"
-            for (server, model), stages in groups.items()]
+    return [
+        f"{', '.join(stages)}: {server} ({model})" if server else f"{', '.join(stages)}: {model}"
+        for (server, model), stages in groups.items()
+    ]
 
 
 def _param_value(text: str):
@@ -129,17 +134,30 @@ def parse_start(post, pipelines: list[dict]) -> tuple[dict, dict, dict]:
         except Invalid as exc:
             errors["more"] = str(exc)
     # Overrides of stages the chosen pipeline does not have are ignored (the script hides them).
-    stage_servers = {stage: name for stage, name in typed["stage_servers"].items()
-                     if name and chosen and stage in chosen["stages"]}
+    stage_servers = {
+        stage: name for stage, name in typed["stage_servers"].items() if name and chosen and stage in chosen["stages"]
+    }
     qa_type = typed["qa_type"].strip()  # blank: the pipeline's default (llm: open_ended)
-    request = {"pipeline": pipeline, "server": typed["server"].strip(), "stage_servers": stage_servers,
-               "qa_type": qa_type, "params": params}
+    request = {
+        "pipeline": pipeline,
+        "server": typed["server"].strip(),
+        "stage_servers": stage_servers,
+        "qa_type": qa_type,
+        "params": params,
+    }
     return typed, request, errors
 
 
 # Which form field a domain error of ``runs.start`` is about, by the key of its ``errors``.
-ERROR_FIELDS = {"pipeline": "pipeline", "server": "server", "stage_servers": "stage_servers", "qa_type": "qa_type",
-                "params": "more", "frames": "frames", "questions": "questions"}
+ERROR_FIELDS = {
+    "pipeline": "pipeline",
+    "server": "server",
+    "stage_servers": "stage_servers",
+    "qa_type": "qa_type",
+    "params": "more",
+    "frames": "frames",
+    "questions": "questions",
+}
 
 
 def _field_of(exc: DomainError) -> str:
@@ -157,8 +175,16 @@ def run_list(request, slug: str):
     project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     can_run = role in access.RESEARCH_ROLES
     pipelines = _pipelines()
-    typed = {"pipeline": "egonight" if "egonight" in PIPELINES else pipelines[0]["value"], "server": "", "qa_type": "",
-             "frames": "", "questions": "", "more": "", "cache": True, "stage_servers": {}}
+    typed = {
+        "pipeline": "egonight" if "egonight" in PIPELINES else pipelines[0]["value"],
+        "server": "",
+        "qa_type": "",
+        "frames": "",
+        "questions": "",
+        "more": "",
+        "cache": True,
+        "stage_servers": {},
+    }
     errors: dict[str, str] = {}
     error, status = "", 200
     if request.method == "POST":
@@ -170,7 +196,9 @@ def run_list(request, slug: str):
             try:
                 launch = runs.start(project, args.pop("pipeline"), **args, user=request.user)
                 if launch.run is None:
-                    why = ", ".join(f"{n} {reason}" for reason, n in launch.skipped.items()) or "the project has no video"
+                    why = (
+                        ", ".join(f"{n} {reason}" for reason, n in launch.skipped.items()) or "the project has no video"
+                    )
                     raise Conflict(f"no video needs this pipeline's work ({why})")
             except DomainError as exc:
                 error, status = f"Nothing was started: {exc}", status_of(exc)
@@ -179,8 +207,11 @@ def run_list(request, slug: str):
                     errors[field] = str(exc)
             else:
                 skipped = ", ".join(f"{n} {reason}" for reason, n in launch.skipped.items())
-                messages.success(request, f"Run {launch.run.pk} started: {launch.queued} video{'s' if launch.queued != 1 else ''} "
-                                          f"queued{f'; left out: {skipped}' if skipped else ''}.")
+                messages.success(
+                    request,
+                    f"Run {launch.run.pk} started: {launch.queued} video{'s' if launch.queued != 1 else ''} "
+                    f"queued{f'; left out: {skipped}' if skipped else ''}.",
+                )
                 return redirect("draft-run", slug=slug, pk=launch.run.pk)
     try:
         page = max(1, min(int(request.GET.get("page", "1")), 10**6))
@@ -197,16 +228,35 @@ def run_list(request, slug: str):
         typed["server"] = servers[0].name
     stages = [{**s, "chosen": typed["stage_servers"].get(s["name"], "")} for s in _stages(pipelines)]
     pages = max(1, -(-count // PAGE_SIZE))
-    return render(request, "drafts/run_list.html", {
-        "project": project, "rows": rows, "count": count, "page": page, "pages": pages,
-        "can_run": can_run, "pipelines": pipelines, "stages": stages, "servers": servers, "typed": typed,
-        "errors": errors, "error": error, "params_max": PARAMS_MAX_KEYS,
-        "server_known": any(s.name == typed["server"] for s in servers),
-        "qa_types": list(QAType.objects.filter(project=project).order_by("slug").values_list("slug", flat=True)),
-        "config": {"kind": "list", "poll_ms": POLL_MS,
-                   "api": reverse("api-runs", kwargs={"slug": slug}) + f"?limit={PAGE_SIZE}&offset={(page - 1) * PAGE_SIZE}",
-                   "pipelines": {p["value"]: p["stages"] for p in pipelines}},
-    }, status=status)
+    return render(
+        request,
+        "drafts/run_list.html",
+        {
+            "project": project,
+            "rows": rows,
+            "count": count,
+            "page": page,
+            "pages": pages,
+            "can_run": can_run,
+            "pipelines": pipelines,
+            "stages": stages,
+            "servers": servers,
+            "typed": typed,
+            "errors": errors,
+            "error": error,
+            "params_max": PARAMS_MAX_KEYS,
+            "server_known": any(s.name == typed["server"] for s in servers),
+            "qa_types": list(QAType.objects.filter(project=project).order_by("slug").values_list("slug", flat=True)),
+            "config": {
+                "kind": "list",
+                "poll_ms": POLL_MS,
+                "api": reverse("api-runs", kwargs={"slug": slug})
+                + f"?limit={PAGE_SIZE}&offset={(page - 1) * PAGE_SIZE}",
+                "pipelines": {p["value"]: p["stages"] for p in pipelines},
+            },
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -224,26 +274,46 @@ def run_detail(request, slug: str, pk: int):
         try:
             if action == "cancel":
                 runs.cancel(run)
-                messages.success(request, f"Run {run.pk} cancelled: videos not started will not be, and videos in flight "
-                                          "stop before their next model call and write nothing.")
+                messages.success(
+                    request,
+                    f"Run {run.pk} cancelled: videos not started will not be, and videos in flight "
+                    "stop before their next model call and write nothing.",
+                )
             else:
                 n = runs.resume(run)
-                messages.success(request, f"Run {run.pk} resumed: {n} video{'s' if n != 1 else ''} queued again; stages "
-                                          "that succeeded before come from the cache.")
+                messages.success(
+                    request,
+                    f"Run {run.pk} resumed: {n} video{'s' if n != 1 else ''} queued again; stages "
+                    "that succeeded before come from the cache.",
+                )
         except DomainError as exc:
             messages.error(request, f"Nothing was changed: {exc}")
         return redirect("draft-run", slug=slug, pk=run.pk)
     report = selectors.run_report(run)
     report["calls"] = {stage: report["calls"][stage] for stage in in_stage_order(report["calls"])}
     v = report["videos"]
-    return render(request, "drafts/run_detail.html", {
-        "project": project, "run": run, "report": report, "can_run": role in access.RESEARCH_ROLES,
-        "finished": v["done"] + v["failed"] + v["cancelled"], "active": run.status in ACTIVE,
-        "can_cancel": run.status in ACTIVE, "can_resume": run.status in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED),
-        "server_groups": server_groups(report["servers"]),
-        # Pairs, not dicts: a template's ``summary.items`` would read a count named "items" (VUDG's).
-        "summary_rows": sorted(report["summary"].items()), "call_rows": list(report["calls"].items()),
-        "params": json.dumps(report["params"], indent=1, ensure_ascii=False, sort_keys=True),
-        "config": {"kind": "detail", "poll_ms": POLL_MS, "api": reverse("api-run", kwargs={"pk": run.pk}),
-                   "stage_order": list(STAGE_NAMES)},
-    })
+    return render(
+        request,
+        "drafts/run_detail.html",
+        {
+            "project": project,
+            "run": run,
+            "report": report,
+            "can_run": role in access.RESEARCH_ROLES,
+            "finished": v["done"] + v["failed"] + v["cancelled"],
+            "active": run.status in ACTIVE,
+            "can_cancel": run.status in ACTIVE,
+            "can_resume": run.status in (DraftRun.Status.FAILED, DraftRun.Status.CANCELLED),
+            "server_groups": server_groups(report["servers"]),
+            # Pairs, not dicts: a template's ``summary.items`` would read a count named "items" (VUDG's).
+            "summary_rows": sorted(report["summary"].items()),
+            "call_rows": list(report["calls"].items()),
+            "params": json.dumps(report["params"], indent=1, ensure_ascii=False, sort_keys=True),
+            "config": {
+                "kind": "detail",
+                "poll_ms": POLL_MS,
+                "api": reverse("api-run", kwargs={"pk": run.pk}),
+                "stage_order": list(STAGE_NAMES),
+            },
+        },
+    )

@@ -39,8 +39,12 @@ def judgement_scores(rubric: str, output: dict) -> dict:
     read = prompts.read_judgement(rubric, output)
     out = {"judge_accuracy": 1.0 if read["judge_pred"] == "correct" else 0.0}
     if rubric == Rubric.VUDG:
-        return {**out, "judge_score_10": float(read["judge_score"]), "judge_accuracy_score": float(read["judge_accuracy"]),
-                "judge_relevance_score": float(read["judge_relevance"])}
+        return {
+            **out,
+            "judge_score_10": float(read["judge_score"]),
+            "judge_accuracy_score": float(read["judge_accuracy"]),
+            "judge_relevance_score": float(read["judge_relevance"]),
+        }
     return {**out, "judge_score": float(read["judge_score"])}
 
 
@@ -62,20 +66,32 @@ def judge_study(study_id: int, server: str, rubric: str = Rubric.EGONIGHT, *, us
         raise Invalid(f"rubric must be one of {', '.join(Rubric.values)}", errors={"rubric": "unknown"})
     endpoint = engine.Endpoint.from_snapshot(server_of(study.project, server, "judge_server").snapshot())
     score_pending(study.pk)  # the judgement joins the kind's scores
-    rows = list(Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                     scored_at__isnull=False, response__isnull=False)
-                .values_list("pk", "response", "item__payload", "item__truth", "item__subtask").order_by("pk"))
+    rows = list(
+        Trial.objects.filter(
+            participant__study=study,
+            practice=False,
+            item__role=Item.Role.SCORED,
+            scored_at__isnull=False,
+            response__isnull=False,
+        )
+        .values_list("pk", "response", "item__payload", "item__truth", "item__subtask")
+        .order_by("pk")
+    )
     update = "UPDATE studies_trial SET scores = COALESCE(scores, '{}'::jsonb) || %s::jsonb WHERE id = %s"
 
     def one(row) -> str:
         pk, response, payload, truth, subtask = row
         close_old_connections()
         try:
-            inp = engine.StageInput(text=prompts.judge_text(rubric, question=str(payload.get("question", "")),
-                                                            answer=str(truth or ""), prediction=str(response)),
-                                    record={"study": study.pk, "trial": pk})
-            output = engine.call_stage(prompts.judge_stage(rubric, subtask), endpoint, inp, project_id=study.project_id,
-                                       use_cache=use_cache)
+            inp = engine.StageInput(
+                text=prompts.judge_text(
+                    rubric, question=str(payload.get("question", "")), answer=str(truth or ""), prediction=str(response)
+                ),
+                record={"study": study.pk, "trial": pk},
+            )
+            output = engine.call_stage(
+                prompts.judge_stage(rubric, subtask), endpoint, inp, project_id=study.project_id, use_cache=use_cache
+            )
             with connection.cursor() as cursor:
                 cursor.execute(update, [json.dumps(judgement_scores(rubric, output)), pk])
             return ""

@@ -35,8 +35,10 @@ CONFIDENCE = 0.95
 _PUNCT = re.compile(r"[\s\"'`*_.,;:!?()\[\]{}<>]+")
 # "Answer: B", "the answer is (B)", "Option B", "correct choice: B." (the letter must be upper case:
 # "the answer is a cup" names no option).
-_KEYWORD = re.compile(r"\b(?:answer|option|choice)\b(?:\s+(?:is|would\s+be|should\s+be))?\s*[:\-]?\s*\**\(?([A-Z])\b(?![\w'])",
-                      re.IGNORECASE)
+_KEYWORD = re.compile(
+    r"\b(?:answer|option|choice)\b(?:\s+(?:is|would\s+be|should\s+be))?\s*[:\-]?\s*\**\(?([A-Z])\b(?![\w'])",
+    re.IGNORECASE,
+)
 # A leading letter marked as one: "B", "B)", "B.", "B:", "(B)", "[B]", "**B**", "B) cup".
 _LEADING = re.compile(r"^\s*[\*\[\(]*([A-Z])(?:[\)\]\.:\*]|\s*$|\s+[-–—]\s)")
 _PAREN = re.compile(r"\(([A-Z])\)")
@@ -84,8 +86,9 @@ def extract_choice(text: str, options: list[str]) -> int | None:
         return LETTERS.index(bare.upper())
     named = _found((m.group(1) for m in _KEYWORD.finditer(body) if m.group(1).isupper()), n)
     if not named:  # no "answer: X": letters marked as options anywhere
-        named = _found([*(m.group(1) for m in _LEADING.finditer(body)), *_PAREN.findall(body),
-                        *_TRAILING.findall(body)], n)
+        named = _found(
+            [*(m.group(1) for m in _LEADING.finditer(body)), *_PAREN.findall(body), *_TRAILING.findall(body)], n
+        )
     if len(named) > 1:  # "(A) or (B)": ambiguous, whatever the text says
         return None
     if named:
@@ -104,6 +107,7 @@ def extract_choice(text: str, options: list[str]) -> int | None:
 
 # ------------------------------------------------------------------------------ intervals
 
+
 def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """The Wilson score interval of ``k`` successes in ``n`` trials (statsmodels
     ``proportion_confint(method="wilson")``); None when n is 0."""
@@ -116,8 +120,13 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
 SCORE_RANGE = (0.0, 5.0)  # judge scores, VUDG accuracy and relevance are integers 0-5
 
 
-def mean_interval(n: int, mean: float | None, sd: float | None, confidence: float = CONFIDENCE,
-                  within: tuple[float, float] | None = SCORE_RANGE) -> tuple[float, float] | None:
+def mean_interval(
+    n: int,
+    mean: float | None,
+    sd: float | None,
+    confidence: float = CONFIDENCE,
+    within: tuple[float, float] | None = SCORE_RANGE,
+) -> tuple[float, float] | None:
     """The Student-t interval of a mean from ``n`` values with sample standard deviation ``sd``
     (ddof 1): mean ± t(conf, n-1) x sd / sqrt(n) (scipy ``stats.t.interval``), clipped to
     ``within`` (the scale's range: a mean of 0-5 scores cannot leave 0-5, though with few values
@@ -143,6 +152,7 @@ def describe(values: list[float]) -> tuple[int, float | None, float | None]:
 
 
 # ------------------------------------------------------------------------------ the breakdown
+
 
 @dataclass
 class Scored:
@@ -233,7 +243,9 @@ def summarize(rows: list[Scored], score_max: float = SCORE_RANGE[1]) -> dict:
         "pending": sum(r.status in ("queued", "running") for r in rows),
         "mcq": _proportion(sum(bool(r.correct) for r in mcq), len(mcq)),
         "judge_accuracy": _proportion(sum(r.judge_pred == "correct" for r in judged), len(judged)),
-        "judge_score": _mean([r.judge_score for r in judged if r.judge_score is not None], within=(0.0, float(score_max))),
+        "judge_score": _mean(
+            [r.judge_score for r in judged if r.judge_score is not None], within=(0.0, float(score_max))
+        ),
         "judge_accuracy_score": _mean([r.judge_accuracy for r in judged if r.judge_accuracy is not None]),
         "judge_relevance_score": _mean([r.judge_relevance for r in judged if r.judge_relevance is not None]),
         **{f"interval_r{k}": _interval_recall(located, k) for k in RECALL_KS},

@@ -65,31 +65,50 @@ class Evaluation(models.Model):
     judge_model = models.CharField(max_length=200)
     endpoint = models.JSONField(help_text="Snapshot of the evaluated model's server.")
     judge_endpoint = models.JSONField(help_text="Snapshot of the judge's server.")
-    n_frames = models.PositiveSmallIntegerField(default=FRAMES_DEFAULT,
-                                                validators=[MinValueValidator(FRAMES_MIN), MaxValueValidator(FRAMES_MAX)])
+    n_frames = models.PositiveSmallIntegerField(
+        default=FRAMES_DEFAULT, validators=[MinValueValidator(FRAMES_MIN), MaxValueValidator(FRAMES_MAX)]
+    )
     qa_type = models.CharField(max_length=64, blank=True, help_text="Only this QA type ('' for all).")
-    study = models.ForeignKey("studies.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
-                              help_text="Evaluated on this study's scored items, with what its participants got.")
-    participant = models.ForeignKey("studies.Participant", null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+", help_text="The model participant its study answers are stored as.")
-    frames_by_condition = models.JSONField(default=dict, blank=True,
-                                           help_text="Study evaluations: frames per condition number (else n_frames).")
+    study = models.ForeignKey(
+        "studies.Study",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Evaluated on this study's scored items, with what its participants got.",
+    )
+    participant = models.ForeignKey(
+        "studies.Participant",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The model participant its study answers are stored as.",
+    )
+    frames_by_condition = models.JSONField(
+        default=dict, blank=True, help_text="Study evaluations: frames per condition number (else n_frames)."
+    )
     ablation = models.CharField(max_length=20, choices=Ablation.choices, blank=True, default="")
     rubric = models.CharField(max_length=10, choices=Rubric.choices, default=Rubric.EGONIGHT)
     prompt_version = models.CharField(max_length=100)
     use_cache = models.BooleanField(default=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.CheckConstraint(condition=models.Q(n_frames__gte=FRAMES_MIN, n_frames__lte=FRAMES_MAX),
-                                              name="evaluation_frames_in_bounds")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(n_frames__gte=FRAMES_MIN, n_frames__lte=FRAMES_MAX),
+                name="evaluation_frames_in_bounds",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"evaluation {self.pk} of {self.model}"
@@ -148,8 +167,9 @@ class Prediction(models.Model):
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="predictions")
     study_item = models.ForeignKey("studies.Item", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    response = models.JSONField(null=True, blank=True,
-                                help_text="Study items: the answer in the study kind's stored form (None: unreadable).")
+    response = models.JSONField(
+        null=True, blank=True, help_text="Study items: the answer in the study kind's stored form (None: unreadable)."
+    )
     qa_pair = models.ForeignKey(QAPair, null=True, on_delete=models.SET_NULL, related_name="+")
     video = models.ForeignKey(Video, null=True, on_delete=models.SET_NULL, related_name="+")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.SINGLE)
@@ -168,8 +188,9 @@ class Prediction(models.Model):
     frame_times = models.JSONField(default=list, blank=True)
     truth_start_s = models.FloatField(null=True, blank=True, help_text="Interval items: the true start, seconds.")
     truth_end_s = models.FloatField(null=True, blank=True, help_text="Interval items: the true end, seconds.")
-    intervals = models.JSONField(default=list, blank=True,
-                                 help_text="Interval items: [[start, end], ...] read from the answer, best first.")
+    intervals = models.JSONField(
+        default=list, blank=True, help_text="Interval items: [[start, end], ...] read from the answer, best first."
+    )
     tious = models.JSONField(default=list, blank=True, help_text="Interval items: each interval's tIoU with the truth.")
     # The work.
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
@@ -197,10 +218,16 @@ class Prediction(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["evaluation", "status"], name="prediction_eval_status")]
         constraints = [
-            models.UniqueConstraint(fields=["evaluation", "qa_pair", "role"], name="prediction_unique_item",
-                                    condition=models.Q(study_item__isnull=True)),
-            models.UniqueConstraint(fields=["evaluation", "study_item"], name="prediction_unique_study_item",
-                                    condition=models.Q(study_item__isnull=False)),
+            models.UniqueConstraint(
+                fields=["evaluation", "qa_pair", "role"],
+                name="prediction_unique_item",
+                condition=models.Q(study_item__isnull=True),
+            ),
+            models.UniqueConstraint(
+                fields=["evaluation", "study_item"],
+                name="prediction_unique_study_item",
+                condition=models.Q(study_item__isnull=False),
+            ),
         ]
 
 
@@ -217,8 +244,9 @@ class RejudgeSample(models.Model):
     seed = models.BigIntegerField()
     n_items = models.PositiveIntegerField()
     rating_set = models.SlugField(max_length=100)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
 
@@ -238,11 +266,13 @@ class RejudgeItem(models.Model):
     judge_label = models.CharField(max_length=10)
     verdict = models.CharField(max_length=10, choices=Verdict.choices, blank=True, default="")
     human_label = models.CharField(max_length=10, blank=True)
-    judged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                  related_name="+")
+    judged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     judged_at = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:

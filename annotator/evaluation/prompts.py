@@ -27,16 +27,21 @@ JUDGE_VUDG_VERSION = "judge-vudg-j4-v1"
 JUDGE_VUDG_TEMPORAL_VERSION = "judge-vudg-j4-temporal-v1"
 
 PREDICT = engine.Stage(
-    name="predict", prompt_version=PREDICT_VERSION, schema=None, temperature=0.0,
+    name="predict",
+    prompt_version=PREDICT_VERSION,
+    schema=None,
+    temperature=0.0,
     system="You answer questions about a video from frames sampled from it, in order.",
 )
 
 # Seed 000 App. A.5.1, "Model Evaluation Prompt". {video} is the frames sent with the question.
-_ASK = ("Please carefully read the question, use the visual cues in the {video} to answer the question: {question}\n"
-        "The original FPS of the video is {fps}. This image set is obtained by sampling at {sampling} fps.\n"
-        "Do not include any other content. You need to answer the question in any case and not demand additional "
-        "context information.\n"
-        "Note: All the actions mentioned refer to the person who recorded the video.")
+_ASK = (
+    "Please carefully read the question, use the visual cues in the {video} to answer the question: {question}\n"
+    "The original FPS of the video is {fps}. This image set is obtained by sampling at {sampling} fps.\n"
+    "Do not include any other content. You need to answer the question in any case and not demand additional "
+    "context information.\n"
+    "Note: All the actions mentioned refer to the person who recorded the video."
+)
 _CHOICES = "Options:\n{options}\nAnswer with the option's letter from the given choices directly."
 
 
@@ -48,8 +53,12 @@ def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, optio
     """The user message asking the evaluated model ``question`` about ``n_frames`` frames sampled
     evenly over a clip of ``clip_s`` seconds of a video of ``fps`` frames per second; with
     ``options``, lettered A, B, C... and the letter asked for."""
-    text = _ASK.format(video=f"{n_frames} video frame{'s' if n_frames != 1 else ''} given", question=question.strip(),
-                       fps=_fps(fps), sampling=_fps(n_frames / clip_s if clip_s > 0 else None))
+    text = _ASK.format(
+        video=f"{n_frames} video frame{'s' if n_frames != 1 else ''} given",
+        question=question.strip(),
+        fps=_fps(fps),
+        sampling=_fps(n_frames / clip_s if clip_s > 0 else None),
+    )
     if options:
         lines = "\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
         text += "\n" + _CHOICES.format(options=lines)
@@ -60,24 +69,32 @@ def ask(question: str, *, n_frames: int, clip_s: float, fps: float | None, optio
 
 PREDICT_VIDEOS_VERSION = "eval-egoexo-s41-v1"  # prompt_version (100 chars) holds all
 PREDICT_VIDEOS = engine.Stage(
-    name="predict", prompt_version=PREDICT_VIDEOS_VERSION, schema=None, temperature=0.0,
+    name="predict",
+    prompt_version=PREDICT_VIDEOS_VERSION,
+    schema=None,
+    temperature=0.0,
     system="You answer questions about several videos from frames sampled from each of them, in order.",
 )
 
 # Seed 001 Sec. 4.1 (the question stem, the labelled options, only the letter asked for) and App. B.1
 # Fig. 18 (the number of videos given, then each video's label followed by its frames).
-_VIDEOS = ("You will be provided with {k} videos: {labels}. Each video's label is followed by its frames, {m} "
-           "frame{s} per video sampled evenly from its clip, in order.{views}\n"
-           "Please carefully analyze the content of each video and use the visual cues in the videos to answer the "
-           "question: {question}\n"
-           "Do not include any other content. You need to answer the question in any case and not demand additional "
-           "context information.")
-_VIEWS = (" The videos are synchronised views of the same activity: ego is the first-person (egocentric) view and "
-          "the exo videos ({exos}) are third-person (exocentric) views.")
+_VIDEOS = (
+    "You will be provided with {k} videos: {labels}. Each video's label is followed by its frames, {m} "
+    "frame{s} per video sampled evenly from its clip, in order.{views}\n"
+    "Please carefully analyze the content of each video and use the visual cues in the videos to answer the "
+    "question: {question}\n"
+    "Do not include any other content. You need to answer the question in any case and not demand additional "
+    "context information."
+)
+_VIEWS = (
+    " The videos are synchronised views of the same activity: ego is the first-person (egocentric) view and "
+    "the exo videos ({exos}) are third-person (exocentric) views."
+)
 
 
-def ask_videos(question: str, *, labels: list[str], per_video: int, options: list[str] | None,
-               ego_exo: bool = False) -> str:
+def ask_videos(
+    question: str, *, labels: list[str], per_video: int, options: list[str] | None, ego_exo: bool = False
+) -> str:
     """The user message asking ``question`` about several videos, whose frames follow (each video's
     ``per_video`` frames introduced by its label, in ``labels`` order, as ``StageInput.captions``):
     EgoExoBench's multi-video input (seed 001 App. B.1, Fig. 18) with its MCQ instruction (Sec. 4.1:
@@ -87,8 +104,14 @@ def ask_videos(question: str, *, labels: list[str], per_video: int, options: lis
     if ego_exo:
         exos = [x for x in labels if x != "ego"]
         views = _VIEWS.format(exos=", ".join(exos))
-    text = _VIDEOS.format(k=len(labels), labels=", ".join(labels), m=per_video, s="s" if per_video != 1 else "",
-                          views=views, question=question.strip())
+    text = _VIDEOS.format(
+        k=len(labels),
+        labels=", ".join(labels),
+        m=per_video,
+        s="s" if per_video != 1 else "",
+        views=views,
+        question=question.strip(),
+    )
     if options:
         lines = "\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
         text += "\n" + _CHOICES.format(options=lines)
@@ -98,14 +121,16 @@ def ask_videos(question: str, *, labels: list[str], per_video: int, options: lis
 # ------------------------------------------------------------------------------ life logs and intervals
 
 # Seed 002 Fig. 5 ("Example of input context"): X-LeBench's time-stamped records of a life log.
-_LIFE_LOG = ('You will act as a "Life Recording Assistant" using the provided records to help camera wearer C '
-             "obtain specific information. The provided data contains daily life recordings of C with the "
-             "corresponding record time.\n"
-             "First, analyze the question and identify the corresponding segments (the records within the specified "
-             "or relevant time periods) that contain relevant information. Then, based on your analysis and the "
-             "question, analyze the provided recordings in depth and answer the question accurately.\n"
-             "Context:\n{context}\n"
-             "Question: {question}")
+_LIFE_LOG = (
+    'You will act as a "Life Recording Assistant" using the provided records to help camera wearer C '
+    "obtain specific information. The provided data contains daily life recordings of C with the "
+    "corresponding record time.\n"
+    "First, analyze the question and identify the corresponding segments (the records within the specified "
+    "or relevant time periods) that contain relevant information. Then, based on your analysis and the "
+    "question, analyze the provided recordings in depth and answer the question accurately.\n"
+    "Context:\n{context}\n"
+    "Question: {question}"
+)
 
 
 def interval_format(times_s: list[float] | None = None, *, k: int = 5) -> str:
@@ -115,12 +140,23 @@ def interval_format(times_s: list[float] | None = None, *, k: int = 5) -> str:
 
     head = ""
     if times_s:
-        head = "The frames are at " + ", ".join(format_clock(None, t) for t in times_s) + " (H:MM:SS from the video's start).\n"
+        head = (
+            "The frames are at "
+            + ", ".join(format_clock(None, t) for t in times_s)
+            + " (H:MM:SS from the video's start).\n"
+        )
     return head + ANSWER_FORMAT.format(k=k)
 
 
-def ask_life_log(question: str, *, stamps: list[str], records: list[tuple[str, str]], options: list[str] | None,
-                 interval: bool, k: int = 5) -> str:
+def ask_life_log(
+    question: str,
+    *,
+    stamps: list[str],
+    records: list[tuple[str, str]],
+    options: list[str] | None,
+    interval: bool,
+    k: int = 5,
+) -> str:
     """The user message for an item of a life log (seed 002 Fig. 5): for each recording sampled
     (``records``: its wall-clock start and end), "The following frames are recorded during time of
     [start - end]", then the frames' own wall-clock times (``stamps``, in the order the images are
@@ -134,14 +170,18 @@ def ask_life_log(question: str, *, stamps: list[str], records: list[tuple[str, s
 
         text += "\n" + ANSWER_FORMAT.format(k=k)
     elif options:
-        text += "\n" + _CHOICES.format(options="\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options)))
+        text += "\n" + _CHOICES.format(
+            options="\n".join(f"{letter(i)}. {str(o).strip()}" for i, o in enumerate(options))
+        )
     return text
 
 
 # ------------------------------------------------------------------------------ EgoNight's judge
 
 JUDGE_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["pred", "score", "reason"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["pred", "score", "reason"],
     "properties": {
         "pred": {"type": "string", "enum": ["correct", "incorrect"]},
         "score": {"type": "integer", "minimum": 0, "maximum": 5},
@@ -174,14 +214,17 @@ _JUDGE_USER = (
     "value of 'reason' should provide the reason behind the decision."
 )
 
-JUDGE = engine.register(engine.Stage(name="judge", prompt_version=JUDGE_VERSION, system=JUDGE_SYSTEM,
-                                     schema=JUDGE_SCHEMA, temperature=0.0))
+JUDGE = engine.register(
+    engine.Stage(name="judge", prompt_version=JUDGE_VERSION, system=JUDGE_SYSTEM, schema=JUDGE_SCHEMA, temperature=0.0)
+)
 
 
 # ------------------------------------------------------------------------------ VUDG's judge
 
 JUDGE_VUDG_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["accuracy_score", "relevance_score", "reason"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["accuracy_score", "relevance_score", "reason"],
     "properties": {
         "accuracy_score": {"type": "integer", "minimum": 0, "maximum": 5},
         "relevance_score": {"type": "integer", "minimum": 0, "maximum": 5},
@@ -198,8 +241,10 @@ _RELEVANCE = (
     "- 4: Highly relevant; minor non-essential details.\n"
     "- 5: Fully relevant; directly addresses the question without deviation.\n"
 )
-_OUTPUT = ('Output Format (JSON):\n{"accuracy_score": <int 0-5>, "relevance_score": <int 0-5>, '
-           '"reason": "<the reasons for both scores>"}')
+_OUTPUT = (
+    'Output Format (JSON):\n{"accuracy_score": <int 0-5>, "relevance_score": <int 0-5>, '
+    '"reason": "<the reasons for both scores>"}'
+)
 
 # Seed 004 App. J.4, Fig. 16 (action, attribute and object questions).
 JUDGE_VUDG_SYSTEM = (
@@ -211,9 +256,7 @@ JUDGE_VUDG_SYSTEM = (
     "- 2: Some correct elements; significant inaccuracies present.\n"
     "- 3: Generally correct; minor inaccuracies.\n"
     "- 4: Mostly correct; very minor errors.\n"
-    "- 5: Completely accurate; aligns perfectly with the video's content.\n"
-    + _RELEVANCE +
-    "Instructions:\n"
+    "- 5: Completely accurate; aligns perfectly with the video's content.\n" + _RELEVANCE + "Instructions:\n"
     "1. Analyze the respondent's answer in the context of the question and the ground truth. Scores need to be given "
     "with sufficient reasons.\n"
     "2. Assign accuracy_score (0-5) based on the correctness of the information.\n"
@@ -231,9 +274,7 @@ JUDGE_VUDG_TEMPORAL_SYSTEM = (
     "- 2: Some correct order; significant errors.\n"
     "- 3: Generally correct order; minor errors.\n"
     "- 4: Mostly correct order; very minor errors.\n"
-    "- 5: Perfect sequence.\n"
-    + _RELEVANCE +
-    "Instructions:\n"
+    "- 5: Perfect sequence.\n" + _RELEVANCE + "Instructions:\n"
     "1. Analyze the respondent's answer in the context of the question and the ground truth; provide brief "
     "justification for each score.\n"
     "2. Assign accuracy_score (0-5) based on how accurately the answer reflects the temporal order of events.\n"
@@ -243,10 +284,16 @@ JUDGE_VUDG_TEMPORAL_SYSTEM = (
 )
 _VUDG_USER = "Question: {question}\nGround Truth: {answer}\nRespondent's Answer: {prediction}"
 
-JUDGE_VUDG = engine.Stage(name="judge", prompt_version=JUDGE_VUDG_VERSION, system=JUDGE_VUDG_SYSTEM,
-                          schema=JUDGE_VUDG_SCHEMA, temperature=0.0)
-JUDGE_VUDG_TEMPORAL = engine.Stage(name="judge", prompt_version=JUDGE_VUDG_TEMPORAL_VERSION,
-                                   system=JUDGE_VUDG_TEMPORAL_SYSTEM, schema=JUDGE_VUDG_SCHEMA, temperature=0.0)
+JUDGE_VUDG = engine.Stage(
+    name="judge", prompt_version=JUDGE_VUDG_VERSION, system=JUDGE_VUDG_SYSTEM, schema=JUDGE_VUDG_SCHEMA, temperature=0.0
+)
+JUDGE_VUDG_TEMPORAL = engine.Stage(
+    name="judge",
+    prompt_version=JUDGE_VUDG_TEMPORAL_VERSION,
+    system=JUDGE_VUDG_TEMPORAL_SYSTEM,
+    schema=JUDGE_VUDG_SCHEMA,
+    temperature=0.0,
+)
 
 # QA types whose slug names one of these are VUDG's temporal questions (Q4 and Q5, seed 004 Sec. 3.2).
 TEMPORAL_WORDS = ("temporal", "order", "sequence")
@@ -275,10 +322,20 @@ def read_judgement(rubric: str, output: dict) -> dict:
     ``judge_relevance`` and ``judge_reason``."""
     if rubric == "vudg":
         acc, rel = int(output["accuracy_score"]), int(output["relevance_score"])
-        return {"judge_pred": "correct" if acc >= VUDG_CORRECT_FROM else "incorrect", "judge_score": acc + rel,
-                "judge_accuracy": acc, "judge_relevance": rel, "judge_reason": output.get("reason", "")}
-    return {"judge_pred": output["pred"], "judge_score": int(output["score"]), "judge_accuracy": None,
-            "judge_relevance": None, "judge_reason": output.get("reason", "")}
+        return {
+            "judge_pred": "correct" if acc >= VUDG_CORRECT_FROM else "incorrect",
+            "judge_score": acc + rel,
+            "judge_accuracy": acc,
+            "judge_relevance": rel,
+            "judge_reason": output.get("reason", ""),
+        }
+    return {
+        "judge_pred": output["pred"],
+        "judge_score": int(output["score"]),
+        "judge_accuracy": None,
+        "judge_relevance": None,
+        "judge_reason": output.get("reason", ""),
+    }
 
 
 def prompt_version(rubric: str) -> str:
@@ -293,20 +350,26 @@ PREDICT_ORDER_VERSION = "eval-egoflight-g-v1"
 
 # Seed 003 App. G, "Proprietary model without / with hints" (the labels refer to the order the
 # frames appear in the message; the answer line "The correct temporal order is: ...").
-_ORDER = ('You are shown {n} {things} from a video. These {things} have been shuffled and are NOT in their original '
-          'order. The labels "{Thing} 1", "{Thing} 2", etc. refer to the order they appear in this message, not their '
-          "chronological order.\n")
-_ORDER_HINTS = ("HINTS PROVIDED: {hints}\n"
-                "CRITICAL HINT INFORMATION: The {things} marked as HINTS above are shown to you with their CORRECT "
-                "temporal positions explicitly stated. These hint {things} MUST remain in their specified positions "
-                "in your final answer. Use these fixed hint {things} as anchor points to determine where the "
-                "remaining {things} should go.\n")
-_ORDER_TASK = ("Your task: Determine the correct chronological order of these {things} based on the {content}.\n"
-               "1. Briefly describe what you observe in each {thing}.\n"
-               "2. Explain your reasoning for the temporal order.\n"
-               "3. Finally, provide your answer in this format:\n\n"
-               "The correct temporal order is: [comma-separated {thing} numbers]\n\n"
-               'For example (with {n} {things}): "The correct temporal order is: {example}"')
+_ORDER = (
+    "You are shown {n} {things} from a video. These {things} have been shuffled and are NOT in their original "
+    'order. The labels "{Thing} 1", "{Thing} 2", etc. refer to the order they appear in this message, not their '
+    "chronological order.\n"
+)
+_ORDER_HINTS = (
+    "HINTS PROVIDED: {hints}\n"
+    "CRITICAL HINT INFORMATION: The {things} marked as HINTS above are shown to you with their CORRECT "
+    "temporal positions explicitly stated. These hint {things} MUST remain in their specified positions "
+    "in your final answer. Use these fixed hint {things} as anchor points to determine where the "
+    "remaining {things} should go.\n"
+)
+_ORDER_TASK = (
+    "Your task: Determine the correct chronological order of these {things} based on the {content}.\n"
+    "1. Briefly describe what you observe in each {thing}.\n"
+    "2. Explain your reasoning for the temporal order.\n"
+    "3. Finally, provide your answer in this format:\n\n"
+    "The correct temporal order is: [comma-separated {thing} numbers]\n\n"
+    'For example (with {n} {things}): "The correct temporal order is: {example}"'
+)
 
 
 def ask_order(*, n: int, texts: list[str] | None, context: str, hints: dict[int, int]) -> str:
@@ -321,13 +384,16 @@ def ask_order(*, n: int, texts: list[str] | None, context: str, hints: dict[int,
     if texts is not None:
         text += "".join(f"{Thing} {i}: {t.strip()}\n" for i, t in enumerate(texts, start=1))
     if hints:
-        described = "; ".join(f"{Thing} {shown} should be in temporal position {pos}" for shown, pos in sorted(hints.items()))
+        described = "; ".join(
+            f"{Thing} {shown} should be in temporal position {pos}" for shown, pos in sorted(hints.items())
+        )
         text += _ORDER_HINTS.format(hints=described, things=things)
     if context.strip():
         text += f"The video shows: {context.strip()}\n"
     example = ", ".join(str(i) for i in ([2, 4, 1, 3] if n == 4 else list(range(n, 0, -1))))
-    return text + _ORDER_TASK.format(things=things, thing=thing, n=n, example=example,
-                                     content="visual content" if texts is None else "texts")
+    return text + _ORDER_TASK.format(
+        things=things, thing=thing, n=n, example=example, content="visual content" if texts is None else "texts"
+    )
 
 
 _ORDER_LINE = re.compile(r"temporal order is\s*:?\s*\[?\s*((?:\d+\s*(?:,|and|->|→|\s)\s*)*\d+)", re.IGNORECASE)
@@ -379,10 +445,18 @@ def _check_rating(output: dict, context: dict) -> None:
 
 # Free-text stages whose reply must be readable: an unreadable one is recorded and asked again.
 PREDICT_ORDER = engine.Stage(
-    name="predict", prompt_version=PREDICT_ORDER_VERSION, schema=None, temperature=0.0, check=_check_order,
+    name="predict",
+    prompt_version=PREDICT_ORDER_VERSION,
+    schema=None,
+    temperature=0.0,
+    check=_check_order,
     system="You put shuffled frames of a video, or shuffled texts, back in the order they happened.",
 )
 PREDICT_RATING = engine.Stage(
-    name="predict", prompt_version=PREDICT_RATING_VERSION, schema=None, temperature=0.0, check=_check_rating,
+    name="predict",
+    prompt_version=PREDICT_RATING_VERSION,
+    schema=None,
+    temperature=0.0,
+    check=_check_rating,
     system="You rate items on a scale from 1 to 5, as human raters were asked to.",
 )

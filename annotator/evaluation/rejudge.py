@@ -50,8 +50,11 @@ def scope_key(sample: RejudgeSample) -> str:
 
 def candidates(evaluation: Evaluation) -> list[int]:
     """Ids of the evaluation's judged open answers, in id order (the population sampled)."""
-    return list(evaluation.predictions.filter(status=Prediction.Status.DONE, kind=Prediction.Kind.OPEN,
-                                              judge_pred__in=LABELS).order_by("id").values_list("id", flat=True))
+    return list(
+        evaluation.predictions.filter(status=Prediction.Status.DONE, kind=Prediction.Kind.OPEN, judge_pred__in=LABELS)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
 
 
 def draw(ids: list[int], size: int, seed: int) -> list[int]:
@@ -60,13 +63,16 @@ def draw(ids: list[int], size: int, seed: int) -> list[int]:
     return random.Random(seed).sample(ids, min(size, len(ids)))
 
 
-def create_sample(evaluation: Evaluation, *, size: int = SIZE_DEFAULT, seed: int | None = None, replace: bool = False,
-                  user=None) -> RejudgeSample:
+def create_sample(
+    evaluation: Evaluation, *, size: int = SIZE_DEFAULT, seed: int | None = None, replace: bool = False, user=None
+) -> RejudgeSample:
     """Draw the evaluation's re-judge sample (see the module docstring). Raises Invalid for a size
     outside 1-5000, a seed outside 0 to 2^63-1 or no judged answer yet; Conflict when the evaluation
     has a sample and ``replace`` is false (a replaced sample's verdicts go with it)."""
     if isinstance(size, bool) or not isinstance(size, int) or not SIZE_MIN <= size <= SIZE_MAX:
-        raise Invalid(f"the sample size is a whole number from {SIZE_MIN} to {SIZE_MAX}", errors={"size": "out of bounds"})
+        raise Invalid(
+            f"the sample size is a whole number from {SIZE_MIN} to {SIZE_MAX}", errors={"size": "out of bounds"}
+        )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX):
         raise Invalid("the seed is a whole number from 0 to 2^63 - 1", errors={"seed": "out of bounds"})
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -79,13 +85,25 @@ def create_sample(evaluation: Evaluation, *, size: int = SIZE_DEFAULT, seed: int
         old = RejudgeSample.objects.select_for_update().filter(evaluation=evaluation).first()
         if old is not None:
             if not replace:
-                raise Conflict(f"evaluation {evaluation.pk} has a re-judge sample already ({old.n_items} answers, seed "
-                               f"{old.seed}); replace it to draw another")
+                raise Conflict(
+                    f"evaluation {evaluation.pk} has a re-judge sample already ({old.n_items} answers, seed "
+                    f"{old.seed}); replace it to draw another"
+                )
             old.delete()
-        sample = RejudgeSample.objects.create(evaluation=evaluation, size=size, seed=seed, n_items=len(chosen),
-                                              rating_set=rating_set_name(evaluation), created_by=user)
-        RejudgeItem.objects.bulk_create([RejudgeItem(sample=sample, prediction_id=pid, position=i, judge_label=labels[pid])
-                                         for i, pid in enumerate(chosen)])
+        sample = RejudgeSample.objects.create(
+            evaluation=evaluation,
+            size=size,
+            seed=seed,
+            n_items=len(chosen),
+            rating_set=rating_set_name(evaluation),
+            created_by=user,
+        )
+        RejudgeItem.objects.bulk_create(
+            [
+                RejudgeItem(sample=sample, prediction_id=pid, position=i, judge_label=labels[pid])
+                for i, pid in enumerate(chosen)
+            ]
+        )
         if old is not None:
             sync(sample)
     return sample
@@ -97,8 +115,13 @@ def _open(sample: RejudgeSample):
 
 def held_item(sample: RejudgeSample, user) -> RejudgeItem | None:
     """The open item ``user`` holds (lease not lapsed), or None."""
-    return (_open(sample).filter(claimed_by=user, claimed_until__gt=timezone.now())
-            .select_related("prediction").order_by("position").first())
+    return (
+        _open(sample)
+        .filter(claimed_by=user, claimed_until__gt=timezone.now())
+        .select_related("prediction")
+        .order_by("position")
+        .first()
+    )
 
 
 def next_item(sample: RejudgeSample, user) -> RejudgeItem | None:
@@ -106,10 +129,20 @@ def next_item(sample: RejudgeSample, user) -> RejudgeItem | None:
     claimed for ``LEASE_S`` seconds; None when every item has a verdict or is held by others."""
     now = timezone.now()
     with transaction.atomic():
-        mine = _open(sample).select_for_update().filter(claimed_by=user, claimed_until__gt=now).order_by("position").first()
-        item = mine or (_open(sample).select_for_update(skip_locked=True)
-                        .filter(Q(claimed_by__isnull=True) | Q(claimed_until__lte=now) | Q(claimed_by=user))
-                        .order_by("position").first())
+        mine = (
+            _open(sample)
+            .select_for_update()
+            .filter(claimed_by=user, claimed_until__gt=now)
+            .order_by("position")
+            .first()
+        )
+        item = mine or (
+            _open(sample)
+            .select_for_update(skip_locked=True)
+            .filter(Q(claimed_by__isnull=True) | Q(claimed_until__lte=now) | Q(claimed_by=user))
+            .order_by("position")
+            .first()
+        )
         if item is None:
             return None
         item.claimed_by, item.claimed_until = user, now + timedelta(seconds=LEASE_S)
@@ -119,8 +152,11 @@ def next_item(sample: RejudgeSample, user) -> RejudgeItem | None:
 
 def item_for(project, item_id: int) -> RejudgeItem:
     """Item ``item_id`` of one of ``project``'s samples. Raises NotFound."""
-    item = (RejudgeItem.objects.select_related("sample__evaluation", "prediction")
-            .filter(pk=item_id, sample__evaluation__project=project).first())
+    item = (
+        RejudgeItem.objects.select_related("sample__evaluation", "prediction")
+        .filter(pk=item_id, sample__evaluation__project=project)
+        .first()
+    )
     if item is None:
         raise NotFound("no such answer in a re-judge sample of this project")
     return item
@@ -138,7 +174,7 @@ def record(item_id: int, user, verdict: str) -> RejudgeItem:
             raise NotFound("no such answer in a re-judge sample")
         if item.verdict:
             raise Conflict("this answer was re-judged already; nothing was changed")
-        if (item.claimed_by_id not in (None, user.pk) and item.claimed_until and item.claimed_until > timezone.now()):
+        if item.claimed_by_id not in (None, user.pk) and item.claimed_until and item.claimed_until > timezone.now():
             raise NotHeld("someone else is re-judging this answer")
         other = {"correct": "incorrect", "incorrect": "correct"}
         item.verdict = verdict
@@ -155,15 +191,27 @@ def sync(sample: RejudgeSample) -> RatingSet:
     with transaction.atomic():
         sample = RejudgeSample.objects.select_for_update().select_related("evaluation__project").get(pk=sample.pk)
         rows = []
-        for pid, judge, human in (RejudgeItem.objects.filter(sample=sample).exclude(verdict="").order_by("position")
-                                  .values_list("prediction_id", "judge_label", "human_label")):
-            rows += [{"item": f"prediction-{pid}", "rater": JUDGE, "value": judge},
-                     {"item": f"prediction-{pid}", "rater": HUMAN, "value": human}]
+        for pid, judge, human in (
+            RejudgeItem.objects.filter(sample=sample)
+            .exclude(verdict="")
+            .order_by("position")
+            .values_list("prediction_id", "judge_label", "human_label")
+        ):
+            rows += [
+                {"item": f"prediction-{pid}", "rater": JUDGE, "value": judge},
+                {"item": f"prediction-{pid}", "rater": HUMAN, "value": human},
+            ]
         e = sample.evaluation
         rs = agreement.import_ratings(
-            e.project, sample.rating_set, "nominal", rows, source=RatingSet.Source.JUDGE, replace=True,
+            e.project,
+            sample.rating_set,
+            "nominal",
+            rows,
+            source=RatingSet.Source.JUDGE,
+            replace=True,
             description=f"The LLM judge ({e.judge_model}) of evaluation {e.pk} ({e.model}) against people re-judging "
-                        f"a sample of {sample.n_items} answers (seed {sample.seed}): correct / incorrect.")
+            f"a sample of {sample.n_items} answers (seed {sample.seed}): correct / incorrect.",
+        )
         if rows:
             agreement.request(e.project, scope_key(sample), trigger="rejudge")
     return rs
@@ -172,31 +220,49 @@ def sync(sample: RejudgeSample) -> RatingSet:
 def status(evaluation: Evaluation) -> dict | None:
     """The re-judge sample's state, or None when there is none::
 
-        {"size", "seed", "n_items", "judged", "right", "wrong", "rating_set", "scope",
-         "percent_right": right / judged (null before any verdict),
-         "agreement": {"computed_at", "fresh": bool (computed after the last verdict),
-                       "percent_agreement": {"value", "ci", "n_items"}, "cohen_kappa": {...},
-                       "skipped": {metric: reason}} (null before the engine's first computation)}
+    {"size", "seed", "n_items", "judged", "right", "wrong", "rating_set", "scope",
+     "percent_right": right / judged (null before any verdict),
+     "agreement": {"computed_at", "fresh": bool (computed after the last verdict),
+                   "percent_agreement": {"value", "ci", "n_items"}, "cohen_kappa": {...},
+                   "skipped": {metric: reason}} (null before the engine's first computation)}
     """
     sample = RejudgeSample.objects.filter(evaluation=evaluation).first()
     if sample is None:
         return None
-    counts = sample.items.aggregate(judged=Count("id", filter=~Q(verdict="")),
-                                    right=Count("id", filter=Q(verdict=RejudgeItem.Verdict.RIGHT)),
-                                    wrong=Count("id", filter=Q(verdict=RejudgeItem.Verdict.WRONG)))
+    counts = sample.items.aggregate(
+        judged=Count("id", filter=~Q(verdict="")),
+        right=Count("id", filter=Q(verdict=RejudgeItem.Verdict.RIGHT)),
+        wrong=Count("id", filter=Q(verdict=RejudgeItem.Verdict.WRONG)),
+    )
     last = sample.items.exclude(verdict="").order_by("-judged_at").values_list("judged_at", flat=True).first()
-    out = {"size": sample.size, "seed": sample.seed, "n_items": sample.n_items, **counts,
-           "rating_set": sample.rating_set, "scope": scope_key(sample),
-           "percent_right": round(counts["right"] / counts["judged"], 6) if counts["judged"] else None,
-           "agreement": None}
+    out = {
+        "size": sample.size,
+        "seed": sample.seed,
+        "n_items": sample.n_items,
+        **counts,
+        "rating_set": sample.rating_set,
+        "scope": scope_key(sample),
+        "percent_right": round(counts["right"] / counts["judged"], 6) if counts["judged"] else None,
+        "agreement": None,
+    }
     comp = next(iter(agreement.latest(evaluation.project, scope_key(sample))), None) if counts["judged"] else None
     if comp is not None:
         reports = {r.metric: r for r in Report.objects.filter(computation=comp, subset="", round=Report.Round.FIRST)}
         out["agreement"] = {
-            "computed_at": comp.computed_at.isoformat(), "fresh": last is None or comp.started_at >= last,
-            **{m: ({"value": reports[m].value, "ci": [reports[m].ci_low, reports[m].ci_high],
-                    "n_items": reports[m].n_items} if m in reports else None)
-               for m in ("percent_agreement", "cohen_kappa")},
+            "computed_at": comp.computed_at.isoformat(),
+            "fresh": last is None or comp.started_at >= last,
+            **{
+                m: (
+                    {
+                        "value": reports[m].value,
+                        "ci": [reports[m].ci_low, reports[m].ci_high],
+                        "n_items": reports[m].n_items,
+                    }
+                    if m in reports
+                    else None
+                )
+                for m in ("percent_agreement", "cohen_kappa")
+            },
             "skipped": {k.split(" (")[0]: v for k, v in comp.skipped.get("", {}).items()},
         }
     return out

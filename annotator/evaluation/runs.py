@@ -75,18 +75,22 @@ def register_source(role: str, source: ItemSource) -> ItemSource:
     SOURCES[role] = source
     return source
 
+
 ACTIVE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
 
 
 # ----------------------------------------------------------------------------- starting
+
 
 def server_of(project: Project, name: str, what: str) -> ModelServer:
     """The project's model server ``name``. Raises Invalid listing the known ones (``what``: the
     field named in the error)."""
     server = ModelServer.objects.filter(project=project, name=name).first()
     if server is None:
-        known = ", ".join(ModelServer.objects.filter(project=project).values_list("name", flat=True)) or \
-            "none yet: add one with the model_server command"
+        known = (
+            ", ".join(ModelServer.objects.filter(project=project).values_list("name", flat=True))
+            or "none yet: add one with the model_server command"
+        )
         raise Invalid(f"project {project.slug} has no model server {name!r} (known: {known})", errors={what: "unknown"})
     return server
 
@@ -105,7 +109,9 @@ def check(project: Project, *, server: str, model: str, n_frames, qa_type: str, 
     if "\x00" in model or any(0xD800 <= ord(c) <= 0xDFFF for c in model):
         raise Invalid("a model name cannot hold NUL characters or lone surrogates", errors={"model": "not storable"})
     if isinstance(n_frames, bool) or not isinstance(n_frames, int) or not FRAMES_MIN <= n_frames <= FRAMES_MAX:
-        raise Invalid(f"frames must be a whole number from {FRAMES_MIN} to {FRAMES_MAX}", errors={"frames": "out of bounds"})
+        raise Invalid(
+            f"frames must be a whole number from {FRAMES_MIN} to {FRAMES_MAX}", errors={"frames": "out of bounds"}
+        )
     if rubric not in Rubric.values:
         raise Invalid(f"rubric must be one of {', '.join(Rubric.values)}", errors={"rubric": "unknown"})
     if len(model) > 200:
@@ -131,11 +137,24 @@ def _whole_item(evaluation: Evaluation, pair: QAPair, role: str, video: Video) -
     """The one prediction of ``pair`` asked once of all its videos (a life log, an ego-exo set,
     labelled videos), ``video`` standing for them; clip and truth as the pair has them."""
     return Prediction(
-        evaluation=evaluation, qa_pair=pair, video=video, role=role, kind=_kind(pair),
-        qa_type=pair.qa_type.slug, illumination=video.illumination or "unknown", source=video.source or "unknown",
-        provenance=pair.provenance, question=pair.question, truth=pair.answer, options=pair.options,
-        answer_index=pair.answer_index, clip_start_s=pair.clip_start_s, clip_end_s=pair.clip_end_s,
-        truth_start_s=pair.answer_start_s, truth_end_s=pair.answer_end_s)
+        evaluation=evaluation,
+        qa_pair=pair,
+        video=video,
+        role=role,
+        kind=_kind(pair),
+        qa_type=pair.qa_type.slug,
+        illumination=video.illumination or "unknown",
+        source=video.source or "unknown",
+        provenance=pair.provenance,
+        question=pair.question,
+        truth=pair.answer,
+        options=pair.options,
+        answer_index=pair.answer_index,
+        clip_start_s=pair.clip_start_s,
+        clip_end_s=pair.clip_end_s,
+        truth_start_s=pair.answer_start_s,
+        truth_end_s=pair.answer_end_s,
+    )
 
 
 def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
@@ -160,56 +179,107 @@ def _items(evaluation: Evaluation, pairs) -> list[Prediction]:
         if pair.unit.group_id is not None:
             members = {m.role: m for m in pair.unit.group.members.all()}
             day = members.get(VideoGroupMember.Role.DAY)
-            targets = [(role, m.video, m.offset_s - (day.offset_s if day else 0.0))
-                       for role, m in sorted(members.items()) if role in (Prediction.Role.DAY, Prediction.Role.NIGHT)]
+            targets = [
+                (role, m.video, m.offset_s - (day.offset_s if day else 0.0))
+                for role, m in sorted(members.items())
+                if role in (Prediction.Role.DAY, Prediction.Role.NIGHT)
+            ]
         else:
             targets = [(Prediction.Role.SINGLE, pair.video, 0.0)]
         for role, video, shift in targets:
             end = pair.clip_end_s + shift
             if video.duration_s:
                 end = min(end, video.duration_s)
-            out.append(Prediction(
-                evaluation=evaluation, qa_pair=pair, video=video, role=role,
-                kind=_kind(pair), truth_start_s=pair.answer_start_s, truth_end_s=pair.answer_end_s,
-                qa_type=pair.qa_type.slug, illumination=video.illumination or (role if role != "single" else "unknown"),
-                source=video.source or "unknown", provenance=pair.provenance, question=pair.question, truth=pair.answer,
-                options=pair.options, answer_index=pair.answer_index,
-                clip_start_s=pair.clip_start_s + shift, clip_end_s=end))
+            out.append(
+                Prediction(
+                    evaluation=evaluation,
+                    qa_pair=pair,
+                    video=video,
+                    role=role,
+                    kind=_kind(pair),
+                    truth_start_s=pair.answer_start_s,
+                    truth_end_s=pair.answer_end_s,
+                    qa_type=pair.qa_type.slug,
+                    illumination=video.illumination or (role if role != "single" else "unknown"),
+                    source=video.source or "unknown",
+                    provenance=pair.provenance,
+                    question=pair.question,
+                    truth=pair.answer,
+                    options=pair.options,
+                    answer_index=pair.answer_index,
+                    clip_start_s=pair.clip_start_s + shift,
+                    clip_end_s=end,
+                )
+            )
     return out
 
 
-def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, qa_type: str = "",
-          judge_server: str = "", rubric: str = Rubric.EGONIGHT, use_cache: bool = True, ablation: str = "",
-          user=None) -> Evaluation:
+def start(
+    project: Project,
+    *,
+    server: str,
+    model: str = "",
+    n_frames: int = 8,
+    qa_type: str = "",
+    judge_server: str = "",
+    rubric: str = Rubric.EGONIGHT,
+    use_cache: bool = True,
+    ablation: str = "",
+    user=None,
+) -> Evaluation:
     """Start evaluating ``model`` (default: the server's) on ``server`` over the project's verified
     QA pairs (of ``qa_type`` only, when given), open answers judged by the model of ``judge_server``
     (default: ``server``'s own model) with ``rubric``; ``n_frames`` frames per clip (1 to 64);
     ``ablation`` one of ``Ablation`` (recorded, its own column in reports). Queues the work on
     commit; returns the evaluation. Raises Invalid naming what to fix (an unknown server, QA type
     or ablation, frames out of bounds, no verified QA pair)."""
-    check(project, server=server, model=model, n_frames=n_frames, qa_type=qa_type, judge_server=judge_server,
-          rubric=rubric)
+    check(
+        project,
+        server=server,
+        model=model,
+        n_frames=n_frames,
+        qa_type=qa_type,
+        judge_server=judge_server,
+        rubric=rubric,
+    )
     if ablation not in Ablation.values:
-        raise Invalid(f"ablation must be one of {', '.join(v for v in Ablation.values if v)}", errors={"ablation": "unknown"})
+        raise Invalid(
+            f"ablation must be one of {', '.join(v for v in Ablation.values if v)}", errors={"ablation": "unknown"}
+        )
     evaluated = server_of(project, server, "server")
     judge = server_of(project, judge_server, "judge_server") if judge_server else evaluated
     endpoint = {**evaluated.snapshot(), "model": model or evaluated.model}
     pairs = QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED, unit__purpose="real")  # no copies
     if qa_type:
         pairs = pairs.filter(qa_type__slug=qa_type)
-    pairs = (pairs.select_related("qa_type", "video", "unit").prefetch_related("unit__group__members__video")
-             .order_by("id"))
+    pairs = (
+        pairs.select_related("qa_type", "video", "unit").prefetch_related("unit__group__members__video").order_by("id")
+    )
     with transaction.atomic():
-        evaluation = Evaluation(project=project, server=evaluated, judge_server=judge, model=endpoint["model"],
-                                judge_model=judge.model, endpoint=endpoint, judge_endpoint=judge.snapshot(),
-                                n_frames=n_frames, qa_type=qa_type, rubric=rubric, use_cache=use_cache, ablation=ablation,
-                                prompt_version=prompts.prompt_version(rubric), created_by=user)
+        evaluation = Evaluation(
+            project=project,
+            server=evaluated,
+            judge_server=judge,
+            model=endpoint["model"],
+            judge_model=judge.model,
+            endpoint=endpoint,
+            judge_endpoint=judge.snapshot(),
+            n_frames=n_frames,
+            qa_type=qa_type,
+            rubric=rubric,
+            use_cache=use_cache,
+            ablation=ablation,
+            prompt_version=prompts.prompt_version(rubric),
+            created_by=user,
+        )
         evaluation.save()
         items = _items(evaluation, pairs)
         if not items:
             what = f" of QA type {qa_type}" if qa_type else ""
-            raise Invalid(f"project {project.slug} has no verified QA pair{what} to evaluate on yet",
-                          errors={"qa_type" if qa_type else "project": "no verified QA"})
+            raise Invalid(
+                f"project {project.slug} has no verified QA pair{what} to evaluate on yet",
+                errors={"qa_type" if qa_type else "project": "no verified QA"},
+            )
         Prediction.objects.bulk_create(items, batch_size=2000)
         jobs.enqueue("evaluation.run", evaluation.pk)
     return evaluation
@@ -217,20 +287,32 @@ def start(project: Project, *, server: str, model: str = "", n_frames: int = 8, 
 
 # ----------------------------------------------------------------------------- executing
 
-def _call(stage: engine.Stage, endpoint: engine.Endpoint, inp: engine.StageInput, evaluation: Evaluation,
-          cancelled, calls: list[int]) -> tuple[dict, int | None]:
+
+def _call(
+    stage: engine.Stage,
+    endpoint: engine.Endpoint,
+    inp: engine.StageInput,
+    evaluation: Evaluation,
+    cancelled,
+    calls: list[int],
+) -> tuple[dict, int | None]:
     """``engine.call_stage``, adding the ids of the calls it stored for this item (every attempt, or
     the cache hit; found by the cache key and the item's id in the stored request) to ``calls``;
     returns (output, id of the call that answered). Two items asking the same thing at once each
     get only their own calls."""
     key = engine.cache_key(stage, endpoint, inp)
     try:
-        output = engine.call_stage(stage, endpoint, inp, project_id=evaluation.project_id, use_cache=evaluation.use_cache,
-                                   cancelled=cancelled)
+        output = engine.call_stage(
+            stage, endpoint, inp, project_id=evaluation.project_id, use_cache=evaluation.use_cache, cancelled=cancelled
+        )
     finally:
-        rows = list(ModelCall.objects.filter(project_id=evaluation.project_id, cache_key=key,
-                                             request__prediction=inp.record["prediction"])
-                    .order_by("id").values_list("id", "error"))
+        rows = list(
+            ModelCall.objects.filter(
+                project_id=evaluation.project_id, cache_key=key, request__prediction=inp.record["prediction"]
+            )
+            .order_by("id")
+            .values_list("id", "error")
+        )
         calls.extend(i for i, _ in rows if i not in calls)
     answered = [i for i, error in rows if not error]
     return output, (answered[-1] if answered else None)
@@ -284,7 +366,9 @@ def _ablated(evaluation: Evaluation, p: Prediction, inp: engine.StageInput) -> e
     import random
 
     if evaluation.ablation == Ablation.TEXT_ONLY:
-        return dataclasses.replace(inp, image_key="", images=None, captions={}, record={**inp.record, "ablation": "text_only"})
+        return dataclasses.replace(
+            inp, image_key="", images=None, captions={}, record={**inp.record, "ablation": "text_only"}
+        )
     if evaluation.ablation != Ablation.SHUFFLED_FRAMES or inp.images is None:
         return inp
     seed = f"{evaluation.pk}:{p.pk}"
@@ -295,18 +379,34 @@ def _ablated(evaluation: Evaluation, p: Prediction, inp: engine.StageInput) -> e
         frames = load()
         rng, out = random.Random(seed), []
         for i, a in enumerate(starts):
-            block = frames[a:starts[i + 1] if i + 1 < len(starts) else len(frames)]
+            block = frames[a : starts[i + 1] if i + 1 < len(starts) else len(frames)]
             rng.shuffle(block)
             out += block
         return out
 
-    return dataclasses.replace(inp, image_key=f"{inp.image_key}|shuffled:{seed}", images=shuffled,
-                               record={**inp.record, "ablation": "shuffled_frames", "shuffle_seed": seed})
+    return dataclasses.replace(
+        inp,
+        image_key=f"{inp.image_key}|shuffled:{seed}",
+        images=shuffled,
+        record={**inp.record, "ablation": "shuffled_frames", "shuffle_seed": seed},
+    )
 
 
-def _life_log_input(evaluation: Evaluation, p: Prediction, group: VideoGroup, parts: list[lifelogs.Part],
-                    start_s: float, end_s: float, n_frames: int, *, question: str, options, interval: bool,
-                    text: str | None, record: dict) -> engine.StageInput:
+def _life_log_input(
+    evaluation: Evaluation,
+    p: Prediction,
+    group: VideoGroup,
+    parts: list[lifelogs.Part],
+    start_s: float,
+    end_s: float,
+    n_frames: int,
+    *,
+    question: str,
+    options,
+    interval: bool,
+    text: str | None,
+    record: dict,
+) -> engine.StageInput:
     """``n_frames`` frames over the recorded time of virtual ``start_s``..``end_s`` of life log
     ``group`` (``parts``: its parts, or the segments a stimulus shows), each with its wall-clock
     time, in X-LeBench's time-stamped context (seed 002 Fig. 5); ``text`` replaces that prompt."""
@@ -332,10 +432,10 @@ def _life_log_input(evaluation: Evaluation, p: Prediction, group: VideoGroup, pa
 
     records = [(lifelogs.clock(start, parts[i].offset_s), lifelogs.clock(start, parts[i].end_s)) for i in by_part]
     if text is None:
-        text = prompts.ask_life_log(question, stamps=stamps, records=records, options=options, interval=interval,
-                                    k=MAX_INTERVALS)
-    return engine.StageInput(text=text, image_key=keys, images=load,
-                             record={**record, "frame_times_s": p.frame_times})
+        text = prompts.ask_life_log(
+            question, stamps=stamps, records=records, options=options, interval=interval, k=MAX_INTERVALS
+        )
+    return engine.StageInput(text=text, image_key=keys, images=load, record={**record, "frame_times_s": p.frame_times})
 
 
 def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
@@ -344,11 +444,20 @@ def _ask_life_log(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     group = p.qa_pair.unit.group if p.qa_pair_id and p.qa_pair else None
     if group is None:
         raise Invalid("the life log of this QA pair is gone")
-    return _life_log_input(evaluation, p, group, lifelogs.parts_of(group), p.clip_start_s, p.clip_end_s,
-                           _n_frames(evaluation), question=p.question, options=p.options,
-                           interval=p.kind == Prediction.Kind.INTERVAL, text=None,
-                           record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id,
-                                   "video": p.video_id})
+    return _life_log_input(
+        evaluation,
+        p,
+        group,
+        lifelogs.parts_of(group),
+        p.clip_start_s,
+        p.clip_end_s,
+        _n_frames(evaluation),
+        question=p.question,
+        options=p.options,
+        interval=p.kind == Prediction.Kind.INTERVAL,
+        text=None,
+        record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id, "video": p.video_id},
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -386,8 +495,19 @@ def views_of(p: Prediction) -> list[View]:
     return [View(m.label, m.video_id, m.start_s, m.end_s) for m in stimulus.of_pair(pair).media]
 
 
-def _videos_input(evaluation: Evaluation, p: Prediction, views: list[View], n_frames: int, *, question: str,
-                  options, interval: bool, ego_exo: bool, text: str | None, record: dict) -> engine.StageInput:
+def _videos_input(
+    evaluation: Evaluation,
+    p: Prediction,
+    views: list[View],
+    n_frames: int,
+    *,
+    question: str,
+    options,
+    interval: bool,
+    ego_exo: bool,
+    text: str | None,
+    record: dict,
+) -> engine.StageInput:
     """Several videos' input (EgoExoBench seed 001 Sec. 4.1, App. B.1): ``frames_per_video``
     frames sampled evenly over each view's range, sent video after video, each video's frames
     introduced by its label (``StageInput.captions``); the question, the labels in order and the
@@ -405,8 +525,9 @@ def _videos_input(evaluation: Evaluation, p: Prediction, views: list[View], n_fr
         except Invalid as exc:
             raise Invalid(f"{view.label}: {exc}") from None
         except ValueError:
-            raise Invalid(f"{view.label}: the range {view.start_s:g}-{view.end_s:g} s of {video.filename} "
-                          "is empty") from None
+            raise Invalid(
+                f"{view.label}: the range {view.start_s:g}-{view.end_s:g} s of {video.filename} is empty"
+            ) from None
         captions[len(sent) * per] = f"{view.label}:"
         key, load = _frames(video, times)
         keys.append(f"{view.label}={key}")
@@ -414,18 +535,34 @@ def _videos_input(evaluation: Evaluation, p: Prediction, views: list[View], n_fr
         sent.append({"label": view.label, "video": video.pk, "frame_times_s": times})
     p.frame_times = [t for s in sent for t in s["frame_times_s"]]
     if text is None:
-        text = prompts.ask_videos(question, labels=[v.label for v in views], per_video=per, options=options,
-                                  ego_exo=ego_exo)
+        text = prompts.ask_videos(
+            question, labels=[v.label for v in views], per_video=per, options=options, ego_exo=ego_exo
+        )
         if interval:
             text += "\n" + prompts.interval_format(sent[0]["frame_times_s"], k=MAX_INTERVALS)
-    return engine.StageInput(text=text, image_key="|".join(keys), captions=captions,
-                             images=lambda: [f for load in loaders for f in load()],
-                             record={**record, "frame_times_s": p.frame_times, "videos": sent})
+    return engine.StageInput(
+        text=text,
+        image_key="|".join(keys),
+        captions=captions,
+        images=lambda: [f for load in loaders for f in load()],
+        record={**record, "frame_times_s": p.frame_times, "videos": sent},
+    )
 
 
-def _single_input(evaluation: Evaluation, p: Prediction, video: Video | None, start_s: float, end_s: float,
-                  n_frames: int, *, question: str, options, interval: bool, text: str | None,
-                  record: dict) -> engine.StageInput:
+def _single_input(
+    evaluation: Evaluation,
+    p: Prediction,
+    video: Video | None,
+    start_s: float,
+    end_s: float,
+    n_frames: int,
+    *,
+    question: str,
+    options,
+    interval: bool,
+    text: str | None,
+    record: dict,
+) -> engine.StageInput:
     """One video's input: ``n_frames`` frames sampled evenly over ``start_s``..``end_s`` with
     EgoNight's prompt (seed 000 App. A.5.1; ``text`` replaces it). Raises Invalid when the video
     cannot give frames."""
@@ -440,12 +577,14 @@ def _single_input(evaluation: Evaluation, p: Prediction, video: Video | None, st
         text = prompts.ask(question, n_frames=len(times), clip_s=end_s - start_s, fps=video.fps, options=options)
         if interval:
             text += "\n" + prompts.interval_format(times, k=MAX_INTERVALS)
-    return engine.StageInput(text=text, image_key=key, images=load,
-                             record={**record, "video": video.pk, "frame_times_s": times})
+    return engine.StageInput(
+        text=text, image_key=key, images=load, record={**record, "video": video.pk, "frame_times_s": times}
+    )
 
 
-def stimulus_input(evaluation: Evaluation, p: Prediction, stim, *, n_frames: int, text: str | None = None,
-                   record: dict) -> engine.StageInput:
+def stimulus_input(
+    evaluation: Evaluation, p: Prediction, stim, *, n_frames: int, text: str | None = None, record: dict
+) -> engine.StageInput:
     """A model's input for a stimulus (``annotator.qa.stimulus.Stimulus``: what a study item's page
     shows, issue 18): one video as a single clip, views or labelled videos as several videos
     labelled in order, a life log in virtual time with wall-clock stamps; ``p``'s question and
@@ -464,12 +603,14 @@ def stimulus_input(evaluation: Evaluation, p: Prediction, stim, *, n_frames: int
         inp = _life_log_input(evaluation, p, group, parts, m.start_s, m.end_s, n, interval=False, **common)
     elif len(stim.media) == 1 and stim.layout == "single":
         m = stim.media[0]
-        inp = _single_input(evaluation, p, Video.objects.filter(pk=m.video_id).first(), m.start_s, m.end_s, n,
-                            interval=False, **common)
+        inp = _single_input(
+            evaluation, p, Video.objects.filter(pk=m.video_id).first(), m.start_s, m.end_s, n, interval=False, **common
+        )
     else:
         views = [View(m.label, m.video_id, m.start_s, m.end_s) for m in stim.media]
-        inp = _videos_input(evaluation, p, views, n, interval=False, ego_exo=bool(views) and views[0].label == "ego",
-                            **common)
+        inp = _videos_input(
+            evaluation, p, views, n, interval=False, ego_exo=bool(views) and views[0].label == "ego", **common
+        )
     return _ablated(evaluation, p, inp)
 
 
@@ -486,13 +627,19 @@ def _ask(evaluation: Evaluation, p: Prediction) -> engine.StageInput:
     ``_videos_input``), under the evaluation's ablation. Raises Invalid when the video cannot give
     frames."""
     interval = p.kind == Prediction.Kind.INTERVAL
-    common = {"question": p.question, "options": p.options, "interval": interval, "text": None,
-              "record": _record(evaluation, p)}
+    common = {
+        "question": p.question,
+        "options": p.options,
+        "interval": interval,
+        "text": None,
+        "record": _record(evaluation, p),
+    }
     if p.role == Prediction.Role.LIFE_LOG:
         inp = _ask_life_log(evaluation, p)
     elif p.role in MULTI_VIDEO:
-        inp = _videos_input(evaluation, p, views_of(p), _n_frames(evaluation), ego_exo=p.role == Prediction.Role.EGO_EXO,
-                            **common)
+        inp = _videos_input(
+            evaluation, p, views_of(p), _n_frames(evaluation), ego_exo=p.role == Prediction.Role.EGO_EXO, **common
+        )
     else:
         if p.video is None:
             raise Invalid("the video of this QA pair is gone")
@@ -526,12 +673,14 @@ def _score(evaluation: Evaluation, p: Prediction, endpoints, cancelled, calls: l
         p.correct = index is not None and index == p.answer_index
         return
     p.stage = "judge"
-    Prediction.objects.filter(pk=p.pk).update(stage="judge", prediction=p.prediction, predict_call_id=p.predict_call_id,
-                                              frame_times=p.frame_times)
+    Prediction.objects.filter(pk=p.pk).update(
+        stage="judge", prediction=p.prediction, predict_call_id=p.predict_call_id, frame_times=p.frame_times
+    )
     stage = prompts.judge_stage(evaluation.rubric, p.qa_type)
-    inp = engine.StageInput(text=prompts.judge_text(evaluation.rubric, question=p.question, answer=p.truth,
-                                                    prediction=p.prediction),
-                            record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id})
+    inp = engine.StageInput(
+        text=prompts.judge_text(evaluation.rubric, question=p.question, answer=p.truth, prediction=p.prediction),
+        record={"evaluation": evaluation.pk, "prediction": p.pk, "qa_pair": p.qa_pair_id},
+    )
     out, p.judge_call_id = _call(stage, endpoints["judge"], inp, evaluation, cancelled, calls)
     p.judge_output = out
     for field, value in prompts.read_judgement(evaluation.rubric, out).items():
@@ -557,9 +706,30 @@ def _score_interval(p: Prediction) -> None:
     p.correct = any(t >= TIOU_THRESHOLD for t in p.tious)
 
 
-SAVED = ["status", "stage", "error", "prediction", "choice_letter", "choice_index", "correct", "judge_pred", "judge_score",
-         "judge_accuracy", "judge_relevance", "judge_reason", "judge_output", "predict_call", "judge_call", "call_ids",
-         "cost_usd", "frame_times", "intervals", "tious", "response", "updated_at"]
+SAVED = [
+    "status",
+    "stage",
+    "error",
+    "prediction",
+    "choice_letter",
+    "choice_index",
+    "correct",
+    "judge_pred",
+    "judge_score",
+    "judge_accuracy",
+    "judge_relevance",
+    "judge_reason",
+    "judge_output",
+    "predict_call",
+    "judge_call",
+    "call_ids",
+    "cost_usd",
+    "frame_times",
+    "intervals",
+    "tious",
+    "response",
+    "updated_at",
+]
 
 
 class Evaluations(inference_runs.RunEngine):
@@ -576,8 +746,9 @@ class Evaluations(inference_runs.RunEngine):
     def work(self, evaluation: Evaluation, endpoints: dict, prediction_id: int, cancelled) -> str:
         """Ask and score one item, then save it whole with its calls' ids and cost; a failure (the
         model's, the judge's, the video's, or a defect) is saved on the item with its reason."""
-        p = Prediction.objects.select_related("video", "qa_pair__unit__group", "study_item__condition__study"
-                                              ).get(pk=prediction_id)
+        p = Prediction.objects.select_related("video", "qa_pair__unit__group", "study_item__condition__study").get(
+            pk=prediction_id
+        )
         calls: list[int] = list(p.call_ids or [])
         try:
             _score(evaluation, p, endpoints, cancelled, calls)
@@ -610,8 +781,10 @@ ENGINE = Evaluations()
 def endpoints_of(evaluation: Evaluation) -> dict[str, engine.Endpoint]:
     """The evaluated model's endpoint (``predict``) and the judge's (``judge``), from the snapshots."""
     model = engine.Endpoint.from_snapshot(evaluation.endpoint)
-    return {"predict": dataclasses.replace(model, model=evaluation.model),
-            "judge": engine.Endpoint.from_snapshot(evaluation.judge_endpoint)}
+    return {
+        "predict": dataclasses.replace(model, model=evaluation.model),
+        "judge": engine.Endpoint.from_snapshot(evaluation.judge_endpoint),
+    }
 
 
 def execute(evaluation_id: int) -> str:

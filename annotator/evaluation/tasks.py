@@ -8,9 +8,16 @@ from annotator.jobs import job_task
 
 # A slice works for DRAFT_RUN_SLICE_S, plus the longest item in flight: the model's and the judge's
 # calls, each with all their attempts and backoff.
-@job_task("evaluation.run", time_limit_s=int(settings.DRAFT_RUN_SLICE_S + 2 * settings.LLM_MAX_ATTEMPTS
-                                             * (settings.LLM_TIMEOUT_S + settings.LLM_BACKOFF_CAP_S) + 600),
-          max_deliveries=3, on_give_up=runs.mark_failed)
+@job_task(
+    "evaluation.run",
+    time_limit_s=int(
+        settings.DRAFT_RUN_SLICE_S
+        + 2 * settings.LLM_MAX_ATTEMPTS * (settings.LLM_TIMEOUT_S + settings.LLM_BACKOFF_CAP_S)
+        + 600
+    ),
+    max_deliveries=3,
+    on_give_up=runs.mark_failed,
+)
 def evaluation_run(evaluation_id: int) -> str:
     """Work an evaluation's items for one slice (``annotator.evaluation.runs.execute``)."""
     return runs.execute(evaluation_id)

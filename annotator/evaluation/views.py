@@ -21,16 +21,31 @@ from django.views.decorators.http import require_http_methods
 from annotator import access
 from annotator.errors import DomainError, Invalid, status_of
 from annotator.evaluation import metrics, rejudge, runs, selectors
-from annotator.evaluation.models import (FRAMES_DEFAULT, FRAMES_MAX, FRAMES_MIN, Evaluation, RejudgeItem, RejudgeSample,
-                                        Rubric)
+from annotator.evaluation.models import (
+    FRAMES_DEFAULT,
+    FRAMES_MAX,
+    FRAMES_MIN,
+    Evaluation,
+    RejudgeItem,
+    RejudgeSample,
+    Rubric,
+)
 from annotator.inference.models import ModelServer
 from annotator.qa.models import QAType
 
 WHOLE = re.compile(r"[0-9]{1,20}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses
-DIMENSION_TITLES = {"qa_type": "QA type", "illumination": "Illumination", "source": "Source", "provenance": "Provenance"}
-DIMENSION_HEADINGS = {"qa_type": "By QA type", "illumination": "By illumination (day against night)",
-                      "source": "By source (real against synthetic)",
-                      "provenance": "By provenance (kept against modified or added)"}
+DIMENSION_TITLES = {
+    "qa_type": "QA type",
+    "illumination": "Illumination",
+    "source": "Source",
+    "provenance": "Provenance",
+}
+DIMENSION_HEADINGS = {
+    "qa_type": "By QA type",
+    "illumination": "By illumination (day against night)",
+    "source": "By source (real against synthetic)",
+    "provenance": "By provenance (kept against modified or added)",
+}
 GROUP_WORDS = {"kept": "machine, kept", "modified_or_added": "machine, modified; or human, added"}
 
 
@@ -47,40 +62,74 @@ def _whole(text: str, what: str, low: int, high: int) -> int:
 def leaderboard(request, slug: str):
     """Every evaluation of the project with its scores and intervals; POST starts one."""
     project, role = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
-    typed = {"server": "", "model": "", "frames": str(FRAMES_DEFAULT), "qa_type": "", "judge_server": "",
-             "rubric": Rubric.EGONIGHT}
+    typed = {
+        "server": "",
+        "model": "",
+        "frames": str(FRAMES_DEFAULT),
+        "qa_type": "",
+        "judge_server": "",
+        "rubric": Rubric.EGONIGHT,
+    }
     error, status = "", 200
     if request.method == "POST":
         if role not in access.RESEARCH_ROLES:
             raise PermissionDenied("only admins and researchers start evaluations")
         typed = {k: request.POST.get(k, v).strip() for k, v in typed.items()}
         try:
-            evaluation = runs.start(project, server=typed["server"], model=typed["model"],
-                                    n_frames=_whole(typed["frames"], "frames", FRAMES_MIN, FRAMES_MAX),
-                                    qa_type=typed["qa_type"], judge_server=typed["judge_server"],
-                                    rubric=typed["rubric"], user=request.user)
+            evaluation = runs.start(
+                project,
+                server=typed["server"],
+                model=typed["model"],
+                n_frames=_whole(typed["frames"], "frames", FRAMES_MIN, FRAMES_MAX),
+                qa_type=typed["qa_type"],
+                judge_server=typed["judge_server"],
+                rubric=typed["rubric"],
+                user=request.user,
+            )
         except DomainError as exc:
             error, status = f"Nothing was started: {exc}", status_of(exc)
         else:
-            messages.success(request, f"Evaluation {evaluation.pk} of {evaluation.model} is queued; a worker runs it "
-                                      "(reload its page to follow it).")
+            messages.success(
+                request,
+                f"Evaluation {evaluation.pk} of {evaluation.model} is queued; a worker runs it "
+                "(reload its page to follow it).",
+            )
             return redirect("evaluation-detail", slug=slug, pk=evaluation.pk)
-    return render(request, "evaluation/leaderboard.html", {
-        "project": project, "rows": selectors.leaderboard(project), "can_start": role in access.RESEARCH_ROLES,
-        "servers": ModelServer.objects.filter(project=project).order_by("name"),
-        "qa_types": QAType.objects.filter(project=project).order_by("slug"), "rubrics": Rubric.choices,
-        "typed": typed, "error": error, "frames_min": FRAMES_MIN, "frames_max": FRAMES_MAX,
-    }, status=status)
+    return render(
+        request,
+        "evaluation/leaderboard.html",
+        {
+            "project": project,
+            "rows": selectors.leaderboard(project),
+            "can_start": role in access.RESEARCH_ROLES,
+            "servers": ModelServer.objects.filter(project=project).order_by("name"),
+            "qa_types": QAType.objects.filter(project=project).order_by("slug"),
+            "rubrics": Rubric.choices,
+            "typed": typed,
+            "error": error,
+            "frames_min": FRAMES_MIN,
+            "frames_max": FRAMES_MAX,
+        },
+        status=status,
+    )
 
 
 def _groups(report: dict, type_names: dict[str, str]) -> list[dict]:
     """The breakdown tables, each row named in words: a QA type by its name (not its slug, issue 21),
     a provenance group by ``GROUP_WORDS``; other values (day, night, real) are words already."""
     words = {"qa_type": type_names}
-    return [{"dim": dim, "title": DIMENSION_TITLES[dim], "heading": DIMENSION_HEADINGS[dim],
-             "rows": [{**g, "words": words.get(dim, GROUP_WORDS).get(g["value"], g["value"])}
-                      for g in report["breakdown"][dim]]}
-            for dim in metrics.DIMENSIONS]
+    return [
+        {
+            "dim": dim,
+            "title": DIMENSION_TITLES[dim],
+            "heading": DIMENSION_HEADINGS[dim],
+            "rows": [
+                {**g, "words": words.get(dim, GROUP_WORDS).get(g["value"], g["value"])}
+                for g in report["breakdown"][dim]
+            ],
+        }
+        for dim in metrics.DIMENSIONS
+    ]
 
 
 @login_required
@@ -99,14 +148,20 @@ def detail(request, slug: str, pk: int):
         try:
             if action == "cancel":
                 runs.cancel(evaluation)
-                messages.success(request, "Cancelled: items not started will not be; items in flight stop before "
-                                          "their next model call.")
+                messages.success(
+                    request,
+                    "Cancelled: items not started will not be; items in flight stop before their next model call.",
+                )
             elif action == "sample":
                 typed = {"size": request.POST.get("size", "").strip(), "seed": request.POST.get("seed", "").strip()}
                 seed = _whole(typed["seed"], "the seed", 0, rejudge.SEED_MAX) if typed["seed"] else None
-                sample = rejudge.create_sample(evaluation, size=_whole(typed["size"], "the sample size",
-                                                                       rejudge.SIZE_MIN, rejudge.SIZE_MAX),
-                                               seed=seed, replace=request.POST.get("replace") == "1", user=request.user)
+                sample = rejudge.create_sample(
+                    evaluation,
+                    size=_whole(typed["size"], "the sample size", rejudge.SIZE_MIN, rejudge.SIZE_MAX),
+                    seed=seed,
+                    replace=request.POST.get("replace") == "1",
+                    user=request.user,
+                )
                 messages.success(request, f"Drew {sample.n_items} judged answers to re-judge (seed {sample.seed}).")
             else:
                 raise Invalid("choose cancel or sample")
@@ -116,11 +171,22 @@ def detail(request, slug: str, pk: int):
             return redirect("evaluation-detail", slug=slug, pk=pk)
         evaluation.refresh_from_db()
     report = selectors.report(evaluation)
-    return render(request, "evaluation/detail.html", {
-        "project": project, "e": evaluation, "r": report, "groups": _groups(report, dict(QAType.objects.filter(project=project).values_list("slug", "name"))), "can_start": role in access.RESEARCH_ROLES,
-        "active": evaluation.status in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING),
-        "typed": typed, "error": error, "size_max": rejudge.SIZE_MAX,
-    }, status=status)
+    return render(
+        request,
+        "evaluation/detail.html",
+        {
+            "project": project,
+            "e": evaluation,
+            "r": report,
+            "groups": _groups(report, dict(QAType.objects.filter(project=project).values_list("slug", "name"))),
+            "can_start": role in access.RESEARCH_ROLES,
+            "active": evaluation.status in (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING),
+            "typed": typed,
+            "error": error,
+            "size_max": rejudge.SIZE_MAX,
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -144,16 +210,28 @@ def rejudge_page(request, slug: str, pk: int):
                     raise Invalid("that answer is not in this evaluation's sample")
                 rejudge.record(item.pk, request.user, request.POST["verdict"])
             if rejudge.next_item(sample, request.user) is None and sample.items.filter(verdict="").exists():
-                messages.info(request, "Every answer left is being re-judged by someone else right now; try again "
-                                       "in a few minutes.")
+                messages.info(
+                    request,
+                    "Every answer left is being re-judged by someone else right now; try again in a few minutes.",
+                )
         except DomainError as exc:
             messages.error(request, f"Nothing was recorded: {exc}")
         return redirect(here)
     item = rejudge.held_item(sample, request.user) if sample else None
     counts = sample.items.exclude(verdict="").count() if sample else 0
     left = sample.items.filter(verdict="").count() if sample else 0
-    return render(request, "evaluation/rejudge.html", {
-        "project": project, "e": evaluation, "sample": sample, "item": item, "p": item.prediction if item else None,
-        "judged": counts, "left": left, "status": rejudge.status(evaluation),
-        "verdicts": RejudgeItem.Verdict,
-    })
+    return render(
+        request,
+        "evaluation/rejudge.html",
+        {
+            "project": project,
+            "e": evaluation,
+            "sample": sample,
+            "item": item,
+            "p": item.prediction if item else None,
+            "judged": counts,
+            "left": left,
+            "status": rejudge.status(evaluation),
+            "verdicts": RejudgeItem.Verdict,
+        },
+    )

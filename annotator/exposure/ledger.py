@@ -31,8 +31,13 @@ from django.utils import timezone
 
 from annotator.exposure.models import Exposure
 
-FOOTAGE, FRAMES, ANSWER, OPTIONS, QUESTION = (Exposure.Kind.FOOTAGE, Exposure.Kind.FRAMES, Exposure.Kind.ANSWER,
-                                              Exposure.Kind.OPTIONS, Exposure.Kind.QUESTION)
+FOOTAGE, FRAMES, ANSWER, OPTIONS, QUESTION = (
+    Exposure.Kind.FOOTAGE,
+    Exposure.Kind.FRAMES,
+    Exposure.Kind.ANSWER,
+    Exposure.Kind.OPTIONS,
+    Exposure.Kind.QUESTION,
+)
 
 # Refusal reasons, in words (stored on ``Refusal.reason``, counted in reports).
 FOOTAGE_PLAYED = "footage played to them"
@@ -110,8 +115,15 @@ WITH {guard_cte} rows AS (
 SELECT {guard_count}, (SELECT count(*) FROM written)"""
 
 
-def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str, ref: str,
-           guard: tuple[str, dict] | None = None) -> tuple[bool, int] | int:
+def record(
+    person: str,
+    project_id: int,
+    shown: Iterable[Shown],
+    *,
+    source: str,
+    ref: str,
+    guard: tuple[str, dict] | None = None,
+) -> tuple[bool, int] | int:
     """Append ``shown`` to the ledger as shown to ``person`` by ``ref`` (``unit:<id>`` or
     ``trial:<id>``) from ``source`` (``Exposure.Source``), each video as its source footage;
     duplicates within the call are written once. One statement. Returns rows written.
@@ -128,6 +140,7 @@ def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str,
     if not shown and guard is None:
         return 0
     quote = connection.ops.quote_name
+
     # One Python type per array (psycopg refuses a list mixing ints and floats: 0 and 12.5, say).
     def ints(values):
         return [None if v is None else int(v) for v in values]
@@ -135,19 +148,35 @@ def record(person: str, project_id: int, shown: Iterable[Shown], *, source: str,
     def floats(values):
         return [None if v is None else float(v) for v in values]
 
-    params = {"kinds": [str(x.kind) for x in shown], "videos": ints(x.video_id for x in shown),
-              "starts": floats(x.start_s for x in shown), "ends": floats(x.end_s for x in shown),
-              "pairs": ints(x.qa_pair_id for x in shown), "person": person, "project": project_id, "source": source,
-              "ref": ref, "now": timezone.now()}
-    parts = {"video": quote(Video._meta.db_table), "exposure": quote(Exposure._meta.db_table),
-             "guard_cte": "", "guard_from": "", "guard_count": "1"}
+    params = {
+        "kinds": [str(x.kind) for x in shown],
+        "videos": ints(x.video_id for x in shown),
+        "starts": floats(x.start_s for x in shown),
+        "ends": floats(x.end_s for x in shown),
+        "pairs": ints(x.qa_pair_id for x in shown),
+        "person": person,
+        "project": project_id,
+        "source": source,
+        "ref": ref,
+        "now": timezone.now(),
+    }
+    parts = {
+        "video": quote(Video._meta.db_table),
+        "exposure": quote(Exposure._meta.db_table),
+        "guard_cte": "",
+        "guard_from": "",
+        "guard_count": "1",
+    }
     if guard is not None:
         guard_sql, guard_params = guard
         if any(not name.startswith("guard_") for name in guard_params):
             raise ValueError("a guard's parameters are named guard_...")
         params.update(guard_params)
-        parts.update(guard_cte=f"guarded AS ({guard_sql}),", guard_from="WHERE EXISTS (SELECT 1 FROM guarded)",
-                     guard_count="(SELECT count(*) FROM guarded)")
+        parts.update(
+            guard_cte=f"guarded AS ({guard_sql}),",
+            guard_from="WHERE EXISTS (SELECT 1 FROM guarded)",
+            guard_count="(SELECT count(*) FROM guarded)",
+        )
     with connection.cursor() as cursor:
         cursor.execute(_RECORD_SQL.format(**parts), params)
         matched, written = cursor.fetchone()
@@ -172,12 +201,15 @@ def family(ranges: Iterable[Range]) -> list[Range]:
         return []
     root = roots(v for v, _, _ in ranges)
     ids = set(root) | set(root.values())
-    memberships = list(VideoGroupMember.objects.filter(
-        video_id__in=ids, group__kind__in=[VideoGroup.Kind.DAY_NIGHT, VideoGroup.Kind.EGO_EXO])
-        .values_list("group_id", "video_id", "offset_s"))
+    memberships = list(
+        VideoGroupMember.objects.filter(
+            video_id__in=ids, group__kind__in=[VideoGroup.Kind.DAY_NIGHT, VideoGroup.Kind.EGO_EXO]
+        ).values_list("group_id", "video_id", "offset_s")
+    )
     members = defaultdict(list)
     for gid, vid, off in VideoGroupMember.objects.filter(group_id__in={m[0] for m in memberships}).values_list(
-            "group_id", "video_id", "offset_s"):
+        "group_id", "video_id", "offset_s"
+    ):
         members[gid].append((vid, off))
     partner_root = roots(v for ms in members.values() for v, _ in ms)
     out = []
@@ -191,8 +223,9 @@ def family(ranges: Iterable[Range]) -> list[Range]:
                 if other == member:
                     continue
                 shift = other_offset - offset
-                out.append((partner_root.get(other, other), None if a is None else a + shift,
-                            None if b is None else b + shift))
+                out.append(
+                    (partner_root.get(other, other), None if a is None else a + shift, None if b is None else b + shift)
+                )
     return list(dict.fromkeys(out))
 
 
@@ -214,8 +247,11 @@ class Ledger:
     def rows(person: str, project_id: int):
         """The query of the rows ``of`` reads: (kind, video id, start_s, end_s, QA pair id), for a
         caller that reads them with something else in one statement (``from_rows`` then)."""
-        return (Exposure.objects.filter(person=person, project_id=project_id, kind__in=[FOOTAGE, ANSWER, OPTIONS])
-                .order_by().values_list("kind", "video_id", "start_s", "end_s", "qa_pair_id"))
+        return (
+            Exposure.objects.filter(person=person, project_id=project_id, kind__in=[FOOTAGE, ANSWER, OPTIONS])
+            .order_by()
+            .values_list("kind", "video_id", "start_s", "end_s", "qa_pair_id")
+        )
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple]) -> Ledger:
@@ -287,7 +323,10 @@ class Pending:
         root = roots(s.video_id for s in shown if s.kind == FOOTAGE)
         for s in shown:
             if s.kind == FOOTAGE and s.video_id is not None:
-                if any(_overlaps(s.start_s, s.end_s, a, b) for a, b in self.order_of.get(root.get(s.video_id, s.video_id), ())):
+                if any(
+                    _overlaps(s.start_s, s.end_s, a, b)
+                    for a, b in self.order_of.get(root.get(s.video_id, s.video_id), ())
+                ):
                     return WOULD_PLAY_OPEN
             elif s.kind == ANSWER and s.qa_pair_id in self.answers:
                 return WOULD_SHOW_OPEN

@@ -1,4 +1,5 @@
 """Onboarding, qualification and gold checks (issue 20, sections 1 and 2)."""
+
 from django.apps import AppConfig
 
 

@@ -14,8 +14,8 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from annotator.gold import rules
-from annotator.gold.models import Attempt, Copy, Pause, Policy, Source, Standing
 from annotator.gold.claims import draw_secret
+from annotator.gold.models import Attempt, Copy, Pause, Policy, Source, Standing
 from annotator.gold.services import policy_of
 from annotator.qa.models import QueueItem, WorkUnit
 
@@ -75,16 +75,33 @@ def on_submit(item: QueueItem, unit: WorkUnit, user, result) -> None:
     if not rows:
         return
     copy_id, role, attempt_id = rows[0][:3]
-    details = [{"qa_id": qa_id, "known": [k_action, k_reason], "given": [g_action or "", g_reason or ""],
-                "agreed": rules.agrees((k_action, k_reason), (g_action or "", g_reason or ""))}
-               for _, _, _, qa_id, k_action, k_reason, g_action, g_reason in rows]
+    details = [
+        {
+            "qa_id": qa_id,
+            "known": [k_action, k_reason],
+            "given": [g_action or "", g_reason or ""],
+            "agreed": rules.agrees((k_action, k_reason), (g_action or "", g_reason or "")),
+        }
+        for _, _, _, qa_id, k_action, k_reason, g_action, g_reason in rows
+    ]
     agreed = sum(d["agreed"] for d in details)
     default = Policy()
     with connection.cursor() as cursor:
-        cursor.execute(_WRITE_SQL, {
-            "project": unit.project_id, "user": user.pk, "copy": copy_id, "item": item.pk, "role": role,
-            "attempt": attempt_id, "decisions": len(details), "agreed": agreed, "details": json.dumps(details),
-            "default_window": default.window})
+        cursor.execute(
+            _WRITE_SQL,
+            {
+                "project": unit.project_id,
+                "user": user.pk,
+                "copy": copy_id,
+                "item": item.pk,
+                "role": role,
+                "attempt": attempt_id,
+                "decisions": len(details),
+                "agreed": agreed,
+                "details": json.dumps(details),
+                "default_window": default.window,
+            },
+        )
         _, window, threshold, paused, earlier = cursor.fetchone()
     if role == Source.Role.GOLD:
         window = default.window if window is None else window
@@ -120,8 +137,9 @@ def on_skip(item: QueueItem, unit_id: int, user, reason: str) -> None:
     say the skipped unit was gold; the person's next gold submit counts this result in its window.
     One statement whether the unit is gold or real (``_SKIP_SQL``): its cost must not tell them apart."""
     with connection.cursor() as cursor:
-        cursor.execute(_SKIP_SQL, {"project": item.project_id, "user": user.pk, "item": item.pk, "unit": unit_id,
-                                   "reason": reason})
+        cursor.execute(
+            _SKIP_SQL, {"project": item.project_id, "user": user.pk, "item": item.pk, "unit": unit_id, "reason": reason}
+        )
 
 
 def _pause_if_due(project_id: int, user, window: list[tuple[int, int]], k: int, threshold: float) -> Pause | None:
@@ -140,8 +158,13 @@ def _pause_if_due(project_id: int, user, window: list[tuple[int, int]], k: int, 
     standing.pause_from = standing.claims + 1 + rules.pause_delay(project_id, user.pk, standing.claims, draw_secret())
     standing.save(update_fields=["paused", "pause_from"])
     return Pause.objects.create(
-        project_id=project_id, user=user, accuracy=value, window=k, threshold=threshold,
-        reason=f"gold accuracy {value:.0%} over the last {k} gold units, below {threshold:.0%}")
+        project_id=project_id,
+        user=user,
+        accuracy=value,
+        window=k,
+        threshold=threshold,
+        reason=f"gold accuracy {value:.0%} over the last {k} gold units, below {threshold:.0%}",
+    )
 
 
 def _finish_if_done(attempt: Attempt) -> None:
@@ -160,8 +183,9 @@ def _finish_if_done(attempt: Attempt) -> None:
     attempt.finished_at = now
     attempt.save(update_fields=["agreed", "decisions", "score", "passed", "finished_at"])
     if attempt.passed:
-        Standing.objects.update_or_create(project_id=attempt.project_id, user_id=attempt.user_id,
-                                          defaults={"qualified_at": now})
+        Standing.objects.update_or_create(
+            project_id=attempt.project_id, user_id=attempt.user_id, defaults={"qualified_at": now}
+        )
 
 
 def qualification_part(item: QueueItem, user) -> dict | None:
@@ -176,8 +200,17 @@ def qualification_part(item: QueueItem, user) -> dict | None:
     attempt = copy.attempt
     policy = policy_of(item.project)
     standing = Standing.objects.filter(project_id=item.project_id, user_id=attempt.user_id).first()
-    previous = (Attempt.objects.filter(project_id=item.project_id, user_id=attempt.user_id, number__lt=attempt.number)
-                .order_by("-number").values("score", "passed").first())
-    return {"attempt": attempt.number, "tries": policy.tries + (standing.extra_tries if standing else 0),
-            "units": attempt.copies.count(), "done": attempt.results.count(), "threshold": attempt.threshold,
-            "previous": previous}
+    previous = (
+        Attempt.objects.filter(project_id=item.project_id, user_id=attempt.user_id, number__lt=attempt.number)
+        .order_by("-number")
+        .values("score", "passed")
+        .first()
+    )
+    return {
+        "attempt": attempt.number,
+        "tries": policy.tries + (standing.extra_tries if standing else 0),
+        "units": attempt.copies.count(),
+        "done": attempt.results.count(),
+        "threshold": attempt.threshold,
+        "previous": previous,
+    }

@@ -93,19 +93,25 @@ WHERE i.status = 'open' AND i.leased_by_id IS NOT NULL AND i.lease_expires_at > 
 # whose footage was shown to them (footage or frames, in any queue or study of the project), none of
 # whose units' passes they did, never copied for them, chosen by a hash of the claim's salt so the
 # pick is reproducible.
-_PICK = """pick AS (
+_PICK = (
+    """pick AS (
     SELECT s.id FROM gold_source s,
          (SELECT coalesce(array_agg(DISTINCT e.video_id), '{}') AS ids FROM exposure_exposure e
           WHERE e.project_id = %(project)s AND e.person = %(person)s::varchar AND e.kind IN ('footage', 'frames')
             AND e.video_id IS NOT NULL) seen
     WHERE s.project_id = %(project)s AND s.role = 'gold' AND s.active AND NOT (s.footage && seen.ids)
-      AND NOT EXISTS (""" + _WAITING_GOLD_SQL + """)
+      AND NOT EXISTS ("""
+    + _WAITING_GOLD_SQL
+    + """)
       AND NOT EXISTS (SELECT 1 FROM qa_workunit w JOIN qa_queueitem d ON d.unit_id = w.id
                       WHERE (w.id = s.unit_id OR w.video_id = ANY(s.footage)) AND d.completed_by_id = %(user)s)
       AND NOT EXISTS (SELECT 1 FROM gold_copy c WHERE c.source_id = s.id AND c.user_id = %(user)s)
-      AND EXISTS (SELECT 1 FROM qa_queueitem i WHERE """ + SHARED_CLAIMABLE_SQL + """)
+      AND EXISTS (SELECT 1 FROM qa_queueitem i WHERE """
+    + SHARED_CLAIMABLE_SQL
+    + """)
     ORDER BY md5(s.id::text || ':' || %(salt)s::text), s.id
     LIMIT 1)"""
+)
 _GOLD_SQL = copy_sql(_PICK)
 
 
@@ -114,8 +120,9 @@ def gate(project: Project, user) -> Gate | None:
     unit now (paused; out of tries; no qualification set while one is required)."""
     with connection.cursor() as cursor:
         cursor.execute(_STATE_SQL, {"project": project.pk, "user": user.pk})
-        (held, _claims, qualified, paused, extra_tries, role, gold_rate, tries, required,
-         threshold, has_gold) = cursor.fetchone()  # the claim is counted; its number is premake's
+        (held, _claims, qualified, paused, extra_tries, role, gold_rate, tries, required, threshold, has_gold) = (
+            cursor.fetchone()
+        )  # the claim is counted; its number is premake's
     if held:
         return None
     default = Policy()
@@ -123,8 +130,9 @@ def gate(project: Project, user) -> Gate | None:
     if paused:
         raise Forbidden(pause_message(project, user))
     if required and role == Role.ANNOTATOR and not qualified:
-        return _qualifying(project, user, tries=tries + extra_tries,
-                           threshold=default.threshold if threshold is None else threshold)
+        return _qualifying(
+            project, user, tries=tries + extra_tries, threshold=default.threshold if threshold is None else threshold
+        )
     if has_gold and gold_rate > 0:
         # The person's next copy, if their next claim draws gold, made right after this claim took its
         # item: the same message for every claim of the project, so nothing in a claim depends on its
@@ -146,13 +154,23 @@ def premake(now=None, *, project_id: int | None = None, user_id: int | None = No
 
     default = Policy()
     with connection.cursor() as cursor:
-        cursor.execute(_PREMAKE_SQL, {"now": now or timezone.now(), "rate": default.gold_rate,
-                                      "required": default.qualification_required, "project": project_id,
-                                      "user": user_id})
+        cursor.execute(
+            _PREMAKE_SQL,
+            {
+                "now": now or timezone.now(),
+                "rate": default.gold_rate,
+                "required": default.qualification_required,
+                "project": project_id,
+                "user": user_id,
+            },
+        )
         rows = cursor.fetchall()
     secret, made = draw_secret(), 0
-    wanted = [(pid, uid, claims + 1, seed) for pid, uid, claims, rate, seed in rows
-              if rules.draws_gold(seed, pid, uid, claims + 1, rate, secret)]
+    wanted = [
+        (pid, uid, claims + 1, seed)
+        for pid, uid, claims, rate, seed in rows
+        if rules.draws_gold(seed, pid, uid, claims + 1, rate, secret)
+    ]
     people = get_user_model().objects.in_bulk({uid for _, uid, _, _ in wanted})
     projects = Project.objects.in_bulk({pid for pid, _, _, _ in wanted})
     for pid, uid, n, seed in wanted:
@@ -169,19 +187,28 @@ def draw_secret() -> bytes:
 
 def admins_of(project: Project) -> str:
     """The project's admins by username, for "ask ..." in messages ("an admin" when it has none)."""
-    names = list(Membership.objects.filter(project=project, role=Role.ADMIN).order_by("user__username")
-                 .values_list("user__username", flat=True)[:5])
+    names = list(
+        Membership.objects.filter(project=project, role=Role.ADMIN)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)[:5]
+    )
     return ", ".join(names) if names else "an admin"
 
 
 def pause_message(project: Project, user) -> str:
     """Why the person is paused and whom to ask, in plain words."""
     pause = Pause.objects.filter(project=project, user=user, lifted_at__isnull=True).first()
-    why = (f"your agreement with the known answers over your last {pause.window} checked units was "
-           f"{pause.accuracy:.0%}, below the project's {pause.threshold:.0%}" if pause else "an admin paused it")
+    why = (
+        f"your agreement with the known answers over your last {pause.window} checked units was "
+        f"{pause.accuracy:.0%}, below the project's {pause.threshold:.0%}"
+        if pause
+        else "an admin paused it"
+    )
     since = f" since {pause.created_at:%Y-%m-%d}" if pause else ""  # the day: the time would name the unit
-    return (f"Your work on {project.name} is paused{since}: {why}. Ask an admin of the project ({admins_of(project)}) "
-            "to look at your work with you and lift the pause.")
+    return (
+        f"Your work on {project.name} is paused{since}: {why}. Ask an admin of the project ({admins_of(project)}) "
+        "to look at your work with you and lift the pause."
+    )
 
 
 def _qualifying(project: Project, user, *, tries: int, threshold: float) -> Gate:
@@ -192,20 +219,27 @@ def _qualifying(project: Project, user, *, tries: int, threshold: float) -> Gate
         attempt = Attempt.objects.filter(project=project, user=user, finished_at__isnull=True).order_by("-id").first()
         if attempt is not None:
             return Gate(only_assigned=True)
-        done = list(Attempt.objects.filter(project=project, user=user).order_by("number")
-                    .values_list("number", "score"))
+        done = list(
+            Attempt.objects.filter(project=project, user=user).order_by("number").values_list("number", "score")
+        )
         if len(done) >= tries:
             best = max((s for _, s in done if s is not None), default=0.0)
             raise Forbidden(
                 f"You have used all {tries} of your tries at the qualification set of {project.name} without "
                 f"reaching {threshold:.0%} agreement with the known decisions (your best was {best:.0%}), so the "
                 f"project's units are not open to you. Ask an admin of the project ({admins_of(project)}) for "
-                "another try.")
-        sources = list(Source.objects.filter(project=project, role=Source.Role.QUALIFICATION, active=True)
-                       .order_by("position", "id"))
+                "another try."
+            )
+        sources = list(
+            Source.objects.filter(project=project, role=Source.Role.QUALIFICATION, active=True).order_by(
+                "position", "id"
+            )
+        )
         if not sources:
-            raise Forbidden(f"{project.name} asks annotators to pass a qualification set first, and it has none yet. "
-                            f"Ask an admin of the project ({admins_of(project)}) to make one.")
+            raise Forbidden(
+                f"{project.name} asks annotators to pass a qualification set first, and it has none yet. "
+                f"Ask an admin of the project ({admins_of(project)}) to make one."
+            )
         try:
             with transaction.atomic():
                 attempt = Attempt.objects.create(project=project, user=user, number=len(done) + 1, threshold=threshold)
@@ -225,8 +259,16 @@ def _serve_gold(project: Project, user, *, salt: str) -> int:
     Raises IntegrityError for any other constraint the insert breaks."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_GOLD_SQL, copy_params(purpose=WorkUnit.Purpose.GOLD, user=user,
-                                                  kind=QueueItem.Kind.FIRST_PASS, project=project.pk, salt=salt))
+            cursor.execute(
+                _GOLD_SQL,
+                copy_params(
+                    purpose=WorkUnit.Purpose.GOLD,
+                    user=user,
+                    kind=QueueItem.Kind.FIRST_PASS,
+                    project=project.pk,
+                    salt=salt,
+                ),
+            )
             return int(cursor.fetchone()[0] is not None)  # the copy's id, or NULL when none was made
     except IntegrityError as exc:
         if _constraint_of(exc) != _ONCE_PER_PERSON:

@@ -21,6 +21,8 @@ def gold_accuracy(project, user_ids: list[int], period: figures.Period) -> dict[
         rows = rows.filter(created_at__gte=period.start)
     if period.end is not None:
         rows = rows.filter(created_at__lt=period.end)
-    return {row["user_id"]: rules.accuracy(row["agreed"], row["decisions"])
-            for row in rows.values("user_id").annotate(agreed=Sum("agreed"), decisions=Sum("decisions"))
-            if row["decisions"]}
+    return {
+        row["user_id"]: rules.accuracy(row["agreed"], row["decisions"])
+        for row in rows.values("user_id").annotate(agreed=Sum("agreed"), decisions=Sum("decisions"))
+        if row["decisions"]
+    }

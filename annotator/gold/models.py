@@ -34,24 +34,31 @@ class Policy(models.Model):
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="gold_policy")
     gold_rate = models.FloatField(default=0.05, help_text="Share of claims that serve a gold copy (0 to 0.5).")
     threshold = models.FloatField(
-        default=0.8, help_text="Share of decisions that must agree with the known ones: to qualify, and over the "
-                               "last K gold units to stay unpaused (0 to 1).")
+        default=0.8,
+        help_text="Share of decisions that must agree with the known ones: to qualify, and over the "
+        "last K gold units to stay unpaused (0 to 1).",
+    )
     tries = models.PositiveSmallIntegerField(default=3, help_text="Tries a person has at the qualification set.")
     window = models.PositiveSmallIntegerField(default=10, help_text="K: gold units over which accuracy is judged.")
     qualification_required = models.BooleanField(
-        default=False, help_text="Annotators get real units only once they passed the qualification set.")
+        default=False, help_text="Annotators get real units only once they passed the qualification set."
+    )
     seed = models.IntegerField(default=0, help_text="Seed of the gold draws and of the choice of verified units.")
     tutorial = models.TextField(blank=True, help_text="Markdown of the project's tutorial page.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=models.Q(gold_rate__gte=0, gold_rate__lte=GOLD_RATE_MAX),
-                                   name="gold_policy_rate_bounds"),
-            models.CheckConstraint(condition=models.Q(threshold__gte=0, threshold__lte=1),
-                                   name="gold_policy_threshold_0_1"),
+            models.CheckConstraint(
+                condition=models.Q(gold_rate__gte=0, gold_rate__lte=GOLD_RATE_MAX), name="gold_policy_rate_bounds"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(threshold__gte=0, threshold__lte=1), name="gold_policy_threshold_0_1"
+            ),
             models.CheckConstraint(condition=models.Q(tries__gte=1, tries__lte=TRIES_MAX), name="gold_policy_tries"),
-            models.CheckConstraint(condition=models.Q(window__gte=1, window__lte=WINDOW_MAX), name="gold_policy_window"),
+            models.CheckConstraint(
+                condition=models.Q(window__gte=1, window__lte=WINDOW_MAX), name="gold_policy_window"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -74,8 +81,9 @@ class Source(models.Model):
     footage = ArrayField(models.BigIntegerField(), default=list)
     active = models.BooleanField(default=True)
     position = models.IntegerField(default=0, help_text="Order within its role (qualification set, tutorial).")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -139,7 +147,9 @@ class Copy(models.Model):
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="copies")
     unit = models.OneToOneField(WorkUnit, on_delete=models.CASCADE, related_name="gold_copy")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     attempt = models.ForeignKey(Attempt, null=True, blank=True, on_delete=models.CASCADE, related_name="copies")
     pairs = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -149,8 +159,13 @@ class Copy(models.Model):
         indexes = [models.Index(fields=["user", "source"], name="gold_copy_user_source")]
         # A person's gold copies (no attempt): one per source, so premake and a claim made at the same
         # moment cannot both copy it for them (they would see the same unit twice).
-        constraints = [models.UniqueConstraint(fields=["user", "source"], name="gold_copy_once_per_person",
-                                               condition=models.Q(attempt__isnull=True, user__isnull=False))]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "source"],
+                name="gold_copy_once_per_person",
+                condition=models.Q(attempt__isnull=True, user__isnull=False),
+            )
+        ]
 
 
 class Result(models.Model):
@@ -185,8 +200,9 @@ class Standing(models.Model):
     claims = models.BigIntegerField(default=0)
     qualified_at = models.DateTimeField(null=True, blank=True)
     paused = models.BooleanField(default=False)
-    pause_from = models.BigIntegerField(null=True, blank=True, help_text="The claim count from which an open pause "
-                                        "refuses claims (none: at once).")
+    pause_from = models.BigIntegerField(
+        null=True, blank=True, help_text="The claim count from which an open pause refuses claims (none: at once)."
+    )
     extra_tries = models.PositiveSmallIntegerField(default=0)
     window_from = models.BigIntegerField(default=0, help_text="Gold results with a larger id count for the window.")
 
@@ -206,11 +222,15 @@ class Pause(models.Model):
     threshold = models.FloatField()
     created_at = models.DateTimeField(auto_now_add=True)
     lifted_at = models.DateTimeField(null=True, blank=True)
-    lifted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                  related_name="+")
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-id"]
-        constraints = [models.UniqueConstraint(fields=["project", "user"], condition=models.Q(lifted_at__isnull=True),
-                                               name="gold_pause_one_open")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "user"], condition=models.Q(lifted_at__isnull=True), name="gold_pause_one_open"
+            )
+        ]

@@ -35,24 +35,34 @@ def people(project: Project) -> list[dict]:
     members = dict(Membership.objects.filter(project=project).values_list("user_id", "role"))
     names = dict(Membership.objects.filter(project=project).values_list("user_id", "user__username"))
     standing = {s.user_id: s for s in Standing.objects.filter(project=project)}
-    tried = dict(Attempt.objects.filter(project=project).values("user_id").annotate(n=Count("id"))
-                 .values_list("user_id", "n"))
-    gold = {r["user_id"]: r for r in Result.objects.filter(project=project, role=Source.Role.GOLD).values("user_id")
-            .annotate(agreed=Sum("agreed"), decisions=Sum("decisions"), units=Count("id"))}
+    tried = dict(
+        Attempt.objects.filter(project=project).values("user_id").annotate(n=Count("id")).values_list("user_id", "n")
+    )
+    gold = {
+        r["user_id"]: r
+        for r in Result.objects.filter(project=project, role=Source.Role.GOLD)
+        .values("user_id")
+        .annotate(agreed=Sum("agreed"), decisions=Sum("decisions"), units=Count("id"))
+    }
     out = []
     for uid in sorted(set(members) | set(gold), key=lambda u: names.get(u, "")):
         s = standing.get(uid)
         g = gold.get(uid)
         if members.get(uid) != Role.ANNOTATOR and g is None and uid not in tried:
             continue
-        out.append({
-            "user_id": uid, "username": names.get(uid, f"user {uid}"), "role": members.get(uid, ""),
-            "qualified_at": s.qualified_at if s else None, "attempts": tried.get(uid, 0),
-            "tries_left": max(0, policy.tries + (s.extra_tries if s else 0) - tried.get(uid, 0)),
-            "paused": bool(s and s.paused),
-            "gold": rules.accuracy(g["agreed"], g["decisions"]) if g else rules.accuracy(0, 0),
-            "gold_units": g["units"] if g else 0,
-        })
+        out.append(
+            {
+                "user_id": uid,
+                "username": names.get(uid, f"user {uid}"),
+                "role": members.get(uid, ""),
+                "qualified_at": s.qualified_at if s else None,
+                "attempts": tried.get(uid, 0),
+                "tries_left": max(0, policy.tries + (s.extra_tries if s else 0) - tried.get(uid, 0)),
+                "paused": bool(s and s.paused),
+                "gold": rules.accuracy(g["agreed"], g["decisions"]) if g else rules.accuracy(0, 0),
+                "gold_units": g["units"] if g else 0,
+            }
+        )
     return out
 
 
@@ -65,8 +75,11 @@ def sets(project: Project) -> dict[str, list[Source]]:
     known: dict[int, list[Known]] = {}
     for k in Known.objects.filter(source__in=sources).select_related("qa_pair__qa_type").order_by("qa_pair_id"):
         known.setdefault(k.source_id, []).append(k)
-    examples = dict(Source.objects.filter(pk__in=[s.pk for s in sources if s.role == Source.Role.EXAMPLE])
-                    .values_list("id", "copies__unit_id"))
+    examples = dict(
+        Source.objects.filter(pk__in=[s.pk for s in sources if s.role == Source.Role.EXAMPLE]).values_list(
+            "id", "copies__unit_id"
+        )
+    )
     for s in sources:
         s.known_list = known.get(s.pk, [])
         s.copy_unit_id = examples.get(s.pk)
@@ -78,5 +91,9 @@ def shows_example(user, video) -> bool:
     """Whether ``video`` (its source footage) is shown by an active tutorial example of its project:
     every member may play it on the tutorial page (registered with ``access.files.grant_video``; the
     caller has checked membership and open trials). One query."""
-    return Source.objects.filter(project_id=video.project_id, role=Source.Role.EXAMPLE, active=True,
-                                 footage__contains=[video.derived_from_id or video.pk]).exists()
+    return Source.objects.filter(
+        project_id=video.project_id,
+        role=Source.Role.EXAMPLE,
+        active=True,
+        footage__contains=[video.derived_from_id or video.pk],
+    ).exists()

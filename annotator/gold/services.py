@@ -41,30 +41,51 @@ TUTORIAL_MAX = 100_000  # characters of tutorial Markdown
 EXPLANATION_MAX = 4000
 NOTE_MAX = 2000
 
-PURPOSE_OF = {Source.Role.GOLD: WorkUnit.Purpose.GOLD, Source.Role.QUALIFICATION: WorkUnit.Purpose.QUALIFICATION,
-              Source.Role.EXAMPLE: WorkUnit.Purpose.EXAMPLE}
+PURPOSE_OF = {
+    Source.Role.GOLD: WorkUnit.Purpose.GOLD,
+    Source.Role.QUALIFICATION: WorkUnit.Purpose.QUALIFICATION,
+    Source.Role.EXAMPLE: WorkUnit.Purpose.EXAMPLE,
+}
 
 
 # ------------------------------------------------------------------------------------ the policy
+
 
 def policy_of(project: Project) -> Policy:
     """The project's policy, or an unsaved one with the defaults when it has none."""
     return Policy.objects.filter(project=project).first() or Policy(project=project)
 
 
-def set_policy(project: Project, *, gold_rate: float | None = None, threshold: float | None = None,
-               tries: int | None = None, window: int | None = None, qualification_required: bool | None = None,
-               seed: int | None = None) -> Policy:
+def set_policy(
+    project: Project,
+    *,
+    gold_rate: float | None = None,
+    threshold: float | None = None,
+    tries: int | None = None,
+    window: int | None = None,
+    qualification_required: bool | None = None,
+    seed: int | None = None,
+) -> Policy:
     """Change the project's policy (fields left None stay). Raises Invalid, naming each field out of
     bounds (nothing saved): ``gold_rate`` 0 to 0.5, ``threshold`` 0 to 1, ``tries`` 1 to 20,
     ``window`` (K gold units) 1 to 200, ``seed`` a 32-bit integer."""
     errors = {}
-    checks = (("gold_rate", gold_rate, 0, GOLD_RATE_MAX), ("threshold", threshold, 0, 1), ("tries", tries, 1, TRIES_MAX),
-              ("window", window, 1, WINDOW_MAX), ("seed", seed, -2**31, 2**31 - 1))
+    checks = (
+        ("gold_rate", gold_rate, 0, GOLD_RATE_MAX),
+        ("threshold", threshold, 0, 1),
+        ("tries", tries, 1, TRIES_MAX),
+        ("window", window, 1, WINDOW_MAX),
+        ("seed", seed, -(2**31), 2**31 - 1),
+    )
     for name, value, low, high in checks:
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or not low <= value <= high:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or math.isnan(value)
+            or not low <= value <= high
+        ):
             errors[name] = f"{name} must be a number from {low} to {high}"
         elif name in ("tries", "window", "seed") and value != int(value):
             errors[name] = f"{name} must be a whole number"
@@ -72,8 +93,14 @@ def set_policy(project: Project, *, gold_rate: float | None = None, threshold: f
         raise Invalid("the policy has errors; nothing was saved", errors=errors)
     with transaction.atomic():
         policy, _ = Policy.objects.select_for_update().get_or_create(project=project)
-        for name, value in (("gold_rate", gold_rate), ("threshold", threshold), ("tries", tries), ("window", window),
-                            ("qualification_required", qualification_required), ("seed", seed)):
+        for name, value in (
+            ("gold_rate", gold_rate),
+            ("threshold", threshold),
+            ("tries", tries),
+            ("window", window),
+            ("qualification_required", qualification_required),
+            ("seed", seed),
+        ):
             if value is not None:
                 setattr(policy, name, int(value) if name in ("tries", "window", "seed") else value)
         policy.save()
@@ -81,6 +108,7 @@ def set_policy(project: Project, *, gold_rate: float | None = None, threshold: f
 
 
 # ------------------------------------------------------------------------------------ sources
+
 
 def known_decision(pair: QAPair, touched: bool) -> tuple[str, str] | None:
     """The verified outcome of a machine QA pair as a decision (action, reason): kept -> keep,
@@ -102,8 +130,13 @@ def verified_units(project: Project):
     done = QueueItem.objects.filter(unit=OuterRef("pk"), kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.DONE)
     drafts = QAPair.objects.filter(unit=OuterRef("pk"), status=QAPair.Status.DRAFT)
     sources = Source.objects.filter(unit=OuterRef("pk"))
-    return (WorkUnit.objects.filter(project=project, purpose=WorkUnit.Purpose.REAL)
-            .filter(Exists(done)).exclude(Exists(open_items)).exclude(Exists(drafts)).exclude(Exists(sources)))
+    return (
+        WorkUnit.objects.filter(project=project, purpose=WorkUnit.Purpose.REAL)
+        .filter(Exists(done))
+        .exclude(Exists(open_items))
+        .exclude(Exists(drafts))
+        .exclude(Exists(sources))
+    )
 
 
 def footage_of(unit: WorkUnit) -> list[int]:
@@ -122,21 +155,34 @@ def _source_from(project: Project, unit: WorkUnit, role: str, position: int, use
     """A source of ``role`` made from verified ``unit`` with its known decisions; None when no
     machine QA pair of it was decided by a person."""
     pairs = list(unit.qa_pairs.filter(origin=QAPair.Origin.MACHINE).select_related("draft").order_by("id"))
-    touched = set(Revision.objects.filter(qa_pair__in=pairs, actor_user__isnull=False)
-                  .values_list("qa_pair_id", flat=True))
+    touched = set(
+        Revision.objects.filter(qa_pair__in=pairs, actor_user__isnull=False).values_list("qa_pair_id", flat=True)
+    )
     decided = [(p, d) for p in pairs if (d := known_decision(p, p.pk in touched)) is not None]
     if not decided:
         return None
     states = drafted_states([p for p, _ in decided])
-    actors = dict(Revision.objects.filter(qa_pair__in=[p for p, _ in decided], action=Revision.Action.DRAFT)
-                  .values_list("qa_pair_id", "actor_model"))
-    source = Source.objects.create(project=project, unit=unit, role=role, footage=footage_of(unit), position=position,
-                                   created_by=user)
-    Known.objects.bulk_create([
-        Known(source=source, qa_pair=p, action=action, reason=reason,
-              shown={**states[p.pk][0], "version": states[p.pk][1], "actor": actors.get(p.pk, "")},
-              expected={k: v for k, v in p.snapshot().items() if k not in ("status",)})
-        for p, (action, reason) in decided])
+    actors = dict(
+        Revision.objects.filter(qa_pair__in=[p for p, _ in decided], action=Revision.Action.DRAFT).values_list(
+            "qa_pair_id", "actor_model"
+        )
+    )
+    source = Source.objects.create(
+        project=project, unit=unit, role=role, footage=footage_of(unit), position=position, created_by=user
+    )
+    Known.objects.bulk_create(
+        [
+            Known(
+                source=source,
+                qa_pair=p,
+                action=action,
+                reason=reason,
+                shown={**states[p.pk][0], "version": states[p.pk][1], "actor": actors.get(p.pk, "")},
+                expected={k: v for k, v in p.snapshot().items() if k not in ("status",)},
+            )
+            for p, (action, reason) in decided
+        ]
+    )
     return source
 
 
@@ -159,9 +205,11 @@ def make_sources(project: Project, role: str, n: int, *, user=None, unit_ids: li
             found = {u.pk: u for u in candidates.filter(pk__in=unit_ids)}
             missing = [u for u in unit_ids if u not in found]
             if missing:
-                raise Invalid(f"unit {missing[0]} is not a verified unit of this project (a real unit whose passes are "
-                              "all done, none of its QA pairs a draft, not already a gold, qualification or example unit)",
-                              errors={"unit": "not a verified unit"})
+                raise Invalid(
+                    f"unit {missing[0]} is not a verified unit of this project (a real unit whose passes are "
+                    "all done, none of its QA pairs a draft, not already a gold, qualification or example unit)",
+                    errors={"unit": "not a verified unit"},
+                )
             chosen = [found[u] for u in unit_ids]
         else:
             ids = sorted(candidates.values_list("id", flat=True))
@@ -172,9 +220,14 @@ def make_sources(project: Project, role: str, n: int, *, user=None, unit_ids: li
             units = WorkUnit.objects.in_bulk(ids[: max(n * 4, n + 20)])
             ordered = [units[i] for i in ids[: max(n * 4, n + 20)]]
             fresh = [u for u in ordered if not set(footage_of(u)) & taken]
-            chosen = (fresh + [u for u in ordered if u not in fresh])
-        start = (Source.objects.filter(project=project, role=role).order_by("-position")
-                 .values_list("position", flat=True).first() or 0) + 1
+            chosen = fresh + [u for u in ordered if u not in fresh]
+        start = (
+            Source.objects.filter(project=project, role=role)
+            .order_by("-position")
+            .values_list("position", flat=True)
+            .first()
+            or 0
+        ) + 1
         made = []
         for unit in chosen:
             if len(made) == n:
@@ -183,7 +236,9 @@ def make_sources(project: Project, role: str, n: int, *, user=None, unit_ids: li
             if source is not None:
                 made.append(source)
         if unit_ids is not None and len(made) < len(unit_ids):
-            raise Invalid("a unit named has no QA pair a person decided; nothing was made", errors={"unit": "no decisions"})
+            raise Invalid(
+                "a unit named has no QA pair a person decided; nothing was made", errors={"unit": "no decisions"}
+            )
     return made
 
 
@@ -259,9 +314,15 @@ def copy_sql(pick: str = _ONE_SOURCE) -> str:
 
 def copy_params(*, purpose: str, user=None, attempt: Attempt | None = None, kind: str | None = None, **more) -> dict:
     """The parameters of ``copy_sql`` (``more``: those of the pick)."""
-    return {"purpose": purpose, "now": timezone.now(), "kind": kind, "user": user.pk if user is not None else None,
-            "attempt": attempt.pk if attempt is not None else None,
-            "person": ledger.person_key(user_id=user.pk) if user is not None else None, **more}
+    return {
+        "purpose": purpose,
+        "now": timezone.now(),
+        "kind": kind,
+        "user": user.pk if user is not None else None,
+        "attempt": attempt.pk if attempt is not None else None,
+        "person": ledger.person_key(user_id=user.pk) if user is not None else None,
+        **more,
+    }
 
 
 def make_copy(source: Source, *, user=None, attempt: Attempt | None = None, kind: str | None = None) -> Copy:
@@ -272,13 +333,16 @@ def make_copy(source: Source, *, user=None, attempt: Attempt | None = None, kind
     copy the source QA pairs' answers are added to their exposure ledger: they are answering them.
     One statement (``_COPY_SQL``)."""
     with connection.cursor() as cursor:
-        cursor.execute(copy_sql(), copy_params(purpose=PURPOSE_OF[source.role], user=user, attempt=attempt, kind=kind,
-                                               source=source.pk))
+        cursor.execute(
+            copy_sql(),
+            copy_params(purpose=PURPOSE_OF[source.role], user=user, attempt=attempt, kind=kind, source=source.pk),
+        )
         copy_id = cursor.fetchone()[0]
     return Copy.objects.get(pk=copy_id)
 
 
 # ------------------------------------------------------------------------------------ admins' actions
+
 
 def lift_pause(pause_id: int, admin, note: str = "", *, project: Project | None = None) -> Pause:
     """Lift an open pause: the person gets units again, and their gold accuracy window starts afresh
@@ -287,7 +351,9 @@ def lift_pause(pause_id: int, admin, note: str = "", *, project: Project | None 
     (already lifted)."""
     note = (note or "").strip()
     if len(note) > NOTE_MAX:
-        raise Invalid(f"the note is longer than {NOTE_MAX} characters", errors={"note": f"at most {NOTE_MAX} characters"})
+        raise Invalid(
+            f"the note is longer than {NOTE_MAX} characters", errors={"note": f"at most {NOTE_MAX} characters"}
+        )
     with transaction.atomic():
         pause = Pause.objects.select_for_update().filter(pk=pause_id).first()
         if pause is None or (project is not None and pause.project_id != project.pk):
@@ -298,10 +364,18 @@ def lift_pause(pause_id: int, admin, note: str = "", *, project: Project | None 
         pause.save(update_fields=["lifted_at", "lifted_by", "note"])
         from annotator.gold.models import Result
 
-        last = (Result.objects.filter(project_id=pause.project_id, user_id=pause.user_id).order_by("-id")
-                .values_list("id", flat=True).first() or 0)
-        Standing.objects.update_or_create(project_id=pause.project_id, user_id=pause.user_id,
-                                          defaults={"paused": False, "pause_from": None, "window_from": last})
+        last = (
+            Result.objects.filter(project_id=pause.project_id, user_id=pause.user_id)
+            .order_by("-id")
+            .values_list("id", flat=True)
+            .first()
+            or 0
+        )
+        Standing.objects.update_or_create(
+            project_id=pause.project_id,
+            user_id=pause.user_id,
+            defaults={"paused": False, "pause_from": None, "window_from": last},
+        )
     return pause
 
 
@@ -348,11 +422,17 @@ def worked_before(project: Project) -> list[int]:
     from annotator.projects.models import Membership, Role
 
     annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).values("user_id")
-    return sorted(set(QueueItem.objects.filter(project=project, unit__purpose=WorkUnit.Purpose.REAL,
-                                               completed_by__in=annotators).values_list("completed_by", flat=True)))
+    return sorted(
+        set(
+            QueueItem.objects.filter(
+                project=project, unit__purpose=WorkUnit.Purpose.REAL, completed_by__in=annotators
+            ).values_list("completed_by", flat=True)
+        )
+    )
 
 
 # ------------------------------------------------------------------------------------ the tutorial
+
 
 def set_tutorial(project: Project, markdown: str) -> Policy:
     """Set the tutorial's Markdown (shown sanitised, ``annotator.markdown.render``). Raises Invalid
@@ -387,8 +467,10 @@ def set_explanation(project: Project, known_id: int, text: str) -> Known:
     an example pair of the project), Invalid (longer than 4,000 characters)."""
     text = (text or "").strip()
     if len(text) > EXPLANATION_MAX:
-        raise Invalid(f"the explanation is longer than {EXPLANATION_MAX} characters",
-                      errors={"explanation": f"at most {EXPLANATION_MAX} characters"})
+        raise Invalid(
+            f"the explanation is longer than {EXPLANATION_MAX} characters",
+            errors={"explanation": f"at most {EXPLANATION_MAX} characters"},
+        )
     known = Known.objects.filter(pk=known_id, source__project=project, source__role=Source.Role.EXAMPLE).first()
     if known is None:
         raise NotFound("no such example QA pair")

@@ -39,13 +39,21 @@ def _record_tutorial(user, project, examples: list[Source]) -> None:
     example (a gold copy of what a tutorial showed would be known to them)."""
     person = ledger.person_key(user_id=user.pk)
     units = [s.copy_unit_id for s in examples if s.copy_unit_id]
-    done = set(Exposure.objects.filter(person=person, project_id=project.pk, ref__in=[f"unit:{u}" for u in units])
-               .values_list("ref", flat=True))
+    done = set(
+        Exposure.objects.filter(person=person, project_id=project.pk, ref__in=[f"unit:{u}" for u in units]).values_list(
+            "ref", flat=True
+        )
+    )
     for s in examples:
         if s.copy_unit_id and f"unit:{s.copy_unit_id}" not in done:
-            ledger.record(person, project.pk, [ledger.Shown(ledger.FOOTAGE, v) for v in s.footage]
-                          + [ledger.Shown(ledger.ANSWER, qa_pair_id=k.qa_pair_id) for k in s.known_list],
-                          source=Exposure.Source.QUEUE, ref=f"unit:{s.copy_unit_id}")
+            ledger.record(
+                person,
+                project.pk,
+                [ledger.Shown(ledger.FOOTAGE, v) for v in s.footage]
+                + [ledger.Shown(ledger.ANSWER, qa_pair_id=k.qa_pair_id) for k in s.known_list],
+                source=Exposure.Source.QUEUE,
+                ref=f"unit:{s.copy_unit_id}",
+            )
 
 
 def _tutorial_post(request, project) -> None:
@@ -98,13 +106,24 @@ def tutorial(request, slug: str):
         s.media = media_urls(unit.video) if unit else {}
         for k in s.known_list:
             k.reason_label = REASONS.get(k.reason, k.reason)
-            k.changed = {key: k.expected.get(key) for key in ("question", "answer")
-                         if k.action == "modify" and k.expected.get(key) != k.shown.get(key)}
+            k.changed = {
+                key: k.expected.get(key)
+                for key in ("question", "answer")
+                if k.action == "modify" and k.expected.get(key) != k.shown.get(key)
+            }
     _record_tutorial(request.user, project, examples)
-    return render(request, "gold/tutorial.html", {
-        "project": project, "manage": manage, "policy": policy, "examples": examples,
-        "tutorial_html": markdown.render(policy.tutorial or "No tutorial yet."),
-    }, status=status)
+    return render(
+        request,
+        "gold/tutorial.html",
+        {
+            "project": project,
+            "manage": manage,
+            "policy": policy,
+            "examples": examples,
+            "tutorial_html": markdown.render(policy.tutorial or "No tutorial yet."),
+        },
+        status=status,
+    )
 
 
 def _admin_post(request, project) -> None:
@@ -112,14 +131,19 @@ def _admin_post(request, project) -> None:
     action = request.POST.get("action", "")
     if action == "policy":
         p = request.POST
-        services.set_policy(project, gold_rate=_float(p.get("gold_rate", "")), threshold=_float(p.get("threshold", "")),
-                            tries=_int(p.get("tries", "")) or (0 if p.get("tries") else None),
-                            window=_int(p.get("window", "")) or (0 if p.get("window") else None),
-                            qualification_required=p.get("qualification_required") == "on")
+        services.set_policy(
+            project,
+            gold_rate=_float(p.get("gold_rate", "")),
+            threshold=_float(p.get("threshold", "")),
+            tries=_int(p.get("tries", "")) or (0 if p.get("tries") else None),
+            window=_int(p.get("window", "")) or (0 if p.get("window") else None),
+            qualification_required=p.get("qualification_required") == "on",
+        )
         messages.success(request, "policy saved")
     elif action == "lift":
-        services.lift_pause(_int(request.POST.get("pause", "")) or 0, request.user, request.POST.get("note", ""),
-                            project=project)
+        services.lift_pause(
+            _int(request.POST.get("pause", "")) or 0, request.user, request.POST.get("note", ""), project=project
+        )
         messages.success(request, "pause lifted")
     elif action == "grant":
         services.grant_try(project, _int(request.POST.get("user", "")) or 0)
@@ -128,8 +152,11 @@ def _admin_post(request, project) -> None:
         n = _int(request.POST.get("n", "")) or 0
         role = request.POST.get("role", "")
         made = services.make_sources(project, role, n, user=request.user)
-        messages.success(request, f"{len(made)} verified units added to the {role} set"
-                         + (f" (only {len(made)} of {n} were left)" if len(made) < n else ""))
+        messages.success(
+            request,
+            f"{len(made)} verified units added to the {role} set"
+            + (f" (only {len(made)} of {n} were left)" if len(made) < n else ""),
+        )
     else:
         raise Invalid("unknown action")
 
@@ -150,11 +177,20 @@ def gold_admin(request, slug: str):
             messages.error(request, str(exc) + "".join(f" {k}: {v}." for k, v in exc.errors.items()))
             status = status_of(exc)
     sets = selectors.sets(project)
-    return render(request, "gold/admin.html", {
-        "project": project, "policy": services.policy_of(project), "people": selectors.people(project),
-        "qualification_set": sets[Source.Role.QUALIFICATION], "gold_set": sets[Source.Role.GOLD],
-        "examples": sets[Source.Role.EXAMPLE],
-        "pauses": Paginator(selectors.pauses(project), 100).get_page(request.GET.get("pauses")),
-        "attempts": Paginator(selectors.attempts(project), 100).get_page(request.GET.get("attempts")),
-        "verified_left": services.verified_units(project).count(), "roles": Source.Role.choices,
-    }, status=status)
+    return render(
+        request,
+        "gold/admin.html",
+        {
+            "project": project,
+            "policy": services.policy_of(project),
+            "people": selectors.people(project),
+            "qualification_set": sets[Source.Role.QUALIFICATION],
+            "gold_set": sets[Source.Role.GOLD],
+            "examples": sets[Source.Role.EXAMPLE],
+            "pauses": Paginator(selectors.pauses(project), 100).get_page(request.GET.get("pauses")),
+            "attempts": Paginator(selectors.attempts(project), 100).get_page(request.GET.get("attempts")),
+            "verified_left": services.verified_units(project).count(),
+            "roles": Source.Role.choices,
+        },
+        status=status,
+    )

@@ -14,5 +14,10 @@ from annotator.inference.models import ModelCall
 def answered(key: str, project_id: int | None) -> ModelCall | None:
     """The newest call of ``project_id`` with cache key ``key`` that was answered by the model
     itself (no error, an output, not a cache hit), with only ``id`` and ``output`` loaded; or None."""
-    return (ModelCall.objects.filter(cache_key=key, project_id=project_id, error="", cached_from__isnull=True)
-            .filter(output__isnull=False).order_by("-id").only("id", "output").first())
+    return (
+        ModelCall.objects.filter(cache_key=key, project_id=project_id, error="", cached_from__isnull=True)
+        .filter(output__isnull=False)
+        .order_by("-id")
+        .only("id", "output")
+        .first()
+    )

@@ -45,8 +45,23 @@ from annotator.inference.errors import MalformedModelOutput, MissingKey, RunCanc
 from annotator.inference.models import KEY_ENV_PATTERN, KEY_ENV_RULE, ModelCall, ModelServer
 from annotator.inference.slots import ServerSlots
 
-__all__ = ["STAGES", "STAGE_NAMES", "Endpoint", "MalformedModelOutput", "MissingKey", "RunCancelled", "ServerSlots",
-           "Stage", "StageFailed", "StageInput", "backoff_s", "cache_key", "call_stage", "parse_reply", "register"]
+__all__ = [
+    "STAGES",
+    "STAGE_NAMES",
+    "Endpoint",
+    "MalformedModelOutput",
+    "MissingKey",
+    "RunCancelled",
+    "ServerSlots",
+    "Stage",
+    "StageFailed",
+    "StageInput",
+    "backoff_s",
+    "cache_key",
+    "call_stage",
+    "parse_reply",
+    "register",
+]
 
 NO_KEY = "no-key"  # sent to a server configured without a key variable (openai needs some key)
 
@@ -79,8 +94,18 @@ class Stage:
 
 STAGES: dict[str, Stage] = {}
 # The stage names a run may configure a server for (issue 10 keeps these names).
-STAGE_NAMES = ("llm", "caption", "questions", "answer", "vudg_open", "vudg_distractors", "vudg_review",
-               "consistency_check", "text_only", "judge")
+STAGE_NAMES = (
+    "llm",
+    "caption",
+    "questions",
+    "answer",
+    "vudg_open",
+    "vudg_distractors",
+    "vudg_review",
+    "consistency_check",
+    "text_only",
+    "judge",
+)
 
 
 def register(stage: Stage) -> Stage:
@@ -128,18 +153,23 @@ class Endpoint:
             raise MissingKey(f"the key variable of server {self.server!r} must be {KEY_ENV_RULE}, not {self.key_env}")
         value = os.environ.get(self.key_env)
         if not value:
-            raise MissingKey(f"the environment variable {self.key_env} (the API key of server {self.server!r}) is not set")
+            raise MissingKey(
+                f"the environment variable {self.key_env} (the API key of server {self.server!r}) is not set"
+            )
         return value
 
     def cost_usd(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """Estimated cost in USD of one call, or None when the server reported no token counts."""
         if prompt_tokens is None and completion_tokens is None:
             return None
-        return ((prompt_tokens or 0) * self.price_prompt_per_mtok
-                + (completion_tokens or 0) * self.price_completion_per_mtok) / 1e6
+        return (
+            (prompt_tokens or 0) * self.price_prompt_per_mtok
+            + (completion_tokens or 0) * self.price_completion_per_mtok
+        ) / 1e6
 
 
 # ----------------------------------------------------------------------------- calling a stage
+
 
 @dataclass
 class StageInput:
@@ -208,9 +238,18 @@ def backoff_s(attempt: int, retry_after: float | None) -> float:
     return min(cap, settings.LLM_BACKOFF_BASE_S * 2 ** (attempt - 1))
 
 
-def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, project_id: int | None,
-               job=None, use_cache: bool = True, max_attempts: int | None = None,
-               cancelled: Callable[[], bool] = lambda: False, sleep: Callable[[float], None] = time.sleep) -> dict:
+def call_stage(
+    stage: Stage | str,
+    endpoint: Endpoint,
+    inp: StageInput,
+    *,
+    project_id: int | None,
+    job=None,
+    use_cache: bool = True,
+    max_attempts: int | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict:
     """Get a valid answer of ``stage`` from ``endpoint`` for ``inp``; returns the parsed dict.
 
     Every attempt (and a cache hit) is stored as a ModelCall of ``project_id`` and ``job`` (a
@@ -224,8 +263,16 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
     request = {"system": stage.system, "text": inp.text, "image_key": inp.image_key, **inp.record}
     if inp.captions:
         request["captions"] = {str(i): c for i, c in sorted(inp.captions.items())}
-    base = dict(project_id=project_id, job=job, server_id=endpoint.server_id, stage=stage.name,
-                prompt_version=stage.prompt_version, model=endpoint.model, request=request, cache_key=key)
+    base = dict(
+        project_id=project_id,
+        job=job,
+        server_id=endpoint.server_id,
+        stage=stage.name,
+        prompt_version=stage.prompt_version,
+        model=endpoint.model,
+        request=request,
+        cache_key=key,
+    )
     if use_cache:
         hit = cache.answered(key, project_id)
         if hit is not None:
@@ -256,9 +303,16 @@ def call_stage(stage: Stage | str, endpoint: Endpoint, inp: StageInput, *, proje
                     content.append({"type": "text", "text": inp.captions[i]})
                 content.append(llm.image_part(jpeg))
             with slots.hold(cancelled):
-                reply = llm.chat(base_url=endpoint.base_url, api_key=api_key, model=endpoint.model, system=stage.system,
-                                 content=content, timeout_s=endpoint.timeout_s, response_format=stage.response_format(),
-                                 temperature=stage.temperature)
+                reply = llm.chat(
+                    base_url=endpoint.base_url,
+                    api_key=api_key,
+                    model=endpoint.model,
+                    system=stage.system,
+                    content=content,
+                    timeout_s=endpoint.timeout_s,
+                    response_format=stage.response_format(),
+                    temperature=stage.temperature,
+                )
             call.raw_output, call.latency_ms = reply.text, reply.latency_ms
             call.prompt_tokens, call.completion_tokens = reply.prompt_tokens, reply.completion_tokens
             call.cost_usd = endpoint.cost_usd(reply.prompt_tokens, reply.completion_tokens)

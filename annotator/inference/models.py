@@ -45,15 +45,28 @@ class ModelServer(models.Model):
     name = models.SlugField(max_length=64)
     base_url = models.URLField(max_length=500, validators=[no_credentials_in_url])
     model = models.CharField(max_length=200)
-    key_env = models.CharField(max_length=100, blank=True, help_text="Environment variable holding the API key.",
-                               validators=[RegexValidator(KEY_ENV_PATTERN, KEY_ENV_RULE)])
+    key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Environment variable holding the API key.",
+        validators=[RegexValidator(KEY_ENV_PATTERN, KEY_ENV_RULE)],
+    )
     concurrency = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1), MaxValueValidator(256)])
-    price_prompt_per_mtok = models.FloatField(default=0.0, help_text="USD per million prompt tokens.",
-                                              validators=[MinValueValidator(0.0), MaxValueValidator(10_000.0)])
-    price_completion_per_mtok = models.FloatField(default=0.0, help_text="USD per million completion tokens.",
-                                                  validators=[MinValueValidator(0.0), MaxValueValidator(10_000.0)])
-    timeout_s = models.FloatField(default=120.0, help_text="Seconds to wait for one reply.",
-                                  validators=[MinValueValidator(1.0), MaxValueValidator(3600.0)])
+    price_prompt_per_mtok = models.FloatField(
+        default=0.0,
+        help_text="USD per million prompt tokens.",
+        validators=[MinValueValidator(0.0), MaxValueValidator(10_000.0)],
+    )
+    price_completion_per_mtok = models.FloatField(
+        default=0.0,
+        help_text="USD per million completion tokens.",
+        validators=[MinValueValidator(0.0), MaxValueValidator(10_000.0)],
+    )
+    timeout_s = models.FloatField(
+        default=120.0,
+        help_text="Seconds to wait for one reply.",
+        validators=[MinValueValidator(1.0), MaxValueValidator(3600.0)],
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -66,10 +79,17 @@ class ModelServer(models.Model):
 
     def snapshot(self) -> dict:
         """The configuration a run stores per stage (never the key itself)."""
-        return {"server": self.name, "server_id": self.pk, "base_url": self.base_url, "model": self.model,
-                "key_env": self.key_env, "concurrency": self.concurrency, "timeout_s": self.timeout_s,
-                "price_prompt_per_mtok": self.price_prompt_per_mtok,
-                "price_completion_per_mtok": self.price_completion_per_mtok}
+        return {
+            "server": self.name,
+            "server_id": self.pk,
+            "base_url": self.base_url,
+            "model": self.model,
+            "key_env": self.key_env,
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout_s,
+            "price_prompt_per_mtok": self.price_prompt_per_mtok,
+            "price_completion_per_mtok": self.price_completion_per_mtok,
+        }
 
 
 class ModelCall(models.Model):

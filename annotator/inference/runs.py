@@ -110,8 +110,11 @@ class RunEngine:
     def claim(self, item_id: int) -> bool:
         """Take item ``item_id`` if it is open (queued, or running after its worker died): one
         conditional UPDATE to running, attempts + 1, error cleared. False when it changed no row."""
-        return bool(self.item_model.objects.filter(pk=item_id, status__in=OPEN).update(
-            status=RUNNING, attempts=F("attempts") + 1, error=""))
+        return bool(
+            self.item_model.objects.filter(pk=item_id, status__in=OPEN).update(
+                status=RUNNING, attempts=F("attempts") + 1, error=""
+            )
+        )
 
     def fail_item(self, item_id: int, reason: str) -> None:
         self.item_model.objects.filter(pk=item_id).update(status=FAILED, error=reason)
@@ -141,8 +144,9 @@ class RunEngine:
         run = self.run_model.objects.filter(pk=run_id).first()
         if run is None or run.status in (DONE, CANCELLED):
             return "gone"
-        self.run_model.objects.filter(pk=run_id).update(status=RUNNING, error="",
-                                                        started_at=Coalesce(F("started_at"), timezone.now()))
+        self.run_model.objects.filter(pk=run_id).update(
+            status=RUNNING, error="", started_at=Coalesce(F("started_at"), timezone.now())
+        )
         endpoints = self.endpoints(run)
         threads = self.threads(endpoints)
         pending = iter(list(self.open_items(run_id).order_by("id").values_list("id", flat=True)))
@@ -174,15 +178,17 @@ class RunEngine:
         failed = self.item_model.objects.filter(**{f"{self.item_run}_id": run_id}, status=FAILED).exists()
         status = FAILED if failed else DONE
         self.finishing(run)
-        self.run_model.objects.filter(pk=run_id).exclude(status=CANCELLED).update(status=status,
-                                                                                finished_at=timezone.now())
+        self.run_model.objects.filter(pk=run_id).exclude(status=CANCELLED).update(
+            status=status, finished_at=timezone.now()
+        )
         return status
 
     def mark_failed(self, run_id: int, reason: str) -> None:
         """The run's job gave up (a worker died on it every time): fail the run and its open items
         with ``reason``."""
         self.run_model.objects.filter(pk=run_id).exclude(status__in=[DONE, CANCELLED]).update(
-            status=FAILED, error=reason, finished_at=timezone.now())
+            status=FAILED, error=reason, finished_at=timezone.now()
+        )
         self.open_items(run_id).update(status=FAILED, error=reason)
 
     def cancel(self, run):

@@ -40,7 +40,9 @@ def may_see_video(user, video: Video) -> bool:
 # handles, are not served: ``manage.py relocate_media`` moves them). Hundreds of segments need no row
 # each: the prefix names the video. A file name is letters, digits, ``-``, ``_`` and ``.`` (no ``..``,
 # no further folder).
-_VIDEO_FILES = re.compile(r"^(?:hls|thumbs)/(" + handles.PATTERN + r")/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$")
+_VIDEO_FILES = re.compile(
+    r"^(?:hls|thumbs)/(" + handles.PATTERN + r")/([0-9a-f]{16})/([A-Za-z0-9][A-Za-z0-9_.-]{0,99})$"
+)
 
 
 def _video_of_prefixed(name: str) -> Video | None:
@@ -68,5 +70,4 @@ def may_fetch_rendition(user, name: str) -> bool:
     video = Video.objects.filter(Q(rendition=name) | Q(poster=name)).select_related("project").first()
     # Never from a folder named by the video's row id (stored before handles, not yet moved by
     # relocate_media): the id would tell old footage from new (issue 20).
-    return (video is not None and name.split("/")[1:2] != [str(video.pk)]
-            and may_see_video(user, video))
+    return video is not None and name.split("/")[1:2] != [str(video.pk)] and may_see_video(user, video)

@@ -21,9 +21,16 @@ def lifelog_list(request, slug: str):
     for group in VideoGroup.objects.filter(project=project, kind=VideoGroup.Kind.LIFE_LOG).order_by("name"):
         parts = parts_of(group)
         span = parts[-1].end_s if parts else 0.0
-        rows.append({"group": group, "n_parts": len(parts), "span_h": span / 3600,
-                     "recorded_h": sum(p.duration_s for p in parts) / 3600,
-                     "start": group.params.get("start", ""), "end": clock(log_start(group), span)})
+        rows.append(
+            {
+                "group": group,
+                "n_parts": len(parts),
+                "span_h": span / 3600,
+                "recorded_h": sum(p.duration_s for p in parts) / 3600,
+                "start": group.params.get("start", ""),
+                "end": clock(log_start(group), span),
+            }
+        )
     return render(request, "media/lifelog_list.html", {"project": project, "rows": rows})
 
 

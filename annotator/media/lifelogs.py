@@ -41,6 +41,7 @@ MAX_NAME = 255
 
 # ----------------------------------------------------------------------------- virtual time
 
+
 @dataclass(frozen=True)
 class Part:
     """One part of a life log: video ``video_id`` shown from virtual second ``offset_s`` (after the
@@ -93,8 +94,11 @@ def gaps(parts: list[Part]) -> list[tuple[float, float]]:
 
 def parts_of(group: VideoGroup) -> list[Part]:
     """The parts of life log ``group`` by position (one query)."""
-    rows = (VideoGroupMember.objects.filter(group=group, role=VideoGroupMember.Role.PART)
-            .order_by("position").values_list("position", "video_id", "offset_s", "video__duration_s"))
+    rows = (
+        VideoGroupMember.objects.filter(group=group, role=VideoGroupMember.Role.PART)
+        .order_by("position")
+        .values_list("position", "video_id", "offset_s", "video__duration_s")
+    )
     return [Part(pos, vid, off, dur or 0.0) for pos, vid, off, dur in rows]
 
 
@@ -116,6 +120,7 @@ def clock(start: datetime | None, t: float) -> str:
 
 
 # ----------------------------------------------------------------------------- manifests
+
 
 class LifeLogError(ValueError):
     """A life-log manifest (or rows) that cannot be built. ``problems`` lists every problem found,
@@ -169,8 +174,10 @@ def _row(raw, where: str) -> tuple[LogRow, list[str]]:
     row = LogRow(where)
     named = [k for k in ("file", "sha256", "path") if raw.get(k) not in (None, "")]
     if len(named) != 1:
-        problems.append(f"{where}: name the video by exactly one of file, sha256 or path"
-                        + (f" (got {', '.join(named)})" if named else ""))
+        problems.append(
+            f"{where}: name the video by exactly one of file, sha256 or path"
+            + (f" (got {', '.join(named)})" if named else "")
+        )
     for key in named:
         if not isinstance(raw[key], str):
             problems.append(f"{where}: {key} must be text")
@@ -181,12 +188,16 @@ def _row(raw, where: str) -> tuple[LogRow, list[str]]:
     row.sha256 = row.sha256.lower()
     placed = [k for k in ("start", "offset_s") if raw.get(k) not in (None, "")]
     if len(placed) != 1:
-        problems.append(f"{where}: give exactly one of start (ISO 8601 datetime) or offset_s (seconds after the log's start)")
+        problems.append(
+            f"{where}: give exactly one of start (ISO 8601 datetime) or offset_s (seconds after the log's start)"
+        )
     elif placed[0] == "start":
         try:
             row.start = datetime.fromisoformat(str(raw["start"]).strip())
         except ValueError:
-            problems.append(f"{where}: start {str(raw['start'])[:40]!r} is not an ISO 8601 datetime (e.g. 2024-05-01T08:30:00)")
+            problems.append(
+                f"{where}: start {str(raw['start'])[:40]!r} is not an ISO 8601 datetime (e.g. 2024-05-01T08:30:00)"
+            )
     else:
         try:
             row.offset_s = parse_offset(raw["offset_s"])
@@ -198,8 +209,11 @@ def _row(raw, where: str) -> tuple[LogRow, list[str]]:
             problems.append(f"{where}: summary must be text of at most 4,000 characters")
         else:
             row.summary = summary.strip()
-    row.extra = {k: v for k, v in raw.items()
-                 if k not in {"file", "sha256", "path", "start", "offset_s", "summary"} and v not in (None, "")}
+    row.extra = {
+        k: v
+        for k, v in raw.items()
+        if k not in {"file", "sha256", "path", "start", "offset_s", "summary"} and v not in (None, "")
+    }
     return row, problems
 
 
@@ -247,6 +261,7 @@ def read_rows(raws: list[tuple[str, object]], problems: list[str] | None = None)
 
 # ----------------------------------------------------------------------------- building
 
+
 @dataclass(frozen=True)
 class BuildResult:
     """``outcome``: created, unchanged or rebuilt; ``ingested``: messages about files ingested."""
@@ -256,7 +271,9 @@ class BuildResult:
     ingested: tuple[str, ...] = ()
 
 
-def _resolve(project: Project, rows: list[LogRow], base_dir: Path | None, ingest: bool) -> tuple[list[Video | None], list[str], list[str]]:
+def _resolve(
+    project: Project, rows: list[LogRow], base_dir: Path | None, ingest: bool
+) -> tuple[list[Video | None], list[str], list[str]]:
     from annotator.media.services import ingest_file
 
     videos: list[Video | None] = []
@@ -267,7 +284,9 @@ def _resolve(project: Project, rows: list[LogRow], base_dir: Path | None, ingest
         if row.file:
             found = list(Video.objects.filter(project=project, filename=row.file)[:2])
             if not found:
-                problems.append(f"{row.where}: no video named {row.file!r} in project {project.slug} (ingest it first, or give its path)")
+                problems.append(
+                    f"{row.where}: no video named {row.file!r} in project {project.slug} (ingest it first, or give its path)"
+                )
             elif len(found) > 1:
                 problems.append(f"{row.where}: several videos are named {row.file!r}; name it by sha256")
             else:
@@ -291,7 +310,9 @@ def _resolve(project: Project, rows: list[LogRow], base_dir: Path | None, ingest
                 if video is None:
                     problems.append(f"{row.where}: {row.path} could not be ingested: {result.reason}")
         if video is not None and video.status == Video.Status.FAILED:
-            problems.append(f"{row.where}: video {video.filename} failed to ingest ({video.error}); it cannot be a part")
+            problems.append(
+                f"{row.where}: video {video.filename} failed to ingest ({video.error}); it cannot be a part"
+            )
             video = None
         elif video is not None and not (video.duration_s and video.duration_s > 0):
             problems.append(f"{row.where}: video {video.filename} has no known duration")
@@ -300,22 +321,38 @@ def _resolve(project: Project, rows: list[LogRow], base_dir: Path | None, ingest
     return videos, problems, notes
 
 
-def _place(rows: list[LogRow], videos: list[Video | None], start: datetime | None) -> tuple[datetime | None, list[float], list[str]]:
+def _place(
+    rows: list[LogRow], videos: list[Video | None], start: datetime | None
+) -> tuple[datetime | None, list[float], list[str]]:
     """The log's start and each row's offset (seconds); problems for unplaceable, out-of-order,
     overlapping or too-late rows, or a start too near the end of the calendar for the log's span."""
     problems: list[str] = []
     if start is None:
         first = next((r for r in rows if r.start is not None), None)
         if first is None:
-            return None, [], ["the log's start is unknown: give --start (an ISO 8601 datetime) or a start datetime on the rows"]
+            return (
+                None,
+                [],
+                ["the log's start is unknown: give --start (an ISO 8601 datetime) or a start datetime on the rows"],
+            )
         if rows[0].start is None:
-            return None, [], [f"{rows[0].where}: the first row needs a start datetime, or give the log's start (--start)"]
+            return (
+                None,
+                [],
+                [f"{rows[0].where}: the first row needs a start datetime, or give the log's start (--start)"],
+            )
         start = rows[0].start
     try:
         start + timedelta(seconds=MAX_SPAN_S)  # every wall-clock time of the log must be a datetime
     except OverflowError:
-        return start, [], [f"the log's start {start.isoformat()} is too late: the {MAX_SPAN_S / 86400:g} days a log "
-                           f"may span would pass the year 9999"]
+        return (
+            start,
+            [],
+            [
+                f"the log's start {start.isoformat()} is too late: the {MAX_SPAN_S / 86400:g} days a log "
+                f"may span would pass the year 9999"
+            ],
+        )
     offsets: list[float] = []
     for row in rows:
         if row.start is not None:
@@ -340,23 +377,36 @@ def _place(rows: list[LogRow], videos: list[Video | None], start: datetime | Non
             continue
         end = off + (video.duration_s if video is not None else 0.0)
         if end > MAX_SPAN_S:
-            problems.append(f"{row.where}: ends {end / 3600:.1f} h after the log's start; a life log spans at most "
-                            f"{MAX_SPAN_S / 86400:g} days")
+            problems.append(
+                f"{row.where}: ends {end / 3600:.1f} h after the log's start; a life log spans at most "
+                f"{MAX_SPAN_S / 86400:g} days"
+            )
         if prev is not None:
             p_row, p_off, p_end = prev
             if off <= p_off:
-                problems.append(f"{row.where}: starts at {clock(start, off)}, not after the row before it "
-                                f"({p_row.where}, {clock(start, p_off)}); list parts in time order")
+                problems.append(
+                    f"{row.where}: starts at {clock(start, off)}, not after the row before it "
+                    f"({p_row.where}, {clock(start, p_off)}); list parts in time order"
+                )
             elif off < p_end - OVERLAP_TOLERANCE_S:
-                problems.append(f"{row.where}: starts at {clock(start, off)}, {p_end - off:.3f} s before the part of "
-                                f"{p_row.where} ends ({clock(start, p_end)}); parts may not overlap")
+                problems.append(
+                    f"{row.where}: starts at {clock(start, off)}, {p_end - off:.3f} s before the part of "
+                    f"{p_row.where} ends ({clock(start, p_end)}); parts may not overlap"
+                )
         if prev is None or off > prev[1]:
             prev = (row, off, end)
     return start, offsets, problems
 
 
-def build_life_log(project: Project, name: str, rows: list[LogRow], *, start: datetime | None = None,
-                   base_dir: Path | None = None, ingest: bool = True) -> BuildResult:
+def build_life_log(
+    project: Project,
+    name: str,
+    rows: list[LogRow],
+    *,
+    start: datetime | None = None,
+    base_dir: Path | None = None,
+    ingest: bool = True,
+) -> BuildResult:
     """Build (or re-build) the life log ``name`` of ``project`` from ``rows`` in time order.
 
     Each row's video is found by file name or sha256 among the project's videos, or ingested from
@@ -377,7 +427,9 @@ def build_life_log(project: Project, name: str, rows: list[LogRow], *, start: da
         raise LifeLogError([f"a life log needs a name of 1 to {MAX_NAME} characters"])
     existing = VideoGroup.objects.filter(project=project, name=name).first()
     if existing is not None and existing.kind != VideoGroup.Kind.LIFE_LOG:
-        raise LifeLogError([f"group {name!r} of project {project.slug} is a {existing.get_kind_display()}, not a life log"])
+        raise LifeLogError(
+            [f"group {name!r} of project {project.slug} is a {existing.get_kind_display()}, not a life log"]
+        )
     videos, problems, notes = _resolve(project, rows, base_dir, ingest)
     start, offsets, placing = _place(rows, videos, start)
     problems += placing
@@ -388,13 +440,20 @@ def build_life_log(project: Project, name: str, rows: list[LogRow], *, start: da
     with transaction.atomic():
         if existing is not None:
             group = VideoGroup.objects.select_for_update().get(pk=existing.pk)
-            have = [(m.position, m.video_id, round(m.offset_s, 6))
-                    for m in group.members.filter(role=VideoGroupMember.Role.PART).order_by("position")]
-            if have == wanted and group.params.get("start") == params["start"] and \
-                    group.params.get("summaries") == params["summaries"]:
+            have = [
+                (m.position, m.video_id, round(m.offset_s, 6))
+                for m in group.members.filter(role=VideoGroupMember.Role.PART).order_by("position")
+            ]
+            if (
+                have == wanted
+                and group.params.get("start") == params["start"]
+                and group.params.get("summaries") == params["summaries"]
+            ):
                 return BuildResult(group, "unchanged", tuple(notes))
             if group.units.exists():
-                raise LifeLogError([f"life log {name!r} already has work units; build the changed log under a new name"])
+                raise LifeLogError(
+                    [f"life log {name!r} already has work units; build the changed log under a new name"]
+                )
             group.members.all().delete()
             group.params = {**group.params, **params}
             group.save(update_fields=["params"])
@@ -402,10 +461,12 @@ def build_life_log(project: Project, name: str, rows: list[LogRow], *, start: da
         else:
             group = VideoGroup.objects.create(project=project, kind=VideoGroup.Kind.LIFE_LOG, name=name, params=params)
             outcome = "created"
-        VideoGroupMember.objects.bulk_create([
-            VideoGroupMember(group=group, video_id=vid, role=VideoGroupMember.Role.PART, position=pos, offset_s=off)
-            for pos, vid, off in wanted
-        ])
+        VideoGroupMember.objects.bulk_create(
+            [
+                VideoGroupMember(group=group, video_id=vid, role=VideoGroupMember.Role.PART, position=pos, offset_s=off)
+                for pos, vid, off in wanted
+            ]
+        )
     return BuildResult(group, outcome, tuple(notes))
 
 
@@ -426,15 +487,24 @@ def timeline(group: VideoGroup) -> dict:
     parts = []
     for m in members:
         v = m.video
-        parts.append({
-            "position": m.position, "video_id": v.pk, "filename": v.filename, "offset_s": m.offset_s,
-            "duration_s": v.duration_s or 0.0, **media_urls(v),
-            "clock": clock(start, m.offset_s),
-            "summary": summaries[m.position] if m.position < len(summaries) else "",
-        })
+        parts.append(
+            {
+                "position": m.position,
+                "video_id": v.pk,
+                "filename": v.filename,
+                "offset_s": m.offset_s,
+                "duration_s": v.duration_s or 0.0,
+                **media_urls(v),
+                "clock": clock(start, m.offset_s),
+                "summary": summaries[m.position] if m.position < len(summaries) else "",
+            }
+        )
     plain = [Part(p["position"], p["video_id"], p["offset_s"], p["duration_s"]) for p in parts]
     return {
-        "id": group.pk, "name": group.name, "start": group.params.get("start", ""),
-        "span_s": plain[-1].end_s if plain else 0.0, "parts": parts,
+        "id": group.pk,
+        "name": group.name,
+        "start": group.params.get("start", ""),
+        "span_s": plain[-1].end_s if plain else 0.0,
+        "parts": parts,
         "gaps": [{"start_s": a, "end_s": b, "duration_s": b - a} for a, b in gaps(plain)],
     }

@@ -63,28 +63,38 @@ class Video(models.Model):
     scenario = models.CharField(max_length=200, blank=True)
     view = models.CharField(max_length=10, choices=View.choices, blank=True)
     annotations = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text="Structured annotations from the manifest: description, objects, actions, counts.",
     )
     extra = models.JSONField(default=dict, blank=True, help_text="Other manifest keys, kept as given.")
 
     derived_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="derivatives",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="derivatives",
         help_text="For synthetic videos made from another (e.g. a night rendition of a day clip).",
     )
 
     media_key = models.CharField(
-        max_length=13, unique=True, default=random_key, editable=False,
+        max_length=13,
+        unique=True,
+        default=random_key,
+        editable=False,
         help_text="The name of the folders of its rendition, poster, HLS and thumbnails (media.streaming.media_key): "
-                  "13 random letters, so a media URL says nothing of the video's id or age (issue 20).")
+        "13 random letters, so a media URL says nothing of the video's id or age (issue 20).",
+    )
     rendition = models.FileField(max_length=500, blank=True)
     poster = models.FileField(max_length=500, blank=True)
     hls = models.FileField(
-        max_length=500, blank=True,
+        max_length=500,
+        blank=True,
         help_text="HLS master playlist, for videos longer than MEDIA_HLS_MIN_DURATION_S (blank for short ones).",
     )
     thumbnails_vtt = models.FileField(
-        max_length=500, blank=True, help_text="WebVTT of timeline thumbnails (sprite sheet regions, #xywh).",
+        max_length=500, blank=True, help_text="WebVTT of timeline thumbnails (sprite sheet regions, #xywh)."
     )
 
     created_at = models.DateTimeField(auto_now_add=True)
@@ -92,9 +102,7 @@ class Video(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "sha256"], name="video_unique_content_per_project"),
-        ]
+        constraints = [models.UniqueConstraint(fields=["project", "sha256"], name="video_unique_content_per_project")]
 
     def __str__(self) -> str:
         return f"{self.filename} ({self.status})"
@@ -162,5 +170,5 @@ class VideoGroupMember(models.Model):
     class Meta:
         ordering = ["group", "role", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["group", "role", "position"], name="groupmember_unique_role_position"),
+            models.UniqueConstraint(fields=["group", "role", "position"], name="groupmember_unique_role_position")
         ]

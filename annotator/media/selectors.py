@@ -10,8 +10,13 @@ from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
 
 # Display order of a group's members: ego then exo 1..N, day then night, life-log parts by position.
-ROLE_ORDER = {VideoGroupMember.Role.EGO: 0, VideoGroupMember.Role.DAY: 0, VideoGroupMember.Role.NIGHT: 1,
-              VideoGroupMember.Role.EXO: 1, VideoGroupMember.Role.PART: 0}
+ROLE_ORDER = {
+    VideoGroupMember.Role.EGO: 0,
+    VideoGroupMember.Role.DAY: 0,
+    VideoGroupMember.Role.NIGHT: 1,
+    VideoGroupMember.Role.EXO: 1,
+    VideoGroupMember.Role.PART: 0,
+}
 
 
 def find_video(project: Project, ref: str | int) -> Video:
@@ -24,7 +29,9 @@ def find_video(project: Project, ref: str | int) -> Video:
             return video
     named = list(Video.objects.filter(project=project, filename=text)[:2])
     if len(named) == 2:
-        raise Invalid(f"several videos of {project.slug} are named {text!r}: name it by its id", errors={"video": "ambiguous"})
+        raise Invalid(
+            f"several videos of {project.slug} are named {text!r}: name it by its id", errors={"video": "ambiguous"}
+        )
     if not named:
         raise NotFound(f"no video {text!r} in project {project.slug}", errors={"video": "not found"})
     return named[0]
@@ -32,8 +39,11 @@ def find_video(project: Project, ref: str | int) -> Video:
 
 def member_label(role: str, position: int) -> str:
     """What a player shows for a member: "ego", "exo 1" .. "exo N", "day", "night", "part 1"."""
-    return f"{role} {position}" if role == VideoGroupMember.Role.EXO else (
-        f"part {position + 1}" if role == VideoGroupMember.Role.PART else role)
+    return (
+        f"{role} {position}"
+        if role == VideoGroupMember.Role.EXO
+        else (f"part {position + 1}" if role == VideoGroupMember.Role.PART else role)
+    )
 
 
 def ordered_members(members) -> list[VideoGroupMember]:

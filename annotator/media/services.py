@@ -83,16 +83,24 @@ def limit_refusal(duration_s: float | None, width: int | None, height: int | Non
     megapixel_hours = hours * (width or 0) * (height or 0) / 1e6
     problems = []
     if megapixel_hours > settings.MEDIA_MAX_MEGAPIXEL_HOURS:
-        problems.append(f"too long for its size: {streaming.duration_words(duration_s)} at {width}x{height} is "
-                        f"{megapixel_hours:.3g} megapixel-hours; the limit is {settings.MEDIA_MAX_MEGAPIXEL_HOURS:g} "
-                        "(MEDIA_MAX_MEGAPIXEL_HOURS)")
+        problems.append(
+            f"too long for its size: {streaming.duration_words(duration_s)} at {width}x{height} is "
+            f"{megapixel_hours:.3g} megapixel-hours; the limit is {settings.MEDIA_MAX_MEGAPIXEL_HOURS:g} "
+            "(MEDIA_MAX_MEGAPIXEL_HOURS)"
+        )
     if segments := streaming.too_many_segments(duration_s):
         problems.append(segments)
     return "; ".join(problems)
 
 
-def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None, *,
-                filename: str | None = None, stored_name: str | None = None) -> IngestResult:
+def ingest_file(
+    project: Project,
+    path: Path,
+    entry: ManifestEntry | None = None,
+    *,
+    filename: str | None = None,
+    stored_name: str | None = None,
+) -> IngestResult:
     """Ingest one file into ``project``.
 
     Steps: check it exists, is non-empty and not above ``MEDIA_MAX_UPLOAD_BYTES``; hash it; if the
@@ -113,7 +121,9 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
         return IngestResult(shown, "failed", reason="no such file")
     size = path.stat().st_size
     if size == 0:
-        return _record_failure(project, name, shown, size, hashlib.sha256(b"").hexdigest(), "empty file (0 bytes)", entry)
+        return _record_failure(
+            project, name, shown, size, hashlib.sha256(b"").hexdigest(), "empty file (0 bytes)", entry
+        )
     if size > settings.MEDIA_MAX_UPLOAD_BYTES:
         reason = f"too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}"
         return IngestResult(shown, "failed", reason=reason)
@@ -125,7 +135,9 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
             existing.save()
         if existing.status == Video.Status.FAILED:
             return IngestResult(shown, "failed", existing.pk, f"already ingested and failed: {existing.error}")
-        return IngestResult(shown, "duplicate", existing.pk, f"same content as video {existing.pk} ({existing.filename})")
+        return IngestResult(
+            shown, "duplicate", existing.pk, f"same content as video {existing.pk} ({existing.filename})"
+        )
     try:
         probed = ffmpeg.probe(path)
         if refusal := limit_refusal(probed.duration_s, probed.width, probed.height):
@@ -136,11 +148,20 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
 
     with transaction.atomic():
         video = Video(
-            project=project, sha256=digest, filename=name, size_bytes=size,
+            project=project,
+            sha256=digest,
+            filename=name,
+            size_bytes=size,
             status=Video.Status.PROCESSING,
-            container=probed.container, duration_s=probed.duration_s, fps=probed.fps,
-            frame_count=probed.frame_count, width=probed.width, height=probed.height,
-            video_codec=probed.video_codec, audio_codec=probed.audio_codec, rotation=probed.rotation,
+            container=probed.container,
+            duration_s=probed.duration_s,
+            fps=probed.fps,
+            frame_count=probed.frame_count,
+            width=probed.width,
+            height=probed.height,
+            video_codec=probed.video_codec,
+            audio_codec=probed.audio_codec,
+            rotation=probed.rotation,
         )
         _apply_manifest(video, entry)
         if stored_name:
@@ -155,7 +176,8 @@ def ingest_file(project: Project, path: Path, entry: ManifestEntry | None = None
 
 def _record_failure(project, name: str, shown: str, size: int, digest: str, reason: str, entry) -> IngestResult:
     video, created = Video.objects.get_or_create(
-        project=project, sha256=digest,
+        project=project,
+        sha256=digest,
         defaults={"filename": name, "size_bytes": size, "status": Video.Status.FAILED, "error": reason},
     )
     if created:
@@ -166,8 +188,17 @@ def _record_failure(project, name: str, shown: str, size: int, digest: str, reas
 
 # Storage prefixes the platform writes itself. An object under them belongs to some project's video
 # (the bucket is shared by every project), so it cannot be registered into another.
-MANAGED_PREFIXES = ("originals/", "renditions/", "hls/", "thumbs/", "frames/", "studyclips/", "drafts/", "exports/",
-                    "imports/")
+MANAGED_PREFIXES = (
+    "originals/",
+    "renditions/",
+    "hls/",
+    "thumbs/",
+    "frames/",
+    "studyclips/",
+    "drafts/",
+    "exports/",
+    "imports/",
+)
 KEY_MAX = 1024  # S3's own limit on a key's length, in UTF-8 bytes
 
 
@@ -204,17 +235,23 @@ def register_stored(project: Project, key: str, entry: ManifestEntry | None = No
     is not a readable video is a ``failed`` result, as for ``ingest_file``."""
     check_storage_key(key)
     if Video.objects.filter(original=key).exclude(project=project).exists():
-        raise Invalid(f"cannot register {key!r}: it is the original of a video of another project",
-                      errors={"key": "another project's video"})
+        raise Invalid(
+            f"cannot register {key!r}: it is the original of a video of another project",
+            errors={"key": "another project's video"},
+        )
     if on_local_disk():
-        raise Invalid("registering by key needs S3 storage (STORAGE_BACKEND=s3); upload the file instead",
-                      errors={"key": "storage is a local folder"})
+        raise Invalid(
+            "registering by key needs S3 storage (STORAGE_BACKEND=s3); upload the file instead",
+            errors={"key": "storage is a local folder"},
+        )
     if not default_storage.exists(key):
         raise Invalid(f"no object {key!r} in the bucket", errors={"key": "no such object"})
     size = default_storage.size(key)
     if size > settings.MEDIA_MAX_UPLOAD_BYTES:
-        raise Invalid(f"{key!r} is too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}",
-                      errors={"key": "too large"})
+        raise Invalid(
+            f"{key!r} is too large: {size} bytes, limit is {settings.MEDIA_MAX_UPLOAD_BYTES}",
+            errors={"key": "too large"},
+        )
     with local_copy(key) as path:
         return ingest_file(project, path, entry, filename=Path(key).name, stored_name=key)
 
@@ -240,8 +277,9 @@ def transcode(video_id: int) -> Video | None:
         return video
     # Ingest checked the limits; a video queued before they were lowered is refused here, unread.
     if refusal := limit_refusal(video.duration_s, video.width, video.height):
-        Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(status=Video.Status.FAILED,
-                                                                                 error=refusal)
+        Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
+            status=Video.Status.FAILED, error=refusal
+        )
         return Video.objects.filter(pk=video.pk).first()
     max_height = settings.MEDIA_RENDITION_MAX_HEIGHT
     long = streaming.needs_hls(video.duration_s)
@@ -255,11 +293,13 @@ def transcode(video_id: int) -> Video | None:
         build = ffmpeg.rendition_args if video.audio_codec else ffmpeg.rendition_args_silent
         timeout = ffmpeg.timeout_for(video.duration_s)
         try:
-            ffmpeg.run(build(src, out, max_height=max_height, keyframe_every_s=keyframes), timeout_s=timeout,
-                       what="transcode")
+            ffmpeg.run(
+                build(src, out, max_height=max_height, keyframe_every_s=keyframes), timeout_s=timeout, what="transcode"
+            )
             at = min(1.0, (video.duration_s or 0) / 2)
-            ffmpeg.run(ffmpeg.still_args(src, at, max_side=max_height * 16 // 9, dst=str(poster)),
-                       timeout_s=120, what="poster")
+            ffmpeg.run(
+                ffmpeg.still_args(src, at, max_side=max_height * 16 // 9, dst=str(poster)), timeout_s=120, what="poster"
+            )
             streaming.make_thumbnails(out, thumbs, duration_s=video.duration_s or 0, keyframe_every_s=keyframes)
             if long:
                 streaming.make_hls(out, hls, work, duration_s=video.duration_s or 0, audio=bool(video.audio_codec))
@@ -288,7 +328,11 @@ def transcode(video_id: int) -> Video | None:
                 default_storage.delete(name)
             raise
     updated = Video.objects.filter(pk=video.pk, status=Video.Status.PROCESSING).update(
-        status=Video.Status.READY, rendition=rendition_name, poster=poster_name, thumbnails_vtt=vtt_name, hls=hls_name,
+        status=Video.Status.READY,
+        rendition=rendition_name,
+        poster=poster_name,
+        thumbnails_vtt=vtt_name,
+        hls=hls_name,
         error="",
     )
     if not updated:  # someone else finished first (a redelivered message), or the video was deleted
@@ -302,9 +346,7 @@ def transcode(video_id: int) -> Video | None:
 
 def mark_transcode_failed(video_id: int, reason: str) -> None:
     """Record a transcode that gave up (out of deliveries or retries; ``reason`` in plain words)."""
-    Video.objects.filter(pk=video_id, status=Video.Status.PROCESSING).update(
-        status=Video.Status.FAILED, error=reason
-    )
+    Video.objects.filter(pk=video_id, status=Video.Status.PROCESSING).update(status=Video.Status.FAILED, error=reason)
 
 
 # ------------------------------------------------------------------------- media-key folders
@@ -317,8 +359,11 @@ def misplaced(video: Video) -> list[str]:
     """The fields of ``video`` (rendition, poster, hls, thumbnails_vtt) whose files lie outside its
     media-key folders: files stored before handles, in folders named by the video's row id. Those
     are not served (``media.views``) until ``relocate`` moves them. No query."""
-    return [field for field, top in _PLACED
-            if getattr(video, field).name and not getattr(video, field).name.startswith(f"{top}/{video.media_key}/")]
+    return [
+        field
+        for field, top in _PLACED
+        if getattr(video, field).name and not getattr(video, field).name.startswith(f"{top}/{video.media_key}/")
+    ]
 
 
 def _copy(src: str, dst: str) -> str:
@@ -391,38 +436,55 @@ def _check_members(kind: str, videos: list[Video], name: str) -> None:
     if len({v.project_id for v in videos}) != 1:
         raise Invalid(f"a {kind} group needs videos of one project", errors={"members": "videos of another project"})
     if len({v.pk for v in videos}) != len(videos):
-        raise Invalid(f"a {kind} group needs different videos: a video is named twice", errors={"members": "a video twice"})
+        raise Invalid(
+            f"a {kind} group needs different videos: a video is named twice", errors={"members": "a video twice"}
+        )
     for v in videos:
         if v.status == Video.Status.FAILED or not v.duration_s:
-            raise Invalid(f"video {v.filename} ({v.pk}) " + ("failed to ingest" if v.status == Video.Status.FAILED
-                                                              else "has not been probed yet"), errors={"members": "not usable"})
+            raise Invalid(
+                f"video {v.filename} ({v.pk}) "
+                + ("failed to ingest" if v.status == Video.Status.FAILED else "has not been probed yet"),
+                errors={"members": "not usable"},
+            )
     if name and VideoGroup.objects.filter(project_id=videos[0].project_id, name=name).exists():
         raise Invalid(f"this project already has a group named {name!r}", errors={"name": "taken"})
 
 
-def make_day_night_group(day: Video, night: Video, *, offset_s: float = 0.0, name: str = "", params: dict | None = None) -> VideoGroup:
+def make_day_night_group(
+    day: Video, night: Video, *, offset_s: float = 0.0, name: str = "", params: dict | None = None
+) -> VideoGroup:
     """Group two videos of a project as a day-night pair (EgoNight seed 000 Sec. 3.1): the same
     route lit and dark, the night one ``offset_s`` seconds later (night time = day time + offset).
     Returns the existing group if these two are already paired. Raises Invalid for videos of
     different projects, the same video twice, a video not probed or failed, a name taken, or a
     night video that is not at least 1 s long after the offset."""
     if day.project_id != night.project_id or day.pk == night.pk:
-        raise Invalid("a day-night pair needs two different videos of the same project", errors={"members": "two videos"})
+        raise Invalid(
+            "a day-night pair needs two different videos of the same project", errors={"members": "two videos"}
+        )
     if not 0 <= offset_s <= GROUP_OFFSET_MAX_S or (night.duration_s or 0) - offset_s < GROUP_MIN_OVERLAP_S:
-        raise Invalid(f"offset {offset_s} s leaves less than 1 s of the night video", errors={"offset_s": "out of range"})
-    existing = (VideoGroup.objects.filter(kind=VideoGroup.Kind.DAY_NIGHT, members__video=day, members__role="day")
-                .filter(members__video=night).first())
+        raise Invalid(
+            f"offset {offset_s} s leaves less than 1 s of the night video", errors={"offset_s": "out of range"}
+        )
+    existing = (
+        VideoGroup.objects.filter(kind=VideoGroup.Kind.DAY_NIGHT, members__video=day, members__role="day")
+        .filter(members__video=night)
+        .first()
+    )
     if existing is not None:
         return existing
     name = name or f"{day.filename} / {night.filename}"
     _check_members("day-night", [day, night], name)
     with transaction.atomic():
-        group = VideoGroup.objects.create(project_id=day.project_id, kind=VideoGroup.Kind.DAY_NIGHT,
-                                          name=name, params=params or {})
-        VideoGroupMember.objects.bulk_create([
-            VideoGroupMember(group=group, video=day, role=VideoGroupMember.Role.DAY, offset_s=0.0),
-            VideoGroupMember(group=group, video=night, role=VideoGroupMember.Role.NIGHT, offset_s=offset_s),
-        ])
+        group = VideoGroup.objects.create(
+            project_id=day.project_id, kind=VideoGroup.Kind.DAY_NIGHT, name=name, params=params or {}
+        )
+        VideoGroupMember.objects.bulk_create(
+            [
+                VideoGroupMember(group=group, video=day, role=VideoGroupMember.Role.DAY, offset_s=0.0),
+                VideoGroupMember(group=group, video=night, role=VideoGroupMember.Role.NIGHT, offset_s=offset_s),
+            ]
+        )
     return group
 
 
@@ -435,7 +497,9 @@ def ego_exo_window(ego_duration_s: float, exos: list[tuple[float, float]]) -> tu
     return start, end
 
 
-def make_ego_exo_set(ego: Video, exos: list[tuple[Video, float]], *, name: str = "", params: dict | None = None) -> VideoGroup:
+def make_ego_exo_set(
+    ego: Video, exos: list[tuple[Video, float]], *, name: str = "", params: dict | None = None
+) -> VideoGroup:
     """Group an egocentric video and 1..``EGO_EXO_MAX_EXOS`` exocentric views of the same activity as
     an EgoExoBench multi-view set (seed 001 Sec. 3.2, "synchronized multi-view videos").
 
@@ -448,37 +512,52 @@ def make_ego_exo_set(ego: Video, exos: list[tuple[Video, float]], *, name: str =
     view that keeps less than ``GROUP_MIN_OVERLAP_S`` of common time with the ego video (naming
     it), or a name already taken in the project."""
     if not 1 <= len(exos) <= EGO_EXO_MAX_EXOS:
-        raise Invalid(f"an ego-exo set needs 1 to {EGO_EXO_MAX_EXOS} exo videos (got {len(exos)})",
-                      errors={"members": f"1 to {EGO_EXO_MAX_EXOS} exo videos"})
+        raise Invalid(
+            f"an ego-exo set needs 1 to {EGO_EXO_MAX_EXOS} exo videos (got {len(exos)})",
+            errors={"members": f"1 to {EGO_EXO_MAX_EXOS} exo videos"},
+        )
     _check_members("ego-exo", [ego, *(v for v, _ in exos)], "")
     for k, (video, offset) in enumerate(exos, start=1):
         if not -GROUP_OFFSET_MAX_S <= offset <= GROUP_OFFSET_MAX_S:
-            raise Invalid(f"exo {k} ({video.filename}): offset {offset} s is more than a day",
-                          errors={f"exos[{k}].offset_s": "at most a day either way"})
+            raise Invalid(
+                f"exo {k} ({video.filename}): offset {offset} s is more than a day",
+                errors={f"exos[{k}].offset_s": "at most a day either way"},
+            )
         start, end = ego_exo_window(ego.duration_s, [(video.duration_s, offset)])
         if end - start < GROUP_MIN_OVERLAP_S:
-            raise Invalid(f"exo {k} ({video.filename}, {video.duration_s:g} s) at offset {offset:g} s keeps "
-                          f"{max(end - start, 0):g} s in common with the ego video ({ego.duration_s:g} s): at least "
-                          f"{GROUP_MIN_OVERLAP_S:g} s is needed", errors={f"exos[{k}].offset_s": "too little overlap"})
+            raise Invalid(
+                f"exo {k} ({video.filename}, {video.duration_s:g} s) at offset {offset:g} s keeps "
+                f"{max(end - start, 0):g} s in common with the ego video ({ego.duration_s:g} s): at least "
+                f"{GROUP_MIN_OVERLAP_S:g} s is needed",
+                errors={f"exos[{k}].offset_s": "too little overlap"},
+            )
     start, end = ego_exo_window(ego.duration_s, [(v.duration_s, o) for v, o in exos])
     if end - start < GROUP_MIN_OVERLAP_S:
-        raise Invalid(f"the views keep {max(end - start, 0):g} s in common (ego time {start:g}-{end:g} s): at least "
-                      f"{GROUP_MIN_OVERLAP_S:g} s is needed", errors={"members": "too little common time"})
+        raise Invalid(
+            f"the views keep {max(end - start, 0):g} s in common (ego time {start:g}-{end:g} s): at least "
+            f"{GROUP_MIN_OVERLAP_S:g} s is needed",
+            errors={"members": "too little common time"},
+        )
     wanted = [(ego.pk, VideoGroupMember.Role.EGO, 0, 0.0)] + [
-        (v.pk, VideoGroupMember.Role.EXO, k, float(o)) for k, (v, o) in enumerate(exos, start=1)]
-    for group in VideoGroup.objects.filter(kind=VideoGroup.Kind.EGO_EXO, members__video=ego,
-                                           members__role=VideoGroupMember.Role.EGO).prefetch_related("members"):
+        (v.pk, VideoGroupMember.Role.EXO, k, float(o)) for k, (v, o) in enumerate(exos, start=1)
+    ]
+    for group in VideoGroup.objects.filter(
+        kind=VideoGroup.Kind.EGO_EXO, members__video=ego, members__role=VideoGroupMember.Role.EGO
+    ).prefetch_related("members"):
         if sorted((m.video_id, m.role, m.position, m.offset_s) for m in group.members.all()) == sorted(wanted):
             return group
     name = name or " + ".join([ego.filename, *(v.filename for v, _ in exos)])[:255]
     _check_members("ego-exo", [ego], name)
     with transaction.atomic():
-        group = VideoGroup.objects.create(project_id=ego.project_id, kind=VideoGroup.Kind.EGO_EXO, name=name,
-                                          params=params or {})
-        VideoGroupMember.objects.bulk_create([
-            VideoGroupMember(group=group, video_id=video_id, role=role, position=position, offset_s=offset)
-            for video_id, role, position, offset in wanted
-        ])
+        group = VideoGroup.objects.create(
+            project_id=ego.project_id, kind=VideoGroup.Kind.EGO_EXO, name=name, params=params or {}
+        )
+        VideoGroupMember.objects.bulk_create(
+            [
+                VideoGroupMember(group=group, video_id=video_id, role=role, position=position, offset_s=offset)
+                for video_id, role, position, offset in wanted
+            ]
+        )
     return group
 
 
@@ -496,17 +575,18 @@ def _ego_exo_from_members(project: Project, members: list[dict], name: str) -> V
     ego = [m for m in members if m["role"] == VideoGroupMember.Role.EGO]
     exos = [m for m in members if m["role"] == VideoGroupMember.Role.EXO]
     if len(ego) != 1 or len(ego) + len(exos) != len(members):
-        raise Invalid("an ego-exo set needs one ego member and exo members only", errors={"members": "one ego, then exo"})
+        raise Invalid(
+            "an ego-exo set needs one ego member and exo members only", errors={"members": "one ego, then exo"}
+        )
     if ego[0].get("offset_s", 0.0):
-        raise Invalid("the ego member's offset is 0: the exo offsets are relative to it", errors={"members": "ego offset"})
+        raise Invalid(
+            "the ego member's offset is 0: the exo offsets are relative to it", errors={"members": "ego offset"}
+        )
     return make_ego_exo_set(ego[0]["video"], [(m["video"], m.get("offset_s", 0.0)) for m in exos], name=name)
 
 
 # How each kind of group is made from a list of members (``make_group``); a new kind adds its maker here.
-GROUP_MAKERS = {
-    VideoGroup.Kind.DAY_NIGHT: _day_night_from_members,
-    VideoGroup.Kind.EGO_EXO: _ego_exo_from_members,
-}
+GROUP_MAKERS = {VideoGroup.Kind.DAY_NIGHT: _day_night_from_members, VideoGroup.Kind.EGO_EXO: _ego_exo_from_members}
 
 
 def make_group(project: Project, kind: str, members: list[dict], *, name: str = "") -> VideoGroup:
@@ -516,23 +596,29 @@ def make_group(project: Project, kind: str, members: list[dict], *, name: str = 
     member), roles that do not fit the kind, or any rule of the kind's maker."""
     maker = GROUP_MAKERS.get(kind)
     if maker is None:
-        raise Invalid(f"groups of kind {kind!r} cannot be made here; kinds: {', '.join(GROUP_MAKERS)}",
-                      errors={"kind": "unknown"})
+        raise Invalid(
+            f"groups of kind {kind!r} cannot be made here; kinds: {', '.join(GROUP_MAKERS)}", errors={"kind": "unknown"}
+        )
     videos = Video.objects.in_bulk([m["video"] for m in members])
     resolved = []
     for i, m in enumerate(members):
         video = videos.get(m["video"])
         if video is None or video.project_id != project.pk:
-            raise Invalid(f"members[{i}]: no video {m['video']} in project {project.slug}",
-                          errors={f"members[{i}].video": "not a video of this project"})
+            raise Invalid(
+                f"members[{i}]: no video {m['video']} in project {project.slug}",
+                errors={f"members[{i}].video": "not a video of this project"},
+            )
         resolved.append({**m, "video": video})
     return maker(project, resolved, name)
 
 
 def night_candidates(project: Project) -> list[Video]:
     """Real, ready videos that are not night videos: the day clips to derive night versions of."""
-    return list(Video.objects.filter(project=project, source=Video.Source.REAL, status=Video.Status.READY)
-                .exclude(illumination=Video.Illumination.NIGHT).order_by("id"))
+    return list(
+        Video.objects.filter(project=project, source=Video.Source.REAL, status=Video.Status.READY)
+        .exclude(illumination=Video.Illumination.NIGHT)
+        .order_by("id")
+    )
 
 
 def derive_night(day_id: int, level: str) -> Video | None:
@@ -552,12 +638,21 @@ def derive_night(day_id: int, level: str) -> Video | None:
         recipe = [[name, kwargs] for name, kwargs in ffmpeg.NIGHT_LEVELS[level]]
         with local_copy(day.original.name) as src, work_dir(f"night-{day.pk}-{level}-") as work:
             out = work / f"{Path(day.filename).stem}-night-{level}.mp4"
-            ffmpeg.run(ffmpeg.night_args(src, out, level=level, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT),
-                       timeout_s=ffmpeg.timeout_for(day.duration_s), what="night rendition")
+            ffmpeg.run(
+                ffmpeg.night_args(src, out, level=level, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT),
+                timeout_s=ffmpeg.timeout_for(day.duration_s),
+                what="night rendition",
+            )
             entry = ManifestEntry(
                 file=out.name,
-                fields={"source": Video.Source.SYNTHETIC, "illumination": Video.Illumination.NIGHT, "difficulty": level,
-                        "domain": day.domain, "scenario": day.scenario, "view": day.view},
+                fields={
+                    "source": Video.Source.SYNTHETIC,
+                    "illumination": Video.Illumination.NIGHT,
+                    "difficulty": level,
+                    "domain": day.domain,
+                    "scenario": day.scenario,
+                    "view": day.view,
+                },
                 extra={"derived_from": day.filename, "night_recipe": recipe},
             )
             result = ingest_file(day.project, out, entry)
@@ -565,11 +660,33 @@ def derive_night(day_id: int, level: str) -> Video | None:
             raise ffmpeg.MediaError(f"night rendition of {day.filename} could not be ingested: {result.reason}")
         Video.objects.filter(pk=result.video_id).update(derived_from=day)
         existing = Video.objects.get(pk=result.video_id)
-    make_day_night_group(day, existing, offset_s=0.0, name=f"{day.filename} / night {level}",
-                         params={"synthetic": True, "difficulty": level})
+    make_day_night_group(
+        day,
+        existing,
+        offset_s=0.0,
+        name=f"{day.filename} / night {level}",
+        params={"synthetic": True, "difficulty": level},
+    )
     return existing
 
 
-__all__ = ["IngestResult", "expand_paths", "ingest_file", "limit_refusal", "register_stored", "check_storage_key", "local_copy",
-           "on_local_disk", "transcode", "mark_transcode_failed", "sha256_of",
-           "make_day_night_group", "make_ego_exo_set", "ego_exo_window", "make_group", "GROUP_MAKERS", "night_candidates", "derive_night"]
+__all__ = [
+    "IngestResult",
+    "expand_paths",
+    "ingest_file",
+    "limit_refusal",
+    "register_stored",
+    "check_storage_key",
+    "local_copy",
+    "on_local_disk",
+    "transcode",
+    "mark_transcode_failed",
+    "sha256_of",
+    "make_day_night_group",
+    "make_ego_exo_set",
+    "ego_exo_window",
+    "make_group",
+    "GROUP_MAKERS",
+    "night_candidates",
+    "derive_night",
+]

@@ -70,9 +70,11 @@ def too_many_segments(duration_s: float | None) -> str:
     segments, most = hls_segments(duration_s), settings.MEDIA_HLS_MAX_SEGMENTS
     if segments <= most:
         return ""
-    return (f"too long to stream: {duration_words(duration_s)} would make {segments:,} HLS segments of "
-            f"{settings.MEDIA_HLS_SEGMENT_S} s per quality level; the limit is {most:,} "
-            f"({duration_words(most * settings.MEDIA_HLS_SEGMENT_S)}, MEDIA_HLS_MAX_SEGMENTS)")
+    return (
+        f"too long to stream: {duration_words(duration_s)} would make {segments:,} HLS segments of "
+        f"{settings.MEDIA_HLS_SEGMENT_S} s per quality level; the limit is {most:,} "
+        f"({duration_words(most * settings.MEDIA_HLS_SEGMENT_S)}, MEDIA_HLS_MAX_SEGMENTS)"
+    )
 
 
 def media_key(video) -> str:
@@ -125,8 +127,11 @@ def thumbnails_vtt(duration_s: float, every_s: float, *, tile_w: int, tile_h: in
         end = duration_s if i == count - 1 else min((i + 1) * every_s, duration_s)
         sheet, cell = divmod(i, per_sheet)
         row, col = divmod(cell, THUMB_COLUMNS)
-        lines += [f"{_timestamp(start)} --> {_timestamp(end)}",
-                  f"sprite-{sheet}.jpg#xywh={col * tile_w},{row * tile_h},{tile_w},{tile_h}", ""]
+        lines += [
+            f"{_timestamp(start)} --> {_timestamp(end)}",
+            f"sprite-{sheet}.jpg#xywh={col * tile_w},{row * tile_h},{tile_w},{tile_h}",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -136,8 +141,15 @@ def make_thumbnails(src: Path, out: Path, *, duration_s: float, keyframe_every_s
     at every multiple of it (then only key frames are decoded). Raises MediaError if ffmpeg fails or
     makes no sheet."""
     every = thumbnail_interval_s(duration_s, keyframe_every_s=keyframe_every_s)
-    args = ffmpeg.sprite_args(src, out / "sprite-%d.jpg", every_s=every, width=settings.MEDIA_THUMB_WIDTH,
-                              columns=THUMB_COLUMNS, rows=THUMB_ROWS, keyframes_only=bool(keyframe_every_s))
+    args = ffmpeg.sprite_args(
+        src,
+        out / "sprite-%d.jpg",
+        every_s=every,
+        width=settings.MEDIA_THUMB_WIDTH,
+        columns=THUMB_COLUMNS,
+        rows=THUMB_ROWS,
+        keyframes_only=bool(keyframe_every_s),
+    )
     ffmpeg.run(args, timeout_s=ffmpeg.timeout_for(duration_s, factor=2.0), what="timeline thumbnails")
     sheets = sum(1 for _ in out.glob("sprite-*.jpg"))
     if not sheets or not (out / "sprite-0.jpg").is_file():
@@ -145,8 +157,10 @@ def make_thumbnails(src: Path, out: Path, *, duration_s: float, keyframe_every_s
     with Image.open(out / "sprite-0.jpg") as sheet:
         width, height = sheet.size
     vtt = out / VTT
-    vtt.write_text(thumbnails_vtt(duration_s, every, tile_w=width // THUMB_COLUMNS, tile_h=height // THUMB_ROWS,
-                                  sheets=sheets), encoding="utf-8")
+    vtt.write_text(
+        thumbnails_vtt(duration_s, every, tile_w=width // THUMB_COLUMNS, tile_h=height // THUMB_ROWS, sheets=sheets),
+        encoding="utf-8",
+    )
     return vtt
 
 
@@ -179,8 +193,13 @@ def master_playlist(levels: list[Level]) -> str:
     """The text of an HLS master playlist (RFC 8216 Sec. 4.3.4.2) listing ``levels``, lowest first."""
     lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
     for level in sorted(levels, key=lambda lv: lv.bandwidth):
-        lines += [(f"#EXT-X-STREAM-INF:BANDWIDTH={level.bandwidth},AVERAGE-BANDWIDTH={level.average_bandwidth},"
-                   f"RESOLUTION={level.width}x{level.height}"), level.playlist]
+        lines += [
+            (
+                f"#EXT-X-STREAM-INF:BANDWIDTH={level.bandwidth},AVERAGE-BANDWIDTH={level.average_bandwidth},"
+                f"RESOLUTION={level.width}x{level.height}"
+            ),
+            level.playlist,
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -203,13 +222,19 @@ def make_hls(top: Path, out: Path, work: Path, *, duration_s: float, audio: bool
         raise ffmpeg.MediaError(refusal)
     low = work / "hls-low.mp4"
     low_height = low_level_height(top_probe.height)
-    ffmpeg.run(ffmpeg.hls_level_args(top, low, height=low_height, keyframe_every_s=segment_s, audio=audio),
-               timeout_s=timeout, what="HLS rendition (lower level)")
+    ffmpeg.run(
+        ffmpeg.hls_level_args(top, low, height=low_height, keyframe_every_s=segment_s, audio=audio),
+        timeout_s=timeout,
+        what="HLS rendition (lower level)",
+    )
     low_probe = ffmpeg.probe(low)
     levels = []
     for name, path, probed in (("v0", top, top_probe), ("v1", low, low_probe)):
-        ffmpeg.run(ffmpeg.hls_package_args(path, out, name=name, segment_s=segment_s), timeout_s=timeout,
-                   what="HLS rendition (segments)")
+        ffmpeg.run(
+            ffmpeg.hls_package_args(path, out, name=name, segment_s=segment_s),
+            timeout_s=timeout,
+            what="HLS rendition (segments)",
+        )
         levels.append(_measure(out / f"{name}.m3u8", probed.width, probed.height))
     low.unlink()
     master = out / MASTER
@@ -281,7 +306,11 @@ def backfill(video) -> list[str]:
     segment_s = settings.MEDIA_HLS_SEGMENT_S
     updates: dict[str, str] = {}
     source = video.original.name or video.rendition.name
-    with local_copy(video.rendition.name) as rendition, local_copy(source) as src, work_dir(f"backfill-{video.pk}-") as work:
+    with (
+        local_copy(video.rendition.name) as rendition,
+        local_copy(source) as src,
+        work_dir(f"backfill-{video.pk}-") as work,
+    ):
         thumbs, hls = work / "thumbs", work / "hls"
         thumbs.mkdir()
         hls.mkdir()
@@ -290,8 +319,11 @@ def backfill(video) -> list[str]:
         if "HLS" in lacks:
             top = work / "top.mp4"
             build = ffmpeg.rendition_args if video.audio_codec else ffmpeg.rendition_args_silent
-            ffmpeg.run(build(src, top, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT, keyframe_every_s=segment_s),
-                       timeout_s=ffmpeg.timeout_for(duration), what="HLS rendition (top level)")
+            ffmpeg.run(
+                build(src, top, max_height=settings.MEDIA_RENDITION_MAX_HEIGHT, keyframe_every_s=segment_s),
+                timeout_s=ffmpeg.timeout_for(duration),
+                what="HLS rendition (top level)",
+            )
             make_hls(top, hls, work, duration_s=duration, audio=bool(video.audio_codec))
             keyframes, thumbs_from = segment_s, top
         if "thumbnails" in lacks:
@@ -312,5 +344,20 @@ def backfill(video) -> list[str]:
     return lacks
 
 
-__all__ = ["Level", "backfill", "clear_prefix", "hls_prefix", "low_level_height", "media_key", "make_hls", "make_thumbnails", "master_playlist",
-           "missing", "needs_hls", "save_folder", "thumbnail_interval_s", "thumbnails_vtt", "thumbs_prefix"]
+__all__ = [
+    "Level",
+    "backfill",
+    "clear_prefix",
+    "hls_prefix",
+    "low_level_height",
+    "media_key",
+    "make_hls",
+    "make_thumbnails",
+    "master_playlist",
+    "missing",
+    "needs_hls",
+    "save_folder",
+    "thumbnail_interval_s",
+    "thumbnails_vtt",
+    "thumbs_prefix",
+]

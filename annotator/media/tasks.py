@@ -14,8 +14,12 @@ def _storage_retry(exc: OSError) -> RetryLater:
 # ffmpeg runs, each within FFMPEG_TIMEOUT_MAX_S: the rendition, a poster (at most 120 s), the timeline
 # thumbnails (key frames only on long videos) and, for a long video, its lower HLS level (encoded from
 # the rendition, a few times cheaper than the rendition) and two -c copy cuts into segments.
-@job_task("media.transcode", time_limit_s=2 * settings.FFMPEG_TIMEOUT_MAX_S + 300, max_deliveries=3,
-          on_give_up=services.mark_transcode_failed)
+@job_task(
+    "media.transcode",
+    time_limit_s=2 * settings.FFMPEG_TIMEOUT_MAX_S + 300,
+    max_deliveries=3,
+    on_give_up=services.mark_transcode_failed,
+)
 def transcode_video(video_id: int) -> str:
     """Transcode one video (``media.services.transcode``). A file ffmpeg cannot read fails the video
     at once; storage errors retry; a file that kills or outlasts the worker fails it after 3 deliveries."""

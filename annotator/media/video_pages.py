@@ -36,15 +36,29 @@ def video_list(request, slug: str):
     videos = Video.objects.filter(project=project, **chosen)
     if query:
         videos = videos.filter(filename__icontains=query)
-    rows = [{"video": v, "media": media_urls(v), "retry": v.status == Video.Status.FAILED and bool(v.original.name)}
-            for v in videos.order_by("id")[:VIDEOS_SHOWN]]
-    filters = [{"name": name, "label": name.capitalize(), "choices": list(fields[name].items()),
-                "value": chosen.get(name, "")} for name in VIDEO_FILTERS]
-    return render(request, "media/video_list.html", {
-        "project": project, "rows": rows, "filters": filters, "query": query,
-        "filtered": bool(chosen or query), "matching": videos.count() if len(rows) == VIDEOS_SHOWN else len(rows), "total": Video.objects.filter(project=project).count(),
-        "can_manage": role in access.MANAGE_ROLES,
-        "config": {"uploadUrl": f"/api/projects/{project.slug}/videos/"}})
+    rows = [
+        {"video": v, "media": media_urls(v), "retry": v.status == Video.Status.FAILED and bool(v.original.name)}
+        for v in videos.order_by("id")[:VIDEOS_SHOWN]
+    ]
+    filters = [
+        {"name": name, "label": name.capitalize(), "choices": list(fields[name].items()), "value": chosen.get(name, "")}
+        for name in VIDEO_FILTERS
+    ]
+    return render(
+        request,
+        "media/video_list.html",
+        {
+            "project": project,
+            "rows": rows,
+            "filters": filters,
+            "query": query,
+            "filtered": bool(chosen or query),
+            "matching": videos.count() if len(rows) == VIDEOS_SHOWN else len(rows),
+            "total": Video.objects.filter(project=project).count(),
+            "can_manage": role in access.MANAGE_ROLES,
+            "config": {"uploadUrl": f"/api/projects/{project.slug}/videos/"},
+        },
+    )
 
 
 @login_required

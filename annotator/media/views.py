@@ -122,10 +122,10 @@ def serve_media(request, name: str):
         response["Content-Range"] = f"bytes */{size}"
         return response
     length = end - start + 1
-    response = StreamingHttpResponse(_stream(default_storage.open(name, "rb"), start, length), status=206,
-                                     content_type=content_type)
+    response = StreamingHttpResponse(
+        _stream(default_storage.open(name, "rb"), start, length), status=206, content_type=content_type
+    )
     response["Content-Range"] = f"bytes {start}-{end}/{size}"
     response["Content-Length"] = str(length)
     response["Accept-Ranges"] = "bytes"
     return response
-

@@ -48,7 +48,9 @@ def local_copy(name: str) -> Iterator[Path]:
             # The storage's connection is per thread (exports cut clips from several threads).
             client = default_storage.connection.meta.client
             try:
-                body = client.get_object(Bucket=default_storage.bucket_name, Key=default_storage._normalize_name(name))["Body"]
+                body = client.get_object(Bucket=default_storage.bucket_name, Key=default_storage._normalize_name(name))[
+                    "Body"
+                ]
                 with body:
                     shutil.copyfileobj(body, tmp, COPY_CHUNK)
             except ClientError as exc:

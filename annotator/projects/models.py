@@ -16,13 +16,13 @@ class Project(models.Model):
     guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators while working.")
     # Queue policy (SPEC part 3; EgoNight seed 000 Sec. 3.2 "random double-check").
     double_check_share = models.FloatField(
-        default=0.2, help_text="Share of first-pass units sent to double-check, chosen at random (0 to 1).",
+        default=0.2, help_text="Share of first-pass units sent to double-check, chosen at random (0 to 1)."
     )
     overlap_share = models.FloatField(
-        default=0.0, help_text="Share of new units verified blind by overlap_k distinct annotators (0 to 1).",
+        default=0.0, help_text="Share of new units verified blind by overlap_k distinct annotators (0 to 1)."
     )
     overlap_k = models.PositiveSmallIntegerField(
-        default=2, help_text="Distinct annotators per overlap unit, the first pass included (2 or more).",
+        default=2, help_text="Distinct annotators per overlap unit, the first pass included (2 or more)."
     )
     queue_seed = models.IntegerField(default=0, help_text="Seed of the random double-check and overlap choices.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -30,10 +30,13 @@ class Project(models.Model):
     class Meta:
         ordering = ["slug"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(double_check_share__gte=0, double_check_share__lte=1),
-                                   name="project_double_check_share_0_1"),
-            models.CheckConstraint(condition=models.Q(overlap_share__gte=0, overlap_share__lte=1),
-                                   name="project_overlap_share_0_1"),
+            models.CheckConstraint(
+                condition=models.Q(double_check_share__gte=0, double_check_share__lte=1),
+                name="project_double_check_share_0_1",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(overlap_share__gte=0, overlap_share__lte=1), name="project_overlap_share_0_1"
+            ),
             models.CheckConstraint(condition=models.Q(overlap_k__gte=2), name="project_overlap_k_2"),
         ]
 

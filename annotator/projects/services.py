@@ -14,8 +14,9 @@ def ensure_project(slug: str, name: str = "") -> Project:
 
 
 @transaction.atomic
-def ensure_member(username: str, *, role: str, project: Project, password: str | None = None,
-                  superuser: bool = False) -> tuple[object, bool]:
+def ensure_member(
+    username: str, *, role: str, project: Project, password: str | None = None, superuser: bool = False
+) -> tuple[object, bool]:
     """Create or update a user with ``role`` in ``project``; returns (user, created).
 
     ``password`` (if given) is set; otherwise a new user gets an unusable password (token only).

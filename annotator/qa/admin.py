@@ -21,7 +21,17 @@ class WorkUnitAdmin(admin.ModelAdmin):
 
 @admin.register(QueueItem)
 class QueueItemAdmin(ReadOnlyAdmin):
-    list_display = ["id", "project", "unit", "kind", "status", "priority", "leased_by", "lease_expires_at", "completed_by"]
+    list_display = [
+        "id",
+        "project",
+        "unit",
+        "kind",
+        "status",
+        "priority",
+        "leased_by",
+        "lease_expires_at",
+        "completed_by",
+    ]
     list_filter = ["project", "kind", "status"]
     raw_id_fields = ["unit", "leased_by", "completed_by", "exclude_user"]
 
@@ -34,8 +44,16 @@ class SkipAdmin(ReadOnlyAdmin):
 
 class RevisionInline(ReadOnlyInline):
     model = Revision
-    fields = readonly_fields = ["action", "actor_user", "actor_model", "version", "before", "after",
-                                "time_spent_ms", "created_at"]
+    fields = readonly_fields = [
+        "action",
+        "actor_user",
+        "actor_model",
+        "version",
+        "before",
+        "after",
+        "time_spent_ms",
+        "created_at",
+    ]
 
 
 @admin.register(QAPair)

@@ -47,12 +47,15 @@ def start(project: Project, user, fmt: str, filters: dict[str, str | None], *, w
     from annotator.qa import exports
 
     if fmt not in exports.FORMATS:
-        raise Invalid(f"unknown format {fmt!r}: choose one of {', '.join(exports.FORMATS)}", errors={"format": "unknown"})
+        raise Invalid(
+            f"unknown format {fmt!r}: choose one of {', '.join(exports.FORMATS)}", errors={"format": "unknown"}
+        )
     if exports.REGISTRY[fmt].needs_media and not with_media:
         raise Invalid("lmms-eval tasks play video files: export it with media", errors={"with_media": "needed"})
     if _open(project).filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).count() >= MAX_OPEN_PER_PROJECT:
-        raise Conflict(f"{MAX_OPEN_PER_PROJECT} exports of this project are already waiting or running: "
-                       "wait for one to finish")
+        raise Conflict(
+            f"{MAX_OPEN_PER_PROJECT} exports of this project are already waiting or running: wait for one to finish"
+        )
     token = secrets.token_hex(8)
     args = [token, project.pk, user.pk, fmt, int(with_media)] + [(filters.get(k) or "") for k in FILTERS]
     return jobs.enqueue(TASK, *args, key=f"{TASK}:{token}")
@@ -73,7 +76,9 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
     total = exports.count_rows(project, filters)
     Job.objects.filter(key=key).update(result=json.dumps({"done": 0, "total": total}))
     if total == 0:
-        return json.dumps({"rows": 0, "items": 0, "file": "", "size": 0, "clips": 0, "media_failures": [], "skipped": {}})
+        return json.dumps(
+            {"rows": 0, "items": 0, "file": "", "size": 0, "clips": 0, "media_failures": [], "skipped": {}}
+        )
 
     def progress(rows):
         last = time.monotonic()
@@ -81,7 +86,8 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
             yield row
             if time.monotonic() - last >= PROGRESS_EVERY_S:
                 Job.objects.filter(key=key, status=Job.Status.RUNNING).update(
-                    result=json.dumps({"done": done, "total": total}))
+                    result=json.dumps({"done": done, "total": total})
+                )
                 last = time.monotonic()
 
     with work_dir(f"export-{token}-") as work:
@@ -89,8 +95,15 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
         folder.mkdir()
         spec = exports.REGISTRY[fmt]
         out = folder if spec.folder else folder / f"{project.slug}.{_suffix(fmt)}"
-        result = exports.export(project, fmt, out, filters=filters, media_dir=folder / "media" if with_media else None,
-                                progress=progress, task=f"{project.slug.replace('-', '_')}_qa")
+        result = exports.export(
+            project,
+            fmt,
+            out,
+            filters=filters,
+            media_dir=folder / "media" if with_media else None,
+            progress=progress,
+            task=f"{project.slug.replace('-', '_')}_qa",
+        )
         archive = work / "export.zip"
         with zipfile.ZipFile(archive, "w") as zf:
             for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")):
@@ -100,9 +113,17 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
         with archive.open("rb") as fh:
             name = default_storage.save(f"exports/{token}/{project.slug}-{fmt}.zip", File(fh))
         size = archive.stat().st_size
-    return json.dumps({"rows": result.rows, "items": result.items, "file": name, "size": size,
-                       "clips": result.clips_cut + result.clips_reused, "media_failures": result.media_failures[:20],
-                       "skipped": result.skipped})
+    return json.dumps(
+        {
+            "rows": result.rows,
+            "items": result.items,
+            "file": name,
+            "size": size,
+            "clips": result.clips_cut + result.clips_reused,
+            "media_failures": result.media_failures[:20],
+            "skipped": result.skipped,
+        }
+    )
 
 
 def _suffix(fmt: str) -> str:
@@ -129,10 +150,22 @@ def describe(job: Job) -> dict:
     counted), "rows", "empty", "size" (bytes), "media_failures", "error", "created_at" (ISO)}``.
     ``empty`` is true for a finished export that matched no QA pair (nothing to download)."""
     _token, _project, _user, fmt, with_media, *values = job.args
-    info = {"id": job.pk, "status": job.status, "format": fmt, "label": LABELS.get(fmt, fmt),
-            "with_media": bool(with_media), "filters": {k: v for k, v in zip(FILTERS, values) if v},
-            "done": 0, "total": None, "rows": None, "empty": False, "size": 0, "media_failures": [],
-            "error": job.error if job.status == Job.Status.FAILED else "", "created_at": job.created_at.isoformat()}
+    info = {
+        "id": job.pk,
+        "status": job.status,
+        "format": fmt,
+        "label": LABELS.get(fmt, fmt),
+        "with_media": bool(with_media),
+        "filters": {k: v for k, v in zip(FILTERS, values) if v},
+        "done": 0,
+        "total": None,
+        "rows": None,
+        "empty": False,
+        "size": 0,
+        "media_failures": [],
+        "error": job.error if job.status == Job.Status.FAILED else "",
+        "created_at": job.created_at.isoformat(),
+    }
     try:
         data = json.loads(job.result) if job.result else {}
     except ValueError:
@@ -141,8 +174,14 @@ def describe(job: Job) -> dict:
         data = {}
     if job.status == Job.Status.DONE:
         rows = int(data.get("rows", 0))
-        info.update(done=rows, total=rows, rows=rows, empty=not data.get("file"), size=int(data.get("size", 0)),
-                    media_failures=list(data.get("media_failures", [])))
+        info.update(
+            done=rows,
+            total=rows,
+            rows=rows,
+            empty=not data.get("file"),
+            size=int(data.get("size", 0)),
+            media_failures=list(data.get("media_failures", [])),
+        )
     elif "total" in data:
         info.update(done=int(data.get("done", 0)), total=int(data["total"]))
     return info
@@ -167,6 +206,9 @@ def choices(project: Project) -> dict[str, list[tuple[str, str]]]:
     from annotator.qa.models import QAPair, QAType
 
     types = QAType.objects.filter(project=project).order_by("name")
-    return {"qa_type": [(t.slug, t.name) for t in types],
-            "provenance": list(QAPair.Provenance.choices), "source": list(Video.Source.choices),
-            "illumination": list(Video.Illumination.choices)}
+    return {
+        "qa_type": [(t.slug, t.name) for t in types],
+        "provenance": list(QAPair.Provenance.choices),
+        "source": list(Video.Source.choices),
+        "illumination": list(Video.Illumination.choices),
+    }

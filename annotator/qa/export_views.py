@@ -17,12 +17,22 @@ def export_page(request, slug: str):
     """The export dialog (issue 21): a format, filters and media, run as a job with its progress and a
     download link (``static/js/export.js`` over ``/api/projects/<slug>/exports/``). Admins only."""
     project, _ = access.require(request.user, access.EXPORT_ROLES, slug=slug)
-    formats = [{"value": f, "label": export_jobs.LABELS[f], "needs_media": bool(exports.REGISTRY[f].needs_media)}
-               for f in exports.FORMATS]
+    formats = [
+        {"value": f, "label": export_jobs.LABELS[f], "needs_media": bool(exports.REGISTRY[f].needs_media)}
+        for f in exports.FORMATS
+    ]
     config = {"listUrl": f"/api/projects/{project.slug}/exports/", "formats": formats}
-    return render(request, "qa/export.html", {
-        "project": project, "formats": formats, "choices": export_jobs.choices(project), "config": config,
-        "verified": exports.count_rows(project)})
+    return render(
+        request,
+        "qa/export.html",
+        {
+            "project": project,
+            "formats": formats,
+            "choices": export_jobs.choices(project),
+            "config": config,
+            "verified": exports.count_rows(project),
+        },
+    )
 
 
 @login_required
@@ -38,5 +48,9 @@ def export_file(request, slug: str, pk: int):
         raise Http404("no such export: it is not finished, matched nothing, or was removed")
     if not on_local_disk():
         return HttpResponseRedirect(default_storage.url(name))
-    return FileResponse(default_storage.open(name, "rb"), as_attachment=True, filename=name.rsplit("/", 1)[-1],
-                        content_type="application/zip")
+    return FileResponse(
+        default_storage.open(name, "rb"),
+        as_attachment=True,
+        filename=name.rsplit("/", 1)[-1],
+        content_type="application/zip",
+    )

@@ -15,6 +15,9 @@ def plays_in_held_unit(user, video) -> bool:
     or of its group: any member of its day-night pair or ego-exo set, or a labelled video of one of
     its QA pairs, ``QAPair.videos``; whose ``leased_by`` or ``completed_by`` is them). One query."""
     mine = Q(leased_by=user) | Q(completed_by=user)
-    shown = (Q(unit__video=video) | Q(unit__group__members__video=video)
-             | Q(unit__qa_pairs__videos__contains=[{"video_id": video.pk}]))
+    shown = (
+        Q(unit__video=video)
+        | Q(unit__group__members__video=video)
+        | Q(unit__qa_pairs__videos__contains=[{"video_id": video.pk}])
+    )
     return QueueItem.objects.filter(mine).filter(shown).exists()

@@ -24,8 +24,17 @@ class QATypeIO(serializers.ModelSerializer):
 
     class Meta:
         model = QAType
-        fields = ["slug", "name", "description", "paired", "clip_policy", "window_s", "guidelines", "set_kind",
-                  "answer_kind"]
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "paired",
+            "clip_policy",
+            "window_s",
+            "guidelines",
+            "set_kind",
+            "answer_kind",
+        ]
         extra_kwargs = {
             "description": {"max_length": TEXT_MAX},
             "guidelines": {"max_length": MARKDOWN_MAX},
@@ -42,8 +51,9 @@ class QATypeIO(serializers.ModelSerializer):
         if attrs.get("clip_policy") == QAType.ClipPolicy.WINDOW and not attrs.get("window_s"):
             raise serializers.ValidationError({"window_s": "a window clip policy needs window_s > 0"})
         if attrs.get("paired") and attrs.get("set_kind"):
-            raise serializers.ValidationError({"set_kind": "a QA type is asked of a day-night pair (paired) or of a "
-                                                           "set, not both"})
+            raise serializers.ValidationError(
+                {"set_kind": "a QA type is asked of a day-night pair (paired) or of a set, not both"}
+            )
         return attrs
 
 

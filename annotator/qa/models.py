@@ -48,13 +48,18 @@ class QAType(models.Model):
     window_s = models.FloatField(null=True, blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown shown with units of this type.")
     set_kind = models.CharField(
-        max_length=20, choices=SetKind.choices, blank=True, default="",
+        max_length=20,
+        choices=SetKind.choices,
+        blank=True,
+        default="",
         help_text="Asked of one video (blank), of an ego-exo set, or of a life log (its unit's group).",
     )
     answer_kind = models.CharField(
-        max_length=10, choices=AnswerKind.choices, default=AnswerKind.TEXT,
+        max_length=10,
+        choices=AnswerKind.choices,
+        default=AnswerKind.TEXT,
         help_text="interval: the answer is answer_start_s..answer_end_s (X-LeBench temporal localisation, "
-                  "seed 002 App. C.1).",
+        "seed 002 App. C.1).",
     )
 
     class Meta:
@@ -89,9 +94,11 @@ class WorkUnit(models.Model):
     start_s = models.FloatField()
     end_s = models.FloatField()
     purpose = models.CharField(
-        max_length=20, choices=Purpose.choices, default=Purpose.REAL,
+        max_length=20,
+        choices=Purpose.choices,
+        default=Purpose.REAL,
         help_text="real: part of the benchmark; gold, qualification, example: copies made for checking and "
-                  "teaching annotators (issue 20), never exported or scored as benchmark items.",
+        "teaching annotators (issue 20), never exported or scored as benchmark items.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -133,11 +140,19 @@ class QueueItem(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     priority = models.IntegerField(default=0)
     exclude_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="Never served to this person (the first-pass annotator of a double-check).",
     )
     assigned_to = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="Served to this person only, before their other items (rework, an admin's assignment).",
     )
     leased_by = models.ForeignKey(
@@ -149,7 +164,7 @@ class QueueItem(models.Model):
     )
     completed_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(
-        null=True, blank=True, help_text="When the current holder took the item; bounds the time they may report.",
+        null=True, blank=True, help_text="When the current holder took the item; bounds the time they may report."
     )
     time_spent_ms = models.BigIntegerField(null=True, blank=True, help_text="Reported by the page, in ms.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -158,12 +173,16 @@ class QueueItem(models.Model):
         ordering = ["id"]
         indexes = [
             # Serves the claim: open items of a project in serving order, nothing else scanned.
-            models.Index(fields=["project", "priority", "id"], condition=models.Q(status="open"),
-                         name="queueitem_open_order"),
+            models.Index(
+                fields=["project", "priority", "id"], condition=models.Q(status="open"), name="queueitem_open_order"
+            ),
             models.Index(fields=["unit", "completed_by"], name="queueitem_unit_done_by"),
             # Serves the claim's first look: the open items assigned to the person.
-            models.Index(fields=["assigned_to", "priority", "id"],
-                         condition=models.Q(status="open", assigned_to__isnull=False), name="queueitem_open_assigned"),
+            models.Index(
+                fields=["assigned_to", "priority", "id"],
+                condition=models.Q(status="open", assigned_to__isnull=False),
+                name="queueitem_open_assigned",
+            ),
             # The units list for admins (issue 20): newest first within a status or a pass, without
             # walking the whole queue to the rows that match.
             models.Index(fields=["project", "status", "id"], name="queueitem_project_status_id"),
@@ -173,8 +192,11 @@ class QueueItem(models.Model):
             models.UniqueConstraint(fields=["unit", "kind", "seq"], name="queueitem_unique_pass"),
             # One person holds at most one open item per project; also finds it (reload, second tab)
             # without scanning the queue.
-            models.UniqueConstraint(fields=["project", "leased_by"], name="queueitem_one_lease_per_person",
-                                    condition=models.Q(status="open", leased_by__isnull=False)),
+            models.UniqueConstraint(
+                fields=["project", "leased_by"],
+                name="queueitem_one_lease_per_person",
+                condition=models.Q(status="open", leased_by__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -228,14 +250,17 @@ class QAPair(models.Model):
     clip_start_s = models.FloatField()
     clip_end_s = models.FloatField()
     answer_start_s = models.FloatField(
-        null=True, blank=True, help_text="Interval answers: start, seconds in the unit's time base (virtual for life logs).",
+        null=True,
+        blank=True,
+        help_text="Interval answers: start, seconds in the unit's time base (virtual for life logs).",
     )
     answer_end_s = models.FloatField(null=True, blank=True, help_text="Interval answers: end, seconds.")
     videos = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="Labelled videos the item shows, in order: [{label: 'Video 1', video_id, role, start_s, end_s}] "
-                  "(EgoExoBench seed 001 Fig. 2: query, reference and candidate videos). Options naming "
-                  "'Video k' refer to these labels.",
+        "(EgoExoBench seed 001 Fig. 2: query, reference and candidate videos). Options naming "
+        "'Video k' refer to these labels.",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     provenance = models.CharField(max_length=20, choices=Provenance.choices, blank=True)
@@ -243,7 +268,11 @@ class QAPair(models.Model):
     flag_reason = models.TextField(blank=True)
     flag_source = models.CharField(max_length=200, blank=True)
     flag_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="The person who set the flag, when a person did (``flag_source`` names the model).",
     )
     version = models.IntegerField(default=1)
@@ -253,9 +282,11 @@ class QAPair(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["project", "status", "id"], name="qa_project_status"),
-                   # The units list's "flagged" filter (issue 20): the few flagged pairs, by unit.
-                   models.Index(fields=["unit"], condition=~models.Q(flag_reason=""), name="qapair_flagged_unit")]
+        indexes = [
+            models.Index(fields=["project", "status", "id"], name="qa_project_status"),
+            # The units list's "flagged" filter (issue 20): the few flagged pairs, by unit.
+            models.Index(fields=["unit"], condition=~models.Q(flag_reason=""), name="qapair_flagged_unit"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(clip_end_s__gt=models.F("clip_start_s")), name="qa_clip_nonempty"
@@ -317,7 +348,9 @@ class Revision(models.Model):
     after = models.JSONField()
     version = models.IntegerField(default=1)
     time_spent_ms = models.BigIntegerField(null=True, blank=True, help_text="Time on this item, ms, from the page.")
-    submission = models.ForeignKey("Submission", null=True, blank=True, on_delete=models.PROTECT, related_name="revisions")
+    submission = models.ForeignKey(
+        "Submission", null=True, blank=True, on_delete=models.PROTECT, related_name="revisions"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -349,7 +382,11 @@ class Verdict(models.Model):
 
     item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="verdicts")
     qa_pair = models.ForeignKey(
-        QAPair, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts",
+        QAPair,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="verdicts",
         help_text="Null for a QA pair proposed in an overlap pass (kept in ``after`` only).",
     )
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -395,9 +432,10 @@ class Autosave(models.Model):
     client_saved_at_ms = models.BigIntegerField()
     time_spent_ms = models.BigIntegerField(default=0, help_text="Time on the item when saved, ms (server-bounded).")
     claimed_at = models.DateTimeField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Start of the claim under which this was first saved: a person who loses the item and claims it "
-                  "again later may report time since then.",
+        "again later may report time since then.",
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -111,7 +111,8 @@ _STUDY_PENDING_SQL = """
 # An unassigned item ``i`` of the shared queue that the person may claim now (parameters project,
 # user, person, now). The gold pick asks for one with the same words (``gold.claims``: a gold unit
 # followed by "nothing left" would give itself away).
-SHARED_CLAIMABLE_SQL = """i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
+SHARED_CLAIMABLE_SQL = (
+    """i.project_id = %(project)s AND i.status = 'open' AND i.assigned_to_id IS NULL
            AND (i.lease_expires_at IS NULL OR i.lease_expires_at <= %(now)s)
            AND (i.exclude_user_id IS NULL OR i.exclude_user_id <> %(user)s)
            AND NOT EXISTS (SELECT 1 FROM qa_skip s JOIN qa_queueitem k ON k.id = s.item_id
@@ -120,9 +121,12 @@ SHARED_CLAIMABLE_SQL = """i.project_id = %(project)s AND i.status = 'open' AND i
            AND (i.kind <> 'overlap' OR NOT EXISTS (
                 SELECT 1 FROM exposure_exposure e WHERE e.project_id = %(project)s AND e.person = %(person)s
                   AND e.source = 'review' AND e.ref = 'unit:' || i.unit_id))
-           AND NOT """ + _STUDY_PENDING_SQL
+           AND NOT """
+    + _STUDY_PENDING_SQL
+)
 
-_CLAIM_SQL = """
+_CLAIM_SQL = (
+    """
 WITH held AS (
     UPDATE qa_queueitem SET lease_expires_at = %(expires)s
     WHERE id = (SELECT id FROM qa_queueitem
@@ -140,13 +144,19 @@ WITH held AS (
            -- A gold copy made ahead (gold.claims.premake) only while the shared queue has a unit
            -- for the person: gold, then "nothing left", would give it away.
            AND (NOT EXISTS (SELECT 1 FROM qa_workunit g WHERE g.id = i.unit_id AND g.purpose = 'gold')
-                OR EXISTS (SELECT 1 FROM qa_queueitem i WHERE """ + SHARED_CLAIMABLE_SQL + """))
-           AND NOT """ + _STUDY_PENDING_SQL + """
+                OR EXISTS (SELECT 1 FROM qa_queueitem i WHERE """
+    + SHARED_CLAIMABLE_SQL
+    + """))
+           AND NOT """
+    + _STUDY_PENDING_SQL
+    + """
          ORDER BY i.priority, i.id
          LIMIT 1
          FOR UPDATE SKIP LOCKED),
         (SELECT i.id FROM qa_queueitem i
-         WHERE NOT %(only_assigned)s AND """ + SHARED_CLAIMABLE_SQL + """
+         WHERE NOT %(only_assigned)s AND """
+    + SHARED_CLAIMABLE_SQL
+    + """
          ORDER BY i.priority, i.id
          LIMIT 1
          FOR UPDATE SKIP LOCKED))
@@ -154,6 +164,7 @@ WITH held AS (
 )
 SELECT r.*, EXISTS (SELECT 1 FROM qa_autosave a WHERE a.item_id = r.id) AS has_autosave
 FROM (SELECT * FROM held UNION ALL SELECT * FROM free) r"""
+)
 
 
 def _item_from_row(cursor) -> QueueItem | None:
@@ -189,8 +200,14 @@ def claim_next(project: Project, user) -> QueueItem | None:
             then.append(gate.then)
     for attempt in range(3):
         now = timezone.now()
-        params = {"project": project.pk, "user": user.pk, "now": now, "expires": now + lease_duration(),
-                  "only_assigned": only_assigned, "person": f"user:{user.pk}"}  # exposure.ledger.person_key
+        params = {
+            "project": project.pk,
+            "user": user.pk,
+            "now": now,
+            "expires": now + lease_duration(),
+            "only_assigned": only_assigned,
+            "person": f"user:{user.pk}",
+        }  # exposure.ledger.person_key
         try:
             if connection.in_atomic_block:  # inside a caller's transaction: a savepoint keeps it usable
                 with transaction.atomic():
@@ -240,11 +257,18 @@ def record_exposure(item: QueueItem, user_id: int, source: str = "queue") -> int
     if unit["group_id"]:
         videos |= set(VideoGroupMember.objects.filter(group_id=unit["group_id"]).values_list("video_id", flat=True))
     pairs = list(QAPair.objects.filter(unit_id=item.unit_id).values_list("id", "videos"))
-    videos |= {v["video_id"] for _, vs in pairs for v in (vs or []) if isinstance(v, dict) and isinstance(v.get("video_id"), int)}
-    shown = ([ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)]
-             + [ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p, _ in pairs])
-    return ledger.record(ledger.person_key(user_id=user_id), item.project_id, shown,
-                         source=source, ref=f"unit:{item.unit_id}")
+    videos |= {
+        v["video_id"]
+        for _, vs in pairs
+        for v in (vs or [])
+        if isinstance(v, dict) and isinstance(v.get("video_id"), int)
+    }
+    shown = [ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)] + [
+        ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p, _ in pairs
+    ]
+    return ledger.record(
+        ledger.person_key(user_id=user_id), item.project_id, shown, source=source, ref=f"unit:{item.unit_id}"
+    )
 
 
 def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:
@@ -268,20 +292,27 @@ def _not_held_message(open_items: list[QueueItem], user) -> str:
     """Plain words for someone whose item of a unit went to someone else: what became of their work."""
     from annotator.qa.models import Autosave
 
-    saved = (Autosave.objects.filter(item__in=open_items, user=user).select_related("item")
-             .order_by("-updated_at").first())
+    saved = (
+        Autosave.objects.filter(item__in=open_items, user=user).select_related("item").order_by("-updated_at").first()
+    )
     if saved is None:
-        return ("You no longer hold this unit: your lease lapsed (no heartbeat for a while) and another annotator "
-                "took it, or you never claimed it. Nothing of yours was saved on it.")
+        return (
+            "You no longer hold this unit: your lease lapsed (no heartbeat for a while) and another annotator "
+            "took it, or you never claimed it. Nothing of yours was saved on it."
+        )
     minutes = f"{saved.time_spent_ms / 60000:.1f} min"
     when = timezone.localtime(saved.updated_at).strftime("%H:%M %Z")
     if saved.item.kind == QueueItem.Kind.OVERLAP:
-        fate = ("This is a blind overlap pass, so your work was not passed on: it is kept, and the project's "
-                "admins can see it on the unit's history.")
+        fate = (
+            "This is a blind overlap pass, so your work was not passed on: it is kept, and the project's "
+            "admins can see it on the unit's history."
+        )
     else:
         fate = "Your work was passed on to them, so they continue from where you left off."
-    return (f"Your lease on this unit lapsed (no heartbeat for a while) and another annotator took it. "
-            f"Your work saved at {when} is kept. {fate} Your {minutes} on it stay credited to you.")
+    return (
+        f"Your lease on this unit lapsed (no heartbeat for a while) and another annotator took it. "
+        f"Your work saved at {when} is kept. {fate} Your {minutes} on it stay credited to you."
+    )
 
 
 def time_bound_ms(item: QueueItem, now=None) -> int:
@@ -295,8 +326,15 @@ def time_bound_ms(item: QueueItem, now=None) -> int:
 
     now = now or timezone.now()
     slack_ms = settings.QUEUE_TIME_SLACK_S * 1000
-    earlier = (Autosave.objects.filter(item_id=item.pk, user_id=item.leased_by_id)
-               .values_list("claimed_at", flat=True).first()) if item.leased_by_id else None
+    earlier = (
+        (
+            Autosave.objects.filter(item_id=item.pk, user_id=item.leased_by_id)
+            .values_list("claimed_at", flat=True)
+            .first()
+        )
+        if item.leased_by_id
+        else None
+    )
     starts = [t for t in (item.claimed_at, earlier) if t is not None]
     if not starts:
         return 24 * 3600 * 1000 + slack_ms

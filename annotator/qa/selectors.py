@@ -87,8 +87,11 @@ def drafted_states(pairs) -> dict[int, tuple[dict, int]]:
     pairs = list(pairs)
     states: dict[int, tuple[dict, int]] = {}
     touched: set[int] = set()
-    for pair_id, after, version, person in (Revision.objects.filter(qa_pair__in=pairs).order_by("qa_pair_id", "id")
-                                            .values_list("qa_pair_id", "after", "version", "actor_user_id")):
+    for pair_id, after, version, person in (
+        Revision.objects.filter(qa_pair__in=pairs)
+        .order_by("qa_pair_id", "id")
+        .values_list("qa_pair_id", "after", "version", "actor_user_id")
+    ):
         if person is not None:
             touched.add(pair_id)
         elif pair_id not in touched:
@@ -96,16 +99,33 @@ def drafted_states(pairs) -> dict[int, tuple[dict, int]]:
     for pair in pairs:
         if pair.pk not in states:
             source = pair.draft if pair.draft_id else pair
-            states[pair.pk] = ({"question": source.question, "answer": source.answer, "options": source.options,
-                                "answer_index": source.answer_index, "answer_start_s": None, "answer_end_s": None}, 1)
+            states[pair.pk] = (
+                {
+                    "question": source.question,
+                    "answer": source.answer,
+                    "options": source.options,
+                    "answer_index": source.answer_index,
+                    "answer_start_s": None,
+                    "answer_end_s": None,
+                },
+                1,
+            )
     return states
 
 
 def _video_out(video: Video, role: str, offset_s: float = 0.0, label: str | None = None) -> dict:
     return {
-        "id": video.pk, "role": role, "label": label, "filename": video.filename, "duration_s": video.duration_s, "fps": video.fps,
-        "width": video.width, "height": video.height, "illumination": video.illumination or None,
-        "difficulty": video.difficulty or None, "offset_s": offset_s,
+        "id": video.pk,
+        "role": role,
+        "label": label,
+        "filename": video.filename,
+        "duration_s": video.duration_s,
+        "fps": video.fps,
+        "width": video.width,
+        "height": video.height,
+        "illumination": video.illumination or None,
+        "difficulty": video.difficulty or None,
+        "offset_s": offset_s,
         **media_urls(video),  # url, poster_url, hls_url, thumbnails_vtt_url
     }
 
@@ -172,53 +192,123 @@ def unit_payload(item: QueueItem, user) -> dict:
     with connection.cursor() as cursor:
         cursor.execute(_PAYLOAD_SQL.format(column=column), {"value": value, "unit": item.unit_id, "blind": blind})
         rows = cursor.fetchall()
-    (unit_id, start_s, end_s, group_id, video_id, filename, duration_s, fps, width, height, illumination, difficulty,
-     rendition, poster, hls, thumbnails_vtt) = rows[0][:16]
+    (
+        unit_id,
+        start_s,
+        end_s,
+        group_id,
+        video_id,
+        filename,
+        duration_s,
+        fps,
+        width,
+        height,
+        illumination,
+        difficulty,
+        rendition,
+        poster,
+        hls,
+        thumbnails_vtt,
+    ) = rows[0][:16]
     if group_id is None:
-        videos = [_video_out(Video(pk=video_id, filename=filename, duration_s=duration_s, fps=fps, width=width, height=height,
-                                   illumination=illumination, difficulty=difficulty, rendition=rendition, poster=poster,
-                                   hls=hls, thumbnails_vtt=thumbnails_vtt),
-                             "single")]
+        videos = [
+            _video_out(
+                Video(
+                    pk=video_id,
+                    filename=filename,
+                    duration_s=duration_s,
+                    fps=fps,
+                    width=width,
+                    height=height,
+                    illumination=illumination,
+                    difficulty=difficulty,
+                    rendition=rendition,
+                    poster=poster,
+                    hls=hls,
+                    thumbnails_vtt=thumbnails_vtt,
+                ),
+                "single",
+            )
+        ]
     else:
         videos = unit_videos(WorkUnit(pk=unit_id, group_id=group_id))
     qa_pairs = []
     for row in rows:
-        (qa_id, origin, question, answer, options, answer_index, clip_start_s, clip_end_s, version, flag_reason,
-         flag_source, type_slug, type_name, d_question, d_answer, d_options, d_answer_index,
-         answer_kind, answer_start_s, answer_end_s, labelled, drafted, drafted_version) = row[16:]
+        (
+            qa_id,
+            origin,
+            question,
+            answer,
+            options,
+            answer_index,
+            clip_start_s,
+            clip_end_s,
+            version,
+            flag_reason,
+            flag_source,
+            type_slug,
+            type_name,
+            d_question,
+            d_answer,
+            d_options,
+            d_answer_index,
+            answer_kind,
+            answer_start_s,
+            answer_end_s,
+            labelled,
+            drafted,
+            drafted_version,
+        ) = row[16:]
         if qa_id is None:
             continue
         if blind and drafted is not None:  # the pair before any person touched it (``drafted_states``)
             drafted = _json(drafted)
             question, answer, options, answer_index, answer_start_s, answer_end_s = (
-                drafted.get(k) for k in DRAFTED_KEYS)
+                drafted.get(k) for k in DRAFTED_KEYS
+            )
             version = drafted_version
         elif blind:  # no revision before a person's: the machine draft, no interval (as drafted_states)
             if d_question is not None:
                 question, answer, options, answer_index = d_question, d_answer, d_options, d_answer_index
             answer_start_s = answer_end_s = None
             version = 1
-        qa_pairs.append({
-            "id": qa_id, "qa_type": type_slug, "qa_type_name": type_name, "origin": origin, "question": question,
-            "answer": answer, "options": _json(options), "answer_index": answer_index,
-            "clip": {"start_s": clip_start_s, "end_s": clip_end_s}, "version": version,
-            "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
-            "answer_kind": answer_kind, "answer_start_s": answer_start_s, "answer_end_s": answer_end_s,
-            "videos": _json(labelled) or [],
-        })
+        qa_pairs.append(
+            {
+                "id": qa_id,
+                "qa_type": type_slug,
+                "qa_type_name": type_name,
+                "origin": origin,
+                "question": question,
+                "answer": answer,
+                "options": _json(options),
+                "answer_index": answer_index,
+                "clip": {"start_s": clip_start_s, "end_s": clip_end_s},
+                "version": version,
+                "flag": {"reason": flag_reason, "source": flag_source} if flag_reason else None,
+                "answer_kind": answer_kind,
+                "answer_start_s": answer_start_s,
+                "answer_end_s": answer_end_s,
+                "videos": _json(labelled) or [],
+            }
+        )
     with_labelled_videos(qa_pairs)
     own, carried = _autosaves_for(item, user) if getattr(item, "has_autosave", True) else (None, None)
     paired = any(v["role"] == VideoGroupMember.Role.NIGHT for v in videos)  # a day-night pair, not an ego-exo set
-    life_log = _life_log_payload(group_id, videos) if any(v["role"] == VideoGroupMember.Role.PART for v in videos) else None
+    life_log = (
+        _life_log_payload(group_id, videos) if any(v["role"] == VideoGroupMember.Role.PART for v in videos) else None
+    )
     payload = {
         "id": unit_id,
         "project": item.project.slug,
         "start_s": start_s,
         "end_s": end_s,
         "paired": paired,
-        "queue": {"item_id": item.pk, "kind": item.kind,
-                  "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
-                  "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS},
+        "queue": {
+            "item_id": item.pk,
+            "kind": item.kind,
+            "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
+            "heartbeat_s": settings.QUEUE_HEARTBEAT_SECONDS,
+        },
         "video": videos[0],
         "videos": videos,
         "life_log": life_log,
@@ -227,11 +317,22 @@ def unit_payload(item: QueueItem, user) -> dict:
             {"value": v, "label": label, "available": paired or v != QAPair.DeleteReason.INCONSISTENT}
             for v, label in QAPair.DeleteReason.choices
         ],
-        "autosave": {"state": own.state, "client_saved_at_ms": own.client_saved_at_ms,
-                     "time_spent_ms": own.time_spent_ms} if own else None,
-        "carried": {"state": carried.state, "client_saved_at_ms": carried.client_saved_at_ms,
-                    "username": carried.user.username, "saved_at": carried.updated_at.isoformat(),
-                    "time_spent_ms": carried.time_spent_ms} if carried else None,
+        "autosave": {
+            "state": own.state,
+            "client_saved_at_ms": own.client_saved_at_ms,
+            "time_spent_ms": own.time_spent_ms,
+        }
+        if own
+        else None,
+        "carried": {
+            "state": carried.state,
+            "client_saved_at_ms": carried.client_saved_at_ms,
+            "username": carried.user.username,
+            "saved_at": carried.updated_at.isoformat(),
+            "time_spent_ms": carried.time_spent_ms,
+        }
+        if carried
+        else None,
     }
     with_handles(payload)
     for key, provider in PAYLOAD_PARTS.items():
@@ -268,8 +369,23 @@ def pairs_with_handles(qa_pairs: list[dict]) -> None:
             entry["video_id"] = handles.encode("video", entry["video_id"])
 
 
-_PAYLOAD_KEYS = frozenset({"id", "project", "start_s", "end_s", "paired", "queue", "video", "videos", "life_log",
-                           "qa_pairs", "delete_reasons", "autosave", "carried"})
+_PAYLOAD_KEYS = frozenset(
+    {
+        "id",
+        "project",
+        "start_s",
+        "end_s",
+        "paired",
+        "queue",
+        "video",
+        "videos",
+        "life_log",
+        "qa_pairs",
+        "delete_reasons",
+        "autosave",
+        "carried",
+    }
+)
 
 
 def _life_log_payload(group_id: int, videos: list[dict]) -> dict:
@@ -287,9 +403,14 @@ def _life_log_payload(group_id: int, videos: list[dict]) -> dict:
     group = VideoGroup.objects.only("name", "params").get(pk=group_id)
     parts = [v for v in videos if v["role"] == VideoGroupMember.Role.PART]
     plain = [Part(i, v["id"], v["offset_s"], v["duration_s"] or 0.0) for i, v in enumerate(parts)]
-    return {"id": group_id, "name": group.name, "start": group.params.get("start", ""),
-            "span_s": plain[-1].end_s if plain else 0.0, "parts": parts,
-            "gaps": [{"start_s": a, "end_s": b, "duration_s": b - a} for a, b in gaps(plain)]}
+    return {
+        "id": group_id,
+        "name": group.name,
+        "start": group.params.get("start", ""),
+        "span_s": plain[-1].end_s if plain else 0.0,
+        "parts": parts,
+        "gaps": [{"start_s": a, "end_s": b, "duration_s": b - a} for a, b in gaps(plain)],
+    }
 
 
 def with_labelled_videos(qa_pairs: list[dict]) -> None:
@@ -299,8 +420,12 @@ def with_labelled_videos(qa_pairs: list[dict]) -> None:
     ids = {v["video_id"] for p in qa_pairs for v in p["videos"]}
     if not ids:
         return
-    found = {v.pk: v for v in Video.objects.filter(pk__in=ids).only(
-        "id", "fps", "duration_s", "rendition", "poster", "hls", "thumbnails_vtt")}
+    found = {
+        v.pk: v
+        for v in Video.objects.filter(pk__in=ids).only(
+            "id", "fps", "duration_s", "rendition", "poster", "hls", "thumbnails_vtt"
+        )
+    }
     for pair in qa_pairs:
         for entry in pair["videos"]:
             video = found.get(entry["video_id"])
@@ -329,8 +454,9 @@ def kept_autosaves(qs: QuerySet[Autosave]) -> QuerySet[Autosave]:
     """Autosaves of people who lost their item: it was completed by someone else, or someone else
     holds it, or someone else took it and gave it back (a holder whose lease lapsed and nobody took
     it still holds it, so their in-progress work is not listed)."""
-    return qs.filter(Q(item__status=QueueItem.Status.DONE) | Q(item__leased_by__isnull=True)
-                     | ~Q(item__leased_by=F("user")))
+    return qs.filter(
+        Q(item__status=QueueItem.Status.DONE) | Q(item__leased_by__isnull=True) | ~Q(item__leased_by=F("user"))
+    )
 
 
 def project_videos(project: Project) -> QuerySet[Video]:
@@ -346,9 +472,14 @@ def queue_counts(projects: list[Project]) -> dict[int, dict[str, int]]:
     """Open and done queue items per project id, for all ``projects`` in one grouped query
     (projects with no items get zeros)."""
     counts = {p.pk: {"open": 0, "done": 0} for p in projects}
-    for row in (QueueItem.objects.filter(project__in=projects, unit__purpose=WorkUnit.Purpose.REAL).values("project")
-                .annotate(open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
-                          done=Count("id", filter=Q(status=QueueItem.Status.DONE)))):
+    for row in (
+        QueueItem.objects.filter(project__in=projects, unit__purpose=WorkUnit.Purpose.REAL)
+        .values("project")
+        .annotate(
+            open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
+            done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
+        )
+    ):
         counts[row["project"]] = {"open": row["open"], "done": row["done"]}
     return counts
 
@@ -372,78 +503,139 @@ def progress(project: Project) -> dict:
 
     now = timezone.now()
     queue = {
-        row["kind"]: {"label": QueueItem.Kind(row["kind"]).label, "open": row["open"], "leased": row["leased"], "done": row["done"]}
-        for row in QueueItem.objects.filter(project=project, **REAL).values("kind").annotate(
+        row["kind"]: {
+            "label": QueueItem.Kind(row["kind"]).label,
+            "open": row["open"],
+            "leased": row["leased"],
+            "done": row["done"],
+        }
+        for row in QueueItem.objects.filter(project=project, **REAL)
+        .values("kind")
+        .annotate(
             open=Count("id", filter=Q(status=QueueItem.Status.OPEN)),
             leased=Count("id", filter=Q(status=QueueItem.Status.OPEN, lease_expires_at__gt=now)),
             done=Count("id", filter=Q(status=QueueItem.Status.DONE)),
         )
     }
-    prov = dict(QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED, **REAL)
-                .values_list("provenance").annotate(n=Count("id")))
+    prov = dict(
+        QAPair.objects.filter(project=project, status=QAPair.Status.VERIFIED, **REAL)
+        .values_list("provenance")
+        .annotate(n=Count("id"))
+    )
     kept = prov.get(QAPair.Provenance.MACHINE_KEPT, 0)
     changed = prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0) + prov.get(QAPair.Provenance.HUMAN_ADDED, 0)
     actions = {a: Count("id", filter=Q(action=a)) for a in ("keep", "modify", "delete", "add")}
 
     names = dict(get_user_model().objects.filter(memberships__project=project).values_list("id", "username"))
     people: dict[int, dict] = {}
-    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
-                .values("completed_by").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
+    for row in (
+        QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
+        .values("completed_by")
+        .annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))
+    ):
         people[row["completed_by"]] = {"passes": row["passes"], "time_ms": row["time_ms"] or 0}
     # Autosaves exist only on items their person did not complete (a submit deletes the submitter's):
     # the time of unfinished work, kept when a lease lapsed and someone else took the unit over.
-    for row in (Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL).values("user")
-                .annotate(unfinished_ms=Sum("time_spent_ms"))):
+    for row in (
+        Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL)
+        .values("user")
+        .annotate(unfinished_ms=Sum("time_spent_ms"))
+    ):
         person = people.setdefault(row["user"], {"passes": 0, "time_ms": 0})
         person["unfinished_ms"] = row["unfinished_ms"] or 0
         person["time_ms"] += person["unfinished_ms"]
-    for row in Verdict.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL).values(
-            "user").annotate(**actions):
+    for row in (
+        Verdict.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL)
+        .values("user")
+        .annotate(**actions)
+    ):
         people.setdefault(row["user"], {"passes": 0, "time_ms": 0}).update({a: row[a] for a in actions})
     by_annotator = [
-        {"user_id": uid, "username": names.get(uid, f"user {uid}"), "passes": v["passes"], "time_ms": v["time_ms"],
-         "time_min": round(v["time_ms"] / 60000, 1), "unfinished_ms": v.get("unfinished_ms", 0),
-         "unfinished_min": round(v.get("unfinished_ms", 0) / 60000, 1),
-         "s_per_pass": round(v["time_ms"] / v["passes"] / 1000, 1) if v["passes"] else None,
-         **{a: v.get(a, 0) for a in actions}}
+        {
+            "user_id": uid,
+            "username": names.get(uid, f"user {uid}"),
+            "passes": v["passes"],
+            "time_ms": v["time_ms"],
+            "time_min": round(v["time_ms"] / 60000, 1),
+            "unfinished_ms": v.get("unfinished_ms", 0),
+            "unfinished_min": round(v.get("unfinished_ms", 0) / 60000, 1),
+            "s_per_pass": round(v["time_ms"] / v["passes"] / 1000, 1) if v["passes"] else None,
+            **{a: v.get(a, 0) for a in actions},
+        }
         for uid, v in sorted(people.items(), key=lambda kv: names.get(kv[0], ""))
     ]
     by_qa_type = [
-        {"qa_type": row["qa_pair__qa_type__slug"], **{a: row[a] for a in actions}, "time_ms": row["time_ms"] or 0,
-         "time_s": round((row["time_ms"] or 0) / 1000, 1)}
-        for row in Verdict.objects.filter(item__project=project, qa_pair__isnull=False,
-                                          item__unit__purpose=WorkUnit.Purpose.REAL)
-        .values("qa_pair__qa_type__slug").annotate(**actions, time_ms=Sum("time_spent_ms")).order_by("qa_pair__qa_type__slug")
+        {
+            "qa_type": row["qa_pair__qa_type__slug"],
+            **{a: row[a] for a in actions},
+            "time_ms": row["time_ms"] or 0,
+            "time_s": round((row["time_ms"] or 0) / 1000, 1),
+        }
+        for row in Verdict.objects.filter(
+            item__project=project, qa_pair__isnull=False, item__unit__purpose=WorkUnit.Purpose.REAL
+        )
+        .values("qa_pair__qa_type__slug")
+        .annotate(**actions, time_ms=Sum("time_spent_ms"))
+        .order_by("qa_pair__qa_type__slug")
     ]
     videos: dict[int, dict] = {}
-    for row in (QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
-                .values("unit__video", "unit__video__filename").annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))):
-        videos[row["unit__video"]] = {"video_id": row["unit__video"], "filename": row["unit__video__filename"],
-                                      "passes": row["passes"], "time_ms": row["time_ms"] or 0, "unfinished_ms": 0}
-    for row in (Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL)
-                .values("item__unit__video", "item__unit__video__filename")
-                .annotate(unfinished_ms=Sum("time_spent_ms"))):
-        video = videos.setdefault(row["item__unit__video"], {
-            "video_id": row["item__unit__video"], "filename": row["item__unit__video__filename"], "passes": 0,
-            "time_ms": 0, "unfinished_ms": 0})
+    for row in (
+        QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, **REAL)
+        .values("unit__video", "unit__video__filename")
+        .annotate(passes=Count("id"), time_ms=Sum("time_spent_ms"))
+    ):
+        videos[row["unit__video"]] = {
+            "video_id": row["unit__video"],
+            "filename": row["unit__video__filename"],
+            "passes": row["passes"],
+            "time_ms": row["time_ms"] or 0,
+            "unfinished_ms": 0,
+        }
+    for row in (
+        Autosave.objects.filter(item__project=project, item__unit__purpose=WorkUnit.Purpose.REAL)
+        .values("item__unit__video", "item__unit__video__filename")
+        .annotate(unfinished_ms=Sum("time_spent_ms"))
+    ):
+        video = videos.setdefault(
+            row["item__unit__video"],
+            {
+                "video_id": row["item__unit__video"],
+                "filename": row["item__unit__video__filename"],
+                "passes": 0,
+                "time_ms": 0,
+                "unfinished_ms": 0,
+            },
+        )
         video["unfinished_ms"] = row["unfinished_ms"] or 0
         video["time_ms"] += video["unfinished_ms"]
-    by_video = [{**v, "time_min": round(v["time_ms"] / 60000, 1), "unfinished_min": round(v["unfinished_ms"] / 60000, 1)}
-                for v in sorted(videos.values(), key=lambda v: v["filename"])]
+    by_video = [
+        {**v, "time_min": round(v["time_ms"] / 60000, 1), "unfinished_min": round(v["unfinished_ms"] / 60000, 1)}
+        for v in sorted(videos.values(), key=lambda v: v["filename"])
+    ]
     kept_work = [
-        {"unit_id": a.item.unit_id, "kind": a.item.kind, "kind_label": QueueItem.Kind(a.item.kind).label,
-         "username": a.user.username, "saved_at": a.updated_at, "time_min": round(a.time_spent_ms / 60000, 1),
-         "item_status": a.item.status}
+        {
+            "unit_id": a.item.unit_id,
+            "kind": a.item.kind,
+            "kind_label": QueueItem.Kind(a.item.kind).label,
+            "username": a.user.username,
+            "saved_at": a.updated_at,
+            "time_min": round(a.time_spent_ms / 60000, 1),
+            "item_status": a.item.status,
+        }
         for a in kept_autosaves(Autosave.objects.filter(item__project=project))
-        .select_related("item", "user").order_by("-updated_at")[:200]
+        .select_related("item", "user")
+        .order_by("-updated_at")[:200]
     ]
     return {
         "queue": queue,
-        "provenance": {"machine_kept": kept, "machine_modified": prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0),
-                       "human_added": prov.get(QAPair.Provenance.HUMAN_ADDED, 0),
-                       "kept_share": round(kept / (kept + changed), 4) if kept + changed else None,
-                       "kept_percent": round(100 * kept / (kept + changed)) if kept + changed else None,
-                       "changed_percent": 100 - round(100 * kept / (kept + changed)) if kept + changed else None},
+        "provenance": {
+            "machine_kept": kept,
+            "machine_modified": prov.get(QAPair.Provenance.MACHINE_MODIFIED, 0),
+            "human_added": prov.get(QAPair.Provenance.HUMAN_ADDED, 0),
+            "kept_share": round(kept / (kept + changed), 4) if kept + changed else None,
+            "kept_percent": round(100 * kept / (kept + changed)) if kept + changed else None,
+            "changed_percent": 100 - round(100 * kept / (kept + changed)) if kept + changed else None,
+        },
         "by_annotator": by_annotator,
         "by_qa_type": by_qa_type,
         "by_video": by_video,
@@ -496,13 +688,27 @@ def history(pair: QAPair) -> dict:
             if before.get(key) != r.after.get(key):
                 changes[key] = word_diff(before.get(key, ""), r.after.get(key, ""))
         if before.get("options") != r.after.get("options") or before.get("answer_index") != r.after.get("answer_index"):
-            changes["options"] = {"before": before.get("options"), "before_index": before.get("answer_index"),
-                                  "after": r.after.get("options"), "after_index": r.after.get("answer_index")}
-        rows.append({"id": r.pk, "action": r.action, "actor": r.actor_user.username if r.actor_user else r.actor_model,
-                     "human": r.actor_user_id is not None, "version": r.version, "at": r.created_at,
-                     "time_spent_ms": r.time_spent_ms,
-                     "time_s": round(r.time_spent_ms / 1000, 1) if r.time_spent_ms is not None else None, "changes": changes,
-                     "status": r.after.get("status"), "reason": _reason(r)})
+            changes["options"] = {
+                "before": before.get("options"),
+                "before_index": before.get("answer_index"),
+                "after": r.after.get("options"),
+                "after_index": r.after.get("answer_index"),
+            }
+        rows.append(
+            {
+                "id": r.pk,
+                "action": r.action,
+                "actor": r.actor_user.username if r.actor_user else r.actor_model,
+                "human": r.actor_user_id is not None,
+                "version": r.version,
+                "at": r.created_at,
+                "time_spent_ms": r.time_spent_ms,
+                "time_s": round(r.time_spent_ms / 1000, 1) if r.time_spent_ms is not None else None,
+                "changes": changes,
+                "status": r.after.get("status"),
+                "reason": _reason(r),
+            }
+        )
     first = revisions[0].after if revisions else pair.snapshot()
     return {
         "revisions": rows,
@@ -531,8 +737,11 @@ def readable_state(state, pairs: dict[int, QAPair]) -> dict:
             continue
         d = entry.get("decision") if isinstance(entry.get("decision"), dict) else {}
         ms = entry.get("ms")
-        time_s = (round(ms / 1000, 1) if isinstance(ms, (int, float)) and not isinstance(ms, bool)
-                  and abs(ms) < 2**53 else None)  # rows saved before the API bounded numbers may hold anything
+        time_s = (
+            round(ms / 1000, 1)
+            if isinstance(ms, (int, float)) and not isinstance(ms, bool) and abs(ms) < 2**53
+            else None
+        )  # rows saved before the API bounded numbers may hold anything
         details = []
         if entry.get("kind") == "added":
             what = f"added a QA pair ({_text(d.get('qa_type', '?'), 60)})"
@@ -549,8 +758,11 @@ def readable_state(state, pairs: dict[int, QAPair]) -> dict:
                 details = [f"reason: {_text(d.get('reason') or 'not chosen yet')}"]
             elif action == "modify":
                 what = f"{label}: modify"
-                details = [f"{k}: {_text(d.get(k))}" for k in ("question", "answer", "options", "answer_index")
-                           if d.get(k) is not None]
+                details = [
+                    f"{k}: {_text(d.get(k))}"
+                    for k in ("question", "answer", "options", "answer_index")
+                    if d.get(k) is not None
+                ]
             else:
                 what = f"{label}: not decided yet"
         out.append({"what": what, "details": details, "time_s": time_s})
@@ -564,41 +776,81 @@ def unit_history(unit: WorkUnit) -> dict:
     lapsed and taken over, the time stays credited to them) or in progress, with the state in plain
     words (``readable_state``). Also the unit's QA pairs, linking to their histories. Five queries."""
     items = list(unit.queue_items.select_related("leased_by", "completed_by", "exclude_user").order_by("id"))
-    passes = [{
-        "id": i.pk, "kind": i.kind, "kind_label": i.get_kind_display(), "seq": i.seq, "status": i.status,
-        "holder": i.leased_by.username if i.leased_by else None, "claimed_at": i.claimed_at,
-        "lease_expires_at": i.lease_expires_at, "completed_by": i.completed_by.username if i.completed_by else None,
-        "completed_at": i.completed_at, "time_spent_ms": i.time_spent_ms,
-        "time_s": round(i.time_spent_ms / 1000, 1) if i.time_spent_ms is not None else None,
-        "exclude_user": i.exclude_user.username if i.exclude_user else None,
-    } for i in items]
+    passes = [
+        {
+            "id": i.pk,
+            "kind": i.kind,
+            "kind_label": i.get_kind_display(),
+            "seq": i.seq,
+            "status": i.status,
+            "holder": i.leased_by.username if i.leased_by else None,
+            "claimed_at": i.claimed_at,
+            "lease_expires_at": i.lease_expires_at,
+            "completed_by": i.completed_by.username if i.completed_by else None,
+            "completed_at": i.completed_at,
+            "time_spent_ms": i.time_spent_ms,
+            "time_s": round(i.time_spent_ms / 1000, 1) if i.time_spent_ms is not None else None,
+            "exclude_user": i.exclude_user.username if i.exclude_user else None,
+        }
+        for i in items
+    ]
     by_id = {i.pk: i for i in items}
-    submissions = [{"item_id": sub.item_id, "kind": by_id[sub.item_id].get_kind_display(), "username": sub.user.username,
-                    "at": sub.created_at, "counts": sub.response.get("counts", {})}
-                   for sub in Submission.objects.filter(item__unit=unit).select_related("user").order_by("id")]
-    skips = [{"item_id": sk.item_id, "kind": by_id[sk.item_id].get_kind_display(), "username": sk.user.username,
-              "at": sk.created_at, "reason": sk.reason}
-             for sk in Skip.objects.filter(item__unit=unit).select_related("user").order_by("id")]
+    submissions = [
+        {
+            "item_id": sub.item_id,
+            "kind": by_id[sub.item_id].get_kind_display(),
+            "username": sub.user.username,
+            "at": sub.created_at,
+            "counts": sub.response.get("counts", {}),
+        }
+        for sub in Submission.objects.filter(item__unit=unit).select_related("user").order_by("id")
+    ]
+    skips = [
+        {
+            "item_id": sk.item_id,
+            "kind": by_id[sk.item_id].get_kind_display(),
+            "username": sk.user.username,
+            "at": sk.created_at,
+            "reason": sk.reason,
+        }
+        for sk in Skip.objects.filter(item__unit=unit).select_related("user").order_by("id")
+    ]
     pairs = {p.pk: p for p in unit.qa_pairs.select_related("qa_type").order_by("id")}
     work = []
     for a in Autosave.objects.filter(item__unit=unit).select_related("user").order_by("-updated_at", "-id"):
         item = by_id[a.item_id]
         kept = item.status == QueueItem.Status.DONE or item.leased_by_id != a.user_id
-        work.append({"item_id": a.item_id, "kind": item.get_kind_display(), "username": a.user.username,
-                     "saved_at": a.updated_at, "time_spent_ms": a.time_spent_ms,
-                     "time_min": round(a.time_spent_ms / 60000, 1), "kept": kept,
-                     "carried": kept and item.kind != QueueItem.Kind.OVERLAP,
-                     "state": readable_state(a.state, pairs)})
-    return {"passes": passes, "submissions": submissions, "skips": skips, "work": work,
-            "qa_pairs": list(pairs.values())}
+        work.append(
+            {
+                "item_id": a.item_id,
+                "kind": item.get_kind_display(),
+                "username": a.user.username,
+                "saved_at": a.updated_at,
+                "time_spent_ms": a.time_spent_ms,
+                "time_min": round(a.time_spent_ms / 60000, 1),
+                "kept": kept,
+                "carried": kept and item.kind != QueueItem.Kind.OVERLAP,
+                "state": readable_state(a.state, pairs),
+            }
+        )
+    return {
+        "passes": passes,
+        "submissions": submissions,
+        "skips": skips,
+        "work": work,
+        "qa_pairs": list(pairs.values()),
+    }
 
 
 def units_held_blind(user, project: Project) -> list[int]:
     """The units of ``project`` on which ``user`` holds an open overlap pass (at most one: a person
     holds one open item per project). Their QA pairs are left out of the QA list until the person
     submits, as their status, provenance and text are the first pass's (SPEC part 5; issue 19)."""
-    return list(QueueItem.objects.filter(project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
-                                         leased_by=user).values_list("unit_id", flat=True))
+    return list(
+        QueueItem.objects.filter(
+            project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN, leased_by=user
+        ).values_list("unit_id", flat=True)
+    )
 
 
 def refuse_during_blind_pass(user, unit_id: int) -> None:
@@ -607,6 +859,7 @@ def refuse_during_blind_pass(user, unit_id: int) -> None:
     can both oversee and annotate. The unit's and its QA pairs' histories open once they submit."""
     from django.core.exceptions import PermissionDenied
 
-    if QueueItem.objects.filter(unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
-                                leased_by=user).exists():
+    if QueueItem.objects.filter(
+        unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN, leased_by=user
+    ).exists():
         raise PermissionDenied("you are verifying this unit blind (an overlap pass); its history opens once you submit")

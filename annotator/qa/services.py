@@ -32,17 +32,33 @@ MAX_OVERLAP_K = 20  # distinct annotators per overlap unit, at most
 FLAGGED_PRIORITY = -10  # model-flagged units are served before everything else (SPEC part 3)
 
 
-def ensure_qa_type(project: Project, slug: str, *, name: str = "", clip_policy: str = QAType.ClipPolicy.WHOLE,
-                   paired: bool = False, window_s: float | None = None, description: str = "") -> QAType:
+def ensure_qa_type(
+    project: Project,
+    slug: str,
+    *,
+    name: str = "",
+    clip_policy: str = QAType.ClipPolicy.WHOLE,
+    paired: bool = False,
+    window_s: float | None = None,
+    description: str = "",
+) -> QAType:
     """Return the project's QA type ``slug``, creating it with these fields if missing (an existing
     type is left as the admin set it). Raises Invalid for a window clip policy without a positive
     ``window_s`` (seconds)."""
     if clip_policy == QAType.ClipPolicy.WINDOW and not (window_s and window_s > 0):
-        raise Invalid(f"QA type {slug!r}: a window clip policy needs window_s > 0 seconds", errors={"window_s": "required"})
+        raise Invalid(
+            f"QA type {slug!r}: a window clip policy needs window_s > 0 seconds", errors={"window_s": "required"}
+        )
     qa_type, _ = QAType.objects.get_or_create(
-        project=project, slug=slug,
-        defaults={"name": name or slug.replace("_", " ").capitalize(), "clip_policy": clip_policy,
-                  "paired": paired, "window_s": window_s, "description": description},
+        project=project,
+        slug=slug,
+        defaults={
+            "name": name or slug.replace("_", " ").capitalize(),
+            "clip_policy": clip_policy,
+            "paired": paired,
+            "window_s": window_s,
+            "description": description,
+        },
     )
     return qa_type
 
@@ -62,18 +78,24 @@ def double_check_drawn(item: QueueItem, unit: WorkUnit) -> bool:
     copies too, which never get one (``submit_unit`` opens it on real units only) but answer as if
     they had (``review.services``).
     One query when drawn (the verified pairs), none otherwise."""
-    return (item.kind == QueueItem.Kind.FIRST_PASS
-            and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
-            and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists())
+    return (
+        item.kind == QueueItem.Kind.FIRST_PASS
+        and chosen(unit.project, unit.pk, "double_check", unit.project.double_check_share)
+        and unit.qa_pairs.filter(status=QAPair.Status.VERIFIED).exists()
+    )
 
 
 # ----------------------------------------------------------------------------- units from drafts
 
+
 def groups_led_by(video: Video, kind: str, role: str) -> list[VideoGroup]:
     """Groups of ``kind`` in which ``video`` is the member with ``role`` at position 0 (the lead: day,
     ego, or a life log's first part)."""
-    return list(VideoGroup.objects.filter(kind=kind, members__video=video, members__role=role,
-                                          members__position=0).order_by("id"))
+    return list(
+        VideoGroup.objects.filter(kind=kind, members__video=video, members__role=role, members__position=0).order_by(
+            "id"
+        )
+    )
 
 
 def day_night_groups_of(video: Video) -> list[VideoGroup]:
@@ -139,19 +161,40 @@ def _open_unit(project, video, group, drafts, types, actor) -> WorkUnit:
     def clamp(t: float) -> float:
         return min(max(t, start_s), end_s)
 
-    pairs = QAPair.objects.bulk_create([
-        QAPair(project=project, unit=unit, video=video, qa_type=types[d.qa_type], draft=d,
-               origin=QAPair.Origin.MACHINE, question=d.question, answer=d.answer, options=d.options,
-               answer_index=d.answer_index, clip_start_s=clamp(d.clip_start_s), clip_end_s=clamp(d.clip_end_s),
-               videos=(d.params or {}).get("videos") or [], **_draft_interval(d, types[d.qa_type], clamp))
-        for d in drafts if clamp(d.clip_start_s) < clamp(d.clip_end_s)
-    ])
-    Revision.objects.bulk_create([
-        Revision(qa_pair=p, actor_model=actor, action=Revision.Action.DRAFT, after=p.snapshot(), version=1) for p in pairs
-    ])
+    pairs = QAPair.objects.bulk_create(
+        [
+            QAPair(
+                project=project,
+                unit=unit,
+                video=video,
+                qa_type=types[d.qa_type],
+                draft=d,
+                origin=QAPair.Origin.MACHINE,
+                question=d.question,
+                answer=d.answer,
+                options=d.options,
+                answer_index=d.answer_index,
+                clip_start_s=clamp(d.clip_start_s),
+                clip_end_s=clamp(d.clip_end_s),
+                videos=(d.params or {}).get("videos") or [],
+                **_draft_interval(d, types[d.qa_type], clamp),
+            )
+            for d in drafts
+            if clamp(d.clip_start_s) < clamp(d.clip_end_s)
+        ]
+    )
+    Revision.objects.bulk_create(
+        [
+            Revision(qa_pair=p, actor_model=actor, action=Revision.Action.DRAFT, after=p.snapshot(), version=1)
+            for p in pairs
+        ]
+    )
     items = [QueueItem(project=project, unit=unit, kind=QueueItem.Kind.FIRST_PASS)]
     if chosen(project, unit.pk, "overlap", project.overlap_share):
-        items += [QueueItem(project=project, unit=unit, kind=QueueItem.Kind.OVERLAP, seq=i) for i in range(1, project.overlap_k)]
+        items += [
+            QueueItem(project=project, unit=unit, kind=QueueItem.Kind.OVERLAP, seq=i)
+            for i in range(1, project.overlap_k)
+        ]
     QueueItem.objects.bulk_create(items)
     return unit
 
@@ -170,15 +213,26 @@ def _draft_interval(draft, qa_type: QAType, clamp) -> dict:
     not numbers, or empty after clamping."""
     params = draft.params or {}
     a, b = params.get("answer_start_s"), params.get("answer_end_s")
-    if qa_type.answer_kind != QAType.AnswerKind.INTERVAL or isinstance(a, bool) or isinstance(b, bool) \
-            or not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not clamp(a) < clamp(b):
+    if (
+        qa_type.answer_kind != QAType.AnswerKind.INTERVAL
+        or isinstance(a, bool)
+        or isinstance(b, bool)
+        or not isinstance(a, (int, float))
+        or not isinstance(b, (int, float))
+        or not clamp(a) < clamp(b)
+    ):
         return {}
     return {"answer_start_s": clamp(float(a)), "answer_end_s": clamp(float(b))}
 
 
 @transaction.atomic
-def set_queue_policy(project: Project, *, double_check_share: float | None = None, overlap_share: float | None = None,
-                     overlap_k: int | None = None) -> int:
+def set_queue_policy(
+    project: Project,
+    *,
+    double_check_share: float | None = None,
+    overlap_share: float | None = None,
+    overlap_k: int | None = None,
+) -> int:
     """Change the project's queue policy; the overlap policy also applies to units whose first pass
     is still open and that have no overlap items yet. Returns how many overlap items were added.
     Raises Invalid for a share outside 0..1 or k outside 2..``MAX_OVERLAP_K``."""
@@ -187,7 +241,9 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
             raise Invalid(f"{name} must be between 0 and 1", errors={name: "between 0 and 1"})
     if overlap_k is not None and not 2 <= overlap_k <= MAX_OVERLAP_K:
         # Each unit gets k - 1 overlap items: an unbounded k is an unbounded write.
-        raise Invalid(f"overlap_k must be from 2 to {MAX_OVERLAP_K}", errors={"overlap_k": f"from 2 to {MAX_OVERLAP_K}"})
+        raise Invalid(
+            f"overlap_k must be from 2 to {MAX_OVERLAP_K}", errors={"overlap_k": f"from 2 to {MAX_OVERLAP_K}"}
+        )
     project = Project.objects.select_for_update().get(pk=project.pk)
     if double_check_share is not None:
         project.double_check_share = double_check_share
@@ -198,18 +254,28 @@ def set_queue_policy(project: Project, *, double_check_share: float | None = Non
     project.save()
     added = []
     # Real units only: a gold copy someone holds is theirs alone, never a shared overlap (issue 20).
-    open_units = (QueueItem.objects.filter(project=project, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN,
-                                           unit__purpose=WorkUnit.Purpose.REAL)
-                  .exclude(unit__queue_items__kind=QueueItem.Kind.OVERLAP).values_list("unit_id", "priority"))
+    open_units = (
+        QueueItem.objects.filter(
+            project=project,
+            kind=QueueItem.Kind.FIRST_PASS,
+            status=QueueItem.Status.OPEN,
+            unit__purpose=WorkUnit.Purpose.REAL,
+        )
+        .exclude(unit__queue_items__kind=QueueItem.Kind.OVERLAP)
+        .values_list("unit_id", "priority")
+    )
     for unit_id, priority in open_units:
         if chosen(project, unit_id, "overlap", project.overlap_share):
-            added += [QueueItem(project=project, unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, seq=i, priority=priority)
-                      for i in range(1, project.overlap_k)]
+            added += [
+                QueueItem(project=project, unit_id=unit_id, kind=QueueItem.Kind.OVERLAP, seq=i, priority=priority)
+                for i in range(1, project.overlap_k)
+            ]
     QueueItem.objects.bulk_create(added)
     return len(added)
 
 
 # ----------------------------------------------------------------------------------- the submit
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -259,8 +325,14 @@ class SubmitResult:
     replayed: bool = False
 
     def as_dict(self) -> dict:
-        return {"unit_id": self.unit_id, "item_id": self.item_id, "kind": self.kind, "status": "done",
-                "counts": self.counts, "replayed": self.replayed}
+        return {
+            "unit_id": self.unit_id,
+            "item_id": self.item_id,
+            "kind": self.kind,
+            "status": "done",
+            "counts": self.counts,
+            "replayed": self.replayed,
+        }
 
 
 def check_options(options, answer_index, where: str, errors: dict) -> None:
@@ -304,13 +376,18 @@ def _interval_errors(start, end, interval: bool, unit, where: str, errors: dict)
     within the unit's range with end > start. Adds messages to ``errors``."""
     if not interval:
         if start is not None or end is not None:
-            errors[f"{where}.answer_start_s"] = "only QA types whose answer is a time interval take answer start and end"
+            errors[f"{where}.answer_start_s"] = (
+                "only QA types whose answer is a time interval take answer start and end"
+            )
         return
     if start is None or end is None:
-        errors[f"{where}.answer_start_s"] = "set the answer's start and end (the answer of this QA type is a time interval)"
+        errors[f"{where}.answer_start_s"] = (
+            "set the answer's start and end (the answer of this QA type is a time interval)"
+        )
     elif not unit.start_s <= start < end <= unit.end_s:
-        errors[f"{where}.answer_start_s"] = (f"the answer interval must lie within {unit.start_s:.2f}-{unit.end_s:.2f} s "
-                                             "and end after it starts")
+        errors[f"{where}.answer_start_s"] = (
+            f"the answer interval must lie within {unit.start_s:.2f}-{unit.end_s:.2f} s and end after it starts"
+        )
 
 
 def _proposed(base: dict, d: Decision) -> dict:
@@ -320,14 +397,19 @@ def _proposed(base: dict, d: Decision) -> dict:
     answer = base["answer"] if d.answer is None else d.answer.strip()
     if options is not None and isinstance(index, int) and 0 <= index < len(options):
         answer = options[index]  # a multiple-choice answer is the text of its correct option
-    return {"question": base["question"] if d.question is None else d.question.strip(), "answer": answer,
-            "options": options, "answer_index": index,
-            "answer_start_s": base.get("answer_start_s") if d.answer_start_s is None else d.answer_start_s,
-            "answer_end_s": base.get("answer_end_s") if d.answer_end_s is None else d.answer_end_s}
+    return {
+        "question": base["question"] if d.question is None else d.question.strip(),
+        "answer": answer,
+        "options": options,
+        "answer_index": index,
+        "answer_start_s": base.get("answer_start_s") if d.answer_start_s is None else d.answer_start_s,
+        "answer_end_s": base.get("answer_end_s") if d.answer_end_s is None else d.answer_end_s,
+    }
 
 
-def _validate(decisions, additions, shown: dict[int, dict], types, unit, interval_ids=frozenset(),
-              optional=frozenset()) -> dict[str, str]:
+def _validate(
+    decisions, additions, shown: dict[int, dict], types, unit, interval_ids=frozenset(), optional=frozenset()
+) -> dict[str, str]:
     """Per-field errors of a submit (``{"decisions[0].answer": "..."}``); ``interval_ids`` are the QA
     pairs whose type's answer is a time interval, ``optional`` those that may go without a decision
     (a rework's deleted pairs)."""
@@ -346,7 +428,8 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit, interva
             if d.reason not in QAPair.DeleteReason.values:
                 errors[f"{where}.reason"] = "choose a reason: " + ", ".join(QAPair.DeleteReason.values)
             elif d.reason == QAPair.DeleteReason.INCONSISTENT and (
-                    unit.group_id is None or unit.group.kind != VideoGroup.Kind.DAY_NIGHT):
+                unit.group_id is None or unit.group.kind != VideoGroup.Kind.DAY_NIGHT
+            ):
                 errors[f"{where}.reason"] = "inconsistent across day and night applies only to a day-night pair"
         elif d.action == "modify":
             new = _proposed(base, d)
@@ -355,7 +438,9 @@ def _validate(decisions, additions, shown: dict[int, dict], types, unit, interva
                     errors[f"{where}.{label}"] = message
             check_options(new["options"], new["answer_index"], where, errors)
             if (d.answer_start_s, d.answer_end_s) != (None, None) or d.qa_id in interval_ids:
-                _interval_errors(new["answer_start_s"], new["answer_end_s"], d.qa_id in interval_ids, unit, where, errors)
+                _interval_errors(
+                    new["answer_start_s"], new["answer_end_s"], d.qa_id in interval_ids, unit, where, errors
+                )
             if new == base:
                 errors[where] = "modify without a change: use keep"
         elif d.action != "keep":
@@ -396,8 +481,10 @@ def time_errors(bound_ms: int, times: dict[str, int | None]) -> dict[str, str]:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             errors[path] = "a time must be a whole number of milliseconds, 0 or more"
         elif value > bound_ms:
-            errors[path] = (f"{value / 1000:,.0f} s is more time than has passed since you took this unit "
-                            f"(at most {bound_ms / 1000:,.0f} s)")
+            errors[path] = (
+                f"{value / 1000:,.0f} s is more time than has passed since you took this unit "
+                f"(at most {bound_ms / 1000:,.0f} s)"
+            )
     return errors
 
 
@@ -469,8 +556,15 @@ def after_skip(hook):
     return hook
 
 
-def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Decision],
-                additions: list[Addition], time_spent_ms: int | None) -> SubmitResult:
+def submit_unit(
+    unit_id: int,
+    user,
+    *,
+    idempotency_key: str,
+    decisions: list[Decision],
+    additions: list[Addition],
+    time_spent_ms: int | None,
+) -> SubmitResult:
     """Apply one person's pass over a unit (the queue item they hold on it).
 
     Steps, in one transaction: if a submission with ``idempotency_key`` exists, return its stored
@@ -537,50 +631,80 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
         interval_ids = {pk for pk, p in pairs.items() if p.qa_type.answer_kind == QAType.AnswerKind.INTERVAL}
         types = {t.slug: t for t in QAType.objects.filter(project_id=unit.project_id)} if additions else {}
         errors = _validate(decisions, additions, shown, types, unit, interval_ids, optional=optional)
-        errors |= time_errors(queue.time_bound_ms(item, now), {
-            "time_spent_ms": time_spent_ms,
-            **{f"decisions[{i}].time_spent_ms": d.time_spent_ms for i, d in enumerate(decisions)},
-            **{f"added[{i}].time_spent_ms": a.time_spent_ms for i, a in enumerate(additions)},
-        })
+        errors |= time_errors(
+            queue.time_bound_ms(item, now),
+            {
+                "time_spent_ms": time_spent_ms,
+                **{f"decisions[{i}].time_spent_ms": d.time_spent_ms for i, d in enumerate(decisions)},
+                **{f"added[{i}].time_spent_ms": a.time_spent_ms for i, a in enumerate(additions)},
+            },
+        )
         if errors:
             raise Invalid("the submit has errors; nothing was saved", errors=errors)
         if not blind:
             conflicts = [
-                {"qa_id": d.qa_id, "your_version": d.version, "version": pairs[d.qa_id].version,
-                 "current": pairs[d.qa_id].snapshot()}
-                for d in decisions if d.version is not None and d.version != pairs[d.qa_id].version
+                {
+                    "qa_id": d.qa_id,
+                    "your_version": d.version,
+                    "version": pairs[d.qa_id].version,
+                    "current": pairs[d.qa_id].snapshot(),
+                }
+                for d in decisions
+                if d.version is not None and d.version != pairs[d.qa_id].version
             ]
             if conflicts:
-                raise Conflict("someone else changed these QA pairs since you loaded them; nothing was saved",
-                               conflicts=conflicts)
+                raise Conflict(
+                    "someone else changed these QA pairs since you loaded them; nothing was saved", conflicts=conflicts
+                )
 
         verb = {"keep": "kept", "modify": "modified", "delete": "deleted"}
         counts = {"kept": 0, "modified": 0, "deleted": 0, "added": len(additions)}
         for d in decisions:
             counts[verb[d.action]] += 1
         result = SubmitResult(unit.pk, item.pk, item.kind, counts)
-        submission = Submission.objects.create(idempotency_key=idempotency_key, item=item, user=user,
-                                               response=result.as_dict())
+        submission = Submission.objects.create(
+            idempotency_key=idempotency_key, item=item, user=user, response=result.as_dict()
+        )
         revisions, verdicts, changed = [], [], []
         for d in decisions:
             pair, base = pairs[d.qa_id], shown[d.qa_id]
             new = _proposed(base, d) if d.action == "modify" else base
-            verdicts.append(Verdict(item=item, qa_pair=pair, user=user, action=d.action, after=new,
-                                    reason=d.reason if d.action == "delete" else "", time_spent_ms=d.time_spent_ms))
+            verdicts.append(
+                Verdict(
+                    item=item,
+                    qa_pair=pair,
+                    user=user,
+                    action=d.action,
+                    after=new,
+                    reason=d.reason if d.action == "delete" else "",
+                    time_spent_ms=d.time_spent_ms,
+                )
+            )
             if blind:
                 continue
             before = pair.snapshot()
             if d.action == "keep":
                 if pair.status == QAPair.Status.DRAFT:
-                    pair.status, pair.provenance, pair.version = QAPair.Status.VERIFIED, QAPair.Provenance.MACHINE_KEPT, pair.version + 1
+                    pair.status, pair.provenance, pair.version = (
+                        QAPair.Status.VERIFIED,
+                        QAPair.Provenance.MACHINE_KEPT,
+                        pair.version + 1,
+                    )
                 elif pair.status == QAPair.Status.DELETED:  # a rework restores a pair its pass deleted
                     pair.status, pair.delete_reason, pair.version = QAPair.Status.VERIFIED, "", pair.version + 1
-                    pair.provenance = pair.provenance or (QAPair.Provenance.HUMAN_ADDED if pair.origin == QAPair.Origin.HUMAN
-                                                          else QAPair.Provenance.MACHINE_KEPT)
+                    pair.provenance = pair.provenance or (
+                        QAPair.Provenance.HUMAN_ADDED
+                        if pair.origin == QAPair.Origin.HUMAN
+                        else QAPair.Provenance.MACHINE_KEPT
+                    )
                 pair.verified_at = now
             elif d.action == "modify":
                 pair.question, pair.answer, pair.options, pair.answer_index = (
-                    new["question"], new["answer"], new["options"], new["answer_index"])
+                    new["question"],
+                    new["answer"],
+                    new["options"],
+                    new["answer_index"],
+                )
                 pair.answer_start_s, pair.answer_end_s = new["answer_start_s"], new["answer_end_s"]
                 if pair.provenance != QAPair.Provenance.HUMAN_ADDED:
                     pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
@@ -592,47 +716,113 @@ def submit_unit(unit_id: int, user, *, idempotency_key: str, decisions: list[Dec
                 pair.status, pair.delete_reason, pair.version = QAPair.Status.DELETED, d.reason, pair.version + 1
             pair.updated_at = now
             changed.append(pair)
-            revisions.append(Revision(qa_pair=pair, actor_user=user, action=d.action, before=before, after=pair.snapshot(),
-                                      version=pair.version, time_spent_ms=d.time_spent_ms, submission=submission))
-        QAPair.objects.bulk_update(changed, ["question", "answer", "options", "answer_index", "answer_start_s",
-                                             "answer_end_s", "status", "provenance", "delete_reason", "version",
-                                             "verified_at", "updated_at"])
+            revisions.append(
+                Revision(
+                    qa_pair=pair,
+                    actor_user=user,
+                    action=d.action,
+                    before=before,
+                    after=pair.snapshot(),
+                    version=pair.version,
+                    time_spent_ms=d.time_spent_ms,
+                    submission=submission,
+                )
+            )
+        QAPair.objects.bulk_update(
+            changed,
+            [
+                "question",
+                "answer",
+                "options",
+                "answer_index",
+                "answer_start_s",
+                "answer_end_s",
+                "status",
+                "provenance",
+                "delete_reason",
+                "version",
+                "verified_at",
+                "updated_at",
+            ],
+        )
         for a in additions:
-            content = {"question": a.question.strip(), "answer": a.answer.strip(), "options": a.options,
-                       "answer_index": a.answer_index, "answer_start_s": a.answer_start_s, "answer_end_s": a.answer_end_s}
+            content = {
+                "question": a.question.strip(),
+                "answer": a.answer.strip(),
+                "options": a.options,
+                "answer_index": a.answer_index,
+                "answer_start_s": a.answer_start_s,
+                "answer_end_s": a.answer_end_s,
+            }
             if a.answer_start_s is not None and not content["answer"]:
                 content["answer"] = interval_answer_text(a.answer_start_s, a.answer_end_s)
             if a.options is not None:
                 content["options"] = [o.strip() for o in a.options]
                 content["answer"] = content["options"][a.answer_index]
-            clip = (unit.start_s if a.clip_start_s is None else a.clip_start_s,
-                    unit.end_s if a.clip_end_s is None else a.clip_end_s)
+            clip = (
+                unit.start_s if a.clip_start_s is None else a.clip_start_s,
+                unit.end_s if a.clip_end_s is None else a.clip_end_s,
+            )
             if blind:
-                verdicts.append(Verdict(item=item, qa_pair=None, user=user, action="add", time_spent_ms=a.time_spent_ms,
-                                        after={**content, "qa_type": a.qa_type, "clip_start_s": clip[0], "clip_end_s": clip[1]}))
+                verdicts.append(
+                    Verdict(
+                        item=item,
+                        qa_pair=None,
+                        user=user,
+                        action="add",
+                        time_spent_ms=a.time_spent_ms,
+                        after={**content, "qa_type": a.qa_type, "clip_start_s": clip[0], "clip_end_s": clip[1]},
+                    )
+                )
                 continue
             pair = QAPair.objects.create(
-                project_id=unit.project_id, unit=unit, video_id=unit.video_id, qa_type=types[a.qa_type],
-                origin=QAPair.Origin.HUMAN, **content, clip_start_s=clip[0], clip_end_s=clip[1],
-                status=QAPair.Status.VERIFIED, provenance=QAPair.Provenance.HUMAN_ADDED, verified_at=now,
+                project_id=unit.project_id,
+                unit=unit,
+                video_id=unit.video_id,
+                qa_type=types[a.qa_type],
+                origin=QAPair.Origin.HUMAN,
+                **content,
+                clip_start_s=clip[0],
+                clip_end_s=clip[1],
+                status=QAPair.Status.VERIFIED,
+                provenance=QAPair.Provenance.HUMAN_ADDED,
+                verified_at=now,
             )
-            verdicts.append(Verdict(item=item, qa_pair=pair, user=user, action="add", after=content,
-                                    time_spent_ms=a.time_spent_ms))
-            revisions.append(Revision(qa_pair=pair, actor_user=user, action=Revision.Action.ADD, before=None,
-                                      after=pair.snapshot(), version=1, time_spent_ms=a.time_spent_ms, submission=submission))
+            verdicts.append(
+                Verdict(item=item, qa_pair=pair, user=user, action="add", after=content, time_spent_ms=a.time_spent_ms)
+            )
+            revisions.append(
+                Revision(
+                    qa_pair=pair,
+                    actor_user=user,
+                    action=Revision.Action.ADD,
+                    before=None,
+                    after=pair.snapshot(),
+                    version=1,
+                    time_spent_ms=a.time_spent_ms,
+                    submission=submission,
+                )
+            )
         Revision.objects.bulk_create(revisions)
         Verdict.objects.bulk_create(verdicts)
 
         item.status, item.completed_by, item.completed_at = QueueItem.Status.DONE, user, now
         item.leased_by, item.lease_expires_at, item.time_spent_ms = None, None, time_spent_ms
-        item.save(update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"])
+        item.save(
+            update_fields=["status", "completed_by", "completed_at", "leased_by", "lease_expires_at", "time_spent_ms"]
+        )
         # Only the submitter's own: an earlier holder's autosave is their kept work and time.
         Autosave.objects.filter(item=item, user=user).delete()
         # Real units only: a gold or qualification copy is for its person alone, never for the shared
         # queue (issue 20; the review state answers as if drawn, ``review.services``).
         if unit.purpose == WorkUnit.Purpose.REAL and double_check_drawn(item, unit):
-            QueueItem.objects.create(project_id=unit.project_id, unit=unit, kind=QueueItem.Kind.DOUBLE_CHECK,
-                                     exclude_user=user, priority=item.priority)
+            QueueItem.objects.create(
+                project_id=unit.project_id,
+                unit=unit,
+                kind=QueueItem.Kind.DOUBLE_CHECK,
+                exclude_user=user,
+                priority=item.priority,
+            )
         for hook in AFTER_SUBMIT:
             hook(item, unit, user, result)
     return result
@@ -663,12 +853,16 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
             raise Conflict("this unit was already submitted") from None
         if item.kind == QueueItem.Kind.REWORK:
             # Assigned to this person alone: a skipped rework would be served straight back to them.
-            raise Invalid("a unit sent back to you for rework cannot be skipped: submit it (keep what you stand by); "
-                          "an admin can give it to someone else")
+            raise Invalid(
+                "a unit sent back to you for rework cannot be skipped: submit it (keep what you stand by); "
+                "an admin can give it to someone else"
+            )
         if item.kind == QueueItem.Kind.QUALIFICATION:
             # Also assigned to this person alone, and part of their attempt: it would come straight back.
-            raise Invalid("a qualification unit cannot be skipped: decide each QA pair as the guidelines say "
-                          "(delete one you cannot answer, with its reason) and submit")
+            raise Invalid(
+                "a qualification unit cannot be skipped: decide each QA pair as the guidelines say "
+                "(delete one you cannot answer, with its reason) and submit"
+            )
         Skip.objects.create(item=item, user=user, reason=reason)
         Autosave.objects.filter(item=item, user=user).delete()
         # Released, and an admin's assignment they skipped goes back to everyone (the claim never
@@ -701,7 +895,8 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spen
             raise Invalid("the autosave has errors; nothing was saved", errors=errors)
         fields = {"state": state, "client_saved_at_ms": client_saved_at_ms, "time_spent_ms": time_spent_ms}
         saved, created = Autosave.objects.select_for_update().get_or_create(
-            item=item, user=user, defaults={**fields, "claimed_at": item.claimed_at})
+            item=item, user=user, defaults={**fields, "claimed_at": item.claimed_at}
+        )
         if not created and client_saved_at_ms >= saved.client_saved_at_ms:
             for name, value in fields.items():
                 setattr(saved, name, value)
@@ -709,8 +904,16 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spen
     return saved
 
 
-def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None, answer: str | None = None,
-                 options: list[str] | None = None, answer_index: int | None = None) -> QAPair:
+def edit_qa_pair(
+    qa_id: int,
+    user,
+    *,
+    version: int,
+    question: str | None = None,
+    answer: str | None = None,
+    options: list[str] | None = None,
+    answer_index: int | None = None,
+) -> QAPair:
     """An edit outside the queue (admin or reviewer on the QA pair's page or the API).
 
     ``version`` is the version the editor saw; if the QA pair changed since, Conflict with
@@ -719,11 +922,16 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
     with transaction.atomic():
         pair = QAPair.objects.select_for_update().get(pk=qa_id)
         if version != pair.version:
-            raise Conflict("someone else changed this QA pair since you loaded it; nothing was saved",
-                              conflicts=[{"qa_id": pair.pk, "your_version": version, "version": pair.version,
-                                          "current": pair.snapshot()}])
-        new = _proposed(_content(pair),
-                        Decision(qa_id, "modify", question=question, answer=answer, options=options, answer_index=answer_index))
+            raise Conflict(
+                "someone else changed this QA pair since you loaded it; nothing was saved",
+                conflicts=[
+                    {"qa_id": pair.pk, "your_version": version, "version": pair.version, "current": pair.snapshot()}
+                ],
+            )
+        new = _proposed(
+            _content(pair),
+            Decision(qa_id, "modify", question=question, answer=answer, options=options, answer_index=answer_index),
+        )
         errors: dict[str, str] = {}
         for label in ("question", "answer"):
             if (message := _text_error(new[label], label)) is not None:
@@ -732,13 +940,24 @@ def edit_qa_pair(qa_id: int, user, *, version: int, question: str | None = None,
         if errors:
             raise Invalid("the edit has errors; nothing was saved", errors=errors)
         before = pair.snapshot()
-        pair.question, pair.answer, pair.options, pair.answer_index = new["question"], new["answer"], new["options"], new["answer_index"]
+        pair.question, pair.answer, pair.options, pair.answer_index = (
+            new["question"],
+            new["answer"],
+            new["options"],
+            new["answer_index"],
+        )
         if pair.status == QAPair.Status.VERIFIED and pair.provenance == QAPair.Provenance.MACHINE_KEPT:
             pair.provenance = QAPair.Provenance.MACHINE_MODIFIED
         pair.version += 1
         pair.save()
-        Revision.objects.create(qa_pair=pair, actor_user=user, action=Revision.Action.EDIT, before=before,
-                                after=pair.snapshot(), version=pair.version)
+        Revision.objects.create(
+            qa_pair=pair,
+            actor_user=user,
+            action=Revision.Action.EDIT,
+            before=before,
+            after=pair.snapshot(),
+            version=pair.version,
+        )
     return pair
 
 
@@ -750,16 +969,24 @@ def flag_qa_pair(qa_id: int, *, reason: str, source: str = "", user=None) -> QAP
     Raises Invalid for an empty reason, or neither a model nor a person."""
     reason, source = (reason or "").strip(), (source or "").strip()
     if not reason or not (source or user is not None):
-        raise Invalid("a flag needs a reason and the model or person that set it",
-                      errors={"reason" if not reason else "source": "required"})
+        raise Invalid(
+            "a flag needs a reason and the model or person that set it",
+            errors={"reason" if not reason else "source": "required"},
+        )
     with transaction.atomic():
         pair = QAPair.objects.select_for_update().get(pk=qa_id)
         before = pair.snapshot()
         pair.flag_reason, pair.flag_source, pair.flag_user = reason, source, user
         pair.save(update_fields=["flag_reason", "flag_source", "flag_user", "updated_at"])
-        Revision.objects.create(qa_pair=pair, actor_model=source, actor_user=user, action=Revision.Action.FLAG,
-                                before=before, after={**pair.snapshot(), "flag_reason": pair.flag_reason},
-                                version=pair.version)
+        Revision.objects.create(
+            qa_pair=pair,
+            actor_model=source,
+            actor_user=user,
+            action=Revision.Action.FLAG,
+            before=before,
+            after={**pair.snapshot(), "flag_reason": pair.flag_reason},
+            version=pair.version,
+        )
         QueueItem.objects.filter(unit_id=pair.unit_id, status=QueueItem.Status.OPEN).update(priority=FLAGGED_PRIORITY)
     return pair
 
@@ -771,15 +998,17 @@ def _draft_for_model(qa_id: int, version: int, source: str) -> QAPair:
         raise Invalid("a model revision needs the model that made it", errors={"source": "required"})
     pair = QAPair.objects.select_for_update().get(pk=qa_id)
     if pair.status != QAPair.Status.DRAFT or pair.version != version:
-        raise Conflict(f"QA pair {qa_id} changed since the model checked it (version {version}, now {pair.version}, "
-                       f"{pair.status}); nothing was saved",
-                       conflicts=[{"qa_id": qa_id, "your_version": version, "version": pair.version,
-                                   "current": pair.snapshot()}])
+        raise Conflict(
+            f"QA pair {qa_id} changed since the model checked it (version {version}, now {pair.version}, "
+            f"{pair.status}); nothing was saved",
+            conflicts=[{"qa_id": qa_id, "your_version": version, "version": pair.version, "current": pair.snapshot()}],
+        )
     return pair
 
 
-def set_options_by_model(qa_id: int, *, source: str, version: int, options: list[str], answer_index: int,
-                         note: dict | None = None) -> QAPair:
+def set_options_by_model(
+    qa_id: int, *, source: str, version: int, options: list[str], answer_index: int, note: dict | None = None
+) -> QAPair:
     """A model replaces the options of a draft multiple-choice pair (e.g. EgoExoBench's hard-negative
     distractors, seed 001 Sec. 3.2): ``options[answer_index]`` becomes the answer, the version goes
     up, and a ``modify`` revision names the model (``source``) with ``note`` (e.g. the shuffle seed)
@@ -795,8 +1024,14 @@ def set_options_by_model(qa_id: int, *, source: str, version: int, options: list
         pair.options, pair.answer_index, pair.answer = list(options), answer_index, options[answer_index]
         pair.version += 1
         pair.save(update_fields=["options", "answer_index", "answer", "version", "updated_at"])
-        Revision.objects.create(qa_pair=pair, actor_model=source.strip()[:200], action=Revision.Action.MODIFY,
-                                before=before, after={**pair.snapshot(), **(note or {})}, version=pair.version)
+        Revision.objects.create(
+            qa_pair=pair,
+            actor_model=source.strip()[:200],
+            action=Revision.Action.MODIFY,
+            before=before,
+            after={**pair.snapshot(), **(note or {})},
+            version=pair.version,
+        )
     return pair
 
 
@@ -814,8 +1049,14 @@ def drop_by_model(qa_id: int, *, source: str, version: int, reason: str) -> QAPa
         pair.status, pair.version = QAPair.Status.DELETED, pair.version + 1
         pair.flag_reason, pair.flag_source, pair.flag_user = reason, source.strip()[:200], None
         pair.save(update_fields=["status", "version", "flag_reason", "flag_source", "flag_user", "updated_at"])
-        Revision.objects.create(qa_pair=pair, actor_model=pair.flag_source, action=Revision.Action.DELETE,
-                                before=before, after={**pair.snapshot(), "flag_reason": reason}, version=pair.version)
+        Revision.objects.create(
+            qa_pair=pair,
+            actor_model=pair.flag_source,
+            action=Revision.Action.DELETE,
+            before=before,
+            after={**pair.snapshot(), "flag_reason": reason},
+            version=pair.version,
+        )
     return pair
 
 
@@ -826,7 +1067,18 @@ def apply_preset(project: Project, name: str) -> int:
 
     specs = PRESETS[name]
     have = set(QAType.objects.filter(project=project).values_list("slug", flat=True))
-    created = [QAType(project=project, slug=s.slug, name=s.name, paired=s.paired, clip_policy=s.clip_policy,
-                      window_s=s.window_s, description=s.description) for s in specs if s.slug not in have]
+    created = [
+        QAType(
+            project=project,
+            slug=s.slug,
+            name=s.name,
+            paired=s.paired,
+            clip_policy=s.clip_policy,
+            window_s=s.window_s,
+            description=s.description,
+        )
+        for s in specs
+        if s.slug not in have
+    ]
     QAType.objects.bulk_create(created)
     return len(created)

@@ -94,8 +94,15 @@ def life_log_medium(group, start_s: float, end_s: float, *, label: str = "Life l
         a, b = max(start_s - part.offset_s, 0.0), min(end_s - part.offset_s, part.duration_s)
         if b > a:
             segments.append(Segment(part.video_id, round(a, 3), round(b, 3), round(part.offset_s + a, 3)))
-    return Medium(label=label, kind="life_log", start_s=start_s, end_s=end_s, group_id=group.pk,
-                  segments=tuple(segments), clock_start=lifelogs.clock(lifelogs.log_start(group), start_s))
+    return Medium(
+        label=label,
+        kind="life_log",
+        start_s=start_s,
+        end_s=end_s,
+        group_id=group.pk,
+        segments=tuple(segments),
+        clock_start=lifelogs.clock(lifelogs.log_start(group), start_s),
+    )
 
 
 def of_pair(pair) -> Stimulus:
@@ -105,24 +112,54 @@ def of_pair(pair) -> Stimulus:
     from annotator.media.selectors import member_label, ordered_members
 
     if pair.videos:
-        return Stimulus("labelled", tuple(
-            Medium(label=str(v.get("label", "")), kind="video", video_id=v.get("video_id"),
-                   start_s=float(v["start_s"]), end_s=float(v["end_s"])) for v in pair.videos))
+        return Stimulus(
+            "labelled",
+            tuple(
+                Medium(
+                    label=str(v.get("label", "")),
+                    kind="video",
+                    video_id=v.get("video_id"),
+                    start_s=float(v["start_s"]),
+                    end_s=float(v["end_s"]),
+                )
+                for v in pair.videos
+            ),
+        )
     group = pair.unit.group if pair.unit_id and pair.unit.group_id else None
     if group is not None and group.kind == VideoGroup.Kind.LIFE_LOG:
         return Stimulus("life_log", (life_log_medium(group, pair.clip_start_s, pair.clip_end_s),))
     members = ordered_members(group.members.all()) if group is not None else []
-    if group is not None and group.kind == VideoGroup.Kind.EGO_EXO or (
-            members and pair.qa_type.paired and {m.role for m in members} <= {VideoGroupMember.Role.DAY,
-                                                                              VideoGroupMember.Role.NIGHT}):
+    if (
+        group is not None
+        and group.kind == VideoGroup.Kind.EGO_EXO
+        or (
+            members
+            and pair.qa_type.paired
+            and {m.role for m in members} <= {VideoGroupMember.Role.DAY, VideoGroupMember.Role.NIGHT}
+        )
+    ):
         media = []
         for m in members:
             a, b = _clamped(pair.clip_start_s + m.offset_s, pair.clip_end_s + m.offset_s, m.video.duration_s)
-            media.append(Medium(label=member_label(m.role, m.position), kind="video", video_id=m.video_id,
-                                start_s=a, end_s=b, offset_s=m.offset_s))
+            media.append(
+                Medium(
+                    label=member_label(m.role, m.position),
+                    kind="video",
+                    video_id=m.video_id,
+                    start_s=a,
+                    end_s=b,
+                    offset_s=m.offset_s,
+                )
+            )
         return Stimulus("sync", tuple(media))
-    return Stimulus("single", (Medium(label="Video 1", kind="video", video_id=pair.video_id,
-                                      start_s=pair.clip_start_s, end_s=pair.clip_end_s),))
+    return Stimulus(
+        "single",
+        (
+            Medium(
+                label="Video 1", kind="video", video_id=pair.video_id, start_s=pair.clip_start_s, end_s=pair.clip_end_s
+            ),
+        ),
+    )
 
 
 def problem(stimulus: Stimulus, videos: dict, *, max_clip_s: float | None = None) -> str:
@@ -163,15 +200,38 @@ def to_json(stimulus: Stimulus, names: dict[tuple, str] | None = None) -> dict:
     media = []
     for m in stimulus.media:
         if m.kind == "life_log":
-            media.append({"label": m.label, "kind": m.kind, "start_s": m.start_s, "end_s": m.end_s,
-                          "group_id": m.group_id, "clock_start": m.clock_start,
-                          "segments": [{"video_id": s.video_id, "start_s": s.start_s, "end_s": s.end_s,
-                                        "virtual_start_s": s.virtual_start_s,
-                                        "name": names.get((s.video_id, s.start_s, s.end_s), "")} for s in m.segments]})
+            media.append(
+                {
+                    "label": m.label,
+                    "kind": m.kind,
+                    "start_s": m.start_s,
+                    "end_s": m.end_s,
+                    "group_id": m.group_id,
+                    "clock_start": m.clock_start,
+                    "segments": [
+                        {
+                            "video_id": s.video_id,
+                            "start_s": s.start_s,
+                            "end_s": s.end_s,
+                            "virtual_start_s": s.virtual_start_s,
+                            "name": names.get((s.video_id, s.start_s, s.end_s), ""),
+                        }
+                        for s in m.segments
+                    ],
+                }
+            )
         else:
-            media.append({"label": m.label, "kind": m.kind, "video_id": m.video_id, "start_s": m.start_s,
-                          "end_s": m.end_s, "offset_s": m.offset_s,
-                          "name": names.get((m.video_id, m.start_s, m.end_s), "")})
+            media.append(
+                {
+                    "label": m.label,
+                    "kind": m.kind,
+                    "video_id": m.video_id,
+                    "start_s": m.start_s,
+                    "end_s": m.end_s,
+                    "offset_s": m.offset_s,
+                    "name": names.get((m.video_id, m.start_s, m.end_s), ""),
+                }
+            )
     return {"layout": stimulus.layout, "media": media}
 
 
@@ -181,12 +241,28 @@ def from_json(data: dict) -> Stimulus:
     media = []
     for m in data.get("media") or []:
         if m.get("kind") == "life_log":
-            media.append(Medium(label=m["label"], kind="life_log", start_s=m["start_s"], end_s=m["end_s"],
-                                group_id=m.get("group_id"), clock_start=m.get("clock_start", ""),
-                                segments=tuple(Segment(s["video_id"], s["start_s"], s["end_s"], s["virtual_start_s"])
-                                               for s in m["segments"])))
+            media.append(
+                Medium(
+                    label=m["label"],
+                    kind="life_log",
+                    start_s=m["start_s"],
+                    end_s=m["end_s"],
+                    group_id=m.get("group_id"),
+                    clock_start=m.get("clock_start", ""),
+                    segments=tuple(
+                        Segment(s["video_id"], s["start_s"], s["end_s"], s["virtual_start_s"]) for s in m["segments"]
+                    ),
+                )
+            )
         else:
-            media.append(Medium(label=m.get("label", ""), kind="video", video_id=m.get("video_id"),
-                                start_s=float(m.get("start_s", 0.0)), end_s=float(m.get("end_s", 0.0)),
-                                offset_s=float(m.get("offset_s", 0.0))))
+            media.append(
+                Medium(
+                    label=m.get("label", ""),
+                    kind="video",
+                    video_id=m.get("video_id"),
+                    start_s=float(m.get("start_s", 0.0)),
+                    end_s=float(m.get("end_s", 0.0)),
+                    offset_s=float(m.get("offset_s", 0.0)),
+                )
+            )
     return Stimulus(data.get("layout") or ("single" if len(media) == 1 else "labelled"), tuple(media))

@@ -27,22 +27,36 @@ def verify(request, slug: str):
     """The verification page: video player(s), QA pairs, keep / modify / delete / add, all by keyboard."""
     project, _ = access.require(request.user, access.ANNOTATE_ROLES, slug=slug)
     api = "/api/units/{id}/"
-    config = {"project": project.slug, "nextUrl": f"/api/projects/{project.slug}/queue/next/",
-              "submitUrl": api + "submit/", "heartbeatUrl": api + "heartbeat/", "skipUrl": api + "skip/",
-              "autosaveUrl": api + "autosave/", "typesUrl": f"/api/projects/{project.slug}/qa-types/",
-              # For the add form: no type is preselected (the person must choose one), and an interval
-              # type's card gets answer start / end fields.
-              "qaTypes": [{"slug": t.slug, "name": t.name, "answer_kind": t.answer_kind, "set_kind": t.set_kind}
-                          for t in QAType.objects.filter(project=project).order_by("name")]}
-    types = [{"name": t.name, "description": t.description, "html": markdown.render(t.guidelines)}
-             for t in QAType.objects.filter(project=project).exclude(guidelines="")]
-    return render(request, "qa/verify.html", {
-        "project": project,
-        "config": config,
-        # Empty: the page says where an admin writes them (the QA types page), issue 21.
-        "guidelines_html": markdown.render(project.guidelines) if project.guidelines.strip() else "",
-        "type_guidelines": types,
-    })
+    config = {
+        "project": project.slug,
+        "nextUrl": f"/api/projects/{project.slug}/queue/next/",
+        "submitUrl": api + "submit/",
+        "heartbeatUrl": api + "heartbeat/",
+        "skipUrl": api + "skip/",
+        "autosaveUrl": api + "autosave/",
+        "typesUrl": f"/api/projects/{project.slug}/qa-types/",
+        # For the add form: no type is preselected (the person must choose one), and an interval
+        # type's card gets answer start / end fields.
+        "qaTypes": [
+            {"slug": t.slug, "name": t.name, "answer_kind": t.answer_kind, "set_kind": t.set_kind}
+            for t in QAType.objects.filter(project=project).order_by("name")
+        ],
+    }
+    types = [
+        {"name": t.name, "description": t.description, "html": markdown.render(t.guidelines)}
+        for t in QAType.objects.filter(project=project).exclude(guidelines="")
+    ]
+    return render(
+        request,
+        "qa/verify.html",
+        {
+            "project": project,
+            "config": config,
+            # Empty: the page says where an admin writes them (the QA types page), issue 21.
+            "guidelines_html": markdown.render(project.guidelines) if project.guidelines.strip() else "",
+            "type_guidelines": types,
+        },
+    )
 
 
 @login_required
@@ -53,8 +67,11 @@ def progress(request, slug: str):
     unit = request.GET.get("unit", "")
     if unit.isascii() and unit.isdigit() and len(unit) < 19:
         return redirect("unit-detail", slug=slug, pk=int(unit))
-    return render(request, "qa/progress.html", {"project": project, "p": selectors.progress(project),
-                                                "can_manage": role in access.MANAGE_ROLES})
+    return render(
+        request,
+        "qa/progress.html",
+        {"project": project, "p": selectors.progress(project), "can_manage": role in access.MANAGE_ROLES},
+    )
 
 
 @login_required
@@ -94,7 +111,8 @@ def qa_types(request, slug: str):
             return redirect("qa-types", slug=slug)
         if action == "type-guidelines":
             updated = QAType.objects.filter(project=project, slug=request.POST.get("slug", "")).update(
-                guidelines=request.POST.get("guidelines", ""))
+                guidelines=request.POST.get("guidelines", "")
+            )
             if updated:
                 messages.success(request, f"guidelines of {request.POST.get('slug')} saved")
             else:
@@ -110,7 +128,9 @@ def qa_types(request, slug: str):
                 services.set_queue_policy(project, **data.validated_data)
                 messages.success(request, "queue policy saved")
             return redirect("qa-types", slug=slug)
-        form = {k: request.POST.get(k, "") for k in ("slug", "name", "description", "clip_policy", "window_s", "guidelines")}
+        form = {
+            k: request.POST.get(k, "") for k in ("slug", "name", "description", "clip_policy", "window_s", "guidelines")
+        }
         form["paired"] = bool(request.POST.get("paired"))
         errors = _qa_type_errors(project, form)
         checked = QATypeIO(data={**form, "window_s": form["window_s"] or None}, context={"project": project})
@@ -118,16 +138,32 @@ def qa_types(request, slug: str):
             for field, problems in checked.errors.items():
                 errors.setdefault(field, str(problems[0]))
         if not errors:
-            QAType.objects.create(project=project, slug=form["slug"], name=form["name"], description=form["description"],
-                                  paired=form["paired"], clip_policy=form["clip_policy"],
-                                  window_s=float(form["window_s"]) if form["window_s"] else None, guidelines=form["guidelines"])
+            QAType.objects.create(
+                project=project,
+                slug=form["slug"],
+                name=form["name"],
+                description=form["description"],
+                paired=form["paired"],
+                clip_policy=form["clip_policy"],
+                window_s=float(form["window_s"]) if form["window_s"] else None,
+                guidelines=form["guidelines"],
+            )
             messages.success(request, f"QA type {form['slug']} added")
             return redirect("qa-types", slug=slug)
         form["errors"] = errors  # the form is shown again with what was typed
-    return render(request, "qa/qa_types.html", {
-        "project": project, "types": QAType.objects.filter(project=project), "manage": manage, "form": form,
-        "presets": sorted(PRESETS), "policies": QAType.ClipPolicy.choices,
-    }, status=400 if form.get("errors") else 200)
+    return render(
+        request,
+        "qa/qa_types.html",
+        {
+            "project": project,
+            "types": QAType.objects.filter(project=project),
+            "manage": manage,
+            "form": form,
+            "presets": sorted(PRESETS),
+            "policies": QAType.ClipPolicy.choices,
+        },
+        status=400 if form.get("errors") else 200,
+    )
 
 
 def _qa_type_errors(project, form) -> dict:
@@ -158,19 +194,31 @@ def qa_list(request, slug: str):
     submit it, and the page says how many (all of the unit's, whatever the filters)."""
     project, _ = access.require(request.user, access.OVERSEE_ROLES, slug=slug)
     blind = selectors.units_held_blind(request.user, project)
-    qs = (QAPair.objects.filter(project=project, unit__purpose=WorkUnit.Purpose.REAL).exclude(unit_id__in=blind)
-          .select_related("qa_type", "video")
-          .order_by("-updated_at"))
+    qs = (
+        QAPair.objects.filter(project=project, unit__purpose=WorkUnit.Purpose.REAL)
+        .exclude(unit_id__in=blind)
+        .select_related("qa_type", "video")
+        .order_by("-updated_at")
+    )
     status, qa_type = request.GET.get("status", ""), request.GET.get("qa_type", "")
     if status:
         qs = qs.filter(status=status)
     if qa_type:
         qs = qs.filter(qa_type__slug=qa_type)
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
-    return render(request, "qa/qa_list.html", {
-        "project": project, "page": page, "status": status, "qa_type": qa_type,
-        "hidden_blind": QAPair.objects.filter(unit_id__in=blind).count() if blind else 0,
-        "statuses": QAPair.Status.values, "types": QAType.objects.filter(project=project)})
+    return render(
+        request,
+        "qa/qa_list.html",
+        {
+            "project": project,
+            "page": page,
+            "status": status,
+            "qa_type": qa_type,
+            "hidden_blind": QAPair.objects.filter(unit_id__in=blind).count() if blind else 0,
+            "statuses": QAPair.Status.values,
+            "types": QAType.objects.filter(project=project),
+        },
+    )
 
 
 @login_required
@@ -187,12 +235,20 @@ def qa_detail(request, slug: str, pk: int):
     if request.method == "POST":
         if not can_edit:
             raise PermissionDenied("your role may not edit QA pairs")
-        typed = {"question": request.POST.get("question", ""), "answer": request.POST.get("answer", ""),
-                 "version": request.POST.get("version", "")}
+        typed = {
+            "question": request.POST.get("question", ""),
+            "answer": request.POST.get("answer", ""),
+            "version": request.POST.get("version", ""),
+        }
         try:
             version = int(typed["version"]) if typed["version"].isdigit() and len(typed["version"]) < 10 else -1
-            services.edit_qa_pair(pair.pk, request.user, version=version,
-                                  question=typed["question"], answer=typed["answer"] if pair.options is None else None)
+            services.edit_qa_pair(
+                pair.pk,
+                request.user,
+                version=version,
+                question=typed["question"],
+                answer=typed["answer"] if pair.options is None else None,
+            )
         except DomainError as exc:
             errors, conflict, status = exc.errors, (exc.conflicts[0] if exc.conflicts else None), status_of(exc)
             messages.error(request, str(exc))
@@ -200,10 +256,20 @@ def qa_detail(request, slug: str, pk: int):
         else:
             messages.success(request, "saved")
             return redirect("qa-detail", slug=slug, pk=pk)
-    return render(request, "qa/qa_detail.html", {
-        "project": project, "pair": pair, "h": selectors.history(pair), "can_edit": can_edit,
-        "typed": typed, "conflict": conflict, "errors": errors,
-    }, status=status)
+    return render(
+        request,
+        "qa/qa_detail.html",
+        {
+            "project": project,
+            "pair": pair,
+            "h": selectors.history(pair),
+            "can_edit": can_edit,
+            "typed": typed,
+            "conflict": conflict,
+            "errors": errors,
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -213,6 +279,7 @@ def export_download(request, slug: str):
     try:
         filters = export_filters(request.GET)
     except DomainError as exc:  # a filter too long, or with a NUL character
-        return HttpResponseBadRequest(f"{exc}: " + "; ".join(f"{k}: {v}" for k, v in exc.errors.items()),
-                                      content_type="text/plain; charset=utf-8")
+        return HttpResponseBadRequest(
+            f"{exc}: " + "; ".join(f"{k}: {v}" for k, v in exc.errors.items()), content_type="text/plain; charset=utf-8"
+        )
     return jsonl_export_response(project, filters)

@@ -37,8 +37,8 @@ import numpy as np
 from django.db.models import Count
 
 from annotator.evaluation.models import Evaluation, Rubric
-from annotator.evaluation.study_items import column
 from annotator.evaluation.models import Prediction as EvalPrediction
+from annotator.evaluation.study_items import column
 from annotator.media.models import VideoGroup, VideoGroupMember
 from annotator.scoring.report import HUMAN, Records
 from annotator.studies.models import Item, Participant, Study, Trial
@@ -58,21 +58,24 @@ class Field:
 # texts reach people (report pages, ``report --help``), so they name no paper; the sources are
 # in the docstrings: the Likert groups VUDG Sec. 4.5, clip lengths EGO-FLIGHT Sec. 3.2 (seed 003),
 # life-log lengths X-LeBench Sec. 3.1 (seed 002).
-FIELDS: dict[str, Field] = {f.name: f for f in (
-    Field("qa_type", "QA type", "the QA type's slug (a study item's subtask)"),
-    Field("condition", "Condition", "a study condition, as 'number. label'"),
-    Field("time_limit", "Time limit (s)", "a study condition's time limit per trial, seconds (None: none)"),
-    Field("group", "Likert group", "real, random_matched or filtered: the Likert study's control groups"),
-    Field("criterion", "Likert criterion", "the criterion a Likert condition rates"),
-    Field("illumination", "Illumination", "day, night or other, of the video"),
-    Field("difficulty", "Difficulty", "easy, medium or hard, of the video"),
-    Field("source", "Source", "real or synthetic, of the video"),
-    Field("provenance", "Provenance", "machine kept, machine modified or human added, of the QA pair"),
-    Field("domain", "Domain", "the manifest's domain of the video"),
-    Field("scenario", "Scenario", "the manifest's scenario of the video"),
-    Field("clip_length", "Clip length", "short (< 10 s), medium (10-25 s) or long (> 25 s)"),
-    Field("log_length", "Life-log length", "short (up to 6 parts), medium (7-12) or long (13 or more)"),
-)}
+FIELDS: dict[str, Field] = {
+    f.name: f
+    for f in (
+        Field("qa_type", "QA type", "the QA type's slug (a study item's subtask)"),
+        Field("condition", "Condition", "a study condition, as 'number. label'"),
+        Field("time_limit", "Time limit (s)", "a study condition's time limit per trial, seconds (None: none)"),
+        Field("group", "Likert group", "real, random_matched or filtered: the Likert study's control groups"),
+        Field("criterion", "Likert criterion", "the criterion a Likert condition rates"),
+        Field("illumination", "Illumination", "day, night or other, of the video"),
+        Field("difficulty", "Difficulty", "easy, medium or hard, of the video"),
+        Field("source", "Source", "real or synthetic, of the video"),
+        Field("provenance", "Provenance", "machine kept, machine modified or human added, of the QA pair"),
+        Field("domain", "Domain", "the manifest's domain of the video"),
+        Field("scenario", "Scenario", "the manifest's scenario of the video"),
+        Field("clip_length", "Clip length", "short (< 10 s), medium (10-25 s) or long (> 25 s)"),
+        Field("log_length", "Life-log length", "short (up to 6 parts), medium (7-12) or long (13 or more)"),
+    )
+}
 ALIASES = {"subtask": "qa_type"}
 
 
@@ -135,7 +138,8 @@ class Answers:
             self._metrics = {}
             for name in names:
                 self._metrics[name] = np.fromiter(
-                    (_num(row.get(name)) for row in self.metric_rows), dtype=float, count=len(self.metric_rows))
+                    (_num(row.get(name)) for row in self.metric_rows), dtype=float, count=len(self.metric_rows)
+                )
         return self._metrics
 
     def records(self, metric: str) -> Records:
@@ -166,8 +170,11 @@ def _num(x) -> float:
 
 def _log_parts(project_id: int) -> dict[int, int]:
     """Life-log group id -> its number of parts, for the project."""
-    return dict(VideoGroupMember.objects.filter(group__project_id=project_id, group__kind=VideoGroup.Kind.LIFE_LOG)
-                .values_list("group_id").annotate(n=Count("id")))
+    return dict(
+        VideoGroupMember.objects.filter(group__project_id=project_id, group__kind=VideoGroup.Kind.LIFE_LOG)
+        .values_list("group_id")
+        .annotate(n=Count("id"))
+    )
 
 
 _VIDEO = ("illumination", "difficulty", "source", "domain", "scenario")
@@ -203,15 +210,34 @@ def read(studies: Iterable[Study] = (), evaluations: Iterable[Evaluation] = ()) 
         elif study_id not in chosen and getattr(evaluation, "participant_id", None):
             # A model run on a study's items: its answers are its model participant's trials (scored by the
             # study's scoring); when the study itself is in the report they are read with it already.
-            _read_study(answers, Study.objects.get(pk=study_id), parts(evaluation.project_id),
-                        participant_id=evaluation.participant_id)
+            _read_study(
+                answers,
+                Study.objects.get(pk=study_id),
+                parts(evaluation.project_id),
+                participant_id=evaluation.participant_id,
+            )
     return answers
 
 
-_ITEM = ["id", "qa_pair_id", "subtask", "group", "payload__clip", "condition__number", "condition__label",
-         "condition__time_limit_s", "condition__variables", "qa_pair__qa_type__slug", "qa_pair__provenance",
-         "qa_pair__clip_start_s", "qa_pair__clip_end_s", "qa_pair__unit__group_id", "qa_pair__unit__group__kind",
-         *_video_fields("qa_pair__video"), *_video_fields("footage")]
+_ITEM = [
+    "id",
+    "qa_pair_id",
+    "subtask",
+    "group",
+    "payload__clip",
+    "condition__number",
+    "condition__label",
+    "condition__time_limit_s",
+    "condition__variables",
+    "qa_pair__qa_type__slug",
+    "qa_pair__provenance",
+    "qa_pair__clip_start_s",
+    "qa_pair__clip_end_s",
+    "qa_pair__unit__group_id",
+    "qa_pair__unit__group__kind",
+    *_video_fields("qa_pair__video"),
+    *_video_fields("footage"),
+]
 
 
 def _item_fields(row: dict, parts: dict[int, int]) -> tuple[str, dict]:
@@ -229,16 +255,20 @@ def _item_fields(row: dict, parts: dict[int, int]) -> tuple[str, dict]:
     prefix = "qa_pair__video" if row["qa_pair_id"] else "footage"
     group_id = row["qa_pair__unit__group_id"]
     values = {name: _blank(row[f"{prefix}__{name}"]) for name in _VIDEO}
-    values.update({
-        "qa_type": _blank(row["subtask"]) or _blank(row["qa_pair__qa_type__slug"]),
-        "condition": f"{row['condition__number']}. {row['condition__label']}",
-        "time_limit": row["condition__time_limit_s"],
-        "group": _blank(row["group"]),
-        "criterion": _blank(variables.get("criterion")),
-        "provenance": _blank(row["qa_pair__provenance"]),
-        "clip_length": _blank(variables.get("clip_length")) or clip_length_class(clip_s),
-        "log_length": log_length_class(parts.get(group_id)) if row["qa_pair__unit__group__kind"] == VideoGroup.Kind.LIFE_LOG else None,
-    })
+    values.update(
+        {
+            "qa_type": _blank(row["subtask"]) or _blank(row["qa_pair__qa_type__slug"]),
+            "condition": f"{row['condition__number']}. {row['condition__label']}",
+            "time_limit": row["condition__time_limit_s"],
+            "group": _blank(row["group"]),
+            "criterion": _blank(variables.get("criterion")),
+            "provenance": _blank(row["qa_pair__provenance"]),
+            "clip_length": _blank(variables.get("clip_length")) or clip_length_class(clip_s),
+            "log_length": log_length_class(parts.get(group_id))
+            if row["qa_pair__unit__group__kind"] == VideoGroup.Kind.LIFE_LOG
+            else None,
+        }
+    )
     key = f"qa:{row['qa_pair_id']}" if row["qa_pair_id"] else f"item:{row['id']}"
     return key, values
 
@@ -246,24 +276,33 @@ def _item_fields(row: dict, parts: dict[int, int]) -> tuple[str, dict]:
 def _read_study(answers: Answers, study: Study, parts: dict[int, int], participant_id: int | None = None) -> None:
     """A study's people's and models' trials and imported predictions; with ``participant_id``, only
     that model participant's trials."""
-    items = {row["id"]: _item_fields(row, parts)
-             for row in Item.objects.filter(condition__study=study, role=Item.Role.SCORED).values(*_ITEM)}
+    items = {
+        row["id"]: _item_fields(row, parts)
+        for row in Item.objects.filter(condition__study=study, role=Item.Role.SCORED).values(*_ITEM)
+    }
     source = f"study:{study.name}"
-    people = Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.PERSON,
-                                  participant__excluded=False)
+    people = Trial.objects.filter(
+        participant__study=study, participant__kind=Participant.Kind.PERSON, participant__excluded=False
+    )
     models = Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.MODEL)
     if participant_id is not None:
         people, models = people.none(), models.filter(participant_id=participant_id)
     for qs, is_person in ((people, True), (models, False)):
-        rows = (qs.filter(item__role=Item.Role.SCORED, practice=False, scored_at__isnull=False)
-                .values_list("item_id", "participant__model", "scores").order_by("id"))
+        rows = (
+            qs.filter(item__role=Item.Role.SCORED, practice=False, scored_at__isnull=False)
+            .values_list("item_id", "participant__model", "scores")
+            .order_by("id")
+        )
         for item_id, model, scores in rows.iterator(chunk_size=5000):
             key, values = items[item_id]
             answers.add(HUMAN if is_person else model_name(model), key, source, values, scores)
     if participant_id is not None:
         return
-    rows = (StudyPrediction.objects.filter(study=study, item__role=Item.Role.SCORED, scored_at__isnull=False)
-            .values_list("item_id", "model", "scores").order_by("id"))
+    rows = (
+        StudyPrediction.objects.filter(study=study, item__role=Item.Role.SCORED, scored_at__isnull=False)
+        .values_list("item_id", "model", "scores")
+        .order_by("id")
+    )
     for item_id, model, scores in rows.iterator(chunk_size=5000):
         key, values = items[item_id]
         answers.add(model_name(model), key, source, values, scores)
@@ -276,32 +315,76 @@ def model_column(evaluation: Evaluation) -> str:
     return model_name(column(evaluation.model, getattr(evaluation, "ablation", "") or ""))
 
 
-_PRED = ["qa_pair_id", "kind", "correct", "judge_pred", "judge_score", "judge_accuracy", "judge_relevance", "qa_type",
-         "illumination", "source", "provenance", "clip_start_s", "clip_end_s", "video__difficulty", "video__domain",
-         "video__scenario", "qa_pair__unit__group_id", "qa_pair__unit__group__kind"]
+_PRED = [
+    "qa_pair_id",
+    "kind",
+    "correct",
+    "judge_pred",
+    "judge_score",
+    "judge_accuracy",
+    "judge_relevance",
+    "qa_type",
+    "illumination",
+    "source",
+    "provenance",
+    "clip_start_s",
+    "clip_end_s",
+    "video__difficulty",
+    "video__domain",
+    "video__scenario",
+    "qa_pair__unit__group_id",
+    "qa_pair__unit__group__kind",
+]
 
 
 def _read_evaluation(answers: Answers, evaluation: Evaluation, parts: dict[int, int]) -> None:
     column = model_column(evaluation)
     source = f"evaluation:{evaluation.pk}"
     vudg = evaluation.rubric == Rubric.VUDG
-    rows = (evaluation.predictions.filter(status=EvalPrediction.Status.DONE).values_list(*_PRED).order_by("id"))
-    for (qa_pair_id, kind, correct, judge_pred, judge_score, judge_acc, judge_rel, qa_type, illumination, source_v,
-         provenance, start, end, difficulty, domain, scenario, group_id, group_kind) in rows.iterator(chunk_size=5000):
+    rows = evaluation.predictions.filter(status=EvalPrediction.Status.DONE).values_list(*_PRED).order_by("id")
+    for (
+        qa_pair_id,
+        kind,
+        correct,
+        judge_pred,
+        judge_score,
+        judge_acc,
+        judge_rel,
+        qa_type,
+        illumination,
+        source_v,
+        provenance,
+        start,
+        end,
+        difficulty,
+        domain,
+        scenario,
+        group_id,
+        group_kind,
+    ) in rows.iterator(chunk_size=5000):
         scores: dict = {}
         if kind in (EvalPrediction.Kind.MCQ, EvalPrediction.Kind.INTERVAL) and correct is not None:
             scores["accuracy"] = 1.0 if correct else 0.0
         if kind == EvalPrediction.Kind.OPEN and judge_pred:
             scores["judge_accuracy"] = 1.0 if judge_pred == "correct" else 0.0
             if vudg:
-                scores.update({"judge_score_10": judge_score, "judge_accuracy_score": judge_acc,
-                               "judge_relevance_score": judge_rel})
+                scores.update(
+                    {
+                        "judge_score_10": judge_score,
+                        "judge_accuracy_score": judge_acc,
+                        "judge_relevance_score": judge_rel,
+                    }
+                )
             else:
                 scores["judge_score"] = judge_score
         values = {
-            "qa_type": _blank(qa_type), "illumination": None if illumination in ("", "unknown") else illumination,
-            "source": None if source_v in ("", "unknown") else source_v, "provenance": _blank(provenance),
-            "difficulty": _blank(difficulty), "domain": _blank(domain), "scenario": _blank(scenario),
+            "qa_type": _blank(qa_type),
+            "illumination": None if illumination in ("", "unknown") else illumination,
+            "source": None if source_v in ("", "unknown") else source_v,
+            "provenance": _blank(provenance),
+            "difficulty": _blank(difficulty),
+            "domain": _blank(domain),
+            "scenario": _blank(scenario),
             "clip_length": clip_length_class(end - start) if kind != EvalPrediction.Kind.INTERVAL else None,
             "log_length": log_length_class(parts.get(group_id)) if group_kind == VideoGroup.Kind.LIFE_LOG else None,
         }

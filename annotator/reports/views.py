@@ -19,15 +19,24 @@ from annotator.studies.models import Study
 
 def _query(request) -> dict:
     q = request.GET
-    return {"studies": [s[:100] for s in q.getlist("study")[: selectors.SOURCES_MAX]],
-            "evaluations": q.getlist("evaluation")[: selectors.SOURCES_MAX],
-            "by": ",".join(b for b in q.getlist("by") if b)[:200], "preset": q.get("preset", "")[:60],
-            "metric": q.get("metric", "")[:64]}
+    return {
+        "studies": [s[:100] for s in q.getlist("study")[: selectors.SOURCES_MAX]],
+        "evaluations": q.getlist("evaluation")[: selectors.SOURCES_MAX],
+        "by": ",".join(b for b in q.getlist("by") if b)[:200],
+        "preset": q.get("preset", "")[:60],
+        "metric": q.get("metric", "")[:64],
+    }
 
 
 def _build(project, typed: dict) -> dict:
-    return selectors.build(project, studies=typed["studies"], evaluations=typed["evaluations"], by=typed["by"] or None,
-                           preset=typed["preset"] or None, metric=typed["metric"] or None)
+    return selectors.build(
+        project,
+        studies=typed["studies"],
+        evaluations=typed["evaluations"],
+        by=typed["by"] or None,
+        preset=typed["preset"] or None,
+        metric=typed["metric"] or None,
+    )
 
 
 def chart_data(report: dict) -> list[dict]:
@@ -45,9 +54,18 @@ def chart_data(report: dict) -> list[dict]:
                 ci = cell.get("ci") or [cell.get("value"), cell.get("value")]
                 points.append({"y": cell.get("value"), "yMin": ci[0], "yMax": ci[1], "n": cell.get("n", 0)})
             series.append({"label": column, "points": points})
-        out.append({"id": f"report-chart-{i}", "title": f"{t['title']}: {t['metric_words']}", "axis": t["metric_words"],
-                    "low": t["range"][0], "high": t["range"][1], "categoryAxis": " · ".join(t["by_words"]) or "All answers",
-                    "categories": categories, "series": series})
+        out.append(
+            {
+                "id": f"report-chart-{i}",
+                "title": f"{t['title']}: {t['metric_words']}",
+                "axis": t["metric_words"],
+                "low": t["range"][0],
+                "high": t["range"][1],
+                "categoryAxis": " · ".join(t["by_words"]) or "All answers",
+                "categories": categories,
+                "series": series,
+            }
+        )
     return out
 
 
@@ -57,9 +75,14 @@ def _rows(t: dict) -> list[dict]:
     for row in t["rows"]:
         paired_names.extend(n for n in row["paired"] if n not in paired_names)
     t["paired_names"] = paired_names
-    return [{"split": [writers.split_text(row["split"][f]) for f in t["by"]],
-             "cells": [writers.cell_text(row["cells"].get(c, {})) for c in t["columns"]],
-             "paired": [writers.paired_text(row["paired"].get(n, {})) for n in paired_names]} for row in t["rows"]]
+    return [
+        {
+            "split": [writers.split_text(row["split"][f]) for f in t["by"]],
+            "cells": [writers.cell_text(row["cells"].get(c, {})) for c in t["columns"]],
+            "paired": [writers.paired_text(row["paired"].get(n, {})) for n in paired_names],
+        }
+        for row in t["rows"]
+    ]
 
 
 @login_required
@@ -75,16 +98,30 @@ def report_page(request, slug: str):
     if report:
         for t in report["tables"]:
             rows = _rows(t)
-            tables.append({**t, "display_rows": rows, "width": len(t["by"]) + len(t["columns"]) + len(t["paired_names"])})
-    return render(request, "reports/report.html", {
-        "project": project, "typed": typed, "error": error, "report": report, "tables": tables,
-        "charts": chart_data(report) if report else [], "fields": list(FIELDS.values()),
-        "chosen_by": typed["by"].split(",") if typed["by"] else [],
-        "presets": [presets.PRESETS[n] for n in presets.choices()],
-        "studies": list(Study.objects.filter(project=project).order_by("name").values_list("name", flat=True)),
-        "evaluations": list(Evaluation.objects.filter(project=project).order_by("id").values("id", "model", "status")),
-        "formats": list(writers.FORMATS), "query": request.GET.urlencode(),
-    })
+            tables.append(
+                {**t, "display_rows": rows, "width": len(t["by"]) + len(t["columns"]) + len(t["paired_names"])}
+            )
+    return render(
+        request,
+        "reports/report.html",
+        {
+            "project": project,
+            "typed": typed,
+            "error": error,
+            "report": report,
+            "tables": tables,
+            "charts": chart_data(report) if report else [],
+            "fields": list(FIELDS.values()),
+            "chosen_by": typed["by"].split(",") if typed["by"] else [],
+            "presets": [presets.PRESETS[n] for n in presets.choices()],
+            "studies": list(Study.objects.filter(project=project).order_by("name").values_list("name", flat=True)),
+            "evaluations": list(
+                Evaluation.objects.filter(project=project).order_by("id").values("id", "model", "status")
+            ),
+            "formats": list(writers.FORMATS),
+            "query": request.GET.urlencode(),
+        },
+    )
 
 
 @login_required

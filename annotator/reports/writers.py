@@ -33,7 +33,7 @@ def _num(x, digits: int = DIGITS) -> str:
 
 
 def cell_text(cell: dict) -> str:
-    """"0.750 [0.301, 0.954] n=4", "0.500 n=1", or "–" for no answers."""
+    """ "0.750 [0.301, 0.954] n=4", "0.500 n=1", or "–" for no answers."""
     if not cell or cell.get("n", 0) == 0 or cell.get("value") is None:
         return "–"
     ci = cell.get("ci")
@@ -41,7 +41,7 @@ def cell_text(cell: dict) -> str:
 
 
 def paired_text(p: dict) -> str:
-    """"+0.250 [0.083, 0.604] p=0.172 n=12" or "–"."""
+    """ "+0.250 [0.083, 0.604] p=0.172 n=12" or "–"."""
     if not p or p.get("diff") is None:
         return "–"
     ci = p.get("ci")
@@ -62,8 +62,23 @@ def to_csv(report: dict) -> str:
     fields = []
     for t in report["tables"]:
         fields.extend(f for f in t["by_words"] if f not in fields)
-    writer.writerow(["table", "metric", *fields, "column", "value", "ci_low", "ci_high", "n",
-                     "diff_vs_human", "diff_ci_low", "diff_ci_high", "p", "pairs"])
+    writer.writerow(
+        [
+            "table",
+            "metric",
+            *fields,
+            "column",
+            "value",
+            "ci_low",
+            "ci_high",
+            "n",
+            "diff_vs_human",
+            "diff_ci_low",
+            "diff_ci_high",
+            "p",
+            "pairs",
+        ]
+    )
     for t in report["tables"]:
         for row in t["rows"]:
             split = {words: row["split"][name] for name, words in zip(t["by"], t["by_words"])}
@@ -71,10 +86,26 @@ def to_csv(report: dict) -> str:
                 pairs = [p for name, p in row["paired"].items() if name == column or name.startswith(column + " vs ")]
                 p = pairs[0] if pairs else {}
                 ci, dci = cell.get("ci") or [None, None], p.get("ci") or [None, None]
-                writer.writerow([guard_cell(v) for v in (
-                    t["title"], t["metric_words"], *[split_text(split[f]) if f in split else "" for f in fields],
-                    column, cell["value"], ci[0], ci[1], cell["n"], p.get("diff"), dci[0], dci[1], p.get("p"),
-                    p.get("n"))])
+                writer.writerow(
+                    [
+                        guard_cell(v)
+                        for v in (
+                            t["title"],
+                            t["metric_words"],
+                            *[split_text(split[f]) if f in split else "" for f in fields],
+                            column,
+                            cell["value"],
+                            ci[0],
+                            ci[1],
+                            cell["n"],
+                            p.get("diff"),
+                            dci[0],
+                            dci[1],
+                            p.get("p"),
+                            p.get("n"),
+                        )
+                    ]
+                )
     return buf.getvalue()
 
 
@@ -83,13 +114,20 @@ def _grid(t: dict) -> tuple[list[str], list[list[str]]]:
     paired_names = []
     for row in t["rows"]:
         paired_names.extend(n for n in row["paired"] if n not in paired_names)
-    header = [*t["by_words"], *t["columns"], *[f"human − {n}" if " vs " not in n else n.replace(" vs ", " vs. ")
-                                                  for n in paired_names]]
+    header = [
+        *t["by_words"],
+        *t["columns"],
+        *[f"human − {n}" if " vs " not in n else n.replace(" vs ", " vs. ") for n in paired_names],
+    ]
     body = []
     for row in t["rows"]:
-        body.append([*[split_text(row["split"][f]) for f in t["by"]],
-                     *[cell_text(row["cells"].get(c, {})) for c in t["columns"]],
-                     *[paired_text(row["paired"].get(n, {})) for n in paired_names]])
+        body.append(
+            [
+                *[split_text(row["split"][f]) for f in t["by"]],
+                *[cell_text(row["cells"].get(c, {})) for c in t["columns"]],
+                *[paired_text(row["paired"].get(n, {})) for n in paired_names],
+            ]
+        )
     return header, body
 
 
@@ -107,8 +145,21 @@ def to_markdown(report: dict) -> str:
     return "\n".join(out)
 
 
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "−": "$-$", "–": "--", "·": r"$\cdot$"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "−": "$-$",
+    "–": "--",
+    "·": r"$\cdot$",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -133,5 +184,9 @@ def to_latex(report: dict) -> str:
 
 
 FORMATS: dict[str, Callable[[dict], str]] = {"json": to_json, "csv": to_csv, "latex": to_latex, "md": to_markdown}
-CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8", "latex": "text/x-tex; charset=utf-8",
-                 "md": "text/markdown; charset=utf-8"}
+CONTENT_TYPES = {
+    "json": "application/json",
+    "csv": "text/csv; charset=utf-8",
+    "latex": "text/x-tex; charset=utf-8",
+    "md": "text/markdown; charset=utf-8",
+}

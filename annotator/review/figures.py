@@ -31,5 +31,6 @@ def rework_rate_over(project, user_ids: list[int], period: figures.Period, purpo
         reviews = reviews.filter(created_at__lt=period.end)
     rows = reviews.values("annotator_id").annotate(
         units=Count("unit", distinct=True),
-        rejected=Count("unit", distinct=True, filter=Q(decision=Review.Decision.REJECT)))
+        rejected=Count("unit", distinct=True, filter=Q(decision=Review.Decision.REJECT)),
+    )
     return {r["annotator_id"]: round(r["rejected"] / r["units"], 4) for r in rows if r["units"]}

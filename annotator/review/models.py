@@ -26,15 +26,25 @@ class ReviewRound(models.Model):
     open at a time (``closed_at`` null)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="review_rounds")
-    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                  related_name="+", help_text="None when opened by the command.")
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="None when opened by the command.",
+    )
     sample_size = models.PositiveIntegerField(null=True, blank=True, help_text="Units asked for; None: all.")
-    pool = models.PositiveIntegerField(null=True, blank=True,
-                                       help_text="Units awaiting review when it opened, the sample's pool (gold copies "
-                                                 "are settled in the same share when it closes: services.settle_gold).")
+    pool = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Units awaiting review when it opened, the sample's pool (gold copies "
+        "are settled in the same share when it closes: services.settle_gold).",
+    )
     seed = models.IntegerField(default=0, help_text="Seed of the sample (random.Random).")
-    tags = models.JSONField(default=list, blank=True,
-                            help_text="The issue tags reviewers choose from in this round (empty: any tag).")
+    tags = models.JSONField(
+        default=list, blank=True, help_text="The issue tags reviewers choose from in this round (empty: any tag)."
+    )
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     summary = models.JSONField(null=True, blank=True, help_text="Written when the round closes (services.close_round).")
@@ -42,8 +52,9 @@ class ReviewRound(models.Model):
     class Meta:
         ordering = ["-id"]
         constraints = [
-            models.UniqueConstraint(fields=["project"], condition=models.Q(closed_at__isnull=True),
-                                    name="review_one_open_round_per_project"),
+            models.UniqueConstraint(
+                fields=["project"], condition=models.Q(closed_at__isnull=True), name="review_one_open_round_per_project"
+            )
         ]
 
     def __str__(self) -> str:
@@ -61,14 +72,24 @@ class Review(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviews")
     unit = models.ForeignKey(WorkUnit, on_delete=models.CASCADE, related_name="reviews")
-    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="reviews",
-                             help_text="The submitted pass this review is about.")
+    item = models.ForeignKey(
+        QueueItem,
+        on_delete=models.CASCADE,
+        related_name="reviews",
+        help_text="The submitted pass this review is about.",
+    )
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     decision = models.CharField(max_length=10, choices=Decision.choices)
     round = models.ForeignKey(ReviewRound, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews")
-    rework_item = models.ForeignKey(QueueItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                    help_text="The rework this rejection opened.")
+    rework_item = models.ForeignKey(
+        QueueItem,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The rework this rejection opened.",
+    )
     idempotency_key = models.CharField(max_length=100, unique=True)
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
@@ -77,7 +98,7 @@ class Review(models.Model):
         ordering = ["id"]
         constraints = [
             # A pass is reviewed once: two reviewers deciding at the same moment cannot both win.
-            models.UniqueConstraint(fields=["item"], name="review_one_per_submitted_pass"),
+            models.UniqueConstraint(fields=["item"], name="review_one_per_submitted_pass")
         ]
         indexes = [models.Index(fields=["project", "annotator", "created_at"], name="review_by_annotator")]
 
@@ -130,8 +151,11 @@ class ReviewState(models.Model):
     rework_item = models.ForeignKey(QueueItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     round = models.ForeignKey(ReviewRound, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     check_drawn = models.BooleanField(
-        default=False, db_default=False, help_text="A gold copy the double-check draw chose: it answers as a real unit whose "
-                                 "double-check is open until it is settled (services.settle_gold).")
+        default=False,
+        db_default=False,
+        help_text="A gold copy the double-check draw chose: it answers as a real unit whose "
+        "double-check is open until it is settled (services.settle_gold).",
+    )
     submitted_at = models.DateTimeField()
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -139,8 +163,11 @@ class ReviewState(models.Model):
         ordering = ["unit_id"]
         indexes = [
             # The review queue: a project's units awaiting review, oldest submission first.
-            models.Index(fields=["project", "submitted_at", "unit"], name="review_awaiting",
-                         condition=models.Q(state__in=["submitted", "resubmitted"])),
+            models.Index(
+                fields=["project", "submitted_at", "unit"],
+                name="review_awaiting",
+                condition=models.Q(state__in=["submitted", "resubmitted"]),
+            ),
             models.Index(fields=["annotator", "project", "state"], name="review_state_of_annotator"),
         ]
 

@@ -34,11 +34,11 @@ from annotator.qa.models import QAPair, QueueItem, Revision, WorkUnit
 from annotator.qa.services import DECIDING_KINDS, double_check_drawn, restorable_pairs
 from annotator.review.models import Review, ReviewComment, ReviewRound, ReviewState, RoundSummary, RoundUnit
 
-MAX_COMMENT_TEXT = 2000       # characters of one comment
-MAX_COMMENTS = 500            # comments of one review (one per QA pair; a unit has at most this many decisions)
-MAX_TAGS = 8                  # issue tags on one comment
-MAX_ROUND_TAGS = 30           # tags in a round's vocabulary
-MAX_SAMPLE = 1_000_000        # units a round may sample
+MAX_COMMENT_TEXT = 2000  # characters of one comment
+MAX_COMMENTS = 500  # comments of one review (one per QA pair; a unit has at most this many decisions)
+MAX_TAGS = 8  # issue tags on one comment
+MAX_ROUND_TAGS = 30  # tags in a round's vocabulary
+MAX_SAMPLE = 1_000_000  # units a round may sample
 TAG_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 TAG_RULE = "a tag is 1 to 40 lowercase letters, digits, - or _ (e.g. wrong_answer)"
 # Rework comes before everything else its annotator is served (model-flagged units get -10).
@@ -76,12 +76,21 @@ class ReviewResult:
     replayed: bool = False
 
     def as_dict(self) -> dict:
-        return {"review_id": self.review_id, "unit_id": self.unit_id, "decision": self.decision, "state": self.state,
-                "rework_item_id": self.rework_item_id, "round_id": self.round_id, "round_closed": self.round_closed,
-                "comments": self.comments, "replayed": self.replayed}
+        return {
+            "review_id": self.review_id,
+            "unit_id": self.unit_id,
+            "decision": self.decision,
+            "state": self.state,
+            "rework_item_id": self.rework_item_id,
+            "round_id": self.round_id,
+            "round_closed": self.round_closed,
+            "comments": self.comments,
+            "replayed": self.replayed,
+        }
 
 
 # ------------------------------------------------------------------------------- the submit hook
+
 
 def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
     """``qa.services.after_submit`` hook: a submitted pass that decides a real unit's QA pairs (first
@@ -98,8 +107,14 @@ def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
     now = item.completed_at or timezone.now()
     if state is None:
         ReviewState.objects.create(
-            unit_id=unit.pk, project_id=unit.project_id, state=new, item=item, annotator=user, submitted_at=now,
-            check_drawn=unit.purpose == WorkUnit.Purpose.GOLD and double_check_drawn(item, unit))
+            unit_id=unit.pk,
+            project_id=unit.project_id,
+            state=new,
+            item=item,
+            annotator=user,
+            submitted_at=now,
+            check_drawn=unit.purpose == WorkUnit.Purpose.GOLD and double_check_drawn(item, unit),
+        )
         return
     if item.kind == QueueItem.Kind.DOUBLE_CHECK and unit.purpose == WorkUnit.Purpose.REAL:
         settle_gold_later(unit.project_id, CHECKED, state.submitted_at.isoformat(), event=f"item-{item.pk}")
@@ -108,6 +123,7 @@ def note_submission(item: QueueItem, unit: WorkUnit, user, result) -> None:
 
 
 # ------------------------------------------------------------------------------------ checking
+
 
 def tag_errors(tags, where: str, errors: dict, vocabulary=None, *, limit: int = MAX_TAGS) -> None:
     """Add to ``errors`` what is wrong with ``tags``: not a list of strings, more than ``limit``, a
@@ -170,11 +186,15 @@ def _refuse_unless_awaiting(state: ReviewState, what: str) -> None:
         raise Conflict(f"this unit was reviewed already (rejected): its rework is open; it cannot be {what} now")
     if state.state == ReviewState.State.REOPENED:
         raise Conflict(f"its annotator reopened this unit: it cannot be {what} until they submit it again")
-    open_pass = (QueueItem.objects.filter(unit_id=state.unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN)
-                 .first())
+    open_pass = QueueItem.objects.filter(
+        unit_id=state.unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN
+    ).first()
     # A gold copy the double-check draw chose answers as a real unit whose double-check is open.
-    kind = open_pass.get_kind_display() if open_pass is not None else (
-        QueueItem.Kind.DOUBLE_CHECK.label if state.check_drawn else None)
+    kind = (
+        open_pass.get_kind_display()
+        if open_pass is not None
+        else (QueueItem.Kind.DOUBLE_CHECK.label if state.check_drawn else None)
+    )
     if kind is not None:
         raise Conflict(f"a {kind} of this unit is still open: it cannot be {what} until that is submitted")
 
@@ -188,14 +208,19 @@ def reviewable_pairs(state: ReviewState):
 
 def _open_rework(state: ReviewState, priority: int = REWORK_PRIORITY) -> QueueItem:
     """A rework queue item over the unit, assigned to its annotator (served to them alone, first)."""
-    seq = (QueueItem.objects.filter(unit_id=state.unit_id, kind=QueueItem.Kind.REWORK)
-           .aggregate(n=Max("seq"))["n"])
-    return QueueItem.objects.create(project_id=state.project_id, unit_id=state.unit_id, kind=QueueItem.Kind.REWORK,
-                                    seq=0 if seq is None else seq + 1, priority=priority,
-                                    assigned_to_id=state.annotator_id)
+    seq = QueueItem.objects.filter(unit_id=state.unit_id, kind=QueueItem.Kind.REWORK).aggregate(n=Max("seq"))["n"]
+    return QueueItem.objects.create(
+        project_id=state.project_id,
+        unit_id=state.unit_id,
+        kind=QueueItem.Kind.REWORK,
+        seq=0 if seq is None else seq + 1,
+        priority=priority,
+        assigned_to_id=state.annotator_id,
+    )
 
 
 # ------------------------------------------------------------------------------------ the review
+
 
 def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], idempotency_key: str) -> ReviewResult:
     """Accept or reject the submitted unit ``unit_id`` as ``reviewer``, with comments per QA pair.
@@ -241,13 +266,18 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
             raise Conflict("this unit does not await review")  # a gold copy: never reviewed (issue 20)
         _refuse_unless_awaiting(state, "reviewed")
         pairs = {p.pk: p for p in reviewable_pairs(state).order_by("id")}
-        membership = (RoundUnit.objects.select_related("round")
-                      .filter(unit_id=unit_id, review__isnull=True, round__closed_at__isnull=True).first())
+        membership = (
+            RoundUnit.objects.select_related("round")
+            .filter(unit_id=unit_id, review__isnull=True, round__closed_at__isnull=True)
+            .first()
+        )
         round_ = ReviewRound.objects.select_for_update().get(pk=membership.round_id) if membership else None
         for i, c in enumerate(comments):
             if c.qa_id not in pairs:
-                errors[f"comments[{i}].qa_id"] = (f"QA pair {c.qa_id} is not one this review looks at (the unit's "
-                                                  "verified pairs and those its last pass deleted)")
+                errors[f"comments[{i}].qa_id"] = (
+                    f"QA pair {c.qa_id} is not one this review looks at (the unit's "
+                    "verified pairs and those its last pass deleted)"
+                )
             if round_ is not None and round_.tags:
                 tag_errors(c.tags, f"comments[{i}].tags", errors, round_.tags)
         if decision == Review.Decision.REJECT and not comments:
@@ -260,12 +290,24 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
             # not run yet: settled now, before their later real unit is accepted or rejected, or their
             # list would show an older unit still waiting behind a newer reviewed one, which the
             # oldest-first queue does only for gold (the last security review of issue 20, M1).
-            settle_gold(state.project_id, before=_oldest_waiting(state.project_id, reviewer), reviewer=reviewer,
-                        annotator_id=state.annotator_id)
+            settle_gold(
+                state.project_id,
+                before=_oldest_waiting(state.project_id, reviewer),
+                reviewer=reviewer,
+                annotator_id=state.annotator_id,
+            )
         now = timezone.now()
-        review = Review(project_id=state.project_id, unit_id=unit_id, item_id=state.item_id,
-                        annotator_id=state.annotator_id, reviewer=reviewer, decision=decision, round=round_,
-                        idempotency_key=idempotency_key, response={})
+        review = Review(
+            project_id=state.project_id,
+            unit_id=unit_id,
+            item_id=state.item_id,
+            annotator_id=state.annotator_id,
+            reviewer=reviewer,
+            decision=decision,
+            round=round_,
+            idempotency_key=idempotency_key,
+            response={},
+        )
         try:
             with transaction.atomic():
                 review.save()
@@ -276,15 +318,31 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         rework = _open_rework(state) if decision == Review.Decision.REJECT else None
         new_state = ReviewState.State.REJECTED if rework else ReviewState.State.ACCEPTED
         by_pair = {c.qa_id: c for c in comments}
-        ReviewComment.objects.bulk_create([
-            ReviewComment(review=review, qa_pair_id=c.qa_id, text=c.text.strip(), tags=list(c.tags)) for c in comments])
-        Revision.objects.bulk_create([
-            Revision(qa_pair=p, actor_user=reviewer, action=REVIEW_ACTION, before=p.snapshot(), version=p.version,
-                     after={**p.snapshot(), "review": {
-                         "id": review.pk, "decision": decision, "round": round_.pk if round_ else None,
-                         "comment": by_pair[p.pk].text.strip() if p.pk in by_pair else "",
-                         "tags": list(by_pair[p.pk].tags) if p.pk in by_pair else []}})
-            for p in pairs.values()])
+        ReviewComment.objects.bulk_create(
+            [ReviewComment(review=review, qa_pair_id=c.qa_id, text=c.text.strip(), tags=list(c.tags)) for c in comments]
+        )
+        Revision.objects.bulk_create(
+            [
+                Revision(
+                    qa_pair=p,
+                    actor_user=reviewer,
+                    action=REVIEW_ACTION,
+                    before=p.snapshot(),
+                    version=p.version,
+                    after={
+                        **p.snapshot(),
+                        "review": {
+                            "id": review.pk,
+                            "decision": decision,
+                            "round": round_.pk if round_ else None,
+                            "comment": by_pair[p.pk].text.strip() if p.pk in by_pair else "",
+                            "tags": list(by_pair[p.pk].tags) if p.pk in by_pair else [],
+                        },
+                    },
+                )
+                for p in pairs.values()
+            ]
+        )
         closed = False
         if membership is not None:
             RoundUnit.objects.filter(pk=membership.pk).update(review=review)
@@ -295,14 +353,23 @@ def review_unit(unit_id: int, reviewer, decision: str, comments: list[Comment], 
         state.save(update_fields=["state", "review", "rework_item", "round", "updated_at"])
         if membership is None:  # a round's units settle gold when the round closes (``close_round``)
             settle_gold_later(state.project_id, REACHED, reviewer.pk, event=f"reviewer-{reviewer.pk}")
-        result = ReviewResult(review.pk, unit_id, decision, new_state, rework.pk if rework else None,
-                              round_.pk if round_ else None, closed, len(comments))
+        result = ReviewResult(
+            review.pk,
+            unit_id,
+            decision,
+            new_state,
+            rework.pk if rework else None,
+            round_.pk if round_ else None,
+            closed,
+            len(comments),
+        )
         review.response, review.rework_item = result.as_dict(), rework
         review.save(update_fields=["response", "rework_item"])
     return result
 
 
 # ------------------------------------------------------------------------------------ reopening
+
 
 def reopen_unit(unit_id: int, user) -> ReviewState:
     """Reopen ``user``'s own submitted unit before it is reviewed: a rework item assigned to them
@@ -315,8 +382,10 @@ def reopen_unit(unit_id: int, user) -> ReviewState:
         state = ReviewState.objects.select_for_update().filter(unit_id=unit_id).first()
         if state is None:
             unit = WorkUnit.objects.get(pk=unit_id)
-            if unit.purpose == WorkUnit.Purpose.GOLD and QueueItem.objects.filter(unit_id=unit_id,
-                                                                                   completed_by=user).exists():
+            if (
+                unit.purpose == WorkUnit.Purpose.GOLD
+                and QueueItem.objects.filter(unit_id=unit_id, completed_by=user).exists()
+            ):
                 # A gold copy whose state went as a double-checked unit's moves on (``settle_gold``):
                 # the refusal a real unit's first annotator gets then (issue 20).
                 raise Forbidden("only the person who submitted this unit's last pass may reopen it")
@@ -341,13 +410,22 @@ def send_back(unit_id: int, to_user, *, priority: int = REWORK_PRIORITY) -> Queu
     with transaction.atomic():
         state = ReviewState.objects.select_for_update().filter(unit_id=unit_id).first()
         unit = WorkUnit.objects.get(pk=unit_id)
-        open_pass = (QueueItem.objects.select_for_update()
-                     .filter(unit_id=unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN).first())
+        open_pass = (
+            QueueItem.objects.select_for_update()
+            .filter(unit_id=unit_id, kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN)
+            .first()
+        )
         if open_pass is not None:
             raise Conflict(f"a {open_pass.get_kind_display()} of this unit is open already")
         seq = QueueItem.objects.filter(unit_id=unit_id, kind=QueueItem.Kind.REWORK).aggregate(n=Max("seq"))["n"]
-        item = QueueItem.objects.create(project_id=unit.project_id, unit_id=unit_id, kind=QueueItem.Kind.REWORK,
-                                        seq=0 if seq is None else seq + 1, priority=priority, assigned_to=to_user)
+        item = QueueItem.objects.create(
+            project_id=unit.project_id,
+            unit_id=unit_id,
+            kind=QueueItem.Kind.REWORK,
+            seq=0 if seq is None else seq + 1,
+            priority=priority,
+            assigned_to=to_user,
+        )
         if state is not None:
             state.state, state.rework_item = ReviewState.State.REOPENED, item
             state.save(update_fields=["state", "rework_item", "updated_at"])
@@ -356,20 +434,26 @@ def send_back(unit_id: int, to_user, *, priority: int = REWORK_PRIORITY) -> Queu
 
 # ---------------------------------------------------------------------------------------- rounds
 
+
 def awaiting_states(project: Project | int):
     """The project's (a Project or its id) units awaiting review (``ReviewState`` rows) whose
     deciding passes are all submitted (an open double-check, say, keeps a unit out until it is done)."""
     # Correlated (NOT EXISTS per row, by the unit index of queue items): a NOT IN over every open
     # item would read the whole open queue.
-    open_pass = QueueItem.objects.filter(unit_id=OuterRef("unit_id"), kind__in=DECIDING_KINDS,
-                                         status=QueueItem.Status.OPEN)
-    return ReviewState.objects.filter(~Exists(open_pass), project_id=getattr(project, "pk", project),
-                                      state__in=ReviewState.AWAITING,
-                                      unit__purpose=WorkUnit.Purpose.REAL)
+    open_pass = QueueItem.objects.filter(
+        unit_id=OuterRef("unit_id"), kind__in=DECIDING_KINDS, status=QueueItem.Status.OPEN
+    )
+    return ReviewState.objects.filter(
+        ~Exists(open_pass),
+        project_id=getattr(project, "pk", project),
+        state__in=ReviewState.AWAITING,
+        unit__purpose=WorkUnit.Purpose.REAL,
+    )
 
 
-def open_round(project: Project, *, sample: int | None = None, all_units: bool = False, tags=(), seed: int = 0,
-               opened_by=None) -> ReviewRound:
+def open_round(
+    project: Project, *, sample: int | None = None, all_units: bool = False, tags=(), seed: int = 0, opened_by=None
+) -> ReviewRound:
     """Open a quality round over the project's units awaiting review (``awaiting_states``): a sample
     of ``sample`` of them drawn with ``random.Random(seed)`` from their ids in order (reproducible),
     or all of them (``all_units``), reviewed with the issue-tag vocabulary ``tags`` (empty: any tag).
@@ -380,7 +464,9 @@ def open_round(project: Project, *, sample: int | None = None, all_units: bool =
     errors: dict[str, str] = {}
     if (sample is None) == (not all_units):
         errors["sample"] = "give a sample size or all, not both"
-    elif sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or not 1 <= sample <= MAX_SAMPLE):
+    elif sample is not None and (
+        not isinstance(sample, int) or isinstance(sample, bool) or not 1 <= sample <= MAX_SAMPLE
+    ):
         errors["sample"] = f"a sample is from 1 to {MAX_SAMPLE:,} units"
     tags = list(tags)
     tag_errors(tags, "tags", errors, limit=MAX_ROUND_TAGS)
@@ -394,15 +480,18 @@ def open_round(project: Project, *, sample: int | None = None, all_units: bool =
         if current is not None:
             done = RoundUnit.objects.filter(round=current, review__isnull=False).count()
             total = RoundUnit.objects.filter(round=current).count()
-            raise Conflict(f"round {current.pk} of this project is still open ({done} of {total} units reviewed); "
-                           "close it first")
-        ids = list(awaiting_states(project).filter(round__isnull=True).order_by("unit_id")
-                   .values_list("unit_id", flat=True))
+            raise Conflict(
+                f"round {current.pk} of this project is still open ({done} of {total} units reviewed); close it first"
+            )
+        ids = list(
+            awaiting_states(project).filter(round__isnull=True).order_by("unit_id").values_list("unit_id", flat=True)
+        )
         if not ids:
             raise Conflict("no unit of this project awaits review: there is nothing to put in a round")
         chosen = sorted(random.Random(seed).sample(ids, min(sample, len(ids)))) if sample is not None else ids
-        round_ = ReviewRound.objects.create(project=project, opened_by=opened_by, sample_size=sample, seed=seed,
-                                            tags=tags, pool=len(ids))
+        round_ = ReviewRound.objects.create(
+            project=project, opened_by=opened_by, sample_size=sample, seed=seed, tags=tags, pool=len(ids)
+        )
         RoundUnit.objects.bulk_create([RoundUnit(round=round_, unit_id=u) for u in chosen])
         ReviewState.objects.filter(unit_id__in=chosen).update(round=round_)
     return round_
@@ -451,29 +540,54 @@ def close_round(round_: ReviewRound, *, now=None) -> ReviewRound:
                 if c.text and len(own) < EXAMPLES_PER_TAG:
                     own.append(example)
     order = sorted(counts, key=lambda t: (-counts[t], t))
-    head = {"round": round_.pk, "closed_at": now.isoformat(), "units": units, "reviewed": len(reviews),
-            "accepted": sum(r.decision == Review.Decision.ACCEPT for r in reviews),
-            "rejected": sum(r.decision == Review.Decision.REJECT for r in reviews)}
-    round_.summary = {**head, "tags": [{"tag": t, "count": counts[t], "units": len(tag_units[t]),
-                                        "examples": examples.get(t, [])} for t in order]}
+    head = {
+        "round": round_.pk,
+        "closed_at": now.isoformat(),
+        "units": units,
+        "reviewed": len(reviews),
+        "accepted": sum(r.decision == Review.Decision.ACCEPT for r in reviews),
+        "rejected": sum(r.decision == Review.Decision.REJECT for r in reviews),
+    }
+    round_.summary = {
+        **head,
+        "tags": [
+            {"tag": t, "count": counts[t], "units": len(tag_units[t]), "examples": examples.get(t, [])} for t in order
+        ],
+    }
     round_.closed_at = now
     round_.save(update_fields=["summary", "closed_at"])
     # Units of the round left without a review (closed early) leave its place at the head of the queue.
     ReviewState.objects.filter(round=round_).update(round=None)
-    people = set(Membership.objects.filter(project_id=round_.project_id, role=Role.ANNOTATOR)
-                 .values_list("user_id", flat=True)) | set(mine)
+    people = set(
+        Membership.objects.filter(project_id=round_.project_id, role=Role.ANNOTATOR).values_list("user_id", flat=True)
+    ) | set(mine)
     summaries = []
     for person in sorted(people):
         theirs = [r for r in reviews if r.annotator_id == person]
-        summaries.append(RoundSummary(round=round_, user_id=person, summary={
-            **head,
-            "tags": [{"tag": t, "count": counts[t], "yours": mine.get(person, Counter())[t],
-                      "examples": own_examples.get((person, t), [])} for t in order],
-            "yours": {"reviewed": len(theirs),
-                      "accepted": sum(r.decision == Review.Decision.ACCEPT for r in theirs),
-                      "rejected": sum(r.decision == Review.Decision.REJECT for r in theirs),
-                      "rework_units": [r.unit_id for r in theirs if r.decision == Review.Decision.REJECT]},
-        }))
+        summaries.append(
+            RoundSummary(
+                round=round_,
+                user_id=person,
+                summary={
+                    **head,
+                    "tags": [
+                        {
+                            "tag": t,
+                            "count": counts[t],
+                            "yours": mine.get(person, Counter())[t],
+                            "examples": own_examples.get((person, t), []),
+                        }
+                        for t in order
+                    ],
+                    "yours": {
+                        "reviewed": len(theirs),
+                        "accepted": sum(r.decision == Review.Decision.ACCEPT for r in theirs),
+                        "rejected": sum(r.decision == Review.Decision.REJECT for r in theirs),
+                        "rework_units": [r.unit_id for r in theirs if r.decision == Review.Decision.REJECT],
+                    },
+                },
+            )
+        )
     RoundSummary.objects.bulk_create(summaries, ignore_conflicts=True)
     if reviews:
         # The gold copies that were waiting when the round opened are settled in the share of the
@@ -495,8 +609,12 @@ def round_settling(round_: ReviewRound, reviews: list[Review]) -> dict:
     in the share of its pool its ``reviews`` answered (0 to 1), drawn with its ``seed``."""
     units = RoundUnit.objects.filter(round=round_).count()
     last = max(reviews, key=lambda r: r.pk)
-    return {"upto": round_.opened_at.isoformat(), "reviewer": last.reviewer_id, "seed": round_.seed,
-            "share": min(1.0, len(reviews) / (round_.pool or units or 1))}
+    return {
+        "upto": round_.opened_at.isoformat(),
+        "reviewer": last.reviewer_id,
+        "seed": round_.seed,
+        "share": min(1.0, len(reviews) / (round_.pool or units or 1)),
+    }
 
 
 def settle_gold_later(project_id: int, how: str, ref: int | str | dict, *, event: str) -> int | None:
@@ -513,8 +631,9 @@ def settle_gold_later(project_id: int, how: str, ref: int | str | dict, *, event
     ``event`` names the job with the project: while one of a name waits, another is not queued (its
     run reads the bound then, so it settles what both reached). Returns the job id, or None."""
     delay = random.SystemRandom().uniform(settings.GOLD_SETTLE_DELAY_MIN_S, settings.GOLD_SETTLE_DELAY_MAX_S)
-    return jobs.enqueue("review.settle_gold", project_id, how, ref,
-                        key=f"review.settle_gold:{project_id}:{event}", countdown_s=delay)
+    return jobs.enqueue(
+        "review.settle_gold", project_id, how, ref, key=f"review.settle_gold:{project_id}:{event}", countdown_s=delay
+    )
 
 
 def settle_reached(project_id: int, how: str, ref: int | str | dict) -> int:
@@ -531,8 +650,13 @@ def settle_reached(project_id: int, how: str, ref: int | str | dict) -> int:
             return settle_gold(project_id, upto=datetime.fromisoformat(str(ref)), checked=True)
         if how == ROUND_CLOSED:
             reviewer = get_user_model().objects.get(pk=ref["reviewer"])
-            return settle_gold(project_id, upto=datetime.fromisoformat(ref["upto"]), reviewer=reviewer,
-                               share=float(ref["share"]), seed=int(ref["seed"]))
+            return settle_gold(
+                project_id,
+                upto=datetime.fromisoformat(ref["upto"]),
+                reviewer=reviewer,
+                share=float(ref["share"]),
+                seed=int(ref["seed"]),
+            )
         if how == ROUND:  # jobs queued before ROUND_CLOSED: read the round when they run
             round_ = ReviewRound.objects.filter(pk=ref, closed_at__isnull=False).first()
             last = Review.objects.filter(round_id=ref).select_related("reviewer").order_by("-id").first()
@@ -540,8 +664,13 @@ def settle_reached(project_id: int, how: str, ref: int | str | dict) -> int:
                 return 0
             reviewed = Review.objects.filter(round_id=ref).count()
             units = RoundUnit.objects.filter(round_id=ref).count()
-            return settle_gold(project_id, upto=round_.opened_at, reviewer=last.reviewer,
-                               share=min(1.0, reviewed / (round_.pool or units or 1)), seed=round_.seed)
+            return settle_gold(
+                project_id,
+                upto=round_.opened_at,
+                reviewer=last.reviewer,
+                share=min(1.0, reviewed / (round_.pool or units or 1)),
+                seed=round_.seed,
+            )
         raise ValueError(f"unknown way to reach gold copies: {how!r}")
 
 
@@ -551,12 +680,26 @@ def _oldest_waiting(project_id: int, reviewer):
     past it, whatever unit they picked by hand. Units of an open round count too: the gold copies
     of their time are the round's to settle when it closes. One query, on the ``review_awaiting``
     index."""
-    return (awaiting_states(project_id).exclude(annotator_id=reviewer.pk)
-            .order_by("submitted_at").values_list("submitted_at", flat=True).first())
+    return (
+        awaiting_states(project_id)
+        .exclude(annotator_id=reviewer.pk)
+        .order_by("submitted_at")
+        .values_list("submitted_at", flat=True)
+        .first()
+    )
 
 
-def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, checked: bool = False,
-                share: float = 1.0, seed: int = 0, annotator_id: int | None = None) -> int:
+def settle_gold(
+    project_id: int,
+    *,
+    upto=None,
+    before=None,
+    reviewer=None,
+    checked: bool = False,
+    share: float = 1.0,
+    seed: int = 0,
+    annotator_id: int | None = None,
+) -> int:
     """Settle the gold copies of project ``project_id`` submitted at or before ``upto`` and strictly
     before ``before`` (datetimes; None: no bound) as the real units around them are settled, so that
     their annotators cannot tell them apart by what becomes of them (issue 20, section 2: gold
@@ -581,9 +724,16 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
     copies the queue reached before it: ``review_unit``).
 
     Returns how many copies were settled."""
-    states = (ReviewState.objects.select_for_update(skip_locked=True, of=("self",))
-              .filter(project_id=project_id, unit__purpose=WorkUnit.Purpose.GOLD, state__in=ReviewState.AWAITING,
-                      check_drawn=checked).order_by("submitted_at", "unit_id"))
+    states = (
+        ReviewState.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(
+            project_id=project_id,
+            unit__purpose=WorkUnit.Purpose.GOLD,
+            state__in=ReviewState.AWAITING,
+            check_drawn=checked,
+        )
+        .order_by("submitted_at", "unit_id")
+    )
     if upto is not None:
         states = states.filter(submitted_at__lte=upto)
     if before is not None:
@@ -597,16 +747,41 @@ def settle_gold(project_id: int, *, upto=None, before=None, reviewer=None, check
         if share < 1.0 and random.Random(f"{seed}:gold:{state.unit_id}").random() >= share:
             continue
         review = Review.objects.create(
-            project_id=project_id, unit_id=state.unit_id, item_id=state.item_id, annotator_id=state.annotator_id,
-            reviewer=reviewer, decision=Review.Decision.ACCEPT, idempotency_key=f"gold:{uuid.uuid4()}", response={})
-        review.response = ReviewResult(review.pk, state.unit_id, Review.Decision.ACCEPT, ReviewState.State.ACCEPTED,
-                                       None, None, False, 0).as_dict()
+            project_id=project_id,
+            unit_id=state.unit_id,
+            item_id=state.item_id,
+            annotator_id=state.annotator_id,
+            reviewer=reviewer,
+            decision=Review.Decision.ACCEPT,
+            idempotency_key=f"gold:{uuid.uuid4()}",
+            response={},
+        )
+        review.response = ReviewResult(
+            review.pk, state.unit_id, Review.Decision.ACCEPT, ReviewState.State.ACCEPTED, None, None, False, 0
+        ).as_dict()
         review.save(update_fields=["response"])
-        Revision.objects.bulk_create([
-            Revision(qa_pair=p, actor_user=reviewer, action=REVIEW_ACTION, before=p.snapshot(), version=p.version,
-                     after={**p.snapshot(), "review": {"id": review.pk, "decision": Review.Decision.ACCEPT,
-                                                       "round": None, "comment": "", "tags": []}})
-            for p in reviewable_pairs(state).order_by("id")])
+        Revision.objects.bulk_create(
+            [
+                Revision(
+                    qa_pair=p,
+                    actor_user=reviewer,
+                    action=REVIEW_ACTION,
+                    before=p.snapshot(),
+                    version=p.version,
+                    after={
+                        **p.snapshot(),
+                        "review": {
+                            "id": review.pk,
+                            "decision": Review.Decision.ACCEPT,
+                            "round": None,
+                            "comment": "",
+                            "tags": [],
+                        },
+                    },
+                )
+                for p in reviewable_pairs(state).order_by("id")
+            ]
+        )
         state.state, state.review, state.round = ReviewState.State.ACCEPTED, review, None
         state.save(update_fields=["state", "review", "round", "updated_at"])
         settled += 1
@@ -619,8 +794,12 @@ def close_round_now(round_id: int) -> ReviewRound:
     with transaction.atomic():
         # The round's units' states first, then the round: the order a review of one of them takes
         # them (``review_unit``), or a review and this close would each hold what the other waits for.
-        list(ReviewState.objects.select_for_update().filter(round_id=round_id).order_by("unit_id")
-             .values_list("pk", flat=True))
+        list(
+            ReviewState.objects.select_for_update()
+            .filter(round_id=round_id)
+            .order_by("unit_id")
+            .values_list("pk", flat=True)
+        )
         round_ = ReviewRound.objects.select_for_update().get(pk=round_id)
         if round_.closed_at is not None:
             raise Conflict(f"round {round_id} was closed at {round_.closed_at:%Y-%m-%d %H:%M}")

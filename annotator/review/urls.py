@@ -4,6 +4,4 @@ from django.urls import path
 
 from annotator.review import views
 
-urlpatterns: list = [
-    path("projects/<slug:slug>/review/", views.review_page, name="review-page"),
-]
+urlpatterns: list = [path("projects/<slug:slug>/review/", views.review_page, name="review-page")]

@@ -27,8 +27,9 @@ def review_page(request, slug: str):
     project, _ = access.require(request.user, access.EDIT_QA_ROLES, slug=slug)
     # A unit the reviewer holds a blind overlap pass of stays closed to them until they submit it
     # (SPEC part 5): left out of their queue, refused when asked for.
-    blind = QueueItem.objects.filter(project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN,
-                                     leased_by=request.user).values("unit_id")
+    blind = QueueItem.objects.filter(
+        project=project, kind=QueueItem.Kind.OVERLAP, status=QueueItem.Status.OPEN, leased_by=request.user
+    ).values("unit_id")
     queue = selectors.review_queue(project).exclude(unit_id__in=blind)
     asked = request.GET.get("unit", "")
     current, note = None, ""
@@ -37,10 +38,16 @@ def review_page(request, slug: str):
             refuse_during_blind_pass(request.user, int(asked))
             current = queue.filter(unit_id=int(asked)).first()
         if current is None:
-            state = (ReviewState.objects.filter(project=project, unit_id=int(asked)).first()
-                     if asked.isascii() and asked.isdigit() and len(asked) < 19 else None)
-            note = (f"Unit {asked} does not await review ({state.get_state_display()})." if state
-                    else f"Unit {asked} does not await review.")
+            state = (
+                ReviewState.objects.filter(project=project, unit_id=int(asked)).first()
+                if asked.isascii() and asked.isdigit() and len(asked) < 19
+                else None
+            )
+            note = (
+                f"Unit {asked} does not await review ({state.get_state_display()})."
+                if state
+                else f"Unit {asked} does not await review."
+            )
     shown = list(queue[:QUEUE_SHOWN])
     if current is None and shown:
         current = shown[0]
@@ -49,20 +56,40 @@ def review_page(request, slug: str):
     round_progress = None
     if open_round is not None:
         units = RoundUnit.objects.filter(round=open_round)
-        round_progress = {"round": open_round, "units": units.count(), "reviewed": units.filter(review__isnull=False).count()}
+        round_progress = {
+            "round": open_round,
+            "units": units.count(),
+            "reviewed": units.filter(review__isnull=False).count(),
+        }
     view = selectors.unit_for_review(current) if current is not None else None
     if current is not None:
         _record_reviewed(request.user, project, current)
     page_url = reverse("review-page", args=[project.slug])
     config = {"project": project.slug, "pageUrl": page_url, "maxText": MAX_COMMENT_TEXT, "maxTags": MAX_TAGS}
     if view is not None:
-        config.update({"unitId": current.unit_id, "annotator": view["annotator"],
-                       "reviewUrl": reverse("api-unit-review", args=[current.unit_id]),
-                       "tags": view["tags"], "freeTags": view["free_tags"]})
-    return render(request, "review/review.html", {
-        "project": project, "view": view, "queue": shown, "total": total, "current": current, "note": note,
-        "round_progress": round_progress, "config": config,
-    })
+        config.update(
+            {
+                "unitId": current.unit_id,
+                "annotator": view["annotator"],
+                "reviewUrl": reverse("api-unit-review", args=[current.unit_id]),
+                "tags": view["tags"],
+                "freeTags": view["free_tags"],
+            }
+        )
+    return render(
+        request,
+        "review/review.html",
+        {
+            "project": project,
+            "view": view,
+            "queue": shown,
+            "total": total,
+            "current": current,
+            "note": note,
+            "round_progress": round_progress,
+            "config": config,
+        },
+    )
 
 
 def _record_reviewed(user, project, state: ReviewState) -> None:
@@ -70,7 +97,8 @@ def _record_reviewed(user, project, state: ReviewState) -> None:
     the reviewer's exposure ledger, once per unit, as a verification queue's claim does
     (``qa.queue.record_exposure``): a gold copy of it is then never served to them (issue 20)."""
     person = ledger.person_key(user_id=user.pk)
-    if not Exposure.objects.filter(person=person, project_id=project.pk, ref=f"unit:{state.unit_id}",
-                                   source=Exposure.Source.REVIEW).exists():
+    if not Exposure.objects.filter(
+        person=person, project_id=project.pk, ref=f"unit:{state.unit_id}", source=Exposure.Source.REVIEW
+    ).exists():
         # Source ``review``: the claim then keeps the unit's blind overlap pass from them (qa.queue).
         record_exposure(state.item, user.pk, source=Exposure.Source.REVIEW)

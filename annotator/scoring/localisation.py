@@ -64,8 +64,9 @@ def hit_rank(predicted: Sequence[Interval], truth: Interval, threshold: float = 
     return None
 
 
-def recall_at_k(ranked: Sequence[Sequence[Interval]], truths: Sequence[Interval], k: int,
-                threshold: float = TIOU_THRESHOLD) -> float | None:
+def recall_at_k(
+    ranked: Sequence[Sequence[Interval]], truths: Sequence[Interval], k: int, threshold: float = TIOU_THRESHOLD
+) -> float | None:
     """Recall@k at tIoU ``threshold`` (seed 002 App. C.1, "recall@x, tIoU" with x = ``k``): the
     share of queries whose first ``k`` predicted intervals include one with tIoU >= ``threshold``
     against the query's truth. ``ranked[i]`` are query i's predictions, best first (an empty list:
@@ -77,12 +78,16 @@ def recall_at_k(ranked: Sequence[Sequence[Interval]], truths: Sequence[Interval]
         raise ValueError("k must be at least 1")
     if not truths:
         return None
-    found = sum(1 for preds, truth in zip(ranked, truths, strict=True)
-                if hit_rank(list(preds)[:k], truth, threshold) is not None)
+    found = sum(
+        1
+        for preds, truth in zip(ranked, truths, strict=True)
+        if hit_rank(list(preds)[:k], truth, threshold) is not None
+    )
     return found / len(truths)
 
 
 # ------------------------------------------------------------------------------ reading answers
+
 
 class IntervalParseError(ValueError):
     """A model's answer that names no interval; the message says why, in plain words."""

@@ -36,8 +36,15 @@ from rapidfuzz import process
 from rapidfuzz.distance import LCSseq, Levenshtein
 from scipy import stats
 
-METRICS = ("kendall_tau_b", "pairwise_accuracy", "mean_abs_distance", "lcs_ratio", "edit_distance", "exact_match",
-           "position_accuracy")
+METRICS = (
+    "kendall_tau_b",
+    "pairwise_accuracy",
+    "mean_abs_distance",
+    "lcs_ratio",
+    "edit_distance",
+    "exact_match",
+    "position_accuracy",
+)
 
 
 class OrderingError(ValueError):
@@ -66,7 +73,9 @@ def check_ordering(predicted: Sequence, truth: Sequence) -> None:
         raise OrderingError(f"expected {len(truth)} elements, got {len(predicted)}")
     if set(predicted) != set(truth):
         missing, extra = set(truth) - set(predicted), set(predicted) - set(truth)
-        raise OrderingError(f"not the item's elements (missing {sorted(missing, key=str)}, unknown {sorted(extra, key=str)})")
+        raise OrderingError(
+            f"not the item's elements (missing {sorted(missing, key=str)}, unknown {sorted(extra, key=str)})"
+        )
 
 
 def without_hints(predicted: Sequence, truth: Sequence, hint_positions: Sequence[int]) -> tuple[list, list]:
@@ -220,8 +229,9 @@ def _concordant_pairs(ranks: np.ndarray) -> np.ndarray:
     block = max(1, _PAIR_BLOCK // len(first))
     if not len(ranks):
         return np.zeros(0, dtype=np.int64)
-    return np.concatenate([(ranks[s:s + block, first] < ranks[s:s + block, second]).sum(axis=1)
-                           for s in range(0, len(ranks), block)])
+    return np.concatenate(
+        [(ranks[s : s + block, first] < ranks[s : s + block, second]).sum(axis=1) for s in range(0, len(ranks), block)]
+    )
 
 
 @lru_cache(maxsize=None)

@@ -71,27 +71,30 @@ class Metric:
 # multiple choice, EgoExoBench and VUDG accuracy; judge scores, EgoNight (seed 000 App. A.5.1, 0-5)
 # and VUDG (seed 004 Sec. 3.4, accuracy 0-5 + relevance 0-5); Likert ratings 1-5 (seed 002 App. D,
 # seed 004 Sec. 4.5).
-METRICS: dict[str, Metric] = {m.key: m for m in (
-    Metric("kendall_tau_b", "Kendall's tau-b", -1.0, 1.0),
-    Metric("pairwise_accuracy", "Pairwise accuracy", 0.0, 1.0),
-    Metric("mean_abs_distance", "Mean absolute distance (positions)", 0.0, None, higher=False),
-    Metric("lcs_ratio", "Longest-common-subsequence ratio", 0.0, 1.0),
-    Metric("edit_distance", "Edit distance (elements)", 0.0, None, higher=False),
-    Metric("exact_match", "Exact match", 0.0, 1.0, binary=True),
-    Metric("position_accuracy", "Per-position accuracy", 0.0, 1.0),
-    Metric("accuracy", "Accuracy", 0.0, 1.0, binary=True),
-    Metric("token_f1", "Token F1", 0.0, 1.0),
-    Metric("score", "Likert score (1-5)", 1.0, 5.0),
-    Metric("instructed", "Instructed score given (attention items)", 0.0, 1.0, binary=True),
-    Metric("judge_accuracy", "Judged correct", 0.0, 1.0, binary=True),
-    Metric("judge_score", "Judge score (0-5)", 0.0, 5.0),
-    Metric("judge_score_10", "Judge score, accuracy + relevance (0-10)", 0.0, 10.0),
-    Metric("judge_accuracy_score", "Judge's accuracy score (0-5)", 0.0, 5.0),
-    Metric("judge_relevance_score", "Judge's relevance score (0-5)", 0.0, 5.0),
-    Metric("interval_r1", "Recall@1 at tIoU 0.3", 0.0, 1.0, binary=True),
-    Metric("interval_r5", "Recall@5 at tIoU 0.3", 0.0, 1.0, binary=True),
-    Metric("interval_tiou", "Mean tIoU of the first interval", 0.0, 1.0),
-)}
+METRICS: dict[str, Metric] = {
+    m.key: m
+    for m in (
+        Metric("kendall_tau_b", "Kendall's tau-b", -1.0, 1.0),
+        Metric("pairwise_accuracy", "Pairwise accuracy", 0.0, 1.0),
+        Metric("mean_abs_distance", "Mean absolute distance (positions)", 0.0, None, higher=False),
+        Metric("lcs_ratio", "Longest-common-subsequence ratio", 0.0, 1.0),
+        Metric("edit_distance", "Edit distance (elements)", 0.0, None, higher=False),
+        Metric("exact_match", "Exact match", 0.0, 1.0, binary=True),
+        Metric("position_accuracy", "Per-position accuracy", 0.0, 1.0),
+        Metric("accuracy", "Accuracy", 0.0, 1.0, binary=True),
+        Metric("token_f1", "Token F1", 0.0, 1.0),
+        Metric("score", "Likert score (1-5)", 1.0, 5.0),
+        Metric("instructed", "Instructed score given (attention items)", 0.0, 1.0, binary=True),
+        Metric("judge_accuracy", "Judged correct", 0.0, 1.0, binary=True),
+        Metric("judge_score", "Judge score (0-5)", 0.0, 5.0),
+        Metric("judge_score_10", "Judge score, accuracy + relevance (0-10)", 0.0, 10.0),
+        Metric("judge_accuracy_score", "Judge's accuracy score (0-5)", 0.0, 5.0),
+        Metric("judge_relevance_score", "Judge's relevance score (0-5)", 0.0, 5.0),
+        Metric("interval_r1", "Recall@1 at tIoU 0.3", 0.0, 1.0, binary=True),
+        Metric("interval_r5", "Recall@5 at tIoU 0.3", 0.0, 1.0, binary=True),
+        Metric("interval_tiou", "Mean tIoU of the first interval", 0.0, 1.0),
+    )
+}
 
 
 def metric(key: str) -> Metric:
@@ -176,7 +179,7 @@ def bootstrap_mean(d: np.ndarray, n_resamples: int, seed: int, confidence: float
     for start in range(0, n_resamples, chunk):
         rows = min(chunk, n_resamples - start)
         idx = rng.integers(0, n, (rows, n))
-        means[start:start + rows] = d[idx].mean(axis=1)
+        means[start : start + rows] = d[idx].mean(axis=1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return [float(low), float(high)]
@@ -190,12 +193,12 @@ def sign_flip_p(d: np.ndarray, n_resamples: int, seed: int) -> float:
     n = d.size
     observed = float(d.mean())
     gamma = abs(np.finfo(float).eps * 100 * observed)
-    if n < 63 and 2 ** n <= n_resamples:
-        signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
+    if n < 63 and 2**n <= n_resamples:
+        signs = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
         null = signs @ d / n
         count_less = int(np.count_nonzero(null <= observed + gamma))
         count_greater = int(np.count_nonzero(null >= observed - gamma))
-        total, adjust = 2 ** n, 0
+        total, adjust = 2**n, 0
     else:
         rng = np.random.default_rng([seed, 1])
         total_sum = float(d.sum())
@@ -215,8 +218,14 @@ def sign_flip_p(d: np.ndarray, n_resamples: int, seed: int) -> float:
     return float(min(1.0, 2 * min(p_less, p_greater)))
 
 
-def paired(d: Iterable[float] | np.ndarray, key: str, *, seed: int, n_resamples: int = N_RESAMPLES,
-           confidence: float = CONFIDENCE) -> dict:
+def paired(
+    d: Iterable[float] | np.ndarray,
+    key: str,
+    *,
+    seed: int,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> dict:
     """``{"diff", "ci", "p", "n"}`` of the per-key differences ``d`` (human minus model) of metric
     ``key``: the mean difference, its percentile bootstrap interval clipped to the difference's range
     (``[low - high, high - low]`` of the metric), the sign-flip p-value, and the number of keys.
@@ -283,9 +292,18 @@ def _per_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return uniq, sums / counts
 
 
-def table(records: Records, *, by: Sequence[str], key: str, columns: Sequence[str] | None = None,
-          order: Mapping[str, Sequence] | None = None, overall: bool = True, seed: int = 0,
-          n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE) -> list[dict]:
+def table(
+    records: Records,
+    *,
+    by: Sequence[str],
+    key: str,
+    columns: Sequence[str] | None = None,
+    order: Mapping[str, Sequence] | None = None,
+    overall: bool = True,
+    seed: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> list[dict]:
     """The report's rows for metric ``key``: one per split cell (the distinct combinations of the
     ``by`` fields present, in ``order``'s order where given, see ``sort_key``), then, if
     ``overall`` and ``by`` is not empty, one over everything with every split value "all"::

@@ -13,5 +13,6 @@ class StudiesConfig(AppConfig):
         from annotator.studies import file_access  # noqa: F401  (registers who may fetch frames and study clips)
         from annotator.studies.links import lock_participants_of
 
-        pre_delete.connect(lock_participants_of, sender=settings.AUTH_USER_MODEL,
-                           dispatch_uid="studies.lock_participants_of")
+        pre_delete.connect(
+            lock_participants_of, sender=settings.AUTH_USER_MODEL, dispatch_uid="studies.lock_participants_of"
+        )

@@ -21,9 +21,9 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotator import access
+from annotator.core.cells import guard_cell
 from annotator.scoring import report as metric_names
 from annotator.studies import selectors
-from annotator.core.cells import guard_cell
 from annotator.studies.kinds import kind_module, metrics_of
 from annotator.studies.models import Item, Participant, Prediction, Study
 
@@ -49,8 +49,12 @@ def plots_of(study: Study) -> list[Plot]:
 
 # From 0, not 1: a mean rating of 1 (the filtered control group's, often) is a bar one point high.
 LIKERT = Plot("score", "Mean rating", "Mean rating (Likert points, 1 poor … 5 excellent)", 0, 5)
-GROUP_LABELS = {"real": "real pairs", "random_matched": "random-matched (control)",
-                "filtered": "filtered in review (control)", "": "rated items"}
+GROUP_LABELS = {
+    "real": "real pairs",
+    "random_matched": "random-matched (control)",
+    "filtered": "filtered in review (control)",
+    "": "rated items",
+}
 HUMANS = "humans"
 RT_MAX_BINS = 20
 RT_STEPS = (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600)
@@ -61,35 +65,58 @@ def _study(request, slug, name):
     return get_object_or_404(Study, project=project, name=name)
 
 
-
-
 @login_required
 def results(request, slug: str, name: str):
     """Plots (bars with 95% intervals, humans beside models; response-time distributions; Likert
     groups), the score table without and with excluded participants, the participants with their
     exclusion reasons, and the export links."""
     study = _study(request, slug, name)
-    participants = list(Participant.objects.filter(study=study, kind=Participant.Kind.PERSON).select_related("user")
-                        .order_by("started_at"))
+    participants = list(
+        Participant.objects.filter(study=study, kind=Participant.Kind.PERSON)
+        .select_related("user")
+        .order_by("started_at")
+    )
     excluded = sum(p.excluded for p in participants)
     views = {view: clipped(rows) for view, rows in selectors.score_tables(study).items()}  # one read, four tables
     tables = [views[(False, True)], views[(True, True)]]
     charts = {
         "kind": study.kind,
-        "views": {"kept": chart_data(study, include_excluded=False, table=tables[0], pooled=views[(False, False)]),
-                  "all": chart_data(study, include_excluded=True, table=tables[1], pooled=views[(True, False)])},
+        "views": {
+            "kept": chart_data(study, include_excluded=False, table=tables[0], pooled=views[(False, False)]),
+            "all": chart_data(study, include_excluded=True, table=tables[1], pooled=views[(True, False)]),
+        },
     }
-    return render(request, "studies/results.html", {
-        "study": study, "metrics": metrics_of(study.kind), "participants": participants,
-        "metric_words": [metric_names.words(m) for m in metrics_of(study.kind)],
-        "excluded": excluded, "unscored": selectors.unscored(study), "charts": charts,
-        "can_preview": request.user.is_superuser or access.role_in(request.user, study.project) in access.RESEARCH_ROLES,
-        "plots": plots_of(study), "likert": study.kind == "likert",
-        "tables": [{"id": "score-table", "view": "kept", "rows": tables[0],
-                    "caption": f"Without the {excluded} excluded participant{'s' if excluded != 1 else ''}"},
-                   {"id": "score-table-all", "view": "all", "rows": tables[1],
-                    "caption": "With every participant, excluded ones included"}],
-    })
+    return render(
+        request,
+        "studies/results.html",
+        {
+            "study": study,
+            "metrics": metrics_of(study.kind),
+            "participants": participants,
+            "metric_words": [metric_names.words(m) for m in metrics_of(study.kind)],
+            "excluded": excluded,
+            "unscored": selectors.unscored(study),
+            "charts": charts,
+            "can_preview": request.user.is_superuser
+            or access.role_in(request.user, study.project) in access.RESEARCH_ROLES,
+            "plots": plots_of(study),
+            "likert": study.kind == "likert",
+            "tables": [
+                {
+                    "id": "score-table",
+                    "view": "kept",
+                    "rows": tables[0],
+                    "caption": f"Without the {excluded} excluded participant{'s' if excluded != 1 else ''}",
+                },
+                {
+                    "id": "score-table-all",
+                    "view": "all",
+                    "rows": tables[1],
+                    "caption": "With every participant, excluded ones included",
+                },
+            ],
+        },
+    )
 
 
 def clipped(rows: list[dict]) -> list[dict]:
@@ -106,8 +133,9 @@ def clipped(rows: list[dict]) -> list[dict]:
     return out
 
 
-def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None = None,
-               pooled: list[dict] | None = None) -> dict:
+def chart_data(
+    study: Study, *, include_excluded: bool, table: list[dict] | None = None, pooled: list[dict] | None = None
+) -> dict:
     """What ``results.js`` plots for one view (without or with the excluded participants):
     ``bars`` (one chart per metric of the kind's ``PLOTS``), ``likert`` (Likert only, else None) and ``rt``
     (``rt_histogram``). Charts have ``categories`` (a label, or lines of one) and ``series`` (a
@@ -115,16 +143,23 @@ def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None
     ``n``; ``y`` None where there is no score). ``table`` and ``pooled``: the view's score tables
     per subtask and over all subtasks, if the caller has them (``selectors.score_tables``)."""
     if table is None or pooled is None:
-        views = {view: clipped(rows) for view, rows in
-                 selectors.score_tables(study, [(include_excluded, True), (include_excluded, False)]).items()}
+        views = {
+            view: clipped(rows)
+            for view, rows in selectors.score_tables(
+                study, [(include_excluded, True), (include_excluded, False)]
+            ).items()
+        }
         table, pooled = views[(include_excluded, True)], views[(include_excluded, False)]
     models = sorted(set(Prediction.objects.filter(study=study).values_list("model", flat=True).distinct()))
     respondents = ["human", *models]
     scored = Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
     subtasks = sorted(set(scored.values_list("subtask", flat=True).distinct()))
     conditions = list(study.conditions.order_by("number"))
-    out = {"bars": [], "likert": None,
-           "rt": rt_histogram(selectors.client_rts(study, include_excluded=include_excluded))}
+    out = {
+        "bars": [],
+        "likert": None,
+        "rt": rt_histogram(selectors.client_rts(study, include_excluded=include_excluded)),
+    }
     if study.kind == "likert":
         groups = [g for g in GROUP_LABELS if scored.filter(group=g).exists()]
         out["likert"] = likert_chart(conditions, groups, respondents, pooled)
@@ -140,14 +175,22 @@ def chart_data(study: Study, *, include_excluded: bool, table: list[dict] | None
     if len(subtasks) > 1:
         cells.update({(r["condition"]["number"], r["subtask"], r["respondent"]): r["metrics"] for r in table})
     for plot in plots_of(study):
-        out["bars"].append({
-            **asdict(plot), "id": f"bars-{plot.metric}",
-            "categories": [label for _, label in keys],
-            "categoryAxis": "Condition · subtask (QA type)" if len(subtasks) > 1 else "Condition",
-            "series": [{"label": HUMANS if who == "human" else who, "respondent": who,
-                        "points": [_point((cells.get((*key, who)) or {}).get(plot.metric)) for key, _ in keys]}
-                       for who in respondents],
-        })
+        out["bars"].append(
+            {
+                **asdict(plot),
+                "id": f"bars-{plot.metric}",
+                "categories": [label for _, label in keys],
+                "categoryAxis": "Condition · subtask (QA type)" if len(subtasks) > 1 else "Condition",
+                "series": [
+                    {
+                        "label": HUMANS if who == "human" else who,
+                        "respondent": who,
+                        "points": [_point((cells.get((*key, who)) or {}).get(plot.metric)) for key, _ in keys],
+                    }
+                    for who in respondents
+                ],
+            }
+        )
     return out
 
 
@@ -157,11 +200,24 @@ def likert_chart(conditions, groups: list[str], respondents: list[str], pooled: 
     respondent."""
     cells = {(r["condition"]["number"], r["group"], r["respondent"]): r["metrics"]["score"] for r in pooled}
     present = {(g, who) for _, g, who in cells}
-    series = [{"label": f"{GROUP_LABELS[g]} · {HUMANS if who == 'human' else who}", "group": g, "respondent": who,
-               "points": [_point(cells.get((c.number, g, who))) for c in conditions]}
-              for g in groups for who in respondents if who == "human" or (g, who) in present]
-    return {**asdict(LIKERT), "id": "likert-bars", "categories": [f"{c.number}. {c.label}" for c in conditions],
-            "categoryAxis": "Criterion", "series": series}
+    series = [
+        {
+            "label": f"{GROUP_LABELS[g]} · {HUMANS if who == 'human' else who}",
+            "group": g,
+            "respondent": who,
+            "points": [_point(cells.get((c.number, g, who))) for c in conditions],
+        }
+        for g in groups
+        for who in respondents
+        if who == "human" or (g, who) in present
+    ]
+    return {
+        **asdict(LIKERT),
+        "id": "likert-bars",
+        "categories": [f"{c.number}. {c.label}" for c in conditions],
+        "categoryAxis": "Criterion",
+        "series": series,
+    }
 
 
 def _point(stat: dict | None) -> dict:
@@ -169,8 +225,12 @@ def _point(stat: dict | None) -> dict:
     if not stat or stat["mean"] is None:
         return {"y": None, "yMin": None, "yMax": None, "n": 0}
     mean = stat["mean"]
-    return {"y": mean, "yMin": mean if stat["ci_low"] is None else stat["ci_low"],
-            "yMax": mean if stat["ci_high"] is None else stat["ci_high"], "n": stat["n"]}
+    return {
+        "y": mean,
+        "yMin": mean if stat["ci_low"] is None else stat["ci_low"],
+        "yMax": mean if stat["ci_high"] is None else stat["ci_high"],
+        "n": stat["n"],
+    }
 
 
 def rt_histogram(per_condition: list[dict]) -> dict:
@@ -195,8 +255,15 @@ def rt_histogram(per_condition: list[dict]) -> dict:
         if overflow:
             counts.append(int((xs > edges[-1]).sum()))
         c = entry["condition"]
-        series.append({"label": f"{c['number']}. {c['label']}", "n": int(xs.size), "timed_out": entry["timed_out"],
-                       "median_s": float(np.median(xs)) if xs.size else None, "counts": counts})
+        series.append(
+            {
+                "label": f"{c['number']}. {c['label']}",
+                "n": int(xs.size),
+                "timed_out": entry["timed_out"],
+                "median_s": float(np.median(xs)) if xs.size else None,
+                "counts": counts,
+            }
+        )
     return {"edges_s": edges, "labels": labels, "series": series}
 
 
@@ -216,7 +283,9 @@ def trials_response(study: Study, fmt: str) -> StreamingHttpResponse:
     """The streamed per-trial export of ``study`` as ``jsonl`` or ``csv`` (``selectors.trials_export``)."""
     rows = selectors.trials_export(study)
     if fmt == "jsonl":
-        response = StreamingHttpResponse((json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8")
+        response = StreamingHttpResponse(
+            (json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8"
+        )
     else:
         response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.name}-trials.{fmt}"'
@@ -227,9 +296,13 @@ def participants_response(study: Study, fmt: str) -> StreamingHttpResponse:
     """The participant export of ``study`` (``selectors.participants_export``) as ``jsonl`` or ``csv``."""
     rows = selectors.participants_export(study)
     if fmt == "jsonl":
-        response = StreamingHttpResponse((json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8")
+        response = StreamingHttpResponse(
+            (json.dumps(r) + "\n" for r in rows), content_type="application/jsonl; charset=utf-8"
+        )
     else:
-        response = StreamingHttpResponse(csv_lines(rows, selectors.PARTICIPANT_COLUMNS), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(
+            csv_lines(rows, selectors.PARTICIPANT_COLUMNS), content_type="text/csv; charset=utf-8"
+        )
     response["Content-Disposition"] = f'attachment; filename="{study.name}-participants.{fmt}"'
     return response
 
@@ -258,11 +331,27 @@ def export_scores(request, slug: str, name: str):
     include = request.GET.get("include_excluded") == "1"
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(["condition", "label", "subtask", "group", "respondent",
-                     *[f"{m}_{k}" for m in metrics for k in ("mean", "ci_low", "ci_high", "n")]])
+    writer.writerow(
+        [
+            "condition",
+            "label",
+            "subtask",
+            "group",
+            "respondent",
+            *[f"{m}_{k}" for m in metrics for k in ("mean", "ci_low", "ci_high", "n")],
+        ]
+    )
     for r in clipped(selectors.score_table(study, include_excluded=include)):
-        writer.writerow([r["condition"]["number"], r["condition"]["label"], r["subtask"], r["group"], r["respondent"],
-                         *[r["metrics"][m][k] for m in metrics for k in ("mean", "ci_low", "ci_high", "n")]])
+        writer.writerow(
+            [
+                r["condition"]["number"],
+                r["condition"]["label"],
+                r["subtask"],
+                r["group"],
+                r["respondent"],
+                *[r["metrics"][m][k] for m in metrics for k in ("mean", "ci_low", "ci_high", "n")],
+            ]
+        )
     response = StreamingHttpResponse([buf.getvalue()], content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.name}-scores.csv"'
     return response

@@ -54,8 +54,9 @@ class Screen:
         study = participant.study
         self.person = person_of(participant)
         self.project_id = study.project_id
-        open_trials = Trial.objects.filter(**_same_person(participant), answered_at__isnull=True,
-                                           participant__study__project_id=study.project_id)
+        open_trials = Trial.objects.filter(
+            **_same_person(participant), answered_at__isnull=True, participant__study__project_id=study.project_id
+        )
         if participant.pk is not None:  # an unsaved participant (``services.prepare_assignment``) has none
             open_trials = open_trials.exclude(participant=participant)
         if served_only:
@@ -63,9 +64,11 @@ class Screen:
         rows_sql, rows_params = ledger.Ledger.rows(self.person, self.project_id).query.sql_with_params()
         open_sql, open_params = open_trials.order_by().values("item_id").query.sql_with_params()
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT * FROM ({rows_sql}) AS shown UNION ALL "
-                           f"SELECT NULL, pending.item_id, NULL, NULL, NULL FROM ({open_sql}) AS pending",
-                           (*rows_params, *open_params))
+            cursor.execute(
+                f"SELECT * FROM ({rows_sql}) AS shown UNION ALL "
+                f"SELECT NULL, pending.item_id, NULL, NULL, NULL FROM ({open_sql}) AS pending",
+                (*rows_params, *open_params),
+            )
             rows = cursor.fetchall()
         self.ledger = ledger.Ledger.from_rows(r for r in rows if r[0] is not None)
         open_items = {r[1] for r in rows if r[0] is None}
@@ -107,8 +110,9 @@ class Screen:
             condition = self._conditions.get(item.condition_id)
             if condition is not None:
                 item.condition = condition
-        elif (item.condition.study_id == self.study.pk
-              and not Condition._meta.get_field("study").is_cached(item.condition)):
+        elif item.condition.study_id == self.study.pk and not Condition._meta.get_field("study").is_cached(
+            item.condition
+        ):
             item.condition.study = self.study
 
 
@@ -116,9 +120,19 @@ def note_refusals(participant: Participant, refused: list[tuple[int, str]], when
     """Store refusals (item id, reason) of ``participant`` for the study's counts."""
     if refused:
         person = person_of(participant)
-        Refusal.objects.bulk_create([Refusal(person=person, project_id=participant.study.project_id,
-                                             study_id=participant.study_id, item_id=item_id, reason=reason, when=when)
-                                     for item_id, reason in refused])
+        Refusal.objects.bulk_create(
+            [
+                Refusal(
+                    person=person,
+                    project_id=participant.study.project_id,
+                    study_id=participant.study_id,
+                    item_id=item_id,
+                    reason=reason,
+                    when=when,
+                )
+                for item_id, reason in refused
+            ]
+        )
 
 
 def refusal_at_serve(participant: Participant, trial: Trial) -> str | None:
@@ -142,28 +156,42 @@ def serve(participant: Participant, trial: Trial, now) -> bool:
     transaction). Returns whether this call stamped it (False: served meanwhile by a request
     racing this one, which recorded it)."""
     table = Trial._meta.db_table
-    stamp = (f'UPDATE "{table}" SET served_at = %(guard_now)s WHERE id = %(guard_trial)s AND served_at IS NULL '
-             "RETURNING id")
-    served, _ = ledger.record(person_of(participant), participant.study.project_id, shows(trial.item),
-                              source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}",
-                              guard=(stamp, {"guard_now": now, "guard_trial": trial.pk}))
+    stamp = (
+        f'UPDATE "{table}" SET served_at = %(guard_now)s WHERE id = %(guard_trial)s AND served_at IS NULL RETURNING id'
+    )
+    served, _ = ledger.record(
+        person_of(participant),
+        participant.study.project_id,
+        shows(trial.item),
+        source=Exposure.Source.STUDY,
+        ref=f"trial:{trial.pk}",
+        guard=(stamp, {"guard_now": now, "guard_trial": trial.pk}),
+    )
     return served
 
 
 def record_revealed(participant: Participant, trial: Trial) -> int:
     """Append what a practice trial's feedback shows (its truth: ``kinds.<kind>.reveals``) to the
     person's ledger, once the trial is answered (the feedback comes with the answer's reply)."""
-    return ledger.record(person_of(participant), participant.study.project_id,
-                         kind_module(trial.item.condition.study.kind).reveals(trial.item),
-                         source=Exposure.Source.STUDY, ref=f"trial:{trial.pk}")
+    return ledger.record(
+        person_of(participant),
+        participant.study.project_id,
+        kind_module(trial.item.condition.study.kind).reveals(trial.item),
+        source=Exposure.Source.STUDY,
+        ref=f"trial:{trial.pk}",
+    )
 
 
 def refusal_counts(study) -> dict[str, int]:
     """Items the ledger kept from this study's participants, by reason (enrolment and serve)."""
     from django.db.models import Count
 
-    return dict(Refusal.objects.filter(project_id=study.project_id, study_id=study.pk)
-                .values_list("reason").annotate(n=Count("id")).order_by("reason"))
+    return dict(
+        Refusal.objects.filter(project_id=study.project_id, study_id=study.pk)
+        .values_list("reason")
+        .annotate(n=Count("id"))
+        .order_by("reason")
+    )
 
 
 def overlaps_in_project(study) -> dict[str, int]:
@@ -184,11 +212,19 @@ def overlaps_in_project(study) -> dict[str, int]:
         if n:
             out[label] = n
 
-    count("on footage or answers of verification units", ledger.Ledger.from_shown(_units_show(study.project_id)), scored)
+    count(
+        "on footage or answers of verification units", ledger.Ledger.from_shown(_units_show(study.project_id)), scored
+    )
     mine_show = ledger.Ledger.from_shown(s for i in mine for s in shows(i))
-    for other in Study.objects.filter(project_id=study.project_id, status=Study.Status.READY).exclude(pk=study.pk).order_by("name"):
+    for other in (
+        Study.objects.filter(project_id=study.project_id, status=Study.Status.READY)
+        .exclude(pk=study.pk)
+        .order_by("name")
+    ):
         theirs = list(Item.objects.filter(condition__study=other).select_related("condition__study"))
-        count(f"given away by study {other.name}", ledger.Ledger.from_shown(s for i in theirs for s in shows(i)), scored)
+        count(
+            f"given away by study {other.name}", ledger.Ledger.from_shown(s for i in theirs for s in shows(i)), scored
+        )
         count(f"gives away items of study {other.name}", mine_show, [i for i in theirs if i.role == Item.Role.SCORED])
     return out
 
@@ -202,6 +238,7 @@ def _units_show(project_id: int) -> list[ledger.Shown]:
     units = WorkUnit.objects.filter(project_id=project_id)
     videos = set(units.values_list("video_id", flat=True))
     videos |= set(VideoGroupMember.objects.filter(group__units__in=units).values_list("video_id", flat=True))
-    return ([ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)]
-            + [ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p in QAPair.objects.filter(project_id=project_id)
-               .exclude(unit=None).values_list("id", flat=True)])
+    return [ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)] + [
+        ledger.Shown(ledger.ANSWER, qa_pair_id=p)
+        for p in QAPair.objects.filter(project_id=project_id).exclude(unit=None).values_list("id", flat=True)
+    ]

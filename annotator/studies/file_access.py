@@ -37,9 +37,14 @@ def may_see_study_clip(user, name: str) -> bool:
     project's admins, reviewers and researchers may, and a participant with an unanswered trial of
     an item that plays it (``Item.payload["media"]``: a video's clip, or a clip of a life log's
     segment). Nobody else."""
-    item = (Item.objects.filter(Q(payload__contains={"media": [{"name": name}]})
-                                | Q(payload__contains={"media": [{"segments": [{"name": name}]}]}))
-            .select_related("condition__study__project").first())
+    item = (
+        Item.objects.filter(
+            Q(payload__contains={"media": [{"name": name}]})
+            | Q(payload__contains={"media": [{"segments": [{"name": name}]}]})
+        )
+        .select_related("condition__study__project")
+        .first()
+    )
     if item is None:
         return False
     if access.role_in(user, item.condition.study.project) in access.OVERSEE_ROLES:

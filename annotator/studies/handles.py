@@ -36,6 +36,9 @@ def element_ids(trial_id: int, item_elements: list[int], handles: list[str]) -> 
     out = []
     for i, h in enumerate(handles):
         if h not in by_handle:
-            raise Invalid(f"order[{i}] is not one of this trial's elements", errors={f"order[{i}]": "not one of this trial's elements"})
+            raise Invalid(
+                f"order[{i}] is not one of this trial's elements",
+                errors={f"order[{i}]": "not one of this trial's elements"},
+            )
         out.append(by_handle[h])
     return out

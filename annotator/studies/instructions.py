@@ -48,13 +48,16 @@ def facts(study) -> Facts:
     conditions = list(Condition.objects.filter(study=study).values("time_limit_s", "variables"))
     items = Item.objects.filter(condition__study=study)
     roles = set(items.values_list("role", flat=True).distinct())
-    practice = min(study.practice_items, items.filter(role=Item.Role.PRACTICE).count()) if Item.Role.PRACTICE in roles else 0
+    practice = (
+        min(study.practice_items, items.filter(role=Item.Role.PRACTICE).count()) if Item.Role.PRACTICE in roles else 0
+    )
     kinds = {(c["variables"] or {}).get("item_kind") for c in conditions}
     justify = items.values_list("payload__justify_below", flat=True).first() if study.kind == "likert" else 0
     return Facts(
         practice=practice,
         clips=items.filter(payload__has_key="media").exclude(payload__media=[]).exists(),
-        frames="frames" in kinds, texts="texts" in kinds,
+        frames="frames" in kinds,
+        texts="texts" in kinds,
         pinned=any((c["variables"] or {}).get("hints") for c in conditions),
         limits_s=tuple(sorted({c["time_limit_s"] for c in conditions if c["time_limit_s"]})),
         untimed=not conditions or any(not c["time_limit_s"] for c in conditions),
@@ -77,7 +80,9 @@ def set_text(study, markdown: str) -> None:
     """Keep ``markdown`` as the study's own instructions (an empty or blank text: use the made
     one again). Raises Invalid for a text longer than ``TEXT_MAX`` characters or not a string."""
     if not isinstance(markdown, str) or len(markdown) > TEXT_MAX:
-        raise Invalid(f"instructions are a text of at most {TEXT_MAX:,} characters", errors={"instructions": "too long"})
+        raise Invalid(
+            f"instructions are a text of at most {TEXT_MAX:,} characters", errors={"instructions": "too long"}
+        )
     study.instructions = markdown.strip()
     study.save(update_fields=["instructions"])
 

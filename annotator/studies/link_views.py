@@ -29,9 +29,11 @@ from annotator.studies import instructions, links, sessions
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Participant
 
-DEFAULT_CONSENT = ("You are invited to take part in a research study. You will watch short videos and answer "
-                   "questions about them. Your answers are stored with a pseudonym, never your name. You may stop at "
-                   "any time.")
+DEFAULT_CONSENT = (
+    "You are invited to take part in a research study. You will watch short videos and answer "
+    "questions about them. Your answers are stored with a pseudonym, never your name. You may stop at "
+    "any time."
+)
 DEFAULT_DEBRIEF = "Thank you for taking part. Your answers help researchers measure how people understand videos."
 
 
@@ -39,6 +41,7 @@ def rate_limited(view):
     """At most ``STUDY_LINK_RATE_PER_MIN`` requests per minute from one client address
     (``REMOTE_ADDR``: a forwarded header could be forged) to link pages, counted in Django's cache
     per minute; beyond it a plain-text 429 with Retry-After."""
+
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
         minute = int(time.time() // 60)
@@ -50,11 +53,15 @@ def rate_limited(view):
             cache.set(key, 1, timeout=120)
             n = 1
         if n > settings.STUDY_LINK_RATE_PER_MIN:
-            response = HttpResponse("Too many requests from your address. Wait a minute and try again.\n", status=429,
-                                    content_type="text/plain; charset=utf-8")
+            response = HttpResponse(
+                "Too many requests from your address. Wait a minute and try again.\n",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+            )
             response["Retry-After"] = str(60 - int(time.time()) % 60)
             return response
         return view(request, *args, **kwargs)
+
     return wrapped
 
 
@@ -89,20 +96,30 @@ def entry(request, token: str):
         # With the panel id's pseudonym: whether they entered before comes with the link.
         link = links.link_of(token, pseudonym=links.pseudonym_of(ids.external_id) if ids else None)
     except links.LinkClosed:
-        return _message(request, "This study is closed", "This link is no longer open. Return to the panel.", status=410)
+        return _message(
+            request, "This study is closed", "This link is no longer open. Return to the panel.", status=410
+        )
     except NotFound:
         return _not_found(request)
     if malformed is not None:
         return _message(request, "This link is not complete", str(malformed), status=400)
     if ids is not None:
         bound = sessions.participant_for(request, link.study_id)
-        if (bound is not None and bound.pseudonym != links.pseudonym_of(ids.external_id)
-                and bound.status == Participant.Status.IN_PROGRESS and bound.stage != Participant.Stage.DONE):
+        if (
+            bound is not None
+            and bound.pseudonym != links.pseudonym_of(ids.external_id)
+            and bound.status == Participant.Status.IN_PROGRESS
+            and bound.stage != Participant.Stage.DONE
+        ):
             # A link with another panel id (say, sent by someone else) does not take this browser's
             # place over: its work would go to that id.
-            return _message(request, "This browser is already taking this study",
-                            "This browser is taking part in this study under another participant id. Finish that "
-                            "first, or open this link in another browser.", status=409)
+            return _message(
+                request,
+                "This browser is already taking this study",
+                "This browser is taking part in this study under another participant id. Finish that "
+                "first, or open this link in another browser.",
+                status=409,
+            )
         try:
             participant, _ = links.open_link(link, ids)
         except links.StudyFull:
@@ -113,9 +130,13 @@ def entry(request, token: str):
         return redirect(f"/s/{token}/")
     participant = sessions.participant_for(request, link.study_id)
     if participant is None:
-        return _message(request, "Open this study from your panel",
-                        "This link needs your participant id: open it from the panel's page (it adds ?PROLIFIC_PID=... "
-                        "or ?pid=...).", status=400)
+        return _message(
+            request,
+            "Open this study from your panel",
+            "This link needs your participant id: open it from the panel's page (it adds ?PROLIFIC_PID=... "
+            "or ?pid=...).",
+            status=400,
+        )
     return _page(request, token, participant)
 
 
@@ -129,39 +150,71 @@ def _page(request, token: str, p: Participant):
     if p.status == Participant.Status.RETURNED:
         return render(request, "studies/link/done.html", _done_context(p, returned=True))
     if p.status == Participant.Status.TIMED_OUT:
-        return _message(request, "This session has ended",
-                        f"You were away for more than {study.abandon_after_min} minutes, so your unanswered questions "
-                        "were given to others. Return the study on the panel's page.")
+        return _message(
+            request,
+            "This session has ended",
+            f"You were away for more than {study.abandon_after_min} minutes, so your unanswered questions "
+            "were given to others. Return the study on the panel's page.",
+        )
     if p.consented_at is None:
-        return render(request, "studies/link/consent.html", {
-            "study": study, "token": token, "consent_html": markdown.render(study.consent or DEFAULT_CONSENT)})
+        return render(
+            request,
+            "studies/link/consent.html",
+            {"study": study, "token": token, "consent_html": markdown.render(study.consent or DEFAULT_CONSENT)},
+        )
     if p.screened_at is None:
         return _screening(request, token, p)
     if p.stage != Participant.Stage.DONE:
         module = kind_module(study.kind)
         links.touch(p)
-        config = {"kind": study.kind, "enrollUrl": f"/api/studies/{study.pk}/enroll/",
-                  "currentUrl": f"/api/studies/{study.pk}/current/",
-                  "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/",
-                  "afterUrl": f"/s/{token}/"}
-        return render(request, "studies/take.html", {
-            "study": study, "title": capfirst(module.TITLE), "config": config, "anonymous": True,
-            "instructions_html": markdown.render(instructions.text(study))})
-    return render(request, "studies/link/debrief.html", {
-        "study": study, "token": token, "debrief_html": markdown.render(study.debrief or DEFAULT_DEBRIEF)})
+        config = {
+            "kind": study.kind,
+            "enrollUrl": f"/api/studies/{study.pk}/enroll/",
+            "currentUrl": f"/api/studies/{study.pk}/current/",
+            "shownUrl": "/api/trials/{id}/shown/",
+            "answerUrl": "/api/trials/{id}/answer/",
+            "afterUrl": f"/s/{token}/",
+        }
+        return render(
+            request,
+            "studies/take.html",
+            {
+                "study": study,
+                "title": capfirst(module.TITLE),
+                "config": config,
+                "anonymous": True,
+                "instructions_html": markdown.render(instructions.text(study)),
+            },
+        )
+    return render(
+        request,
+        "studies/link/debrief.html",
+        {"study": study, "token": token, "debrief_html": markdown.render(study.debrief or DEFAULT_DEBRIEF)},
+    )
 
 
 def _screening(request, token: str, p: Participant, error: str = "", status: int = 200):
     study = p.study
-    config = {"minWidth": study.min_viewport_width, "minHeight": study.min_viewport_height,
-              "clipUrl": f"/s/{token}/test-clip.mp4"}
-    return render(request, "studies/link/screening.html", {"study": study, "token": token, "config": config,
-                                                          "error": error}, status=status)
+    config = {
+        "minWidth": study.min_viewport_width,
+        "minHeight": study.min_viewport_height,
+        "clipUrl": f"/s/{token}/test-clip.mp4",
+    }
+    return render(
+        request,
+        "studies/link/screening.html",
+        {"study": study, "token": token, "config": config, "error": error},
+        status=status,
+    )
 
 
 def _done_context(p: Participant, *, returned: bool = False) -> dict:
-    return {"study": p.study, "code": p.completion_code, "returned": returned,
-            "config": {"completionUrl": links.completion_url(p)}}
+    return {
+        "study": p.study,
+        "code": p.completion_code,
+        "returned": returned,
+        "config": {"completionUrl": links.completion_url(p)},
+    }
 
 
 @rate_limited
@@ -195,8 +248,13 @@ def screening(request, token: str):
         return _not_found(request)
     width, height = _int(request.POST.get("width")), _int(request.POST.get("height"))
     try:
-        links.screened(p, width=width if width is not None else 0, height=height if height is not None else 0,
-                       codec=request.POST.get("codec") == "yes", played=request.POST.get("played") == "yes")
+        links.screened(
+            p,
+            width=width if width is not None else 0,
+            height=height if height is not None else 0,
+            codec=request.POST.get("codec") == "yes",
+            played=request.POST.get("played") == "yes",
+        )
     except Invalid as exc:
         return _screening(request, token, p, error=str(exc).capitalize() + ".", status=400)
     except Conflict:

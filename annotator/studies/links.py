@@ -52,6 +52,7 @@ class LinkClosed(NotFound):
 
 # ------------------------------------------------------------------------------ tokens and ids
 
+
 def token_hash(token: str) -> str:
     """The SHA-256 (hex) of a link's token, what ``StudyLink.token_hash`` stores. A lookup compares
     hashes, so the stored value leaks nothing and timing tells nothing of the token."""
@@ -78,7 +79,9 @@ def _check_url(url: str, field: str) -> str:
         return ""
     parts = urlsplit(url)
     if len(url) > URL_MAX or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise Invalid(f"{field} must be an http(s) URL of at most {URL_MAX} characters", errors={field: "not an http(s) URL"})
+        raise Invalid(
+            f"{field} must be an http(s) URL of at most {URL_MAX} characters", errors={field: "not an http(s) URL"}
+        )
     return url
 
 
@@ -94,17 +97,28 @@ class NewLink:
         return f"/s/{self.token}/"
 
 
-def create_link(study: Study, *, created_by=None, max_participants: int | None = None,
-                expires_at: datetime | None = None, completion_url: str = "") -> NewLink:
+def create_link(
+    study: Study,
+    *,
+    created_by=None,
+    max_participants: int | None = None,
+    expires_at: datetime | None = None,
+    completion_url: str = "",
+) -> NewLink:
     """Make a link to ``study``: a random token of 24 bytes (``secrets.token_urlsafe``, 32
     characters), stored as its hash. ``max_participants`` 1 to ``MAX_PARTICIPANTS_BOUND`` (None:
     the study's limits only); ``expires_at`` in the future, within ``MAX_EXPIRY_DAYS`` (None:
     never; a naive time is UTC); ``completion_url`` an http(s) URL (blank: the study's). Raises
     Invalid in plain words, writing nothing; Conflict for a study that is not built."""
-    if max_participants is not None and (isinstance(max_participants, bool) or not isinstance(max_participants, int)
-                                         or not 1 <= max_participants <= MAX_PARTICIPANTS_BOUND):
-        raise Invalid(f"max_participants must be a whole number from 1 to {MAX_PARTICIPANTS_BOUND}",
-                      errors={"max_participants": "out of range"})
+    if max_participants is not None and (
+        isinstance(max_participants, bool)
+        or not isinstance(max_participants, int)
+        or not 1 <= max_participants <= MAX_PARTICIPANTS_BOUND
+    ):
+        raise Invalid(
+            f"max_participants must be a whole number from 1 to {MAX_PARTICIPANTS_BOUND}",
+            errors={"max_participants": "out of range"},
+        )
     if expires_at is not None:
         if timezone.is_naive(expires_at):
             expires_at = timezone.make_aware(expires_at, dt_timezone.utc)
@@ -118,8 +132,14 @@ def create_link(study: Study, *, created_by=None, max_participants: int | None =
         raise Conflict("this study is not built yet: a link can be made once its items are ready")
     test_clip()  # made once, here, so the screening page never waits for ffmpeg
     token = secrets.token_urlsafe(24)
-    link = StudyLink.objects.create(study=study, token_hash=token_hash(token), max_participants=max_participants,
-                                    expires_at=expires_at, completion_url=completion_url, created_by=created_by)
+    link = StudyLink.objects.create(
+        study=study,
+        token_hash=token_hash(token),
+        max_participants=max_participants,
+        expires_at=expires_at,
+        completion_url=completion_url,
+        created_by=created_by,
+    )
     return NewLink(link, token)
 
 
@@ -132,8 +152,13 @@ def link_of(token: str, *, pseudonym: str | None = None) -> StudyLink:
         raise NotFound("no such link")
     rows = StudyLink.objects.select_related("study__project").filter(token_hash=token_hash(token))
     if pseudonym is not None:
-        rows = rows.annotate(resumes=Subquery(Participant.objects.filter(
-            study_id=OuterRef("study_id"), pseudonym=pseudonym).order_by().values("pk")[:1]))
+        rows = rows.annotate(
+            resumes=Subquery(
+                Participant.objects.filter(study_id=OuterRef("study_id"), pseudonym=pseudonym)
+                .order_by()
+                .values("pk")[:1]
+            )
+        )
     link = rows.first()
     if link is None:
         raise NotFound("no such link")
@@ -176,6 +201,7 @@ def test_clip() -> str:
 
 # ------------------------------------------------------------------------------ entering
 
+
 @dataclass(frozen=True)
 class PanelIds:
     """What the panel put in the link's query: the participant's id and, for Prolific, the
@@ -195,8 +221,10 @@ def panel_ids(query) -> PanelIds | None:
         return None
     study_id, session_id = query.get("STUDY_ID", ""), query.get("SESSION_ID", "")
     if not EXTERNAL_ID.match(external):
-        raise Invalid("the participant id in this link is not valid (1-128 letters, digits or _.@:+-)",
-                      errors={"pid": "malformed"})
+        raise Invalid(
+            "the participant id in this link is not valid (1-128 letters, digits or _.@:+-)",
+            errors={"pid": "malformed"},
+        )
     if not PANEL_FIELD.match(study_id) or not PANEL_FIELD.match(session_id):
         raise Invalid("the study or session id in this link is not valid", errors={"STUDY_ID": "malformed"})
     return PanelIds(external, study_id, session_id)
@@ -205,8 +233,11 @@ def panel_ids(query) -> PanelIds | None:
 def taking(link: StudyLink) -> int:
     """Participants who entered through ``link`` and still hold or held a place (not returned,
     not timed out)."""
-    return Participant.objects.filter(link=link).exclude(
-        status__in=[Participant.Status.RETURNED, Participant.Status.TIMED_OUT]).count()
+    return (
+        Participant.objects.filter(link=link)
+        .exclude(status__in=[Participant.Status.RETURNED, Participant.Status.TIMED_OUT])
+        .count()
+    )
 
 
 def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]:
@@ -247,9 +278,16 @@ def open_link(link: StudyLink, ids: PanelIds | None) -> tuple[Participant, bool]
     if existing is not None:
         return existing, False
     participant = Participant(
-        study=study, kind=Participant.Kind.PERSON, link=link, pseudonym=pseudonym, external_id=external,
-        panel_study_id=ids.panel_study_id if ids else "", panel_session_id=ids.panel_session_id if ids else "",
-        completion_code=new_code(), last_active_at=now)
+        study=study,
+        kind=Participant.Kind.PERSON,
+        link=link,
+        pseudonym=pseudonym,
+        external_id=external,
+        panel_study_id=ids.panel_study_id if ids else "",
+        panel_session_id=ids.panel_session_id if ids else "",
+        completion_code=new_code(),
+        last_active_at=now,
+    )
     prepared = services.prepare_assignment(participant)
     try:
         with transaction.atomic():
@@ -292,8 +330,9 @@ def touch(participant: Participant) -> None:
     cutoff = now - timedelta(seconds=60)
     if participant.last_active_at is not None and participant.last_active_at >= cutoff:
         return  # as loaded with the request: recent enough, no statement at all
-    if Participant.objects.filter(Q(last_active_at__isnull=True) | Q(last_active_at__lt=cutoff),
-                                  pk=participant.pk).update(last_active_at=now):
+    if Participant.objects.filter(
+        Q(last_active_at__isnull=True) | Q(last_active_at__lt=cutoff), pk=participant.pk
+    ).update(last_active_at=now):
         participant.last_active_at = now
 
 
@@ -326,8 +365,12 @@ def lock_participants_of(sender, instance, **kwargs) -> None:
     ``pre_delete`` inside the deletion's transaction and before any row is deleted, so an answer
     from one of the user's participants either finishes first or waits; without this, the cascade
     took the trials first, the order opposite to an answer's (issue 19, "locks in one order")."""
-    list(Participant.objects.select_for_update(of=("self",)).filter(user_id=instance.pk)
-         .order_by("pk").values_list("pk", flat=True))
+    list(
+        Participant.objects.select_for_update(of=("self",))
+        .filter(user_id=instance.pk)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def consent(participant: Participant, accepted: bool) -> Participant:
@@ -362,8 +405,10 @@ def screened(participant: Participant, *, width: int, height: int, played: bool,
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100_000:
             raise Invalid(f"{name} must be a whole number of pixels", errors={name: "not a number"})
     if width < study.min_viewport_width or height < study.min_viewport_height:
-        problems["viewport"] = (f"your window is {width} x {height} pixels; this study needs at least "
-                                f"{study.min_viewport_width} x {study.min_viewport_height}")
+        problems["viewport"] = (
+            f"your window is {width} x {height} pixels; this study needs at least "
+            f"{study.min_viewport_width} x {study.min_viewport_height}"
+        )
     if codec is not True:
         problems["codec"] = "your browser cannot play this study's videos (H.264 in MP4)"
     if played is not True:
@@ -408,6 +453,7 @@ def completion_url(participant: Participant) -> str:
 
 # ------------------------------------------------------------------------------ quotas
 
+
 def is_full(study: Study) -> bool:
     """Whether no new participant could be given a scored item: the study has none, or every one
     already has ``raters_per_item`` people's trials. (Who has seen what footage, or the keys a
@@ -428,17 +474,28 @@ def release_idle(*, now: datetime | None = None) -> int:
     takes them (``services._lock``). Returns how many were timed out."""
     now = now or timezone.now()
     n = 0
-    candidates = (Participant.objects.filter(kind=Participant.Kind.PERSON, user__isnull=True,
-                                             status=Participant.Status.IN_PROGRESS, last_active_at__isnull=False)
-                  .exclude(stage=Participant.Stage.DONE).select_related("study").only("pk", "last_active_at", "study"))
+    candidates = (
+        Participant.objects.filter(
+            kind=Participant.Kind.PERSON,
+            user__isnull=True,
+            status=Participant.Status.IN_PROGRESS,
+            last_active_at__isnull=False,
+        )
+        .exclude(stage=Participant.Stage.DONE)
+        .select_related("study")
+        .only("pk", "last_active_at", "study")
+    )
     for p in candidates.iterator():
         cutoff = now - timedelta(minutes=p.study.abandon_after_min)
         if p.last_active_at >= cutoff:
             continue
         with transaction.atomic():
-            locked = (Participant.objects.select_for_update().filter(
-                pk=p.pk, status=Participant.Status.IN_PROGRESS, last_active_at__lt=cutoff)
-                .exclude(stage=Participant.Stage.DONE).first())
+            locked = (
+                Participant.objects.select_for_update()
+                .filter(pk=p.pk, status=Participant.Status.IN_PROGRESS, last_active_at__lt=cutoff)
+                .exclude(stage=Participant.Stage.DONE)
+                .first()
+            )
             if locked is None:
                 continue
             _release(locked)
@@ -455,13 +512,16 @@ def enroll_account(study: Study, user) -> Participant:
     with transaction.atomic():
         before = Participant.objects.filter(study=study, user=user).first()
         participant = services.enroll(study, user)
-        if before is None and not Trial.objects.filter(participant=participant, practice=False,
-                                                       item__role=Item.Role.SCORED).exists():
+        if (
+            before is None
+            and not Trial.objects.filter(participant=participant, practice=False, item__role=Item.Role.SCORED).exists()
+        ):
             raise StudyFull("this study is full", errors={"study": "full"})
     return participant
 
 
 # ------------------------------------------------------------------------------ preview
+
 
 def preview_participant(study: Study, user, *, restart: bool = False) -> Participant:
     """The preview participant of ``user`` (an admin or researcher: the caller checks) in
@@ -479,8 +539,13 @@ def preview_participant(study: Study, user, *, restart: bool = False) -> Partici
             delete_participant(existing)
         try:
             with transaction.atomic():
-                participant = Participant.objects.create(study=study, kind=Participant.Kind.PREVIEW, user=user,
-                                                         consented_at=timezone.now(), screened_at=timezone.now())
+                participant = Participant.objects.create(
+                    study=study,
+                    kind=Participant.Kind.PREVIEW,
+                    user=user,
+                    consented_at=timezone.now(),
+                    screened_at=timezone.now(),
+                )
                 trials = services.assign(participant, seen_footage=set())
                 if not any(not t.practice and t.item.role == Item.Role.SCORED for t in trials):
                     raise StudyFull("this study is full", errors={"study": "full"})

@@ -49,7 +49,9 @@ class Study(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.READY)
     build_error = models.TextField(blank=True)
     preset = models.CharField(max_length=50, blank=True)
-    seed = models.BigIntegerField(default=0, help_text="Seed of every draw: item sampling, option and element shuffles.")
+    seed = models.BigIntegerField(
+        default=0, help_text="Seed of every draw: item sampling, option and element shuffles."
+    )
     settings = models.JSONField(default=dict, blank=True)
     sampling = models.JSONField(default=dict, blank=True)
     questions_per_participant = models.PositiveIntegerField(default=30)
@@ -62,12 +64,17 @@ class Study(models.Model):
     # Participants from a link (``StudyLink``, issue 19): the pages before and after the trials.
     consent = models.TextField(blank=True, help_text="Markdown of the consent page (links' participants).")
     debrief = models.TextField(blank=True, help_text="Markdown shown after the last trial (links' participants).")
-    completion_url = models.URLField(max_length=500, blank=True,
-                                     help_text="Where a link's participant goes with their code (a link may name its own).")
+    completion_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Where a link's participant goes with their code (a link may name its own).",
+    )
     min_viewport_width = models.PositiveIntegerField(default=1024, help_text="Screening: the smallest window, px.")
     min_viewport_height = models.PositiveIntegerField(default=600, help_text="Screening: the smallest window, px.")
-    abandon_after_min = models.PositiveIntegerField(default=60, help_text="A link's participant idle this many "
-                                                    "minutes is timed out and their unanswered items released.")
+    abandon_after_min = models.PositiveIntegerField(
+        default=60,
+        help_text="A link's participant idle this many minutes is timed out and their unanswered items released.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -96,15 +103,18 @@ class Condition(models.Model):
     time_limit_s = models.FloatField(null=True, blank=True)
     variables = models.JSONField(default=dict, blank=True)
     baseline = models.BooleanField(default=False)
-    people = models.PositiveIntegerField(default=0, editable=False,
-                                         help_text="Person participants given this condition (kept by a trigger).")
+    people = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Person participants given this condition (kept by a trigger)."
+    )
 
     class Meta:
         ordering = ["study", "number"]
         constraints = [
             models.UniqueConstraint(fields=["study", "number"], name="study_condition_unique_number"),
-            models.CheckConstraint(condition=models.Q(time_limit_s__isnull=True) | models.Q(time_limit_s__gt=0),
-                                   name="study_condition_positive_limit"),
+            models.CheckConstraint(
+                condition=models.Q(time_limit_s__isnull=True) | models.Q(time_limit_s__gt=0),
+                name="study_condition_positive_limit",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -128,8 +138,9 @@ class StudyLink(models.Model):
     max_participants = models.PositiveIntegerField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     completion_url = models.URLField(max_length=500, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -153,8 +164,11 @@ class Element(models.Model):
     text = models.TextField(blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["video", "t_s", "size"], name="study_element_unique_frame",
-                                               condition=models.Q(kind="frame"))]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["video", "t_s", "size"], name="study_element_unique_frame", condition=models.Q(kind="frame")
+            )
+        ]
 
 
 class Item(models.Model):
@@ -199,8 +213,9 @@ class Item(models.Model):
     seed = models.BigIntegerField(default=0)
     payload = models.JSONField(default=dict)
     truth = models.JSONField(null=True, blank=True)
-    raters = models.PositiveIntegerField(default=0, editable=False,
-                                         help_text="Person participants with a trial of this item (kept by a trigger).")
+    raters = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Person participants with a trial of this item (kept by a trigger)."
+    )
 
     class Meta:
         ordering = ["condition", "index"]
@@ -243,7 +258,9 @@ class Participant(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PERSON)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     model = models.CharField(max_length=200, blank=True, help_text="A model participant's name in results.")
     conditions = models.ManyToManyField(Condition, related_name="participants")
     stage = models.CharField(max_length=20, choices=Stage.choices, default=Stage.INSTRUCTIONS)
@@ -265,16 +282,24 @@ class Participant(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["study", "user"], name="study_participant_unique_user"),
-            models.UniqueConstraint(fields=["study", "model"], name="study_participant_unique_model",
-                                    condition=models.Q(kind="model")),
+            models.UniqueConstraint(
+                fields=["study", "model"], name="study_participant_unique_model", condition=models.Q(kind="model")
+            ),
             # The same panel id never enrols twice in a study, from any browser.
-            models.UniqueConstraint(fields=["study", "pseudonym"], name="study_participant_unique_pseudonym",
-                                    condition=~models.Q(pseudonym="")),
-            models.CheckConstraint(condition=(models.Q(kind="person", user__isnull=False, model="", pseudonym="")
-                                              | models.Q(kind="person", user__isnull=True, model="") & ~models.Q(pseudonym="")
-                                              | models.Q(kind="preview", user__isnull=False, model="", pseudonym="")
-                                              | models.Q(kind="model", user__isnull=True, pseudonym="") & ~models.Q(model="")),
-                                   name="study_participant_kinds"),
+            models.UniqueConstraint(
+                fields=["study", "pseudonym"],
+                name="study_participant_unique_pseudonym",
+                condition=~models.Q(pseudonym=""),
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(kind="person", user__isnull=False, model="", pseudonym="")
+                    | models.Q(kind="person", user__isnull=True, model="") & ~models.Q(pseudonym="")
+                    | models.Q(kind="preview", user__isnull=False, model="", pseudonym="")
+                    | models.Q(kind="model", user__isnull=True, pseudonym="") & ~models.Q(model="")
+                ),
+                name="study_participant_kinds",
+            ),
         ]
 
     @property
@@ -327,11 +352,16 @@ class Trial(models.Model):
             models.UniqueConstraint(fields=["participant", "item"], name="study_trial_unique_item"),
             models.UniqueConstraint(fields=["participant", "practice", "position"], name="study_trial_unique_position"),
         ]
-        indexes = [models.Index(fields=["participant", "answered_at"], name="study_trial_open"),
-                   # The scorers' claim (``services.score_pending``) reads answered, unscored rows in id order:
-                   # this index holds only those, so the claim does not scan a study's scored history.
-                   models.Index(fields=["id"], name="study_trial_unscored",
-                                condition=models.Q(scored_at__isnull=True, answered_at__isnull=False))]
+        indexes = [
+            models.Index(fields=["participant", "answered_at"], name="study_trial_open"),
+            # The scorers' claim (``services.score_pending``) reads answered, unscored rows in id order:
+            # this index holds only those, so the claim does not scan a study's scored history.
+            models.Index(
+                fields=["id"],
+                name="study_trial_unscored",
+                condition=models.Q(scored_at__isnull=True, answered_at__isnull=False),
+            ),
+        ]
 
 
 class Prediction(models.Model):
@@ -348,4 +378,6 @@ class Prediction(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["model", "item"], name="study_prediction_unique_model_item")]
-        indexes = [models.Index(fields=["id"], name="study_prediction_unscored", condition=models.Q(scored_at__isnull=True))]
+        indexes = [
+            models.Index(fields=["id"], name="study_prediction_unscored", condition=models.Q(scored_at__isnull=True))
+        ]

@@ -62,8 +62,10 @@ def server_rt_ms(trial: Trial) -> float | None:
 
 def unscored(study: Study) -> int:
     """Answered trials and predictions still waiting for the scoring worker."""
-    return (Trial.objects.filter(participant__study=study, answered_at__isnull=False, scored_at__isnull=True).count()
-            + Prediction.objects.filter(study=study, scored_at__isnull=True).count())
+    return (
+        Trial.objects.filter(participant__study=study, answered_at__isnull=False, scored_at__isnull=True).count()
+        + Prediction.objects.filter(study=study, scored_at__isnull=True).count()
+    )
 
 
 def score_table(study: Study, *, include_excluded: bool = False, per_subtask: bool = True) -> list[dict]:
@@ -92,17 +94,25 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     metrics = metrics_of(study.kind)
     values = {view: defaultdict(lambda: defaultdict(list)) for view in views}
     # A preview (an admin or researcher taking the study as a participant would) is never counted.
-    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                  scored_at__isnull=False).exclude(participant__kind=Participant.Kind.PREVIEW)
+    trials = Trial.objects.filter(
+        participant__study=study, practice=False, item__role=Item.Role.SCORED, scored_at__isnull=False
+    ).exclude(participant__kind=Participant.Kind.PREVIEW)
     if not any(include for include, _ in views):
         trials = trials.filter(participant__excluded=False)
     fields = ("item__condition_id", "item__subtask", "item__group", "scores")
     # A model participant's trials (``evaluate --study``) are that model's column; people's are "human".
-    rows = ((cond, subtask, group, scores, model or "human", excluded) for cond, subtask, group, scores, excluded, model
-            in trials.values_list(*fields, "participant__excluded", "participant__model").iterator(chunk_size=5000))
-    predictions = ((cond, subtask, group, scores, model, False) for cond, subtask, group, scores, model
-                   in Prediction.objects.filter(study=study, scored_at__isnull=False)
-                   .values_list(*fields, "model").iterator(chunk_size=5000))
+    rows = (
+        (cond, subtask, group, scores, model or "human", excluded)
+        for cond, subtask, group, scores, excluded, model in trials.values_list(
+            *fields, "participant__excluded", "participant__model"
+        ).iterator(chunk_size=5000)
+    )
+    predictions = (
+        (cond, subtask, group, scores, model, False)
+        for cond, subtask, group, scores, model in Prediction.objects.filter(study=study, scored_at__isnull=False)
+        .values_list(*fields, "model")
+        .iterator(chunk_size=5000)
+    )
     for source in (rows, predictions):
         for cond, subtask, group, scores, respondent, excluded in source:
             got = [scores.get(m) for m in metrics]
@@ -115,9 +125,16 @@ def score_tables(study: Study, views=((False, True), (True, True), (False, False
     conditions = {c.pk: c for c in Condition.objects.filter(study=study)}
     out = {}
     for view, table in values.items():
-        out[view] = [{"condition": conditions[k[0]].described(), "subtask": k[1], "group": k[2], "respondent": k[3],
-                      "metrics": {m: _clipped(mean_ci(table[k][m]), m) for m in metrics}}
-                     for k in sorted(table, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3]))]
+        out[view] = [
+            {
+                "condition": conditions[k[0]].described(),
+                "subtask": k[1],
+                "group": k[2],
+                "respondent": k[3],
+                "metrics": {m: _clipped(mean_ci(table[k][m]), m) for m in metrics},
+            }
+            for k in sorted(table, key=lambda k: (conditions[k[0]].number, k[1] or "", k[2], k[3] != "human", k[3]))
+        ]
     return out
 
 
@@ -135,10 +152,17 @@ def footage_seen_in_queues(user, project_id: int) -> set[int]:
     from annotator.qa.models import QAPair, QueueItem
 
     units = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), project_id=project_id).values("unit_id")
-    labelled = {v.get("video_id") for videos in QAPair.objects.filter(unit__in=units).exclude(videos=[])
-                .values_list("videos", flat=True) for v in (videos or []) if isinstance(v, dict)}
-    videos = Video.objects.filter(Q(units__in=units) | Q(memberships__group__units__in=units)
-                                  | Q(pk__in=[v for v in labelled if isinstance(v, int)])).values_list("id", "derived_from_id")
+    labelled = {
+        v.get("video_id")
+        for videos in QAPair.objects.filter(unit__in=units).exclude(videos=[]).values_list("videos", flat=True)
+        for v in (videos or [])
+        if isinstance(v, dict)
+    }
+    videos = Video.objects.filter(
+        Q(units__in=units)
+        | Q(memberships__group__units__in=units)
+        | Q(pk__in=[v for v in labelled if isinstance(v, int)])
+    ).values_list("id", "derived_from_id")
     seen = {root or vid for vid, root in videos}
     logs = VideoGroupMember.objects.filter(video_id__in=seen, group__kind=VideoGroup.Kind.LIFE_LOG).values("group_id")
     return seen | set(VideoGroupMember.objects.filter(group_id__in=logs).values_list("video_id", flat=True))
@@ -152,9 +176,11 @@ def footage_in_open_trials(user) -> set[int]:
     log, not only the first one the item names as its footage. One query, two with life logs."""
     from annotator.media.models import VideoGroupMember
 
-    rows = set(Trial.objects.filter(participant__user=user, answered_at__isnull=True,
-                                    participant__study__kind="ordering")
-               .values_list("item__footage_id", "item__payload__clip__life_log_id").distinct())
+    rows = set(
+        Trial.objects.filter(participant__user=user, answered_at__isnull=True, participant__study__kind="ordering")
+        .values_list("item__footage_id", "item__payload__clip__life_log_id")
+        .distinct()
+    )
     footage = {video_id for video_id, _ in rows}
     logs = {log_id for _, log_id in rows if isinstance(log_id, int)}
     if logs:
@@ -167,9 +193,12 @@ def open_trial_shows(user, name: str) -> bool:
     ``name`` (``Item.payload["media"]``: a video's clip, or a clip of a life log's segment)."""
     from django.db.models import Q
 
-    return Trial.objects.filter(Q(item__payload__contains={"media": [{"name": name}]})
-                                | Q(item__payload__contains={"media": [{"segments": [{"name": name}]}]}),
-                                participant__user=user, answered_at__isnull=True).exists()
+    return Trial.objects.filter(
+        Q(item__payload__contains={"media": [{"name": name}]})
+        | Q(item__payload__contains={"media": [{"segments": [{"name": name}]}]}),
+        participant__user=user,
+        answered_at__isnull=True,
+    ).exists()
 
 
 def current_trials_show(participant_ids: list[int], name: str) -> bool:
@@ -180,15 +209,24 @@ def current_trials_show(participant_ids: list[int], name: str) -> bool:
     from annotator.studies.models import Element
 
     for pid in participant_ids[:20]:
-        trial = (Trial.objects.filter(participant_id=pid, answered_at__isnull=True,
-                                      participant__status=Participant.Status.IN_PROGRESS, participant__user__isnull=True)
-                 .select_related("item").order_by("-practice", "position").first())
+        trial = (
+            Trial.objects.filter(
+                participant_id=pid,
+                answered_at__isnull=True,
+                participant__status=Participant.Status.IN_PROGRESS,
+                participant__user__isnull=True,
+            )
+            .select_related("item")
+            .order_by("-practice", "position")
+            .first()
+        )
         if trial is None:
             continue
         payload = trial.item.payload if isinstance(trial.item.payload, dict) else {}
         media = [m for m in payload.get("media") or [] if isinstance(m, dict)]
-        names = {m.get("name") for m in media} | {s.get("name") for m in media for s in (m.get("segments") or [])
-                                                  if isinstance(s, dict)}
+        names = {m.get("name") for m in media} | {
+            s.get("name") for m in media for s in (m.get("segments") or []) if isinstance(s, dict)
+        }
         if name in names:
             return True
         shown = [e for e in payload.get("shown") or [] if isinstance(e, int)]
@@ -197,9 +235,27 @@ def current_trials_show(participant_ids: list[int], name: str) -> bool:
     return False
 
 
-TRIAL_COLUMNS = ("trial_id", "item_id", "participant", "excluded", "exclusion_reasons", "condition", "subtask", "group",
-                 "role", "practice", "position", "response", "scores", "timed_out", "client_rt_ms", "server_rt_ms",
-                 "served_at", "shown_at", "answered_at")
+TRIAL_COLUMNS = (
+    "trial_id",
+    "item_id",
+    "participant",
+    "excluded",
+    "exclusion_reasons",
+    "condition",
+    "subtask",
+    "group",
+    "role",
+    "practice",
+    "position",
+    "response",
+    "scores",
+    "timed_out",
+    "client_rt_ms",
+    "server_rt_ms",
+    "served_at",
+    "shown_at",
+    "answered_at",
+)
 
 
 def trials_export(study: Study):
@@ -207,18 +263,31 @@ def trials_export(study: Study):
     ``participant`` is a pseudonym (``participant_label``), ``condition`` the condition's
     number, ``response`` the stored form (element ids, an option index, ``{score, justification}``,
     a text), ``scores`` the kind's metrics (null until scored), times ISO 8601 UTC and ms."""
-    from annotator.qa.selectors import pseudonym
 
-    rows = (Trial.objects.filter(participant__study=study, answered_at__isnull=False)
-            .exclude(participant__kind=Participant.Kind.PREVIEW)
-            .select_related("participant", "item__condition").order_by("participant_id", "-practice", "position"))
+    rows = (
+        Trial.objects.filter(participant__study=study, answered_at__isnull=False)
+        .exclude(participant__kind=Participant.Kind.PREVIEW)
+        .select_related("participant", "item__condition")
+        .order_by("participant_id", "-practice", "position")
+    )
     for t in rows.iterator(chunk_size=2000):
         yield {
-            "trial_id": t.pk, "item_id": t.item_id, "participant": participant_label(t.participant),
-            "excluded": t.participant.excluded, "exclusion_reasons": t.participant.exclusion_reasons,
-            "condition": t.item.condition.number, "subtask": t.item.subtask, "group": t.item.group, "role": t.item.role,
-            "practice": t.practice, "position": t.position + 1, "response": t.response, "scores": t.scores,
-            "timed_out": t.timed_out, "client_rt_ms": t.client_rt_ms, "server_rt_ms": server_rt_ms(t),
+            "trial_id": t.pk,
+            "item_id": t.item_id,
+            "participant": participant_label(t.participant),
+            "excluded": t.participant.excluded,
+            "exclusion_reasons": t.participant.exclusion_reasons,
+            "condition": t.item.condition.number,
+            "subtask": t.item.subtask,
+            "group": t.item.group,
+            "role": t.item.role,
+            "practice": t.practice,
+            "position": t.position + 1,
+            "response": t.response,
+            "scores": t.scores,
+            "timed_out": t.timed_out,
+            "client_rt_ms": t.client_rt_ms,
+            "server_rt_ms": server_rt_ms(t),
             "served_at": t.served_at.isoformat() if t.served_at else None,
             "shown_at": t.shown_at.isoformat() if t.shown_at else None,
             "answered_at": t.answered_at.isoformat() if t.answered_at else None,
@@ -238,8 +307,20 @@ def participant_label(participant: Participant) -> str:
     return f"model:{participant.model}"
 
 
-PARTICIPANT_COLUMNS = ("participant", "external_id", "panel_study_id", "panel_session_id", "status", "completion_code",
-                       "started", "finished", "active_time_s", "answered", "exclusion_reasons", "attention_failures")
+PARTICIPANT_COLUMNS = (
+    "participant",
+    "external_id",
+    "panel_study_id",
+    "panel_session_id",
+    "status",
+    "completion_code",
+    "started",
+    "finished",
+    "active_time_s",
+    "answered",
+    "exclusion_reasons",
+    "attention_failures",
+)
 
 
 def participants_export(study: Study):
@@ -260,9 +341,18 @@ def participants_export(study: Study):
     active: dict[int, float] = defaultdict(float)
     answered: dict[int, int] = defaultdict(int)
     attention: dict[int, list] = defaultdict(list)
-    rows = (Trial.objects.filter(participant__study=study, participant__kind=Participant.Kind.PERSON, answered_at__isnull=False)
-            .values_list("participant_id", "shown_at", "answered_at", "item__role", "item__truth", "item__payload",
-                         "response", "timed_out"))
+    rows = Trial.objects.filter(
+        participant__study=study, participant__kind=Participant.Kind.PERSON, answered_at__isnull=False
+    ).values_list(
+        "participant_id",
+        "shown_at",
+        "answered_at",
+        "item__role",
+        "item__truth",
+        "item__payload",
+        "response",
+        "timed_out",
+    )
     for pid, shown, done, role, truth, payload, response, timed_out in rows.iterator(chunk_size=5000):
         answered[pid] += 1
         if shown is not None:
@@ -274,11 +364,20 @@ def participants_export(study: Study):
         failures = 0
         if checks and module.PRIMARY is not None:
             failures = sum(1 for sc in module.score(checks) if sc.get(module.PRIMARY) != 1.0)
-        yield {"participant": participant_label(p), "external_id": p.external_id, "panel_study_id": p.panel_study_id,
-               "panel_session_id": p.panel_session_id, "status": p.export_status, "completion_code": p.completion_code,
-               "started": p.started_at.isoformat(), "finished": p.finished_at.isoformat() if p.finished_at else None,
-               "active_time_s": round(active.get(p.pk, 0.0), 1), "answered": answered.get(p.pk, 0),
-               "exclusion_reasons": list(p.exclusion_reasons or []), "attention_failures": failures}
+        yield {
+            "participant": participant_label(p),
+            "external_id": p.external_id,
+            "panel_study_id": p.panel_study_id,
+            "panel_session_id": p.panel_session_id,
+            "status": p.export_status,
+            "completion_code": p.completion_code,
+            "started": p.started_at.isoformat(),
+            "finished": p.finished_at.isoformat() if p.finished_at else None,
+            "active_time_s": round(active.get(p.pk, 0.0), 1),
+            "answered": answered.get(p.pk, 0),
+            "exclusion_reasons": list(p.exclusion_reasons or []),
+            "attention_failures": failures,
+        }
 
 
 def items_export(study: Study):
@@ -288,10 +387,19 @@ def items_export(study: Study):
     random_matched, filtered; else "") and the kind's fields (``kinds.<kind>.export``), truth
     included."""
     module = kind_module(study.kind)
-    items = Item.objects.filter(condition__study=study).select_related("condition").order_by("condition__number", "index")
+    items = (
+        Item.objects.filter(condition__study=study).select_related("condition").order_by("condition__number", "index")
+    )
     for i in items.iterator(chunk_size=2000):
-        yield {"item_id": i.pk, "condition": i.condition.number, "condition_label": i.condition.label, "role": i.role,
-               "subtask": i.subtask, "group": i.group, **module.export(i)}
+        yield {
+            "item_id": i.pk,
+            "condition": i.condition.number,
+            "condition_label": i.condition.label,
+            "role": i.role,
+            "subtask": i.subtask,
+            "group": i.group,
+            **module.export(i),
+        }
 
 
 def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
@@ -300,13 +408,22 @@ def client_rts(study: Study, *, include_excluded: bool = False) -> list[dict]:
     (``Condition.described``), ``rts_s`` (client RT in seconds, ascending) and ``timed_out`` (trials
     stored timed out: answered after the limit plus grace, or closed by it, the latter without a
     client RT). Trials of participants flagged for exclusion only with ``include_excluded``."""
-    trials = Trial.objects.filter(participant__study=study, practice=False, item__role=Item.Role.SCORED,
-                                  answered_at__isnull=False, participant__kind=Participant.Kind.PERSON)
+    trials = Trial.objects.filter(
+        participant__study=study,
+        practice=False,
+        item__role=Item.Role.SCORED,
+        answered_at__isnull=False,
+        participant__kind=Participant.Kind.PERSON,
+    )
     if not include_excluded:
         trials = trials.filter(participant__excluded=False)
-    per = {c.pk: {"condition": c.described(), "rts_s": [], "timed_out": 0}
-           for c in Condition.objects.filter(study=study).order_by("number")}
-    for cond, rt_ms, timed_out in trials.values_list("item__condition_id", "client_rt_ms", "timed_out").iterator(chunk_size=5000):
+    per = {
+        c.pk: {"condition": c.described(), "rts_s": [], "timed_out": 0}
+        for c in Condition.objects.filter(study=study).order_by("number")
+    }
+    for cond, rt_ms, timed_out in trials.values_list("item__condition_id", "client_rt_ms", "timed_out").iterator(
+        chunk_size=5000
+    ):
         if rt_ms is not None:
             per[cond]["rts_s"].append(rt_ms / 1000.0)
         per[cond]["timed_out"] += timed_out
@@ -327,7 +444,13 @@ def rt_summary(per_condition: list[dict]) -> list[dict]:
         stats = dict.fromkeys(("mean_s", "median_s", "q1_s", "q3_s", "min_s", "max_s"))
         if xs.size:
             q1, median, q3 = np.percentile(xs, [25, 50, 75])
-            stats = {"mean_s": float(xs.mean()), "median_s": float(median), "q1_s": float(q1), "q3_s": float(q3),
-                     "min_s": float(xs.min()), "max_s": float(xs.max())}
+            stats = {
+                "mean_s": float(xs.mean()),
+                "median_s": float(median),
+                "q1_s": float(q1),
+                "q3_s": float(q3),
+                "min_s": float(xs.min()),
+                "max_s": float(xs.max()),
+            }
         out.append({"condition": entry["condition"], "n": int(xs.size), "timed_out": entry["timed_out"], **stats})
     return out

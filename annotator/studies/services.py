@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import random
 import statistics
-from datetime import timedelta
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -29,8 +29,15 @@ from annotator.studies.models import Condition, Item, Participant, Prediction, S
 from annotator.studies.selectors import elapsed_ms, limit_ms
 
 # Options every kind accepts (the rest go to the kind's ``build`` through ``Study.settings``).
-STUDY_FIELDS = ("questions_per_participant", "conditions_per_participant", "practice_items", "raters_per_item",
-                "independent", "instructions", "exclusion")
+STUDY_FIELDS = (
+    "questions_per_participant",
+    "conditions_per_participant",
+    "practice_items",
+    "raters_per_item",
+    "independent",
+    "instructions",
+    "exclusion",
+)
 EXCLUSION_RULES = ("min_median_rt_s", "min_practice_score", "max_attention_failures")
 
 
@@ -39,9 +46,17 @@ def presets() -> dict[str, tuple[str, dict]]:
     return {name: (kind, opts) for kind in KINDS for name, opts in kind_module(kind).PRESETS.items()}
 
 
-def create_study(project: Project, name: str, kind: str, *, preset: str = "", seed: int = 0,
-                 options: dict | None = None, background: bool = False,
-                 progress: Callable[[str], None] = lambda _: None) -> tuple[Study, BuildReport | None]:
+def create_study(
+    project: Project,
+    name: str,
+    kind: str,
+    *,
+    preset: str = "",
+    seed: int = 0,
+    options: dict | None = None,
+    background: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[Study, BuildReport | None]:
     """Create study ``name`` of ``kind`` and build its conditions and items from the project's data.
 
     ``options`` override the preset's (``kinds.<kind>.PRESETS[preset]``), which override the kind's
@@ -61,9 +76,14 @@ def create_study(project: Project, name: str, kind: str, *, preset: str = "", se
     module = kind_module(kind)
     if preset and preset not in module.PRESETS:
         known = ", ".join(module.PRESETS) or "none"
-        raise Invalid(f"unknown preset {preset!r} for {kind} studies; choose one of {known}", errors={"preset": "unknown"})
-    merged = {**getattr(module, "DEFAULTS", {}), **(module.PRESETS.get(preset) or {}),
-              **{k: v for k, v in (options or {}).items() if v is not None}}
+        raise Invalid(
+            f"unknown preset {preset!r} for {kind} studies; choose one of {known}", errors={"preset": "unknown"}
+        )
+    merged = {
+        **getattr(module, "DEFAULTS", {}),
+        **(module.PRESETS.get(preset) or {}),
+        **{k: v for k, v in (options or {}).items() if v is not None},
+    }
     fields = {k: merged.pop(k) for k in STUDY_FIELDS if k in merged}
     exclusion = fields.get("exclusion") or {}
     if not isinstance(exclusion, dict) or set(exclusion) - set(EXCLUSION_RULES):
@@ -86,8 +106,16 @@ def _new_study(project, name, kind, preset, seed, options, fields, status) -> St
         raise taken
     try:
         with transaction.atomic():  # a savepoint: two creations racing for one name, one wins
-            return Study.objects.create(project=project, name=name, kind=kind, preset=preset, seed=seed, status=status,
-                                        settings=_jsonable(options), **fields)
+            return Study.objects.create(
+                project=project,
+                name=name,
+                kind=kind,
+                preset=preset,
+                seed=seed,
+                status=status,
+                settings=_jsonable(options),
+                **fields,
+            )
     except IntegrityError:
         raise taken from None
 
@@ -100,7 +128,9 @@ def _build(study: Study, progress: Callable[[str], None]) -> BuildReport:
         try:
             report = kind_module(study.kind).build(study, dict(study.settings), progress)
             if report.total == 0:
-                reasons = "; ".join(f"{n} {r}" for r, n in report.skipped.items()) or "the project has no data of this kind"
+                reasons = (
+                    "; ".join(f"{n} {r}" for r, n in report.skipped.items()) or "the project has no data of this kind"
+                )
                 raise Invalid(f"no items could be built for this {study.kind} study ({reasons})")
         except BaseException:
             for stored in written:
@@ -139,7 +169,9 @@ def build_study(study_id: int) -> str:
 def mark_build_failed(study_id: int, *, reason: str) -> None:
     """The ``studies.build`` job gave up (its worker died on every delivery): the study is ``failed``
     with the reason, not left ``building`` for ever."""
-    Study.objects.filter(pk=study_id, status=Study.Status.BUILDING).update(status=Study.Status.FAILED, build_error=reason)
+    Study.objects.filter(pk=study_id, status=Study.Status.BUILDING).update(
+        status=Study.Status.FAILED, build_error=reason
+    )
 
 
 def _jsonable(options: dict) -> dict:
@@ -148,10 +180,14 @@ def _jsonable(options: dict) -> dict:
 
 # ------------------------------------------------------------------------------ who takes part
 
-NOT_A_PARTICIPANT = ("You cannot take part in this study: your role ({role}) lets you see or export its answers, "
-                     "so your answers would not be a fair human baseline. Take part with an annotator account.")
-NOT_INDEPENDENT = ("You cannot take part in this study: it asks for independent evaluators (EgoExoBench App. A.5), "
-                   "and you {what} {n} of its QA pairs.")
+NOT_A_PARTICIPANT = (
+    "You cannot take part in this study: your role ({role}) lets you see or export its answers, "
+    "so your answers would not be a fair human baseline. Take part with an annotator account."
+)
+NOT_INDEPENDENT = (
+    "You cannot take part in this study: it asks for independent evaluators (EgoExoBench App. A.5), "
+    "and you {what} {n} of its QA pairs."
+)
 
 
 def require_participant_role(user, project: Project) -> None:
@@ -186,7 +222,12 @@ def require_independent(study: Study, user) -> None:
     if judged:
         raise Forbidden(NOT_INDEPENDENT.format(what="verified", n=judged))
     units = Item.objects.filter(condition__study=study, qa_pair__isnull=False).values("qa_pair__unit_id")
-    held = QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), unit_id__in=units).values("unit_id").distinct().count()
+    held = (
+        QueueItem.objects.filter(Q(leased_by=user) | Q(completed_by=user), unit_id__in=units)
+        .values("unit_id")
+        .distinct()
+        .count()
+    )
     if held:
         raise Forbidden(NOT_INDEPENDENT.format(what="held the work units of", n=held))
 
@@ -218,11 +259,18 @@ def lock_open_study(study: Study) -> None:
     but rows that only refer to the study (a participant, a link) are not held up by it, and the
     project's row is not locked (the model's default ordering joined it, and ``FOR UPDATE`` then
     locked it too, holding up every insert that refers to the project)."""
-    study.status = (Study.objects.select_for_update(no_key=True, of=("self",)).filter(pk=study.pk).order_by()
-                    .values_list("status", flat=True).first())
+    study.status = (
+        Study.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk=study.pk)
+        .order_by()
+        .values_list("status", flat=True)
+        .first()
+    )
     if study.status != Study.Status.READY:
-        raise Conflict("this study is not open yet: its items are " + ("still being built" if study.status == Study.Status.BUILDING
-                                                                       else "not built (the build failed)"))
+        raise Conflict(
+            "this study is not open yet: its items are "
+            + ("still being built" if study.status == Study.Status.BUILDING else "not built (the build failed)")
+        )
 
 
 @dataclass
@@ -248,22 +296,35 @@ def prepare_assignment(participant: Participant) -> Prepared:
     scored item of each condition that has one, which brings that condition."""
     study = participant.study
     screen = exposures.Screen(participant)
-    first_scored = (Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
-                    .order_by("condition_id", "id").distinct("condition_id").values("id"))
-    rows = list(Item.objects.filter(Q(role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE], condition__study=study)
-                                    | Q(pk__in=first_scored))
-                .select_related("condition").order_by("condition__number", "index"))
+    first_scored = (
+        Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
+        .order_by("condition_id", "id")
+        .distinct("condition_id")
+        .values("id")
+    )
+    rows = list(
+        Item.objects.filter(
+            Q(role__in=[Item.Role.ATTENTION, Item.Role.PRACTICE], condition__study=study) | Q(pk__in=first_scored)
+        )
+        .select_related("condition")
+        .order_by("condition__number", "index")
+    )
     fixed = [i for i in rows if i.role != Item.Role.SCORED]
     conditions = list({i.condition_id: i.condition for i in rows if i.role == Item.Role.SCORED}.values())  # by number
     screen.use_conditions(conditions)
     for item in fixed:
         screen.attach(item)
-    return Prepared(screen, [i for i in fixed if i.role == Item.Role.ATTENTION],
-                    [i for i in fixed if i.role == Item.Role.PRACTICE][: study.practice_items], conditions)
+    return Prepared(
+        screen,
+        [i for i in fixed if i.role == Item.Role.ATTENTION],
+        [i for i in fixed if i.role == Item.Role.PRACTICE][: study.practice_items],
+        conditions,
+    )
 
 
-def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
-           prepared: Prepared | None = None) -> list[Trial]:
+def assign(
+    participant: Participant, *, seen_footage: set[int] = frozenset(), prepared: Prepared | None = None
+) -> list[Trial]:
     """Assign a new participant's items as trials (call inside the enrolment's transaction, with
     the study locked: ``lock_open_study``, and the participant saved); returns the trials,
     practice first. ``prepared`` (``prepare_assignment`` of this person, read before the lock)
@@ -326,8 +387,12 @@ def assign(participant: Participant, *, seen_footage: set[int] = frozenset(),
     for item in prepared.attention:
         picked.insert(rng.randint(0, len(picked)), item)
     return Trial.objects.bulk_create(
-        [Trial(participant=participant, item=item, position=i, practice=True) for i, item in enumerate(prepared.practice)]
-        + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)])
+        [
+            Trial(participant=participant, item=item, position=i, practice=True)
+            for i, item in enumerate(prepared.practice)
+        ]
+        + [Trial(participant=participant, item=item, position=i, practice=False) for i, item in enumerate(picked)]
+    )
 
 
 def _choose(participant: Participant, study: Study, order: list[Condition]) -> tuple[list[int], list[Item]]:
@@ -359,9 +424,18 @@ def _choose(participant: Participant, study: Study, order: list[Condition]) -> t
             ON i."condition_id" = chosen."id" AND i."role" = %(scored)s {cap}
         ORDER BY i."raters", i."index"
     """
-    rows = list(Item.objects.raw(sql, {"order": [c.pk for c in order], "k": study.conditions_per_participant,
-                                       "participant": participant.pk, "scored": Item.Role.SCORED,
-                                       "cap": study.raters_per_item}))
+    rows = list(
+        Item.objects.raw(
+            sql,
+            {
+                "order": [c.pk for c in order],
+                "k": study.conditions_per_participant,
+                "participant": participant.pk,
+                "scored": Item.Role.SCORED,
+                "cap": study.raters_per_item,
+            },
+        )
+    )
     places = {row.chosen_condition: row.chosen_place for row in rows}
     return sorted(places, key=places.get), [row for row in rows if row.pk is not None]
 
@@ -378,6 +452,7 @@ def start(participant: Participant):
 
 
 # ------------------------------------------------------------------------------ timing
+
 
 def _latest_shown(trial: Trial):
     """The latest ``shown_at`` the server accepts for a trial: its first serving plus
@@ -430,7 +505,8 @@ def current_trial(participant: Participant, *, first=_UNREAD) -> Trial | None:
             with transaction.atomic():
                 locked = _lock(participant)  # the person's row before their trial's (``_lock``)
                 closed = Trial.objects.filter(pk=trial.pk, answered_at__isnull=True).update(
-                    answered_at=now, timed_out=True, response=None, client_rt_ms=None)
+                    answered_at=now, timed_out=True, response=None, client_rt_ms=None
+                )
                 if closed:
                     _after_answer(participant, locked)
             continue
@@ -448,11 +524,20 @@ def _first_open(participant: Participant) -> Trial | None:
     """The first unanswered trial (practice first, then by position), with ``item.condition``
     loaded and ``of`` (the person's trials in its sequence, practice or main: the page's "3 of
     5"), without side effects. One statement."""
-    sequence = (Trial.objects.filter(participant_id=OuterRef("participant_id"), practice=OuterRef("practice"))
-                .order_by().values("participant_id").annotate(n=Count("id")).values("n"))
-    return (Trial.objects.filter(participant=participant, answered_at__isnull=True)
-            .select_related("item__condition").annotate(of=Subquery(sequence))
-            .order_by("-practice", "position").first())
+    sequence = (
+        Trial.objects.filter(participant_id=OuterRef("participant_id"), practice=OuterRef("practice"))
+        .order_by()
+        .values("participant_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        Trial.objects.filter(participant=participant, answered_at__isnull=True)
+        .select_related("item__condition")
+        .annotate(of=Subquery(sequence))
+        .order_by("-practice", "position")
+        .first()
+    )
 
 
 def mark_shown(participant: Participant, trial_id: int) -> Trial:
@@ -481,8 +566,15 @@ def mark_shown(participant: Participant, trial_id: int) -> Trial:
 ANSWER_FIELDS = ["response", "timed_out", "client_rt_ms", "answered_at", "idempotency_key"]
 
 
-def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms: float, idempotency_key: str,
-                 *, trial: Trial | None = None) -> Trial:
+def answer_trial(
+    participant: Participant,
+    trial_id: int,
+    response,
+    client_rt_ms: float,
+    idempotency_key: str,
+    *,
+    trial: Trial | None = None,
+) -> Trial:
     """Record the participant's ``response`` (the kind's API shape; None: no answer, the time ran out)
     to their current trial. ``trial``: the trial ``trial_id`` as the caller loaded it in this
     request (with ``item.condition.study``), not read again.
@@ -512,8 +604,11 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
     """
     with transaction.atomic():
         if trial is None or trial.pk != trial_id or trial.participant_id != participant.pk:
-            trial = (Trial.objects.select_related("item__condition__study")
-                     .filter(pk=trial_id, participant=participant).first())
+            trial = (
+                Trial.objects.select_related("item__condition__study")
+                .filter(pk=trial_id, participant=participant)
+                .first()
+            )
         if trial is None:
             raise Conflict("not one of your trials")
         if trial.answered_at is not None:
@@ -523,19 +618,28 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
             current = _first_open(participant)
             if current is None or current.pk != trial.pk:
                 raise Conflict("this is not your current trial")
-            raise Invalid("the page has not reported this trial as shown yet", errors={"client_rt_ms": "trial not shown yet"})
+            raise Invalid(
+                "the page has not reported this trial as shown yet", errors={"client_rt_ms": "trial not shown yet"}
+            )
         if not isinstance(client_rt_ms, (int, float)) or not 0 < client_rt_ms < 24 * 3600 * 1000:
-            raise Invalid("client_rt_ms must be a positive number of milliseconds", errors={"client_rt_ms": "must be positive"})
+            raise Invalid(
+                "client_rt_ms must be a positive number of milliseconds", errors={"client_rt_ms": "must be positive"}
+            )
         now = timezone.now()
         spent = elapsed_ms(trial, now)
         if client_rt_ms > spent + settings.STUDY_RT_SLACK_MS:
-            raise Invalid(f"client_rt_ms {client_rt_ms:.0f} is longer than the {spent:.0f} ms the server has seen "
-                          "since the trial was shown", errors={"client_rt_ms": "longer than the server's time"})
+            raise Invalid(
+                f"client_rt_ms {client_rt_ms:.0f} is longer than the {spent:.0f} ms the server has seen "
+                "since the trial was shown",
+                errors={"client_rt_ms": "longer than the server's time"},
+            )
         limit = limit_ms(trial)
         if response is None:
             if limit is None or spent + settings.STUDY_RT_SLACK_MS < limit:
-                raise Invalid("give an answer: only a trial whose time has run out may be left unanswered",
-                              errors={"response": "required"})
+                raise Invalid(
+                    "give an answer: only a trial whose time has run out may be left unanswered",
+                    errors={"response": "required"},
+                )
             stored, timed_out = None, True
         else:
             stored = kind_module(trial.item.condition.study.kind).validate(trial, response)
@@ -544,10 +648,19 @@ def answer_trial(participant: Participant, trial_id: int, response, client_rt_ms
         # Not ``current_trial``: that would close this trial as timed out if its time ran out, and a
         # late answer is to be stored (flagged, scored wrong), not refused.
         before = Trial.objects.filter(participant_id=OuterRef("participant_id"), answered_at__isnull=True).filter(
-            Q(practice__gt=OuterRef("practice")) | Q(practice=OuterRef("practice"), position__lt=OuterRef("position")))
-        written = (Trial.objects.filter(pk=trial.pk, answered_at__isnull=True).exclude(Exists(before))
-                   .update(response=stored, timed_out=timed_out, client_rt_ms=float(client_rt_ms), answered_at=now,
-                           idempotency_key=idempotency_key or ""))
+            Q(practice__gt=OuterRef("practice")) | Q(practice=OuterRef("practice"), position__lt=OuterRef("position"))
+        )
+        written = (
+            Trial.objects.filter(pk=trial.pk, answered_at__isnull=True)
+            .exclude(Exists(before))
+            .update(
+                response=stored,
+                timed_out=timed_out,
+                client_rt_ms=float(client_rt_ms),
+                answered_at=now,
+                idempotency_key=idempotency_key or "",
+            )
+        )
         if not written:
             try:
                 trial.refresh_from_db(fields=ANSWER_FIELDS)
@@ -604,7 +717,9 @@ def _lock(participant: Participant) -> Participant:
     return locked
 
 
-def _finish_stage(participant: Participant, locked: Participant | None = None) -> tuple[Participant, Trial | None | object]:
+def _finish_stage(
+    participant: Participant, locked: Participant | None = None
+) -> tuple[Participant, Trial | None | object]:
     """Move the participant to the stage their unanswered trials leave them in (practice, trials,
     done; exclusion flags when done). Locks the row (``_lock``) unless the caller passes it
     ``locked``; returns it, with ``study`` loaded, and the first unanswered trial (``_first_open``,
@@ -705,8 +820,10 @@ def queue_scoring(study_id: int) -> None:
         jobs.enqueue("studies.score", study_id)
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT studies_scoring_queued(%s, %s, %s)",
-                       [SCORING_LOCK, study_id, jobs.job_key("studies.score", study_id)])
+        cursor.execute(
+            "SELECT studies_scoring_queued(%s, %s, %s)",
+            [SCORING_LOCK, study_id, jobs.job_key("studies.score", study_id)],
+        )
         queued = cursor.fetchone()[0]
     if not queued:
         jobs.enqueue("studies.score", study_id)
@@ -753,23 +870,34 @@ def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
     items: dict[int, tuple] = {}
     n = 0
     for model, answer_field, filters in (
-            (Trial, "response", {"participant__study_id": study_id, "answered_at__isnull": False}),
-            (Prediction, "predicted", {"study_id": study_id})):
+        (Trial, "response", {"participant__study_id": study_id, "answered_at__isnull": False}),
+        (Prediction, "predicted", {"study_id": study_id}),
+    ):
         timed = model is Trial  # predictions have no time limit
         fields = ("pk", "item_id", answer_field) + (("timed_out",) if timed else ())
         # The batch's scores travel as one JSON object {id: scores}: one json.dumps, no per-row quoting.
-        update = (f"UPDATE {connection.ops.quote_name(model._meta.db_table)} AS t SET scores = s.value, scored_at = %s "
-                  "FROM jsonb_each(%s::jsonb) AS s WHERE t.id = s.key::bigint")
+        update = (
+            f"UPDATE {connection.ops.quote_name(model._meta.db_table)} AS t SET scores = s.value, scored_at = %s "
+            "FROM jsonb_each(%s::jsonb) AS s WHERE t.id = s.key::bigint"
+        )
         while True:
             with transaction.atomic():
-                rows = list(model.objects.select_for_update(skip_locked=True, of=("self",))
-                            .filter(scored_at__isnull=True, **filters).order_by("pk").values_list(*fields)[:batch_size])
+                rows = list(
+                    model.objects.select_for_update(skip_locked=True, of=("self",))
+                    .filter(scored_at__isnull=True, **filters)
+                    .order_by("pk")
+                    .values_list(*fields)[:batch_size]
+                )
                 if not rows:
                     break
                 missing = {r[1] for r in rows} - items.keys()
                 if missing:
-                    items.update((pk, (truth, payload)) for pk, truth, payload
-                                 in Item.objects.filter(pk__in=missing).values_list("pk", "truth", "payload"))
+                    items.update(
+                        (pk, (truth, payload))
+                        for pk, truth, payload in Item.objects.filter(pk__in=missing).values_list(
+                            "pk", "truth", "payload"
+                        )
+                    )
                 scores = module.score([ScoreRow(*items[r[1]], r[2], timed and r[3]) for r in rows])
                 with connection.cursor() as cursor:
                     cursor.execute(update, [timezone.now(), json.dumps({r[0]: s for r, s in zip(rows, scores)})])
@@ -778,6 +906,7 @@ def score_pending(study_id: int, *, batch_size: int = SCORE_BATCH) -> int:
 
 
 # ------------------------------------------------------------------------------ model predictions
+
 
 def is_people_name(model: str) -> bool:
     """Whether ``model`` reads as the people's column of score tables and the report (``human``, any
@@ -833,10 +962,15 @@ def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
     # replaces its old one, unscored again.
     with transaction.atomic():
         Prediction.objects.bulk_create(
-            [Prediction(study=study, model=model, item_id=item_id, predicted=predicted)
-             for (model, item_id), predicted in rows.items()],
-            update_conflicts=True, unique_fields=["model", "item"],
-            update_fields=["study", "predicted", "scores", "scored_at"], batch_size=2000)
+            [
+                Prediction(study=study, model=model, item_id=item_id, predicted=predicted)
+                for (model, item_id), predicted in rows.items()
+            ],
+            update_conflicts=True,
+            unique_fields=["model", "item"],
+            update_fields=["study", "predicted", "scores", "scored_at"],
+            batch_size=2000,
+        )
         if rows:
             queue_scoring(study.pk)
     report.imported = len(rows)
@@ -845,6 +979,7 @@ def import_predictions(study: Study, lines: Iterable[str]) -> ImportReport:
 
 # ------------------------------------------------------------------------------ models as participants
 
+
 def model_participant(study: Study, model: str) -> Participant:
     """The model participant named ``model`` (its column in results; at most 200 characters) of
     ``study``, made on first use. Raises Invalid for an empty or too long name."""
@@ -852,11 +987,16 @@ def model_participant(study: Study, model: str) -> Participant:
     if not name or len(name) > 200:
         raise Invalid("a model participant's name is 1 to 200 characters", errors={"model": "bad name"})
     if is_people_name(name):
-        raise Invalid(f"a model cannot be called {name[:40]!r}: that is the people's column in results",
-                      errors={"model": "the people's name"})
+        raise Invalid(
+            f"a model cannot be called {name[:40]!r}: that is the people's column in results",
+            errors={"model": "the people's name"},
+        )
     participant, _ = Participant.objects.get_or_create(
-        study=study, kind=Participant.Kind.MODEL, model=name,
-        defaults={"stage": Participant.Stage.DONE, "finished_at": timezone.now()})
+        study=study,
+        kind=Participant.Kind.MODEL,
+        model=name,
+        defaults={"stage": Participant.Stage.DONE, "finished_at": timezone.now()},
+    )
     return participant
 
 
@@ -869,20 +1009,39 @@ def record_model_answers(participant: Participant, answers: dict[int, object]) -
     Queues scoring on commit; returns the number of trials written."""
     if participant.kind != Participant.Kind.MODEL:
         raise Invalid("only a model participant's answers are recorded this way")
-    items = dict(Item.objects.filter(condition__study_id=participant.study_id, role=Item.Role.SCORED, pk__in=list(answers))
-                 .values_list("pk", "condition_id"))
+    items = dict(
+        Item.objects.filter(
+            condition__study_id=participant.study_id, role=Item.Role.SCORED, pk__in=list(answers)
+        ).values_list("pk", "condition_id")
+    )
     if set(answers) - set(items):
         raise Invalid(f"{len(set(answers) - set(items))} of these answers are not for scored items of the study")
-    order = list(Item.objects.filter(condition__study_id=participant.study_id, role=Item.Role.SCORED)
-                 .order_by("condition__number", "index").values_list("pk", flat=True))
+    order = list(
+        Item.objects.filter(condition__study_id=participant.study_id, role=Item.Role.SCORED)
+        .order_by("condition__number", "index")
+        .values_list("pk", flat=True)
+    )
     position = {pk: i for i, pk in enumerate(order)}
     now = timezone.now()
     with transaction.atomic():
         participant.conditions.add(*set(items.values()))
         Trial.objects.bulk_create(
-            [Trial(participant=participant, item_id=item_id, position=position[item_id], practice=False,
-                   response=response, timed_out=False, answered_at=now) for item_id, response in answers.items()],
-            update_conflicts=True, unique_fields=["participant", "item"],
-            update_fields=["response", "answered_at", "scores", "scored_at"], batch_size=2000)
+            [
+                Trial(
+                    participant=participant,
+                    item_id=item_id,
+                    position=position[item_id],
+                    practice=False,
+                    response=response,
+                    timed_out=False,
+                    answered_at=now,
+                )
+                for item_id, response in answers.items()
+            ],
+            update_conflicts=True,
+            unique_fields=["participant", "item"],
+            update_fields=["response", "answered_at", "scores", "scored_at"],
+            batch_size=2000,
+        )
         queue_scoring(participant.study_id)
     return len(answers)

@@ -48,5 +48,8 @@ def participant_for(request, study_id: int) -> Participant | None:
     pid = bound.get(str(study_id)) if isinstance(bound, dict) else None
     if not isinstance(pid, int):
         return None
-    return (Participant.objects.select_related("study__project", "link")
-            .filter(pk=pid, study_id=study_id, user__isnull=True, kind=Participant.Kind.PERSON).first())
+    return (
+        Participant.objects.select_related("study__project", "link")
+        .filter(pk=pid, study_id=study_id, user__isnull=True, kind=Participant.Kind.PERSON)
+        .first()
+    )

@@ -4,15 +4,16 @@ assigned trials one at a time, in the widget of the study's kind (``static/js/st
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.views.decorators.http import require_http_methods
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import capfirst
+from django.views.decorators.http import require_http_methods
 
 from annotator import access, markdown
 from annotator.errors import DomainError, Forbidden
 from annotator.studies import instructions, links, services
 from annotator.studies.kinds import kind_module
 from annotator.studies.models import Study
+
 
 def _study(request, slug, name, roles):
     project, _ = access.require(request.user, roles, slug=slug)
@@ -43,13 +44,23 @@ def take(request, slug: str, name: str):
     except Forbidden as exc:
         return render(request, "studies/take.html", {"study": study, "title": title, "refusal": str(exc)}, status=403)
     # ``kind`` names the page's widget module (static/js/studies/<kind>.js).
-    config = {"kind": study.kind, "enrollUrl": f"/api/studies/{study.pk}/enroll/",
-              "currentUrl": f"/api/studies/{study.pk}/current/",
-              "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/"}
-    return render(request, "studies/take.html", {
-        "study": study, "title": title, "config": config,
-        "instructions_html": markdown.render(instructions.text(study)),
-    })
+    config = {
+        "kind": study.kind,
+        "enrollUrl": f"/api/studies/{study.pk}/enroll/",
+        "currentUrl": f"/api/studies/{study.pk}/current/",
+        "shownUrl": "/api/trials/{id}/shown/",
+        "answerUrl": "/api/trials/{id}/answer/",
+    }
+    return render(
+        request,
+        "studies/take.html",
+        {
+            "study": study,
+            "title": title,
+            "config": config,
+            "instructions_html": markdown.render(instructions.text(study)),
+        },
+    )
 
 
 @login_required
@@ -68,13 +79,25 @@ def preview(request, slug: str, name: str):
         return redirect("study-preview", slug=slug, name=name)
     module = kind_module(study.kind)
     q = "?preview=1"
-    config = {"kind": study.kind, "enrollUrl": f"/api/studies/{study.pk}/enroll/{q}",
-              "currentUrl": f"/api/studies/{study.pk}/current/{q}",
-              "shownUrl": "/api/trials/{id}/shown/", "answerUrl": "/api/trials/{id}/answer/"}
-    return render(request, "studies/take.html", {
-        "study": study, "title": capfirst(module.TITLE), "config": config, "preview": True, "project": study.project,
-        "instructions_html": markdown.render(instructions.text(study)),
-    })
+    config = {
+        "kind": study.kind,
+        "enrollUrl": f"/api/studies/{study.pk}/enroll/{q}",
+        "currentUrl": f"/api/studies/{study.pk}/current/{q}",
+        "shownUrl": "/api/trials/{id}/shown/",
+        "answerUrl": "/api/trials/{id}/answer/",
+    }
+    return render(
+        request,
+        "studies/take.html",
+        {
+            "study": study,
+            "title": capfirst(module.TITLE),
+            "config": config,
+            "preview": True,
+            "project": study.project,
+            "instructions_html": markdown.render(instructions.text(study)),
+        },
+    )
 
 
 @login_required
@@ -92,17 +115,42 @@ def edit_instructions(request, slug: str, name: str):
             # The made text saved as it was stays the made one, so it follows the settings.
             instructions.set_text(study, "" if text.strip() == instructions.made(study).strip() else text)
         except DomainError as exc:
-            return render(request, "studies/instructions.html", {
-                "study": study, "project": study.project, "text": text, "own": bool(study.instructions),
-                "made": instructions.made(study), "shown_html": markdown.render(instructions.text(study)),
-                "title": capfirst(kind_module(study.kind).TITLE), "error": str(exc)}, status=400)
-        messages.success(request, "Instructions saved." if study.instructions else
-                         "Instructions reset: participants read the text made from the study's settings.")
+            return render(
+                request,
+                "studies/instructions.html",
+                {
+                    "study": study,
+                    "project": study.project,
+                    "text": text,
+                    "own": bool(study.instructions),
+                    "made": instructions.made(study),
+                    "shown_html": markdown.render(instructions.text(study)),
+                    "title": capfirst(kind_module(study.kind).TITLE),
+                    "error": str(exc),
+                },
+                status=400,
+            )
+        messages.success(
+            request,
+            "Instructions saved."
+            if study.instructions
+            else "Instructions reset: participants read the text made from the study's settings.",
+        )
         return redirect("study-instructions", slug=slug, name=name)
     made = instructions.made(study)
-    return render(request, "studies/instructions.html", {
-        "study": study, "project": study.project, "text": study.instructions or made, "own": bool(study.instructions),
-        "made": made, "shown_html": markdown.render(study.instructions or made), "title": capfirst(kind_module(study.kind).TITLE)})
+    return render(
+        request,
+        "studies/instructions.html",
+        {
+            "study": study,
+            "project": study.project,
+            "text": study.instructions or made,
+            "own": bool(study.instructions),
+            "made": made,
+            "shown_html": markdown.render(study.instructions or made),
+            "title": capfirst(kind_module(study.kind).TITLE),
+        },
+    )
 
 
 @login_required

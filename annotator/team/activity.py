@@ -51,8 +51,9 @@ def idle_cut() -> timedelta:
 def beat(project_id: int, user_id: int, item_id: int | None, kind: str, at=None) -> Beat:
     """Record that ``user_id`` worked on queue item ``item_id`` of project ``project_id`` at ``at``
     (now by default). ``kind``: claim, heartbeat, autosave or submit. One INSERT."""
-    return Beat.objects.create(project_id=project_id, user_id=user_id, item_id=item_id, kind=kind,
-                               at=at or timezone.now())
+    return Beat.objects.create(
+        project_id=project_id, user_id=user_id, item_id=item_id, kind=kind, at=at or timezone.now()
+    )
 
 
 @after_submit

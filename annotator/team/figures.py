@@ -43,7 +43,9 @@ def register(name: str) -> Callable[[Provider], Provider]:
     return decorate
 
 
-def compute(project, user_ids: Iterable[int], period: Period, names: Iterable[str] | None = None) -> dict[str, dict[int, Any]]:
+def compute(
+    project, user_ids: Iterable[int], period: Period, names: Iterable[str] | None = None
+) -> dict[str, dict[int, Any]]:
     """Every registered figure (or those in ``names``) for ``user_ids``: ``{figure: {user_id: value}}``.
     Raises KeyError for a name nobody registered."""
     users = sorted(set(user_ids))

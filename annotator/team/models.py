@@ -51,13 +51,18 @@ class PayRate(models.Model):
     amount = models.DecimalField(max_digits=10, decimal_places=2)
     currency = models.CharField(max_length=3, help_text="ISO 4217 code, e.g. EUR.")
     count_gold = models.BooleanField(
-        default=True, help_text="Gold units mixed into the queue are paid like real ones (the annotator cannot tell them apart).")
+        default=True,
+        help_text="Gold units mixed into the queue are paid like real ones (the annotator cannot tell them apart).",
+    )
     count_qualification = models.BooleanField(default=False, help_text="Units of the qualification set are paid.")
     count_rework = models.BooleanField(
-        default=True, help_text="A unit sent back to its annotator for rework is still paid (once); off: it is not, "
-                                "nor the time spent on it.")
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+        default=True,
+        help_text="A unit sent back to its annotator for rework is still paid (once); off: it is not, "
+        "nor the time spent on it.",
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

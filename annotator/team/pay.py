@@ -50,9 +50,15 @@ def rate_of(project) -> PayRate | None:
 def rate_dict(rate: PayRate | None) -> dict | None:
     if rate is None:
         return None
-    return {"basis": rate.basis, "basis_label": rate.get_basis_display(), "amount": str(rate.amount),
-            "currency": rate.currency, "count_gold": rate.count_gold,
-            "count_qualification": rate.count_qualification, "count_rework": rate.count_rework}
+    return {
+        "basis": rate.basis,
+        "basis_label": rate.get_basis_display(),
+        "amount": str(rate.amount),
+        "currency": rate.currency,
+        "count_gold": rate.count_gold,
+        "count_qualification": rate.count_qualification,
+        "count_rework": rate.count_rework,
+    }
 
 
 def counted_purposes(rate: PayRate) -> set[str]:
@@ -100,17 +106,21 @@ def report(project, period: Period, only: list[int] | None = None) -> dict:
     else:
         listed = list(get_user_model().objects.filter(pk__in=only).order_by("username").values_list("id", "username"))
     ids = [u for u, _ in listed]
-    sent_back = set(QueueItem.objects.filter(project=project, kind=QueueItem.Kind.REWORK, assigned_to__in=ids)
-                    .values_list("assigned_to", "unit_id"))
+    sent_back = set(
+        QueueItem.objects.filter(project=project, kind=QueueItem.Kind.REWORK, assigned_to__in=ids).values_list(
+            "assigned_to", "unit_id"
+        )
+    )
 
     def counted(user_id: int, unit_id: int | None, purpose: str | None) -> bool:
-        return (unit_id is not None and purpose in purposes
-                and (rules.count_rework or (user_id, unit_id) not in sent_back))
+        return (
+            unit_id is not None and purpose in purposes and (rules.count_rework or (user_id, unit_id) not in sent_back)
+        )
 
     first: dict[int, dict[int, tuple]] = defaultdict(dict)  # user -> unit -> (first submit, video)
-    for user_id, unit_id, purpose, video_id, at in (
-            QueueItem.objects.filter(project=project, status=QueueItem.Status.DONE, completed_by__in=ids)
-            .values_list("completed_by", "unit_id", "unit__purpose", "unit__video_id", "completed_at")):
+    for user_id, unit_id, purpose, video_id, at in QueueItem.objects.filter(
+        project=project, status=QueueItem.Status.DONE, completed_by__in=ids
+    ).values_list("completed_by", "unit_id", "unit__purpose", "unit__video_id", "completed_at"):
         if counted(user_id, unit_id, purpose):
             seen = first[user_id].get(unit_id)
             if seen is None or at < seen[0]:
@@ -133,11 +143,23 @@ def report(project, period: Period, only: list[int] | None = None) -> dict:
         amount = amount_for(rate, units, videos, secs) if rate else None
         if amount is not None:
             total += amount
-        people.append({"user": username, "user_id": user_id, "units": units, "videos": videos, "active_s": secs,
-                       "active_hours": str(hours(secs)), "amount": str(amount) if amount is not None else None,
-                       "currency": rate.currency if rate else None})
-    return {"rate": rate_dict(rate), "people": people,
-            "total": {"amount": str(total), "currency": rate.currency} if rate else None}
+        people.append(
+            {
+                "user": username,
+                "user_id": user_id,
+                "units": units,
+                "videos": videos,
+                "active_s": secs,
+                "active_hours": str(hours(secs)),
+                "amount": str(amount) if amount is not None else None,
+                "currency": rate.currency if rate else None,
+            }
+        )
+    return {
+        "rate": rate_dict(rate),
+        "people": people,
+        "total": {"amount": str(total), "currency": rate.currency} if rate else None,
+    }
 
 
 def csv_lines(data: dict) -> Iterator[str]:

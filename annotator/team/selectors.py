@@ -13,8 +13,14 @@ from annotator.team.figures import Period
 
 FIRST_DAY = date(2000, 1, 1)
 LAST_DAY = date(2100, 12, 31)
-PRESETS = {"all": "all time", "today": "today", "7d": "the last 7 days", "month": "this month",
-           "last_month": "last month", "custom": "the dates chosen"}
+PRESETS = {
+    "all": "all time",
+    "today": "today",
+    "7d": "the last 7 days",
+    "month": "this month",
+    "last_month": "last month",
+    "custom": "the dates chosen",
+}
 
 
 def parse_day(text, field: str) -> date | None:
@@ -46,8 +52,10 @@ def period_of(first: date | None, last: date | None, *, required: bool = False) 
     if errors:
         raise Invalid("the period has errors", errors=errors)
     zone = timezone.get_current_timezone()
-    return Period(start=datetime.combine(first, time.min, zone) if first else None,
-                  end=datetime.combine(last + timedelta(days=1), time.min, zone) if last else None)
+    return Period(
+        start=datetime.combine(first, time.min, zone) if first else None,
+        end=datetime.combine(last + timedelta(days=1), time.min, zone) if last else None,
+    )
 
 
 def preset_dates(name: str, today: date | None = None) -> tuple[date | None, date | None]:
@@ -73,5 +81,8 @@ def own_figures(project, user, period: Period) -> dict:
     ``pay.report`` for this person alone (listed even with nothing done: zeros and nulls). Reveals
     nothing of anyone else."""
     report = pay.report(project, period, only=[user.pk])
-    return {"figures": stats.rows(project, period, only=[user.pk])[0], "pay": report["people"][0],
-            "rate": report["rate"]}
+    return {
+        "figures": stats.rows(project, period, only=[user.pk])[0],
+        "pay": report["people"][0],
+        "rate": report["rate"],
+    }

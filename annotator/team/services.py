@@ -25,8 +25,17 @@ def _amount(value) -> Decimal | None:
 
 
 @transaction.atomic
-def set_rate(project, *, basis: str, amount, currency: str, count_gold: bool = True,
-             count_qualification: bool = False, count_rework: bool = True, user=None) -> PayRate:
+def set_rate(
+    project,
+    *,
+    basis: str,
+    amount,
+    currency: str,
+    count_gold: bool = True,
+    count_qualification: bool = False,
+    count_rework: bool = True,
+    user=None,
+) -> PayRate:
     """Set (create or replace) ``project``'s pay rate: ``amount`` (a number with at most 2 decimals,
     0 to 99,999,999.99) of ``currency`` (an ISO 4217 code: 3 capital letters) per ``basis``
     (``video``, ``unit`` or ``hour``), and which units count (``pay`` module). Raises Invalid,
@@ -42,7 +51,16 @@ def set_rate(project, *, basis: str, amount, currency: str, count_gold: bool = T
         errors["currency"] = "a currency code of 3 letters, e.g. EUR"
     if errors:
         raise Invalid("the pay rate has errors; nothing was saved", errors=errors)
-    rate, _ = PayRate.objects.update_or_create(project=project, defaults={
-        "basis": basis, "amount": money, "currency": currency, "count_gold": bool(count_gold),
-        "count_qualification": bool(count_qualification), "count_rework": bool(count_rework), "updated_by": user})
+    rate, _ = PayRate.objects.update_or_create(
+        project=project,
+        defaults={
+            "basis": basis,
+            "amount": money,
+            "currency": currency,
+            "count_gold": bool(count_gold),
+            "count_qualification": bool(count_qualification),
+            "count_rework": bool(count_rework),
+            "updated_by": user,
+        },
+    )
     return rate

@@ -90,13 +90,22 @@ def within(field: str, period: Period) -> Q:
 
 # ------------------------------------------------------------------------------ units and passes
 
+
 def _passes(project, users, period):
     def compute():
-        rows = (QueueItem.objects.filter(within("completed_at", period), project=project, status=QueueItem.Status.DONE,
-                                         completed_by__in=users, unit__purpose=REAL)
-                .values("completed_by").annotate(units=Count("unit", distinct=True), passes=Count("id"),
-                                                 reported_ms=Sum("time_spent_ms")))
+        rows = (
+            QueueItem.objects.filter(
+                within("completed_at", period),
+                project=project,
+                status=QueueItem.Status.DONE,
+                completed_by__in=users,
+                unit__purpose=REAL,
+            )
+            .values("completed_by")
+            .annotate(units=Count("unit", distinct=True), passes=Count("id"), reported_ms=Sum("time_spent_ms"))
+        )
         return {r["completed_by"]: r for r in rows}
+
     return _once("passes", project, users, period, compute)
 
 
@@ -117,13 +126,18 @@ def reported_s(project, users, period) -> dict[int, float]:
 
 @figures.register("qa_pairs")
 def qa_pairs(project, users, period) -> dict[int, int]:
-    rows = (Verdict.objects.filter(within("item__completed_at", period), item__project=project, user__in=users,
-                                   item__unit__purpose=REAL)
-            .values("user").annotate(n=Count("id")))
+    rows = (
+        Verdict.objects.filter(
+            within("item__completed_at", period), item__project=project, user__in=users, item__unit__purpose=REAL
+        )
+        .values("user")
+        .annotate(n=Count("id"))
+    )
     return {r["user"]: r["n"] for r in rows}
 
 
 # ------------------------------------------------------------------------------ time
+
 
 def stretches(project, users, period) -> list[activity.Stretch]:
     """``activity.stretches``, computed once within ``shared()``."""
@@ -151,18 +165,28 @@ def time_per_unit_s(project, users, period) -> dict[int, float]:
 
 # ------------------------------------------------------------------------------ quality
 
+
 def _overrides(project, users, period) -> dict[int, tuple[int, int]]:
     """{user: (changed, decided)} (see the module's ``override_rate``). Two queries."""
+
     def compute():
-        first = list(Verdict.objects.filter(within("item__completed_at", period), item__project=project, user__in=users,
-                                            item__kind=QueueItem.Kind.FIRST_PASS, item__unit__purpose=REAL,
-                                            action__in=("keep", "modify", "add"), qa_pair__isnull=False)
-                     .values_list("user_id", "qa_pair_id"))
+        first = list(
+            Verdict.objects.filter(
+                within("item__completed_at", period),
+                item__project=project,
+                user__in=users,
+                item__kind=QueueItem.Kind.FIRST_PASS,
+                item__unit__purpose=REAL,
+                action__in=("keep", "modify", "add"),
+                qa_pair__isnull=False,
+            ).values_list("user_id", "qa_pair_id")
+        )
         checked: dict[int, bool] = {}
-        for pair, action in (Verdict.objects.filter(item__kind=QueueItem.Kind.DOUBLE_CHECK,
-                                                    item__status=QueueItem.Status.DONE,
-                                                    qa_pair_id__in={p for _, p in first})
-                             .values_list("qa_pair_id", "action")):
+        for pair, action in Verdict.objects.filter(
+            item__kind=QueueItem.Kind.DOUBLE_CHECK,
+            item__status=QueueItem.Status.DONE,
+            qa_pair_id__in={p for _, p in first},
+        ).values_list("qa_pair_id", "action"):
             checked[pair] = checked.get(pair, False) or action in ("modify", "delete")
         out: dict[int, list[int]] = {}
         for user, pair in set(first):
@@ -171,6 +195,7 @@ def _overrides(project, users, period) -> dict[int, tuple[int, int]]:
                 counts[0] += checked[pair]
                 counts[1] += 1
         return {u: (c, n) for u, (c, n) in out.items()}
+
     return _once("overrides", project, users, period, compute)
 
 
@@ -187,23 +212,37 @@ def override_n(project, users, period) -> dict[int, int]:
 def _agreement(project, users, period) -> dict[int, tuple[int, int]]:
     """{user: (same, compared)} (see the module's ``agreement``). Two queries, and one
     ``rater_pairs`` per person with peers."""
+
     def compute():
         from annotator.scoring.agreement import Ratings, rater_pairs
 
-        base = Verdict.objects.filter(item__project=project, item__kind__in=BLIND, item__unit__purpose=REAL,
-                                      qa_pair__isnull=False, action__in=("keep", "modify", "delete"))
+        base = Verdict.objects.filter(
+            item__project=project,
+            item__kind__in=BLIND,
+            item__unit__purpose=REAL,
+            qa_pair__isnull=False,
+            action__in=("keep", "modify", "delete"),
+        )
         mine: dict[int, set[int]] = defaultdict(set)
-        for user, pair in base.filter(within("item__completed_at", period), user__in=users).values_list("user_id",
-                                                                                                        "qa_pair_id"):
+        for user, pair in base.filter(within("item__completed_at", period), user__in=users).values_list(
+            "user_id", "qa_pair_id"
+        ):
             mine[user].add(pair)
         decided: dict[int, dict[str, str]] = defaultdict(dict)
-        for pair, user, action in (base.filter(qa_pair_id__in=set().union(*mine.values()))
-                                   .order_by("id").values_list("qa_pair_id", "user_id", "action")):
+        for pair, user, action in (
+            base.filter(qa_pair_id__in=set().union(*mine.values()))
+            .order_by("id")
+            .values_list("qa_pair_id", "user_id", "action")
+        ):
             decided[pair][str(user)] = action  # a later pass of the same person wins
         out = {}
         for user, pairs in mine.items():
-            triples = [(str(p), rater, action) for p in sorted(pairs) if len(decided[p]) >= 2
-                       for rater, action in decided[p].items()]
+            triples = [
+                (str(p), rater, action)
+                for p in sorted(pairs)
+                if len(decided[p]) >= 2
+                for rater, action in decided[p].items()
+            ]
             if not triples:
                 continue
             table = rater_pairs(Ratings.from_triples(triples, "nominal"))
@@ -215,6 +254,7 @@ def _agreement(project, users, period) -> dict[int, tuple[int, int]]:
                     compared += n
             out[user] = (same, compared)
         return out
+
     return _once("agreement", project, users, period, compute)
 
 
@@ -230,6 +270,7 @@ def agreement_n(project, users, period) -> dict[int, int]:
 
 # ------------------------------------------------------------------------------ the report
 
+
 def people(project, period: Period) -> list[tuple[int, str]]:
     """Who the report lists, as (user id, username) by username: the project's annotators, and
     anyone else who submitted a pass or was active (a beat) in it during ``period``. Three queries
@@ -239,8 +280,11 @@ def people(project, period: Period) -> list[tuple[int, str]]:
 
 def _people(project, period: Period) -> list[tuple[int, str]]:
     ids = set(Membership.objects.filter(project=project, role=Role.ANNOTATOR).values_list("user_id", flat=True))
-    ids |= set(QueueItem.objects.filter(within("completed_at", period), project=project, status=QueueItem.Status.DONE)
-               .values_list("completed_by", flat=True).distinct())
+    ids |= set(
+        QueueItem.objects.filter(within("completed_at", period), project=project, status=QueueItem.Status.DONE)
+        .values_list("completed_by", flat=True)
+        .distinct()
+    )
     ids |= set(Beat.objects.filter(within("at", period), project=project).values_list("user_id", flat=True).distinct())
     ids.discard(None)
     return list(get_user_model().objects.filter(pk__in=ids).order_by("username").values_list("id", "username"))
@@ -261,8 +305,11 @@ def _gold(value) -> dict:
         ci = None
     n = value.get("n")
     v = value.get("value")
-    return {"value": float(v) if isinstance(v, (int, float)) else None, "ci": [float(x) for x in ci] if ci else None,
-            "n": int(n) if isinstance(n, int) else None}
+    return {
+        "value": float(v) if isinstance(v, (int, float)) else None,
+        "ci": [float(x) for x in ci] if ci else None,
+        "n": int(n) if isinstance(n, int) else None,
+    }
 
 
 def rows(project, period: Period, only: list[int] | None = None) -> list[dict]:
@@ -284,7 +331,7 @@ def rows(project, period: Period, only: list[int] | None = None) -> list[dict]:
             if name in row:
                 continue
             value = values.get(name, {}).get(user_id)
-            row[name] = (0 if value is None and name in zero else value)
+            row[name] = 0 if value is None and name in zero else value
         row["gold_accuracy"] = _gold(values.get("gold_accuracy", {}).get(user_id))
         out.append(row)
     return out

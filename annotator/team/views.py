@@ -61,19 +61,38 @@ def _gold(g: dict) -> str:
 
 
 def _shown(row: dict) -> dict:
-    return {"user": row["user"], "units": row["units"], "qa_pairs": row["qa_pairs"], "active": _duration(row["active_s"]),
-            "per_unit": _duration(row["time_per_unit_s"]) if row["time_per_unit_s"] is not None else "–",
-            "reported": _duration(row["reported_s"]), "gold": _gold(row["gold_accuracy"]),
-            "override": _share(row["override_rate"], row["override_n"]),
-            "agreement": _share(row["agreement"], row["agreement_n"]), "rework": _share(row["rework_rate"])}
+    return {
+        "user": row["user"],
+        "units": row["units"],
+        "qa_pairs": row["qa_pairs"],
+        "active": _duration(row["active_s"]),
+        "per_unit": _duration(row["time_per_unit_s"]) if row["time_per_unit_s"] is not None else "–",
+        "reported": _duration(row["reported_s"]),
+        "gold": _gold(row["gold_accuracy"]),
+        "override": _share(row["override_rate"], row["override_n"]),
+        "agreement": _share(row["agreement"], row["agreement_n"]),
+        "rework": _share(row["rework_rate"]),
+    }
 
 
 def _rate_form(rate: PayRate | None) -> dict:
     if rate is None:
-        return {"basis": "video", "amount": "", "currency": "EUR", "count_gold": True, "count_qualification": False,
-                "count_rework": True}
-    return {"basis": rate.basis, "amount": str(rate.amount), "currency": rate.currency, "count_gold": rate.count_gold,
-            "count_qualification": rate.count_qualification, "count_rework": rate.count_rework}
+        return {
+            "basis": "video",
+            "amount": "",
+            "currency": "EUR",
+            "count_gold": True,
+            "count_qualification": False,
+            "count_rework": True,
+        }
+    return {
+        "basis": rate.basis,
+        "amount": str(rate.amount),
+        "currency": rate.currency,
+        "count_gold": rate.count_gold,
+        "count_qualification": rate.count_qualification,
+        "count_rework": rate.count_rework,
+    }
 
 
 @login_required
@@ -83,9 +102,14 @@ def team_page(request, slug: str):
     status, rate_errors, rate_typed = 200, {}, None
     if request.method == "POST":
         p = request.POST
-        rate_typed = {"basis": p.get("basis", ""), "amount": p.get("amount", ""), "currency": p.get("currency", ""),
-                      "count_gold": "count_gold" in p, "count_qualification": "count_qualification" in p,
-                      "count_rework": "count_rework" in p}
+        rate_typed = {
+            "basis": p.get("basis", ""),
+            "amount": p.get("amount", ""),
+            "currency": p.get("currency", ""),
+            "count_gold": "count_gold" in p,
+            "count_qualification": "count_qualification" in p,
+            "count_rework": "count_rework" in p,
+        }
         try:
             rate = services.set_rate(project, **rate_typed, user=request.user)
         except Invalid as exc:
@@ -94,8 +118,12 @@ def team_page(request, slug: str):
             messages.success(request, f"Pay rate saved: {rate}.")
             query = request.GET.urlencode()
             return redirect(reverse("team-page", kwargs={"slug": slug}) + (f"?{query}" if query else "") + "#pay")
-    error, typed, rows, report = None, {"period": request.GET.get("period", ""), "from": request.GET.get("from", ""),
-                                        "to": request.GET.get("to", "")}, None, None
+    error, typed, rows, report = (
+        None,
+        {"period": request.GET.get("period", ""), "from": request.GET.get("from", ""), "to": request.GET.get("to", "")},
+        None,
+        None,
+    )
     try:
         period, typed = _period(request.GET)
     except Invalid as exc:
@@ -106,12 +134,26 @@ def team_page(request, slug: str):
             rows = [_shown(r) for r in stats.rows(project, period)]
             report = pay.report(project, period)
     rate = pay.rate_of(project)
-    return render(request, "team/team.html", {
-        "project": project, "typed": typed, "presets": selectors.PRESETS.items(), "error": error, "rows": rows,
-        "report": report, "rate": rate, "rate_form": rate_typed or _rate_form(rate), "rate_errors": rate_errors,
-        "bases": PayRate.Basis.choices, "query": request.GET.urlencode(),
-        "csv_url": reverse("team-pay-csv", kwargs={"slug": slug}) + (f"?{request.GET.urlencode()}" if request.GET else ""),
-    }, status=status)
+    return render(
+        request,
+        "team/team.html",
+        {
+            "project": project,
+            "typed": typed,
+            "presets": selectors.PRESETS.items(),
+            "error": error,
+            "rows": rows,
+            "report": report,
+            "rate": rate,
+            "rate_form": rate_typed or _rate_form(rate),
+            "rate_errors": rate_errors,
+            "bases": PayRate.Basis.choices,
+            "query": request.GET.urlencode(),
+            "csv_url": reverse("team-pay-csv", kwargs={"slug": slug})
+            + (f"?{request.GET.urlencode()}" if request.GET else ""),
+        },
+        status=status,
+    )
 
 
 @login_required

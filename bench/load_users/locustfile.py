@@ -126,9 +126,19 @@ def _stopping(environment, **_):
 def _write(environment, **_):
     if OUT:
         with open(OUT, "w") as f:
-            json.dump({"calls": calls, "failures": failures, "acked": acked, "first": clock["first"],
-                       "last": clock["last"], "empty_claims": clock["empty_claims"], "cut": clock["cut"],
-                       "sent_again": clock["sent_again"]}, f)
+            json.dump(
+                {
+                    "calls": calls,
+                    "failures": failures,
+                    "acked": acked,
+                    "first": clock["first"],
+                    "last": clock["last"],
+                    "empty_claims": clock["empty_claims"],
+                    "cut": clock["cut"],
+                    "sent_again": clock["sent_again"],
+                },
+                f,
+            )
 
 
 def _pause(mean_s: float) -> None:
@@ -179,8 +189,9 @@ class Annotator(FastHttpUser):
     def verify_one_unit(self):
         if MAX_UNITS and self.done >= MAX_UNITS:
             raise StopUser()
-        r, ok = send(self.client, "POST", f"/api/projects/{SLUG}/queue/next/", "claim", (200, 204),
-                     headers=self.headers)
+        r, ok = send(
+            self.client, "POST", f"/api/projects/{SLUG}/queue/next/", "claim", (200, 204), headers=self.headers
+        )
         if not ok or r.status_code == 204:
             clock["empty_claims"] += ok
             gevent.sleep(EMPTY_WAIT_S)
@@ -202,14 +213,27 @@ class Annotator(FastHttpUser):
                 next_beat += HEARTBEAT_S
             else:
                 state = {"decisions": {q["id"]: "keep" for q in unit["qa_pairs"]}, "note": "bench"}
-                send(self.client, "PUT", f"/api/units/{uid}/autosave/", "autosave", (204,), headers=self.headers,
-                     json={"state": state, "client_saved_at_ms": int(time.time() * 1000),
-                           "time_spent_ms": int((time.monotonic() - started) * 1000)})
+                send(
+                    self.client,
+                    "PUT",
+                    f"/api/units/{uid}/autosave/",
+                    "autosave",
+                    (204,),
+                    headers=self.headers,
+                    json={
+                        "state": state,
+                        "client_saved_at_ms": int(time.time() * 1000),
+                        "time_spent_ms": int((time.monotonic() - started) * 1000),
+                    },
+                )
                 next_save += AUTOSAVE_S
         key = f"{RUN_ID}-a{self.n}-{self.done}"
         self.done += 1
-        body = {"idempotency_key": key, "time_spent_ms": int(work_s * 1000),
-                "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]} for q in unit["qa_pairs"]]}
+        body = {
+            "idempotency_key": key,
+            "time_spent_ms": int(work_s * 1000),
+            "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]} for q in unit["qa_pairs"]],
+        }
         if send(self.client, "POST", f"/api/units/{uid}/submit/", "submit", (200,), headers=self.headers, json=body)[1]:
             acked["submit"].append(key)
 
@@ -234,8 +258,11 @@ class Participant(FastHttpUser):
                 if r.status_code == 200:
                     r.failure("no CSRF token on the take page")
                 raise StopUser()
-        self.headers = {"X-CSRFToken": found.group(1), "Content-Type": "application/json",
-                        "Referer": f"{self.host}/s/{LINK_TOKEN}/"}
+        self.headers = {
+            "X-CSRFToken": found.group(1),
+            "Content-Type": "application/json",
+            "Referer": f"{self.host}/s/{LINK_TOKEN}/",
+        }
         r, ok = send(self.client, "POST", f"/api/studies/{STUDY_ID}/enroll/", "enroll", (200,), headers=self.headers)
         if not ok:
             raise StopUser()
@@ -247,23 +274,32 @@ class Participant(FastHttpUser):
         if trial is None:
             if self.state.get("next") != "current":
                 raise StopUser()  # every trial answered
-            r, ok = send(self.client, "GET", f"/api/studies/{STUDY_ID}/current/", "current", (200,), headers=self.headers)
+            r, ok = send(
+                self.client, "GET", f"/api/studies/{STUDY_ID}/current/", "current", (200,), headers=self.headers
+            )
             if not ok:
                 raise StopUser()
             self.state = r.json()
             return
         tid = trial["trial_id"]
-        shown = trial.get("shown") or send(self.client, "POST", f"/api/trials/{tid}/shown/", "shown", (200,),
-                                           headers=self.headers)[1]
+        shown = (
+            trial.get("shown")
+            or send(self.client, "POST", f"/api/trials/{tid}/shown/", "shown", (200,), headers=self.headers)[1]
+        )
         if not shown:
             raise StopUser()
         shown_at = time.monotonic()
         _pause(THINK_MS / 1000)
         key = f"{RUN_ID}-p{self.n}-{tid}"
         options = (trial.get("content") or {}).get("options") or [""]
-        body = {"response": self.n % len(options), "client_rt_ms": round((time.monotonic() - shown_at) * 1000, 1),
-                "idempotency_key": key}
-        r, ok = send(self.client, "POST", f"/api/trials/{tid}/answer/", "answer", (200,), headers=self.headers, json=body)
+        body = {
+            "response": self.n % len(options),
+            "client_rt_ms": round((time.monotonic() - shown_at) * 1000, 1),
+            "idempotency_key": key,
+        }
+        r, ok = send(
+            self.client, "POST", f"/api/trials/{tid}/answer/", "answer", (200,), headers=self.headers, json=body
+        )
         if not ok:
             raise StopUser()
         acked["answer"].append(key)
@@ -273,6 +309,21 @@ class Participant(FastHttpUser):
 def _cookie(name: str, value: str):
     from http.cookiejar import Cookie
 
-    return Cookie(version=0, name=name, value=value, port=None, port_specified=False, domain="127.0.0.1",
-                  domain_specified=False, domain_initial_dot=False, path="/", path_specified=True, secure=False,
-                  expires=None, discard=True, comment=None, comment_url=None, rest={"HttpOnly": None})
+    return Cookie(
+        version=0,
+        name=name,
+        value=value,
+        port=None,
+        port_specified=False,
+        domain="127.0.0.1",
+        domain_specified=False,
+        domain_initial_dot=False,
+        path="/",
+        path_specified=True,
+        secure=False,
+        expires=None,
+        discard=True,
+        comment=None,
+        comment_url=None,
+        rest={"HttpOnly": None},
+    )

@@ -32,8 +32,14 @@ def verify_blind(project, people_and_decisions):
     for person, decide in people_and_decisions:
         while (item := claim_next(project, person)) is not None:
             pairs = list(item.unit.qa_pairs.filter(origin="machine").order_by("id"))
-            submit_unit(item.unit_id, person, idempotency_key=f"{person.pk}-{item.pk}", time_spent_ms=1000,
-                        additions=[], decisions=[decide(p, i) for i, p in enumerate(pairs)])
+            submit_unit(
+                item.unit_id,
+                person,
+                idempotency_key=f"{person.pk}-{item.pk}",
+                time_spent_ms=1000,
+                additions=[],
+                decisions=[decide(p, i) for i, p in enumerate(pairs)],
+            )
 
 
 def second_opinion(pair, index):

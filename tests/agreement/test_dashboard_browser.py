@@ -44,8 +44,12 @@ READ_CHART = """(id) => {
 def _watch(page) -> list[str]:
     """Console errors, CSP refusals (logged as console errors) and uncaught exceptions."""
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}")
-            if m.type == "error" or "Content Security Policy" in m.text else None)
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"{m.type}: {m.text}") if m.type == "error" or "Content Security Policy" in m.text else None
+        ),
+    )
     page.on("pageerror", lambda exc: problems.append(f"pageerror: {exc}"))
     return problems
 
@@ -77,15 +81,21 @@ def test_the_dashboard_draws_its_charts_and_runs_a_consensus_round(live_server, 
     assert bars["points"][0][bars["labels"].index("Percent agreement")]["y"] == 0.5
     assert bars["painted"] > 1000
     raters = page.evaluate(READ_CHART, "raters-0-0")
-    assert (raters["type"], raters["x"], raters["title"]) == ("matrix", "Rater", "Percent agreement of each pair of raters")
-    assert sorted(c["text"] for c in raters["points"][0]) == ["0.50", "0.50", "1.00", "1.00"] and raters["painted"] > 1000
+    assert (raters["type"], raters["x"], raters["title"]) == (
+        "matrix",
+        "Rater",
+        "Percent agreement of each pair of raters",
+    )
+    assert (
+        sorted(c["text"] for c in raters["points"][0]) == ["0.50", "0.50", "1.00", "1.00"] and raters["painted"] > 1000
+    )
     confusion = page.evaluate(READ_CHART, "confusion-0-0")
     assert confusion["x"] == "Another rater's answer" and confusion["labels"] == ["delete", "keep", "modify"]
     trend = page.evaluate(READ_CHART, "trend-0")
     assert trend["x"] == "Computed at (your local time)" and "Percent agreement (nominal)" in trend["legend"]
-    page.locator("#raters-0-0").hover()                                     # a heatmap tooltip draws without error
+    page.locator("#raters-0-0").hover()  # a heatmap tooltip draws without error
     page.wait_for_timeout(200)
-    expect(page.locator("#raters-table-0-0")).to_be_hidden()                # the same matrix as a table, on demand
+    expect(page.locator("#raters-table-0-0")).to_be_hidden()  # the same matrix as a table, on demand
     page.get_by_text("Rater-by-rater agreement as a table").first.click()
     expect(page.locator("#raters-table-0-0 td").first).to_contain_text("(12)")
 
@@ -120,7 +130,7 @@ def test_the_dashboard_draws_its_charts_and_runs_a_consensus_round(live_server, 
     page.get_by_label("Consensus (the agreed answer)").fill("keep")
     page.get_by_role("button", name="Record the consensus").click()
     expect(page.locator("#consensus-value")).to_have_text("keep")
-    expect(page.locator("#rounds tr.changed")).to_have_count(1)             # one rater changed their answer
+    expect(page.locator("#rounds tr.changed")).to_have_count(1)  # one rater changed their answer
     expect(page.locator("#rounds")).to_contain_text("First round")
     assert ConsensusItem.objects.get(item=pair).status == "done"
 
@@ -132,7 +142,9 @@ def test_the_dashboard_draws_its_charts_and_runs_a_consensus_round(live_server, 
     assert bars["legend"] == ["first round", "after the consensus round"]
     at = bars["labels"].index("Percent agreement")
     assert [series[at]["y"] for series in bars["points"]] == [0.5, pytest.approx(7 / 12)]
-    expect(page.locator("#metrics-0-0 tr[data-metric=percent_agreement][data-round=consensus]")).to_contain_text("0.583")
+    expect(page.locator("#metrics-0-0 tr[data-metric=percent_agreement][data-round=consensus]")).to_contain_text(
+        "0.583"
+    )
     expect(page.locator(f"#top-0-0 tr[data-item='{pair}']")).to_contain_text("reconciled")
     page.screenshot(path=SCREENSHOT.replace(".png", "-after.png"), full_page=True)
     assert problems == []

@@ -17,7 +17,8 @@ from tests.agreement.conftest import second_opinion, verify_blind
 
 
 def test_disagreements_of_blind_passes_go_to_consensus_and_the_outcome_is_exported(
-        project, make_unit, annotator, annotator2, admin_user):
+    project, make_unit, annotator, annotator2, admin_user
+):
     # As the two_raters fixture, with the after-submit hook on.
     set_queue_policy(project, overlap_share=1.0, overlap_k=2, double_check_share=0)
     units = [make_unit(3) for _ in range(3)]
@@ -41,13 +42,19 @@ def test_disagreements_of_blind_passes_go_to_consensus_and_the_outcome_is_export
 
     rows = {r["id"]: r for r in iter_rows(project)}
     # One pass kept it and the other deleted it; the reviewer agreed to delete.
-    assert rows[int(deleted.item)]["consensus"] == {"status": "reconciled", "decision": "delete",
-                                                   "keep": 1, "modify": 0, "delete": 1}
+    assert rows[int(deleted.item)]["consensus"] == {
+        "status": "reconciled",
+        "decision": "delete",
+        "keep": 1,
+        "modify": 0,
+        "delete": 1,
+    }
     still_open = disputed - {int(deleted.item)}
     assert {rows[q]["consensus"]["status"] for q in still_open if q in rows} == {"open"}
     agreed = set(rows) - disputed
-    assert agreed and all(rows[q]["consensus"] == {"status": "", "decision": "", "keep": 0, "modify": 0, "delete": 0}
-                          for q in agreed)
+    assert agreed and all(
+        rows[q]["consensus"] == {"status": "", "decision": "", "keep": 0, "modify": 0, "delete": 0} for q in agreed
+    )
     # The field is in the explicit schema: pyarrow takes the rows as they are.
     table = pa.Table.from_pylist(list(rows.values()), schema=row_schema())
     assert table.schema.field("consensus").type.names == ["status", "decision", "keep", "modify", "delete"]
@@ -57,7 +64,13 @@ def test_a_unit_without_overlap_queues_no_check(project, make_unit, annotator):
     set_queue_policy(project, overlap_share=0.0, double_check_share=0)
     unit = make_unit(1)
     item = claim_next(project, annotator)
-    submit_unit(unit.pk, annotator, idempotency_key="k", time_spent_ms=1000, additions=[],
-                decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.all()])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="k",
+        time_spent_ms=1000,
+        additions=[],
+        decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.all()],
+    )
     assert not Job.objects.filter(task="agreement.overlap_consensus").exists()
     assert not ConsensusItem.objects.exists()

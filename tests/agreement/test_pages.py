@@ -27,7 +27,7 @@ def reviewer(project):
 def _table(html: str, id_: str) -> str:
     """The HTML of the table with id ``id_``."""
     start = html.index(f'id="{id_}"')
-    return html[start:html.index("</table>", start)]
+    return html[start : html.index("</table>", start)]
 
 
 def _messages(res) -> list[str]:
@@ -53,9 +53,9 @@ def test_the_dashboard_shows_the_measured_scope_its_charts_and_the_disputed_item
         assert canvas in text
     assert 'id="agreement-data" type="application/json"' in text and "<script>" not in text
     top = res.context["data"]["scopes"][0]["subsets"][0]["top"]
-    table = _table(text, "top-0-0")                                           # all pairs: the six disputed ones
+    table = _table(text, "top-0-0")  # all pairs: the six disputed ones
     assert table.count('class="history-link"') == 6 and f'href="{top[0]["link"]}"' in table
-    assert table.count('name="items"') == 6                                     # a checkbox per disputed pair
+    assert table.count('name="items"') == 6  # a checkbox per disputed pair
     assert "Method and library versions" in text and "krippendorff" in text
     assert "Kendall&#x27;s W (nominal)</strong>: Kendall&#x27;s W ranks the items" in text  # not measured, and why
     assert "Last computed" in text and "Computing…" not in text
@@ -64,8 +64,12 @@ def test_the_dashboard_shows_the_measured_scope_its_charts_and_the_disputed_item
 def test_compute_now_queues_the_scope_and_says_so(project, two_raters, reviewer):
     res = reviewer.post(f"/projects/{project.slug}/agreement/", {"scope": "verification"}, follow=True)
     assert res.redirect_chain == [(f"/projects/{project.slug}/agreement/#scope-verification", 302)]
-    assert _messages(res) == [("Queued 1 computation of scope verification; the dashboard shows the result once a "
-                               "worker has computed it (reload the page).")]
+    assert _messages(res) == [
+        (
+            "Queued 1 computation of scope verification; the dashboard shows the result once a "
+            "worker has computed it (reload the page)."
+        )
+    ]
     assert Job.objects.get(task="agreement.compute").args[1] == "button"
     res = reviewer.post(f"/projects/{project.slug}/agreement/", {}, follow=True)
     assert _messages(res) == ["A computation of every scope with judgments is queued already."]
@@ -88,14 +92,18 @@ def test_checked_items_go_to_the_consensus_round_and_a_bad_threshold_sends_nothi
     services.compute(project, "verification", trigger="api", n_resamples=R)
     url = f"/projects/{project.slug}/agreement/consensus/"
     res = reviewer.post(url, {"scope": "verification", "subset": "", "threshold": "lots"}, follow=True)
-    assert _messages(res) == [("Nothing was sent to the consensus round: the threshold is a disagreement from 0 to 1, "
-                               "like 0.5")]
+    assert _messages(res) == [
+        ("Nothing was sent to the consensus round: the threshold is a disagreement from 0 to 1, like 0.5")
+    ]
     res = reviewer.post(url, {"scope": "verification", "subset": ""}, follow=True)
-    assert _messages(res) == [("Nothing was sent to the consensus round: check at least one item, or give a "
-                               "disagreement threshold")]
+    assert _messages(res) == [
+        ("Nothing was sent to the consensus round: check at least one item, or give a disagreement threshold")
+    ]
     assert not ConsensusItem.objects.exists()
     top = services.latest(project, "verification")[0].details[""]["top"]
-    res = reviewer.post(url, {"scope": "verification", "subset": "", "items": [top[0]["item"], top[1]["item"]]}, follow=True)
+    res = reviewer.post(
+        url, {"scope": "verification", "subset": "", "items": [top[0]["item"], top[1]["item"]]}, follow=True
+    )
     assert res.redirect_chain == [(url, 302)] and _messages(res) == ["Sent 2 items to the consensus round."]
     assert sorted(ConsensusItem.objects.values_list("item", flat=True)) == sorted([top[0]["item"], top[1]["item"]])
     rows = res.content.decode().split('id="consensus-queue"')[1]
@@ -116,7 +124,7 @@ def test_a_refused_consensus_keeps_what_was_typed_then_both_rounds_show(project,
     page = reviewer.get(url).content.decode()
     first = {a["rater"]: a["value"] for a in sent.answers}
     order = [a["rater"] for a in sent.answers]
-    for i, rater in enumerate(order):                                          # prefilled with round 1
+    for i, rater in enumerate(order):  # prefilled with round 1
         assert f'name="revised-{i}" value="{first[rater]}"' in page
     typed = {"revised-0": "keep", "revised-1": "keep", "consensus": "", "note": "talked it over"}
     res = reviewer.post(url, typed)
@@ -130,9 +138,12 @@ def test_a_refused_consensus_keeps_what_was_typed_then_both_rounds_show(project,
     assert res.redirect_chain == [(url, 302)]
     ci = ConsensusItem.objects.get(pk=sent.pk)
     assert (ci.status, ci.consensus, ci.note, ci.reviewer.username) == ("done", "keep", "talked it over", "rev")
-    assert dict(ci.ratings.values_list("rater", "value")) == {pseudonym(annotator.pk): "keep", pseudonym(annotator2.pk): "keep"}
+    assert dict(ci.ratings.values_list("rater", "value")) == {
+        pseudonym(annotator.pk): "keep",
+        pseudonym(annotator2.pk): "keep",
+    }
     text = res.content.decode()
-    assert 'id="consensus-form"' not in text and '<strong>keep</strong>' in text
+    assert 'id="consensus-form"' not in text and "<strong>keep</strong>" in text
     changed = [r for r in res.context["rows"] if r["changed"]]
     assert [(r["first"], r["revised"]) for r in changed] == [(v, "keep") for v in first.values() if v != "keep"]
     res = reviewer.post(url, {**typed, "consensus": "delete"})
@@ -140,8 +151,11 @@ def test_a_refused_consensus_keeps_what_was_typed_then_both_rounds_show(project,
 
 
 def test_numbers_are_checked_on_numeric_items(project, reviewer, admin_user):
-    rows = [{"item": f"i{i}", "rater": r, "value": v} for i, vals in enumerate([(1, 5), (2, 2), (3, 3)])
-            for r, v in zip("xy", vals)]
+    rows = [
+        {"item": f"i{i}", "rater": r, "value": v}
+        for i, vals in enumerate([(1, 5), (2, 2), (3, 3)])
+        for r, v in zip("xy", vals)
+    ]
     services.import_ratings(project, "scores", "ordinal", rows)
     services.compute(project, "ratings:scores", trigger="api", n_resamples=R)
     ci = services.send_to_consensus(project, "ratings:scores", items=["i0"], user=admin_user)[0]
@@ -168,8 +182,10 @@ def test_a_free_text_consensus_is_typed_in_text_areas(project, two_raters, revie
     page = reviewer.get(f"/projects/{project.slug}/agreement/consensus/{ci.pk}/").content.decode()
     assert '<textarea rows="3" name="consensus"' in page and 'inputmode="decimal"' not in page
     agreed = "Both mean the same answer, 1, 2"  # digits and commas: a text, not a number or a list
-    res = reviewer.post(f"/projects/{project.slug}/agreement/consensus/{ci.pk}/",
-                        {"consensus": agreed, "revised-0": agreed, "revised-1": ""})
+    res = reviewer.post(
+        f"/projects/{project.slug}/agreement/consensus/{ci.pk}/",
+        {"consensus": agreed, "revised-0": agreed, "revised-1": ""},
+    )
     assert res.status_code == 302
     ci.refresh_from_db()
     assert ci.consensus == agreed and ci.level == "text"

@@ -44,15 +44,21 @@ def snapshot() -> list:
     return sorted(RatingSet.objects.values_list("name", "level", "description")) + [Rating.objects.count()]
 
 
-def test_a_body_over_the_row_limit_is_refused_at_the_first_rating_past_it_naming_the_limit(client, project, monkeypatch):
+def test_a_body_over_the_row_limit_is_refused_at_the_first_rating_past_it_naming_the_limit(
+    client, project, monkeypatch
+):
     monkeypatch.setattr(services, "RATINGS_MAX", 5)
     # Six good ratings, then bytes that are not JSON at all: refused for the limit, at rating 6, so the
     # garbage after it is never read (parsing the whole body first would answer a parse error).
     body = '{"name": "big", "level": "ordinal", "ratings": [' + ",".join(json.dumps(r) for r in rows(6)) + ", NaN, @@@"
     res = post_json(client, project, body)
-    assert (res.status_code, res.json()) == (400, {
-        "detail": "more than 5 ratings: a rating set holds at most 5; send the rest as another set",
-        "errors": {"ratings": "Ensure this field has no more than 5 elements."}})
+    assert (res.status_code, res.json()) == (
+        400,
+        {
+            "detail": "more than 5 ratings: a rating set holds at most 5; send the rest as another set",
+            "errors": {"ratings": "Ensure this field has no more than 5 elements."},
+        },
+    )
     assert snapshot() == [0]
     # At the limit it is stored.
     res = post_json(client, project, json.dumps({"name": "big", "level": "ordinal", "ratings": rows(5)}))
@@ -69,15 +75,22 @@ def test_json_lines_over_the_row_limit_are_refused_and_nothing_is_stored(client,
 
 
 def test_a_bad_rating_deep_in_a_large_body_is_named_by_its_position_and_nothing_changes(client, project):
-    assert post_json(client, project, json.dumps({"name": "kept", "level": "ordinal", "ratings": rows(8)})).status_code == 201
+    assert (
+        post_json(client, project, json.dumps({"name": "kept", "level": "ordinal", "ratings": rows(8)})).status_code
+        == 201
+    )
     before = snapshot()
     ratings = rows(60_000)
     ratings[45_122]["value"] = "high"
     res = post_json(client, project, json.dumps({"name": "deep", "level": "ordinal", "ratings": ratings}))
-    assert (res.status_code, res.json()) == (400, {"detail": "rating 45123: ordinal ratings must be numbers, not 'high'",
-                                                   "errors": {}})
+    assert (res.status_code, res.json()) == (
+        400,
+        {"detail": "rating 45123: ordinal ratings must be numbers, not 'high'", "errors": {}},
+    )
     # Replacing an existing set: the bad rating leaves the old set as it was, not deleted.
-    res = post_json(client, project, json.dumps({"name": "kept", "level": "ordinal", "replace": True, "ratings": ratings}))
+    res = post_json(
+        client, project, json.dumps({"name": "kept", "level": "ordinal", "replace": True, "ratings": ratings})
+    )
     assert res.status_code == 400 and res.json()["detail"].startswith("rating 45123: ")
     ratings[45_122] = dict(ratings[45_121])  # a rater twice on an item, at the same depth
     res = post_json(client, project, json.dumps({"name": "deep", "level": "ordinal", "ratings": ratings}))
@@ -86,22 +99,35 @@ def test_a_bad_rating_deep_in_a_large_body_is_named_by_its_position_and_nothing_
 
 
 def test_a_json_lines_body_is_stored_with_the_sets_fields_from_the_query_string(client, project):
-    lines = ['{"item": "a", "rater": "x", "value": 2}', "", '{"item": "a", "rater": "y", "value": 3.5}',
-             '{"item": "b", "rater": "x", "value": null}', '{"item": "b", "rater": "y", "value": 1}']
-    res = client.post(url(project, name="lines", level="interval", description="from a file"), "\n".join(lines),
-                      content_type="application/x-ndjson")
+    lines = [
+        '{"item": "a", "rater": "x", "value": 2}',
+        "",
+        '{"item": "a", "rater": "y", "value": 3.5}',
+        '{"item": "b", "rater": "x", "value": null}',
+        '{"item": "b", "rater": "y", "value": 1}',
+    ]
+    res = client.post(
+        url(project, name="lines", level="interval", description="from a file"),
+        "\n".join(lines),
+        content_type="application/x-ndjson",
+    )
     assert (res.status_code, res.json()) == (201, {"name": "lines", "ratings": 3})
     rs = RatingSet.objects.get(name="lines")
     assert (rs.level, rs.description, rs.source) == ("interval", "from a file", "external")
     assert list(rs.ratings.values_list("item", "rater", "value")) == [("a", "x", 2), ("a", "y", 3.5), ("b", "y", 1)]
     # application/jsonl too; a line that is not JSON is named by its line; the fields' errors as for JSON.
-    res = client.post(url(project, name="more", level="ordinal"), '{"item": "a", "rater": "x", "value": 1}\n{"item": ',
-                      content_type="application/jsonl")
+    res = client.post(
+        url(project, name="more", level="ordinal"),
+        '{"item": "a", "rater": "x", "value": 1}\n{"item": ',
+        content_type="application/jsonl",
+    )
     assert res.status_code == 400
     assert res.json()["detail"].startswith("JSON parse error - line 2: Expecting value")
     res = client.post(url(project, level="loud"), lines[0], content_type="application/x-ndjson")
-    assert (res.status_code, res.json()["errors"]) == (400, {"name": "This field is required.",
-                                                             "level": "\"loud\" is not a valid choice."})
+    assert (res.status_code, res.json()["errors"]) == (
+        400,
+        {"name": "This field is required.", "level": '"loud" is not a valid choice.'},
+    )
     assert snapshot() == [("lines", "interval", "from a file"), 3]
 
 
@@ -117,8 +143,10 @@ def test_a_number_cut_by_the_read_chunk_is_read_whole(client, project, monkeypat
     from api import agreement as api_agreement
 
     monkeypatch.setattr(api_agreement, "READ_CHUNK", 7)  # every value and key crosses a chunk boundary
-    body = '{"name": "cut", "level": "interval", "ratings": [{"item": "a", "rater": "x", "value": 12345.5e-2},' \
-           ' {"item": "a", "rater": "y", "value": -1.25E+3}]}'
+    body = (
+        '{"name": "cut", "level": "interval", "ratings": [{"item": "a", "rater": "x", "value": 12345.5e-2},'
+        ' {"item": "a", "rater": "y", "value": -1.25E+3}]}'
+    )
     res = post_json(client, project, body)
     assert (res.status_code, res.json()) == (201, {"name": "cut", "ratings": 2})
     assert sorted(Rating.objects.values_list("value", flat=True)) == [-1250.0, 123.455]
@@ -140,13 +168,40 @@ def test_the_command_reads_its_file_with_the_same_limit_and_stores_nothing_over_
     path.write_text("".join(json.dumps(r) + "\n" for r in rows(5)) + "not json\n")
     err = StringIO()
     with pytest.raises(SystemExit) as exit_:
-        call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--resamples", "0",
-                     "--project", project.slug, "--name", "file", stdout=StringIO(), stderr=err)
+        call_command(
+            "agreement",
+            "--ratings",
+            str(path),
+            "--level",
+            "ordinal",
+            "--resamples",
+            "0",
+            "--project",
+            project.slug,
+            "--name",
+            "file",
+            stdout=StringIO(),
+            stderr=err,
+        )
     assert exit_.value.code == 2
-    assert err.getvalue().strip() == (f"{path}: line 5: more than 4 ratings; a file holds at most 4 "
-                                      "(split it, and store the parts as separate sets)")
+    assert err.getvalue().strip() == (
+        f"{path}: line 5: more than 4 ratings; a file holds at most 4 (split it, and store the parts as separate sets)"
+    )
     assert snapshot() == [0]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows(4)))
-    call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--resamples", "0",
-                 "--project", project.slug, "--name", "file", stdout=StringIO(), stderr=StringIO())
+    call_command(
+        "agreement",
+        "--ratings",
+        str(path),
+        "--level",
+        "ordinal",
+        "--resamples",
+        "0",
+        "--project",
+        project.slug,
+        "--name",
+        "file",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     assert snapshot() == [("file", "ordinal", ""), 4]

@@ -22,8 +22,11 @@ R = 40  # bootstrap resamples: enough for an interval, few enough for a quick te
 
 
 def latest(project, scope, subset="", metric="percent_agreement", level="nominal", round_="first") -> Report:
-    return (Report.objects.filter(project=project, scope=scope, subset=subset, metric=metric, level=level, round=round_)
-            .order_by("-computed_at", "-id").first())
+    return (
+        Report.objects.filter(project=project, scope=scope, subset=subset, metric=metric, level=level, round=round_)
+        .order_by("-computed_at", "-id")
+        .first()
+    )
 
 
 def test_overlap_verdicts_are_measured_per_project_type_and_illumination(project, two_raters, annotator, annotator2):
@@ -57,16 +60,21 @@ def test_overlap_verdicts_are_measured_per_project_type_and_illumination(project
     assert sorted(a["value"] for a in top[0]["answers"]) in (["delete", "keep"], ["keep", "modify"])
 
 
-def test_the_fingerprint_changes_with_the_inputs_and_reports_are_kept(project, two_raters, make_unit, annotator, annotator2):
+def test_the_fingerprint_changes_with_the_inputs_and_reports_are_kept(
+    project, two_raters, make_unit, annotator, annotator2
+):
     first = services.compute(project, "verification", n_resamples=R)
     again = services.compute(project, "verification", n_resamples=R)
     assert again.fingerprint == first.fingerprint and again.pk != first.pk
     make_unit(1)
-    verify_blind(project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, lambda p, i: Decision(p.pk, "keep"))])
+    verify_blind(
+        project, [(annotator, lambda p, i: Decision(p.pk, "keep")), (annotator2, lambda p, i: Decision(p.pk, "keep"))]
+    )
     third = services.compute(project, "verification", n_resamples=R)
     assert third.fingerprint != first.fingerprint
-    series = Report.objects.filter(project=project, scope="verification", subset="", metric="percent_agreement",
-                                   level="nominal").order_by("computed_at")
+    series = Report.objects.filter(
+        project=project, scope="verification", subset="", metric="percent_agreement", level="nominal"
+    ).order_by("computed_at")
     assert [r.value for r in series] == [0.5, 0.5, pytest.approx(8 / 14)]  # kept over time: a trend
 
 
@@ -105,8 +113,13 @@ def _answer_all(study, person, respond):
 
 def test_likert_scores_per_criterion_and_group(project, verified):
     verified(3)
-    study, _ = create_study(project, "realism", "likert", preset="xlebench-realism",
-                            options={"attention_items": 0, "questions_per_participant": 20, "raters_per_item": 3})
+    study, _ = create_study(
+        project,
+        "realism",
+        "likert",
+        preset="xlebench-realism",
+        options={"attention_items": 0, "questions_per_participant": 20, "raters_per_item": 3},
+    )
     raters = people(project, 3)
     # Three raters, three records, two criteria; they agree on the order of the records but not the level.
     for shift, person in enumerate(raters):
@@ -124,9 +137,12 @@ def test_likert_scores_per_criterion_and_group(project, verified):
 
 def test_multiple_choice_and_open_answers(project, verified):
     verified(2)
-    mcq, _ = create_study(project, "choice", "mcq", options={"time_limits": [60], "raters_per_item": 3,
-                                                               "questions_per_participant": 10})
-    opened, _ = create_study(project, "open", "open_answer", options={"raters_per_item": 3, "questions_per_participant": 10})
+    mcq, _ = create_study(
+        project, "choice", "mcq", options={"time_limits": [60], "raters_per_item": 3, "questions_per_participant": 10}
+    )
+    opened, _ = create_study(
+        project, "open", "open_answer", options={"raters_per_item": 3, "questions_per_participant": 10}
+    )
     a, b, c = people(project, 3)
     _answer_all(mcq, a, lambda t: t.item.truth)
     _answer_all(mcq, b, lambda t: t.item.truth)
@@ -155,13 +171,15 @@ def test_ordering_kendall_w_and_tau_b_across_participants(project, build):
             if flip and not trial.practice:
                 order[-2], order[-1] = order[-1], order[-2]
             return [handle_of(trial.pk, e) for e in order]  # the page answers with per-trial handles
+
         participant = enroll(study, person)
         start(participant)
         while (trial := current_trial(participant)) is not None:
             mark_shown(participant, trial.pk)
             answer_trial(participant, trial.pk, respond(trial), 1000.0, f"o{trial.pk}")
-    shared = set(Trial.objects.filter(participant__user=a, practice=False).values_list("item_id", flat=True)) & \
-        set(Trial.objects.filter(participant__user=b, practice=False).values_list("item_id", flat=True))
+    shared = set(Trial.objects.filter(participant__user=a, practice=False).values_list("item_id", flat=True)) & set(
+        Trial.objects.filter(participant__user=b, practice=False).values_list("item_id", flat=True)
+    )
     assert shared
     services.compute(project, "study:order", n_resamples=R)
     tau = latest(project, "study:order", metric="tau_b_mean", level="ordinal")
@@ -174,20 +192,30 @@ def test_ordering_kendall_w_and_tau_b_across_participants(project, build):
 
 def test_rating_sets_external_and_judge(project):
     # Siegel & Castellan-style toy data: three raters, four items, nominal text categories.
-    rows = [{"item": f"i{i}", "rater": r, "value": v} for i, vals in enumerate(
-        [("a", "a", "a"), ("b", "b", "a"), ("a", "a", "a"), ("b", "b", "b")]) for r, v in zip("xyz", vals)]
+    rows = [
+        {"item": f"i{i}", "rater": r, "value": v}
+        for i, vals in enumerate([("a", "a", "a"), ("b", "b", "a"), ("a", "a", "a"), ("b", "b", "b")])
+        for r, v in zip("xyz", vals)
+    ]
     services.import_ratings(project, "sheets", "nominal", rows)
     with pytest.raises(Conflict):
         services.import_ratings(project, "sheets", "nominal", rows)
     with pytest.raises(Invalid, match="rating 2"):
-        services.import_ratings(project, "bad", "ordinal", [{"item": "i", "rater": "x", "value": 1},
-                                                             {"item": "i", "rater": "y", "value": "high"}])
+        services.import_ratings(
+            project,
+            "bad",
+            "ordinal",
+            [{"item": "i", "rater": "x", "value": 1}, {"item": "i", "rater": "y", "value": "high"}],
+        )
     services.compute(project, "ratings:sheets", n_resamples=R)
     assert latest(project, "ratings:sheets").value == pytest.approx(10 / 12)
     assert latest(project, "ratings:sheets", metric="fleiss_kappa") is not None
     # A judge against a person re-judging: percent agreement and Cohen's kappa only (EgoNight A.5.1).
-    judged = [{"item": f"a{i}", "rater": r, "value": s} for i, (j, h) in enumerate([(5, 5), (3, 3), (0, 1), (4, 4)])
-              for r, s in (("judge", j), ("human", h))]
+    judged = [
+        {"item": f"a{i}", "rater": r, "value": s}
+        for i, (j, h) in enumerate([(5, 5), (3, 3), (0, 1), (4, 4)])
+        for r, s in (("judge", j), ("human", h))
+    ]
     services.import_ratings(project, "judge-check", "ordinal", judged, source="judge")
     services.compute(project, "ratings:judge-check", n_resamples=R)
     metrics = set(Report.objects.filter(scope="ratings:judge-check").values_list("metric", flat=True))
@@ -208,8 +236,14 @@ def test_consensus_round_end_to_end(project, two_raters, admin_user):
         services.record_consensus(ci.pk, project, admin_user, consensus="keep", revised={"ann-nobody": "keep"})
     for item in sent:
         # After discussion, the second annotator comes round to keeping the pair.
-        services.record_consensus(item.pk, project, admin_user, consensus="keep",
-                                  revised={a["rater"]: "keep" for a in item.answers}, note="discussed")
+        services.record_consensus(
+            item.pk,
+            project,
+            admin_user,
+            consensus="keep",
+            revised={a["rater"]: "keep" for a in item.answers},
+            note="discussed",
+        )
     with pytest.raises(Conflict):
         services.record_consensus(ci.pk, project, admin_user, consensus="keep", revised={})
     services.compute(project, "verification", n_resamples=R)
@@ -231,7 +265,9 @@ def test_agreement_report_command_prints_stored_reports(project, two_raters, set
     call_command("agreement_report", "--project", project.slug, "--json", stdout=out)
     assert json.loads(out.getvalue()) == {"project": project.slug, "scopes": []}
     out = StringIO()
-    call_command("agreement_report", "--project", project.slug, "--scope", "verification", "--now", "--json", stdout=out)
+    call_command(
+        "agreement_report", "--project", project.slug, "--scope", "verification", "--now", "--json", stdout=out
+    )
     scopes = json.loads(out.getvalue())["scopes"]
     assert [s["scope"] for s in scopes] == ["verification"]
     row = next(r for r in scopes[0]["reports"] if r["metric"] == "percent_agreement" and r["subset"] == "")
@@ -245,18 +281,51 @@ def test_the_agreement_command_stores_external_ratings_as_a_reported_scope(proje
     from django.core.management import call_command
 
     path = tmp_path / "sheets.jsonl"
-    path.write_text("".join(json.dumps({"item": f"r{i}", "rater": r, "value": v}) + "\n"
-                            for i, vals in enumerate([(4, 4, 5), (2, 2, 2), (5, 4, 5), (1, 2, 1)]) for r, v in zip("abc", vals)))
+    path.write_text(
+        "".join(
+            json.dumps({"item": f"r{i}", "rater": r, "value": v}) + "\n"
+            for i, vals in enumerate([(4, 4, 5), (2, 2, 2), (5, 4, 5), (1, 2, 1)])
+            for r, v in zip("abc", vals)
+        )
+    )
     out, err = StringIO(), StringIO()
-    call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--json", "--resamples", "50",
-                 "--project", project.slug, "--name", "sheets", stdout=out, stderr=err)
+    call_command(
+        "agreement",
+        "--ratings",
+        str(path),
+        "--level",
+        "ordinal",
+        "--json",
+        "--resamples",
+        "50",
+        "--project",
+        project.slug,
+        "--name",
+        "sheets",
+        stdout=out,
+        stderr=err,
+    )
     printed = json.loads(out.getvalue())
     stored = latest(project, "ratings:sheets", metric="kendall_w", level="ordinal")
     assert stored.value == pytest.approx(printed["metrics"]["kendall_w"]["value"])
     assert "stored as rating set 'sheets'" in err.getvalue()
     with pytest.raises(SystemExit) as exit_:  # the name is taken: refused, nothing replaced
-        call_command("agreement", "--ratings", str(path), "--level", "ordinal", "--json", "--resamples", "0",
-                     "--project", project.slug, "--name", "sheets", stdout=StringIO(), stderr=StringIO())
+        call_command(
+            "agreement",
+            "--ratings",
+            str(path),
+            "--level",
+            "ordinal",
+            "--json",
+            "--resamples",
+            "0",
+            "--project",
+            project.slug,
+            "--name",
+            "sheets",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
     assert exit_.value.code == 2
 
 
@@ -288,8 +357,9 @@ def test_free_text_answers_go_through_the_consensus_round_too(project, two_rater
         services.record_consensus(sent[0].pk, project, admin_user, consensus="   ", revised={})
     for ci in sent:
         agreed = next(a["value"] for a in ci.answers if a["value"].startswith("answer"))
-        services.record_consensus(ci.pk, project, admin_user, consensus=agreed,
-                                  revised={a["rater"]: agreed for a in ci.answers})
+        services.record_consensus(
+            ci.pk, project, admin_user, consensus=agreed, revised={a["rater"]: agreed for a in ci.answers}
+        )
     services.compute(project, "verification", n_resamples=R)
     first = latest(project, "verification", "answers", metric="semantic_agreement", level="")
     after = latest(project, "verification", "answers", metric="semantic_agreement", level="", round_="consensus")

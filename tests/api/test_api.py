@@ -40,17 +40,34 @@ def test_an_annotator_claims_and_submits_over_the_api(make_unit, project):
     assert body["id"] == uh(unit)
     assert [q["qa_type"] for q in body["qa_pairs"]] == ["scene_description", "object_recognition"]
     assert body["qa_pairs"][1]["options"] == ["pan", "cup", "lamp", "shoe"]
-    assert {r["value"] for r in body["delete_reasons"]} == {"meaningless", "vague", "duplicate", "inconsistent", "wrong"}
+    assert {r["value"] for r in body["delete_reasons"]} == {
+        "meaningless",
+        "vague",
+        "duplicate",
+        "inconsistent",
+        "wrong",
+    }
     open_q, mc = body["qa_pairs"]
 
-    payload = {"idempotency_key": "api-1", "time_spent_ms": 4000,
-               "decisions": [{"qa_id": open_q["id"], "action": "keep", "time_spent_ms": 1000},
-                             {"qa_id": mc["id"], "action": "delete", "reason": "wrong"}],
-               "added": [{"qa_type": "scene_description", "question": "Where is it?", "answer": "a kitchen"}]}
+    payload = {
+        "idempotency_key": "api-1",
+        "time_spent_ms": 4000,
+        "decisions": [
+            {"qa_id": open_q["id"], "action": "keep", "time_spent_ms": 1000},
+            {"qa_id": mc["id"], "action": "delete", "reason": "wrong"},
+        ],
+        "added": [{"qa_type": "scene_description", "question": "Where is it?", "answer": "a kitchen"}],
+    }
     res = client.post(f"/api/units/{uh(unit.pk)}/submit/", payload, format="json")
     assert res.status_code == 200
-    assert res.json() == {"unit_id": uh(unit), "item_id": body["queue"]["item_id"], "kind": "first_pass", "status": "done",
-                          "replayed": False, "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1}}
+    assert res.json() == {
+        "unit_id": uh(unit),
+        "item_id": body["queue"]["item_id"],
+        "kind": "first_pass",
+        "status": "done",
+        "replayed": False,
+        "counts": {"kept": 1, "modified": 0, "deleted": 1, "added": 1},
+    }
     again = client.post(f"/api/units/{uh(unit.pk)}/submit/", payload, format="json")
     assert again.status_code == 200 and again.json()["replayed"] is True
     assert QAPair.objects.filter(origin="human").count() == 1
@@ -62,16 +79,28 @@ def test_a_bad_submit_gets_400_with_field_errors(make_unit, project):
     client, _ = _client_for("api-bad", "annotator", project)
     client.post(f"/api/projects/{project.slug}/queue/next/")
     open_q, mc = unit.qa_pairs.order_by("id")
-    res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "b", "decisions": [
-        {"qa_id": qh(open_q), "action": "keep"}, {"qa_id": qh(mc), "action": "delete"}]}, format="json")
+    res = client.post(
+        f"/api/units/{uh(unit.pk)}/submit/",
+        {
+            "idempotency_key": "b",
+            "decisions": [{"qa_id": qh(open_q), "action": "keep"}, {"qa_id": qh(mc), "action": "delete"}],
+        },
+        format="json",
+    )
     assert res.status_code == 400
-    assert res.json()["errors"] == {"decisions[1].reason": "choose a reason: meaningless, vague, duplicate, inconsistent, wrong"}
+    assert res.json()["errors"] == {
+        "decisions[1].reason": "choose a reason: meaningless, vague, duplicate, inconsistent, wrong"
+    }
     assert res.json()["detail"] == "the submit has errors; nothing was saved"
     res = client.post(f"/api/units/{uh(unit.pk)}/submit/", {"decisions": "nope"}, format="json")
     assert res.status_code == 400
-    assert res.json() == {"detail": "the request has errors; nothing was saved",
-                          "errors": {"idempotency_key": "This field is required.",
-                                     "decisions": 'Expected a list of items but got type "str".'}}
+    assert res.json() == {
+        "detail": "the request has errors; nothing was saved",
+        "errors": {
+            "idempotency_key": "This field is required.",
+            "decisions": 'Expected a list of items but got type "str".',
+        },
+    }
 
 
 def test_another_annotators_unit_is_refused_with_409(make_unit, project):
@@ -80,7 +109,9 @@ def test_another_annotators_unit_is_refused_with_409(make_unit, project):
     second, _ = _client_for("api-b", "annotator", project)
     first.post(f"/api/projects/{project.slug}/queue/next/")
     decisions = [{"qa_id": qh(q), "action": "keep"} for q in unit.qa_pairs.all()]
-    res = second.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "z", "decisions": decisions}, format="json")
+    res = second.post(
+        f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "z", "decisions": decisions}, format="json"
+    )
     assert res.status_code == 409
     assert QAPair.objects.filter(unit=unit, status="draft").count() == 2
 
@@ -97,27 +128,53 @@ def test_roles_are_checked(make_unit, project):
     assert annotator.get(f"/api/projects/{project.slug}/export/").status_code == 403
     assert outsider.post(f"/api/projects/{project.slug}/queue/next/").status_code == 404
     assert outsider.get(f"/api/projects/{project.slug}/videos/").status_code == 404
-    assert outsider.post(f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "o", "decisions": []}, format="json").status_code == 404
+    assert (
+        outsider.post(
+            f"/api/units/{uh(unit.pk)}/submit/", {"idempotency_key": "o", "decisions": []}, format="json"
+        ).status_code
+        == 404
+    )
     assert APIClient().post(f"/api/projects/{project.slug}/queue/next/").status_code in (401, 403)
 
 
 def test_the_video_list_reports_status_and_errors(project):
     Video.objects.create(project=project, sha256="a" * 64, filename="good.mp4", status="ready", duration_s=3.0)
-    Video.objects.create(project=project, sha256="b" * 64, filename="bad.mp4", status="failed",
-                         error="truncated or corrupt: moov atom not found")
+    Video.objects.create(
+        project=project,
+        sha256="b" * 64,
+        filename="bad.mp4",
+        status="failed",
+        error="truncated or corrupt: moov atom not found",
+    )
     client, _ = _client_for("api-vid", "researcher", project)
     page = client.get(f"/api/projects/{project.slug}/videos/").json()
     assert page["count"] == 2
     rows = page["results"]
     assert [(r["filename"], r["status"], r["error"]) for r in rows] == [
-        ("good.mp4", "ready", ""), ("bad.mp4", "failed", "truncated or corrupt: moov atom not found")]
+        ("good.mp4", "ready", ""),
+        ("bad.mp4", "failed", "truncated or corrupt: moov atom not found"),
+    ]
 
 
 def test_the_video_list_filters_by_status_source_and_illumination(project):
-    Video.objects.create(project=project, sha256="a" * 64, filename="day.mp4", status="ready", duration_s=3.0,
-                         illumination="day", source="real")
-    Video.objects.create(project=project, sha256="b" * 64, filename="night.mp4", status="ready", duration_s=3.0,
-                         illumination="night", source="synthetic")
+    Video.objects.create(
+        project=project,
+        sha256="a" * 64,
+        filename="day.mp4",
+        status="ready",
+        duration_s=3.0,
+        illumination="day",
+        source="real",
+    )
+    Video.objects.create(
+        project=project,
+        sha256="b" * 64,
+        filename="night.mp4",
+        status="ready",
+        duration_s=3.0,
+        illumination="night",
+        source="synthetic",
+    )
     Video.objects.create(project=project, sha256="c" * 64, filename="bad.mp4", status="failed", error="corrupt")
     client, _ = _client_for("api-vid", "researcher", project)
     url = f"/api/projects/{project.slug}/videos/"
@@ -139,8 +196,14 @@ def test_an_admin_downloads_the_export_as_jsonl(make_unit, project, annotator):
     from annotator.qa.services import Decision, submit_unit
 
     unit = claim_next(make_unit(n_open=1).project, annotator).unit
-    submit_unit(unit.pk, annotator, idempotency_key="e", time_spent_ms=None, additions=[],
-                decisions=[Decision(q.pk, "keep") for q in unit.qa_pairs.all()])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="e",
+        time_spent_ms=None,
+        additions=[],
+        decisions=[Decision(q.pk, "keep") for q in unit.qa_pairs.all()],
+    )
     admin, _ = _client_for("api-admin", "admin", project)
     res = admin.get(f"/api/projects/{project.slug}/export/?qa_type=object_recognition")
     assert res.status_code == 200
@@ -154,9 +217,20 @@ def test_the_openapi_schema_describes_the_flow():
     res = APIClient().get("/api/schema/?format=json")
     assert res.status_code == 200
     paths = json.loads(res.content)["paths"]
-    assert {"/api/projects/{slug}/queue/next/", "/api/units/{id}/submit/", "/api/projects/{slug}/videos/",
-            "/api/projects/{slug}/export/"} <= set(paths)
-    assert set(paths["/api/projects/{slug}/queue/next/"]["post"]["responses"]) == {"200", "204", "400", "401", "403", "404"}
+    assert {
+        "/api/projects/{slug}/queue/next/",
+        "/api/units/{id}/submit/",
+        "/api/projects/{slug}/videos/",
+        "/api/projects/{slug}/export/",
+    } <= set(paths)
+    assert set(paths["/api/projects/{slug}/queue/next/"]["post"]["responses"]) == {
+        "200",
+        "204",
+        "400",
+        "401",
+        "403",
+        "404",
+    }
 
 
 def test_ensure_member_refuses_an_unknown_role(project):
@@ -172,8 +246,14 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     assert body["queue"]["kind"] == "first_pass" and body["autosave"] is None
 
     assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 200
-    assert client.put(f"/api/units/{uh(unit.pk)}/autosave/", {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000},
-                      format="json").status_code == 204
+    assert (
+        client.put(
+            f"/api/units/{uh(unit.pk)}/autosave/",
+            {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000},
+            format="json",
+        ).status_code
+        == 204
+    )
     again = client.post(f"/api/projects/{project.slug}/queue/next/").json()
     assert again["autosave"] == {"state": {"x": 1}, "client_saved_at_ms": 5, "time_spent_ms": 4000}
     assert again["carried"] is None
@@ -187,18 +267,30 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     assert [r["action"] for r in history] == ["draft", "edit"]
 
     assert client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": ""}, format="json").status_code == 400
-    assert client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": "cannot see anything"}, format="json").status_code == 204
+    assert (
+        client.post(f"/api/units/{uh(unit.pk)}/skip/", {"reason": "cannot see anything"}, format="json").status_code
+        == 204
+    )
     assert client.post(f"/api/units/{uh(unit.pk)}/heartbeat/").status_code == 409
     assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
 
 
 def test_admins_set_the_queue_policy_and_define_types_over_the_api(project):
     admin, _ = _client_for("api-pol", "admin", project)
-    res = admin.patch(f"/api/projects/{project.slug}/policy/", {"double_check_share": 0.5, "overlap_k": 3}, format="json")
+    res = admin.patch(
+        f"/api/projects/{project.slug}/policy/", {"double_check_share": 0.5, "overlap_k": 3}, format="json"
+    )
     assert res.json() == {"double_check_share": 0.5, "overlap_share": 0.0, "overlap_k": 3}
     assert admin.patch(f"/api/projects/{project.slug}/policy/", {"overlap_k": 1}, format="json").status_code == 400
-    res = admin.post(f"/api/projects/{project.slug}/qa-types/", {"slug": "glare", "name": "Glare", "clip_policy": "window"}, format="json")
+    res = admin.post(
+        f"/api/projects/{project.slug}/qa-types/",
+        {"slug": "glare", "name": "Glare", "clip_policy": "window"},
+        format="json",
+    )
     assert res.status_code == 400 and res.json()["errors"] == {"window_s": "a window clip policy needs window_s > 0"}
-    res = admin.post(f"/api/projects/{project.slug}/qa-types/", {"slug": "glare", "name": "Glare", "clip_policy": "window",
-                                                                  "window_s": 3}, format="json")
+    res = admin.post(
+        f"/api/projects/{project.slug}/qa-types/",
+        {"slug": "glare", "name": "Glare", "clip_policy": "window", "window_s": 3},
+        format="json",
+    )
     assert res.status_code == 201 and res.json()["window_s"] == 3.0

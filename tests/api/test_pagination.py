@@ -20,10 +20,19 @@ def client(project, admin_user):
 
 
 @pytest.mark.parametrize("path", ["/api/projects/proj/videos/", "/api/projects/proj/groups/"])
-@pytest.mark.parametrize("query, name", [("limit=9223372036854775808", "limit"), ("limit=0", "limit"),
-                                         ("limit=1001", "limit"), ("limit=-1", "limit"), ("limit=x", "limit"),
-                                         ("offset=9223372036854775808", "offset"), ("offset=-5", "offset"),
-                                         ("offset=1000000001", "offset")])
+@pytest.mark.parametrize(
+    "query, name",
+    [
+        ("limit=9223372036854775808", "limit"),
+        ("limit=0", "limit"),
+        ("limit=1001", "limit"),
+        ("limit=-1", "limit"),
+        ("limit=x", "limit"),
+        ("offset=9223372036854775808", "offset"),
+        ("offset=-5", "offset"),
+        ("offset=1000000001", "offset"),
+    ],
+)
 def test_a_page_size_or_offset_out_of_bounds_is_a_400_naming_it(client, path, query, name):
     res = client.get(f"{path}?{query}")
     assert res.status_code == 400, res.content

@@ -125,15 +125,22 @@ PAGES = [
 def world(make_unit, project):
     unit = make_unit(n_open=1)
     users = {role: ensure_member(f"m-{role}", role=role, project=project, password="pw-matrix-1")[0] for role in ROLES}
-    users["outsider"] = ensure_member("m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1")[0]
+    users["outsider"] = ensure_member(
+        "m-outsider", role="admin", project=ensure_project("elsewhere"), password="pw-matrix-1"
+    )[0]
     from annotator.agreement.models import ConsensusItem, Scope
     from annotator.studies.models import Study
 
     experiment = Study.objects.create(project=project, name="pilot", kind="ordering")
     # An item of the consensus round with two raters' answers (the POSTs of the matrix record nothing).
     scope = Scope.objects.create(project=project, key="verification")
-    consensus = ConsensusItem.objects.create(scope=scope, item="1", level="nominal", disagreement=1.0,
-                                             answers=[{"rater": "a", "value": "keep"}, {"rater": "b", "value": "delete"}])
+    consensus = ConsensusItem.objects.create(
+        scope=scope,
+        item="1",
+        level="nominal",
+        disagreement=1.0,
+        answers=[{"rater": "a", "value": "keep"}, {"rater": "b", "value": "delete"}],
+    )
     from annotator.drafts.models import DraftJob, DraftRun
 
     run = DraftRun.objects.create(project=project, pipeline="egonight", prompt_version="v", status="running")
@@ -143,17 +150,44 @@ def world(make_unit, project):
 
     # A done evaluation with two judged answers in a re-judge sample (the matrix's POSTs are refused or change nothing
     # that a later role's request depends on).
-    evaluation = Evaluation.objects.create(project=project, model="m", judge_model="j", endpoint={}, judge_endpoint={},
-                                           prompt_version="v", status="done")
-    Prediction.objects.bulk_create([Prediction(evaluation=evaluation, kind="open", qa_type="t", illumination="day",
-                                               source="real", question="q", truth="t", clip_start_s=0, clip_end_s=1,
-                                               status="done", judge_pred="correct", judge_score=5) for _ in range(2)])
+    evaluation = Evaluation.objects.create(
+        project=project, model="m", judge_model="j", endpoint={}, judge_endpoint={}, prompt_version="v", status="done"
+    )
+    Prediction.objects.bulk_create(
+        [
+            Prediction(
+                evaluation=evaluation,
+                kind="open",
+                qa_type="t",
+                illumination="day",
+                source="real",
+                question="q",
+                truth="t",
+                clip_start_s=0,
+                clip_end_s=1,
+                status="done",
+                judge_pred="correct",
+                judge_score=5,
+            )
+            for _ in range(2)
+        ]
+    )
     sample = rejudge.create_sample(evaluation, size=2, seed=1)
     from annotator.media.models import VideoGroup
 
     group = VideoGroup.objects.create(project=project, kind="ego_exo", name="a set")
-    ids = {"grp": group.pk, "slug": project.slug, "unit": unit.pk, "uh": uh(unit), "qa": unit.qa_pairs.first().pk, "exp": experiment.pk, "ci": consensus.pk,
-           "run": run.pk, "ev": evaluation.pk, "rj": sample.items.first().pk}
+    ids = {
+        "grp": group.pk,
+        "slug": project.slug,
+        "unit": unit.pk,
+        "uh": uh(unit),
+        "qa": unit.qa_pairs.first().pk,
+        "exp": experiment.pk,
+        "ci": consensus.pk,
+        "run": run.pk,
+        "ev": evaluation.pk,
+        "rj": sample.items.first().pk,
+    }
     return users, ids
 
 
@@ -172,10 +206,17 @@ def test_every_api_endpoint_checks_the_role(world, method, path, allowed, body):
         client = _api_client(users.get(who) if who else None)
         res = getattr(client, method)(url, body, format="json") if body is not None else getattr(client, method)(url)
         if who in allowed:
-            assert res.status_code not in (401, 403, 404) and res.status_code < 500, (who, res.status_code, res.content[:200])
+            assert res.status_code not in (401, 403, 404) and res.status_code < 500, (
+                who,
+                res.status_code,
+                res.content[:200],
+            )
         elif who in ROLES:
             # An annotator gets a missing row's 404 where a 403 would say the row id exists (issue 20).
-            assert res.status_code == (404 if who == "annotator" and path in ROW_IDS_HIDDEN else 403), (who, res.status_code)
+            assert res.status_code == (404 if who == "annotator" and path in ROW_IDS_HIDDEN else 403), (
+                who,
+                res.status_code,
+            )
         elif who == "outsider":
             assert res.status_code == 404, (who, res.status_code)
         else:
@@ -219,12 +260,19 @@ def test_nobody_answers_someone_elses_trial(world, project):
     users, ids = world
     experiment = Study.objects.get(pk=ids["exp"])
     video = Video.objects.create(project=project, sha256="9" * 64, filename="x.mp4", status="ready", duration_s=30)
-    cond = Condition.objects.create(study=experiment, number=1, label="c",
-                                    variables={"n_frames": 2, "clip_length": "medium", "annotation": "none", "hints": []})
+    cond = Condition.objects.create(
+        study=experiment,
+        number=1,
+        label="c",
+        variables={"n_frames": 2, "clip_length": "medium", "annotation": "none", "hints": []},
+    )
     item = _item(cond, (video, 0, 15), 0, False)
     theirs = Participant.objects.create(study=experiment, user=users["annotator"], stage="trials")
     trial = Trial.objects.create(participant=theirs, item=item, position=0)
-    res = _api_client(users["reviewer"]).post(f"/api/trials/{trial.pk}/answer/",
-                                              {"response": item.truth, "client_rt_ms": 1000, "idempotency_key": "x"}, format="json")
+    res = _api_client(users["reviewer"]).post(
+        f"/api/trials/{trial.pk}/answer/",
+        {"response": item.truth, "client_rt_ms": 1000, "idempotency_key": "x"},
+        format="json",
+    )
     assert res.status_code == 404
     assert Trial.objects.get(pk=trial.pk).response is None

@@ -22,14 +22,17 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
-from annotator.studies import services as study_services
-from annotator.studies.models import Condition, Element, Item, Study, Trial
 from annotator.qa.models import QAPair
 from annotator.qa.queue import claim_next
 from annotator.qa.services import ensure_qa_type
+from annotator.studies import services as study_services
+from annotator.studies.models import Condition, Element, Item, Study, Trial
 
 # Examples per operation and generation mode: 5 gives 700 cases a token (every operation of the schema, both
 # modes; 192 s at load 10-15 on 2 cores). 10 gave about twice as many (92 s a token in a full run at lower load),
@@ -49,22 +52,44 @@ def _studies(project, video, participant_user) -> list[Study]:
     """A small ordering study (one 4-frame condition, 4 items, 1 practice item) and a timed
     multiple-choice study (2 items), with ``participant_user`` enrolled in both and past the
     instructions, so trials exist."""
-    order = Study.objects.create(project=project, name="fuzz", kind="ordering", questions_per_participant=3,
-                                 conditions_per_participant=1, practice_items=1)
-    cond = Condition.objects.create(study=order, number=1, label="baseline", baseline=True,
-                                    variables={"n_frames": 4, "clip_length": "medium", "annotation": "none", "hints": [],
-                                               "item_kind": "texts"})
+    order = Study.objects.create(
+        project=project,
+        name="fuzz",
+        kind="ordering",
+        questions_per_participant=3,
+        conditions_per_participant=1,
+        practice_items=1,
+    )
+    cond = Condition.objects.create(
+        study=order,
+        number=1,
+        label="baseline",
+        baseline=True,
+        variables={"n_frames": 4, "clip_length": "medium", "annotation": "none", "hints": [], "item_kind": "texts"},
+    )
     for index in range(5):
         elements = [Element.objects.create(kind="text", text=f"{index}-{i}") for i in range(4)]
         ids = [e.pk for e in elements]
-        Item.objects.create(condition=cond, index=index, role="practice" if index == 4 else "scored", seed=index,
-                            key=f"clip:{index}", footage=video, truth=ids,
-                            payload={"shown": [ids[i] for i in (2, 0, 3, 1)], "hints": [], "annotation": ""})
+        Item.objects.create(
+            condition=cond,
+            index=index,
+            role="practice" if index == 4 else "scored",
+            seed=index,
+            key=f"clip:{index}",
+            footage=video,
+            truth=ids,
+            payload={"shown": [ids[i] for i in (2, 0, 3, 1)], "hints": [], "annotation": ""},
+        )
     mcq = Study.objects.create(project=project, name="fuzz-mcq", kind="mcq", questions_per_participant=2)
     quick = Condition.objects.create(study=mcq, number=1, label="quick (60 s)", time_limit_s=60)
     for index in range(2):
-        Item.objects.create(condition=quick, index=index, key=f"qa:{index}", truth=0,
-                            payload={"question": "Which?", "options": ["a", "b", "c"], "media": []})
+        Item.objects.create(
+            condition=quick,
+            index=index,
+            key=f"qa:{index}",
+            truth=0,
+            payload={"question": "Which?", "options": ["a", "b", "c"], "media": []},
+        )
     for study in (order, mcq):
         study_services.start(study_services.enroll(study, participant_user))
     return [order, mcq]
@@ -86,8 +111,14 @@ def fuzz_data(transactional_db, make_unit, project):
     return {
         "tokens": {"admin": admin_token, "annotator": annotator_token},
         "slug": project.slug,
-        "ids": sorted({*[u.pk for u in units], *QAPair.objects.filter(project=project).values_list("pk", flat=True),
-                       *[s.pk for s in studies], *Trial.objects.filter(participant__study__in=studies).values_list("pk", flat=True)}),
+        "ids": sorted(
+            {
+                *[u.pk for u in units],
+                *QAPair.objects.filter(project=project).values_list("pk", flat=True),
+                *[s.pk for s in studies],
+                *Trial.objects.filter(participant__study__in=studies).values_list("pk", flat=True),
+            }
+        ),
     }
 
 
@@ -100,13 +131,22 @@ def _fuzz(schema, session, base_url: str, token: str, data: dict) -> tuple[int, 
         names = {p.name for p in operation.path_parameters}
         for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
             # Generated path parameters, or the real ones (every id is tried on every {id} route).
-            real = st.fixed_dictionaries({n: (st.just(data["slug"]) if n == "slug" else st.sampled_from(data["ids"]))
-                                          for n in names})
-            strategy = st.one_of(operation.as_strategy(mode),
-                                 real.flatmap(lambda params: operation.as_strategy(mode, path_parameters=params)))
+            real = st.fixed_dictionaries(
+                {n: (st.just(data["slug"]) if n == "slug" else st.sampled_from(data["ids"])) for n in names}
+            )
+            strategy = st.one_of(
+                operation.as_strategy(mode),
+                real.flatmap(lambda params: operation.as_strategy(mode, path_parameters=params)),
+            )
 
-            @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
-                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=MAX_EXAMPLES,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=strategy)
             def run(case):
                 nonlocal cases

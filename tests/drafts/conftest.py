@@ -17,10 +17,23 @@ def day_night_pair(worker, real_video, tmp_path):
     """bikes.mp4 (10 s of real footage) ingested as a day video of project ``pipe``, and its
     synthetic night version (``derive_night --levels easy``), paired. Returns (day, night)."""
     manifest = tmp_path / "m.jsonl"
-    manifest.write_text(json.dumps({"file": "bikes.mp4", "illumination": "day", "domain": "street",
-                                    "annotations": {"objects": ["bicycle", "person"],
-                                                    "description": "People ride bicycles past a building."}}) + "\n")
-    call_command("ingest", str(real_video), "--project", "pipe", "--manifest", str(manifest), "--wait", stdout=StringIO())
+    manifest.write_text(
+        json.dumps(
+            {
+                "file": "bikes.mp4",
+                "illumination": "day",
+                "domain": "street",
+                "annotations": {
+                    "objects": ["bicycle", "person"],
+                    "description": "People ride bicycles past a building.",
+                },
+            }
+        )
+        + "\n"
+    )
+    call_command(
+        "ingest", str(real_video), "--project", "pipe", "--manifest", str(manifest), "--wait", stdout=StringIO()
+    )
     call_command("derive_night", "--project", "pipe", "--levels", "easy", stdout=StringIO(), stderr=StringIO())
     return Video.objects.get(filename="bikes.mp4"), Video.objects.get(filename="bikes-night-easy.mp4")
 

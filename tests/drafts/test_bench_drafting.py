@@ -22,8 +22,20 @@ def test_drafting_bench_smoke_mode_drafts_every_video_with_every_call_stored_wit
     assert abs(ratio - wall / 0.30) < 0.05 * ratio
     parts = dict(re.findall(r"^    (\S.*?) +\d+\.\d\d s  \((\d+)\)$", out, re.M))
     # The profile counted each part: a job per video, a frame sampling per clip, a slot and a call per request.
-    assert {k: parts.get(k) for k in ("a video's job, in all", "sampling frames (ffmpeg)", "waiting for a slot",
-                                      "HTTP call (holding a slot)", "storing calls")} == {
-        "a video's job, in all": "2", "sampling frames (ffmpeg)": "2", "waiting for a slot": "12",
-        "HTTP call (holding a slot)": "12", "storing calls": "12"}
+    assert {
+        k: parts.get(k)
+        for k in (
+            "a video's job, in all",
+            "sampling frames (ffmpeg)",
+            "waiting for a slot",
+            "HTTP call (holding a slot)",
+            "storing calls",
+        )
+    } == {
+        "a video's job, in all": "2",
+        "sampling frames (ffmpeg)": "2",
+        "waiting for a slot": "12",
+        "HTTP call (holding a slot)": "12",
+        "storing calls": "12",
+    }
     assert out.rstrip().endswith("smoke: ok")

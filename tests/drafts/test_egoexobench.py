@@ -14,7 +14,6 @@ from django.core.management import call_command
 
 from annotator.drafts import services
 from annotator.drafts.models import DraftJob, DraftRun
-from annotator.inference.models import ModelCall, ModelServer
 from annotator.drafts.pipelines.egoexobench import (
     EgoExoBenchChecks,
     _Change,
@@ -25,20 +24,23 @@ from annotator.drafts.pipelines.egoexobench import (
 )
 from annotator.drafts.templates import DraftSpec, shuffled_options
 from annotator.errors import Conflict
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.projects.models import Project
 from annotator.qa.models import QAPair, Revision
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import unit_payload
 from annotator.qa.services import ensure_qa_type
+from tests.conftest import qh
 from tests.drafts.conftest import run_draft
 from tests.fake_model_server import n_images, user_text
-from tests.conftest import qh
 
-ANNOTATIONS = {"description": "Two people ride bicycles past a brick building on a sunny street.",
-               "objects": ["bicycle", "person", "building"],
-               "actions": [{"label": "a person rides a bicycle past the camera", "start_s": 1.0, "end_s": 4.0}],
-               "counts": [{"what": "bicycles", "count": 2, "at_s": None}]}
+ANNOTATIONS = {
+    "description": "Two people ride bicycles past a brick building on a sunny street.",
+    "objects": ["bicycle", "person", "building"],
+    "actions": [{"label": "a person rides a bicycle past the camera", "start_s": 1.0, "end_s": 4.0}],
+    "counts": [{"what": "bicycles", "count": 2, "at_s": None}],
+}
 COLOURS = ["red", "green", "blue", "yellow"]
 OBJECTS = ["bicycle", "teapot", "violin", "pillow"]
 
@@ -58,8 +60,9 @@ def street(worker, real_video, tmp_path, model_server):
 def drafts(video, *specs) -> list[QAPair]:
     """Save ``specs`` as one draft job's drafts of ``video`` (one unit), as a drafting pipeline
     would; returns their QA pairs in order."""
-    run = DraftRun.objects.create(project=video.project, pipeline="templates", prompt_version="templates-v1",
-                                  status=DraftRun.Status.DONE)
+    run = DraftRun.objects.create(
+        project=video.project, pipeline="templates", prompt_version="templates-v1", status=DraftRun.Status.DONE
+    )
     job = DraftJob.objects.create(run=run, video=video)
     for slug in {s.qa_type for s in specs}:
         ensure_qa_type(video.project, slug)
@@ -68,8 +71,9 @@ def drafts(video, *specs) -> list[QAPair]:
 
 
 def mcq(key, question, options, answer_index=0, qa_type="object_recognition") -> DraftSpec:
-    return DraftSpec(qa_type, question, options[answer_index], 0.0, 10.0, source_key=key, options=options,
-                     answer_index=answer_index)
+    return DraftSpec(
+        qa_type, question, options[answer_index], 0.0, 10.0, source_key=key, options=options, answer_index=answer_index
+    )
 
 
 def open_qa(key, question, answer, qa_type="object_recognition") -> DraftSpec:
@@ -103,30 +107,45 @@ def run_checks(*params) -> dict:
 
 # ----------------------------------------------------------------------------- consistency
 
+
 @pytest.mark.django_db(transaction=True)
 def test_an_inconsistent_pair_is_flagged_with_the_reason_and_its_unit_is_served_first(street, model_server):
     from annotator.projects.services import ensure_member
 
-    kept, = drafts(street, open_qa("a", "What does the person ride?", "A bicycle."))
-    wrong, = drafts(street, open_qa("b", "How many bicycles are there?", "Five.", qa_type="counting"))
+    (kept,) = drafts(street, open_qa("a", "What does the person ride?", "A bicycle."))
+    (wrong,) = drafts(street, open_qa("b", "How many bicycles are there?", "Five.", qa_type="counting"))
     model_server.responders["consistency_check"] = lambda body: (
         {"label": "inconsistent", "reason": "the annotations count 2 bicycles", "also_correct": []}
-        if "How many bicycles" in user_text(body) else consistent(body))
+        if "How many bicycles" in user_text(body)
+        else consistent(body)
+    )
 
     report = run_checks()
 
     assert report["exit"] == 0 and report["status"] == "done"
     assert {k: v for k, v in report["summary"].items()} == {
-        "checked": 2, "inconsistent": 1, "text_only_flagged": 0, "dropped": 0, "hard_negatives_set": 0,
-        "hard_negatives_failed": 0, "hard_negatives_too_few": 0, "no_annotations": 0, "no_scenario": 0}
+        "checked": 2,
+        "inconsistent": 1,
+        "text_only_flagged": 0,
+        "dropped": 0,
+        "hard_negatives_set": 0,
+        "hard_negatives_failed": 0,
+        "hard_negatives_too_few": 0,
+        "no_annotations": 0,
+        "no_scenario": 0,
+    }
     assert {s: c["calls"] for s, c in report["calls"].items()} == {"consistency_check": 2}  # open items: no MC checks
     body = model_server.calls_of("consistency_check")[0]
     assert n_images(body) == 0
-    assert "Objects: bicycle, person, building" in user_text(body) and "- 2 bicycles in the whole video" in user_text(body)
+    assert "Objects: bicycle, person, building" in user_text(body) and "- 2 bicycles in the whole video" in user_text(
+        body
+    )
     actor = f"egoexobench_checks/fake-llm/run-{report['run']}"
     wrong.refresh_from_db()
     assert (wrong.flag_reason, wrong.flag_source) == (
-        "inconsistent with the source annotations: the annotations count 2 bicycles", actor)
+        "inconsistent with the source annotations: the annotations count 2 bicycles",
+        actor,
+    )
     assert wrong.status == QAPair.Status.DRAFT and wrong.version == 1
     assert Revision.objects.filter(qa_pair=wrong, action=Revision.Action.FLAG, actor_model=actor).count() == 1
     kept.refresh_from_db()
@@ -138,11 +157,13 @@ def test_an_inconsistent_pair_is_flagged_with_the_reason_and_its_unit_is_served_
     served = unit_payload(item, annotator)["qa_pairs"]
     assert [(p["id"], p["flag"]) for p in served] == [(qh(wrong), {"reason": wrong.flag_reason, "source": actor})]
     job = DraftJob.objects.get(run_id=report["run"])
-    assert job.summary["pairs"][str(wrong.pk)] == {"consistency": {
-        "label": "inconsistent", "reason": "the annotations count 2 bicycles", "also_correct": []}}
+    assert job.summary["pairs"][str(wrong.pk)] == {
+        "consistency": {"label": "inconsistent", "reason": "the annotations count 2 bicycles", "also_correct": []}
+    }
 
 
 # ----------------------------------------------------------------------------- text-only
+
 
 def answer_by_text(right_on: dict[str, set[int]]):
     """A text_only responder: for each question, the correct option's letter on the tries (1-based)
@@ -162,8 +183,11 @@ def answer_by_text(right_on: dict[str, set[int]]):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_pair_answered_right_every_time_without_frames_is_flagged_and_two_of_three_is_not(street, model_server):
-    always, twice = drafts(street, mcq("a", "Which object appears in the video?", OBJECTS),
-                           mcq("b", "What colour is the door?", COLOURS, qa_type="colour"))
+    always, twice = drafts(
+        street,
+        mcq("a", "Which object appears in the video?", OBJECTS),
+        mcq("b", "What colour is the door?", COLOURS, qa_type="colour"),
+    )
     model_server.responders["text_only"] = answer_by_text({always.question: {1, 2, 3}, twice.question: {1, 2}})
 
     report = run_checks("consistency=false", "hard_negatives=false")
@@ -181,8 +205,10 @@ def test_a_pair_answered_right_every_time_without_frames_is_flagged_and_two_of_t
 
     always.refresh_from_db()
     twice.refresh_from_db()
-    assert always.flag_reason == ("answerable without the video: a model chose the right option in 3 of 3 text-only "
-                                  "tries, the options reshuffled each time")
+    assert always.flag_reason == (
+        "answerable without the video: a model chose the right option in 3 of 3 text-only "
+        "tries, the options reshuffled each time"
+    )
     assert always.status == QAPair.Status.DRAFT and always.options == OBJECTS  # flagged, not changed
     assert twice.flag_reason == "" and twice.revisions.count() == 1
 
@@ -193,7 +219,9 @@ def test_a_pair_answered_right_every_time_without_frames_is_flagged_and_two_of_t
     assert len({t["seed"] for t in tries}) == 3  # a seed per try
     assert [t["picked"] for t in tries] == [0, 0, 0] and all(t["correct"] for t in tries)
     assert [t["letter"] for t in tries] == ["ABCD"[o.index(0)] for _, o in expected]  # the letter maps back
-    assert outcome[str(twice.pk)]["text_only"]["right"] == 2 and outcome[str(twice.pk)]["text_only"]["outcome"] == "kept"
+    assert (
+        outcome[str(twice.pk)]["text_only"]["right"] == 2 and outcome[str(twice.pk)]["text_only"]["outcome"] == "kept"
+    )
     recorded = ModelCall.objects.filter(stage="text_only", request__qa_pair=always.pk).order_by("id")
     assert [c.request["seed"] for c in recorded] == [s for s, _ in expected]
 
@@ -202,8 +230,11 @@ def test_a_pair_answered_right_every_time_without_frames_is_flagged_and_two_of_t
 def test_the_drop_policy_deletes_the_pair_so_it_is_no_longer_served(street, model_server):
     from annotator.projects.services import ensure_member
 
-    always, other = drafts(street, mcq("a", "Which object appears in the video?", OBJECTS),
-                           open_qa("b", "What does the person ride?", "A bicycle."))
+    always, other = drafts(
+        street,
+        mcq("a", "Which object appears in the video?", OBJECTS),
+        open_qa("b", "What does the person ride?", "A bicycle."),
+    )
     model_server.responders["text_only"] = answer_by_text({always.question: {1, 2, 3}})
 
     report = run_checks("consistency=false", "hard_negatives=false", "text_only=drop")
@@ -221,6 +252,7 @@ def test_the_drop_policy_deletes_the_pair_so_it_is_no_longer_served(street, mode
 
 # ----------------------------------------------------------------------------- hard negatives
 
+
 @pytest.fixture
 def kitchen(street, real_video, tmp_path):
     """motion.mov ingested into project ``qa`` as scenario ``kitchen``."""
@@ -233,15 +265,28 @@ def kitchen(street, real_video, tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_hard_negatives_are_the_closest_answers_of_the_scenario_and_a_distractor_also_correct_is_replaced(
-        street, kitchen, model_server):
-    item, *_ = drafts(street, mcq("m", "Which vehicle do the people ride?",
-                                  ["a red bicycle", "a teapot", "a violin", "a pillow"]),
-                      *[open_qa(f"c{i}", f"What is shown {i}?", text) for i, text in enumerate(
-                          ["a blue bicycle", "a motorcycle", "a scooter", "a dog", "a kitchen knife", "a red bike"])])
+    street, kitchen, model_server
+):
+    item, *_ = drafts(
+        street,
+        mcq("m", "Which vehicle do the people ride?", ["a red bicycle", "a teapot", "a violin", "a pillow"]),
+        *[
+            open_qa(f"c{i}", f"What is shown {i}?", text)
+            for i, text in enumerate(
+                ["a blue bicycle", "a motorcycle", "a scooter", "a dog", "a kitchen knife", "a red bike"]
+            )
+        ],
+    )
     drafts(kitchen, open_qa("k", "What is on the wall?", "a green bicycle"))  # closer, but another scenario
     model_server.responders["consistency_check"] = lambda body: (
-        {"label": "inconsistent", "reason": "the blue one could be right", "also_correct": ["ABCD"[shown_options(body).index("a blue bicycle")]]}
-        if "a blue bicycle" in shown_options(body) else consistent(body))
+        {
+            "label": "inconsistent",
+            "reason": "the blue one could be right",
+            "also_correct": ["ABCD"[shown_options(body).index("a blue bicycle")]],
+        }
+        if "a blue bicycle" in shown_options(body)
+        else consistent(body)
+    )
 
     report = run_checks("consistency=false", "text_only=off")
 
@@ -250,7 +295,9 @@ def test_hard_negatives_are_the_closest_answers_of_the_scenario_and_a_distractor
     checks = model_server.calls_of("consistency_check")
     assert all("distractors" in system_of(b) for b in checks)  # the distractor check's own prompt
     assert [sorted(shown_options(b)) for b in checks] == [
-        sorted(["a red bicycle", "a blue bicycle", "a motorcycle", "a scooter"]),  # the three nearest; "a red bike" is the answer again
+        sorted(
+            ["a red bicycle", "a blue bicycle", "a motorcycle", "a scooter"]
+        ),  # the three nearest; "a red bike" is the answer again
         sorted(["a red bicycle", "a motorcycle", "a scooter", "a dog"]),  # the rejected one replaced by the next
     ]
     seed = seed_of("hard-negatives", item.pk, 1)
@@ -270,42 +317,70 @@ def test_hard_negatives_are_the_closest_answers_of_the_scenario_and_a_distractor
 
 @pytest.mark.django_db(transaction=True)
 def test_a_pair_whose_every_candidate_set_is_rejected_keeps_its_options_and_is_flagged(street, model_server):
-    item, *_ = drafts(street, mcq("m", "Which vehicle do the people ride?",
-                                  ["a red bicycle", "a teapot", "a violin", "a pillow"]),
-                      *[open_qa(f"c{i}", f"What is shown {i}?", t) for i, t in enumerate(
-                          ["a blue bicycle", "a motorcycle", "a scooter", "a dog"])])
+    item, *_ = drafts(
+        street,
+        mcq("m", "Which vehicle do the people ride?", ["a red bicycle", "a teapot", "a violin", "a pillow"]),
+        *[
+            open_qa(f"c{i}", f"What is shown {i}?", t)
+            for i, t in enumerate(["a blue bicycle", "a motorcycle", "a scooter", "a dog"])
+        ],
+    )
     model_server.responders["consistency_check"] = lambda body: {  # the nearest option is always "also correct"
-        "label": "inconsistent", "reason": "too close", "also_correct": [
-            "ABCD"[shown_options(body).index(next(t for t in ("a blue bicycle", "a motorcycle") if t in shown_options(body)))]]}
+        "label": "inconsistent",
+        "reason": "too close",
+        "also_correct": [
+            "ABCD"[
+                shown_options(body).index(
+                    next(t for t in ("a blue bicycle", "a motorcycle") if t in shown_options(body))
+                )
+            ]
+        ],
+    }
 
     report = run_checks("consistency=false", "text_only=off")
 
     assert report["summary"]["hard_negatives_failed"] == 1 and report["summary"]["hard_negatives_set"] == 0
     item.refresh_from_db()
     assert item.options == ["a red bicycle", "a teapot", "a violin", "a pillow"] and item.version == 1
-    assert item.flag_reason == ("hard-negative distractors: every candidate set had an option that is also correct "
-                                "(rejected 'a blue bicycle', 'a motorcycle'); the drafted options were kept")
+    assert item.flag_reason == (
+        "hard-negative distractors: every candidate set had an option that is also correct "
+        "(rejected 'a blue bicycle', 'a motorcycle'); the drafted options were kept"
+    )
 
 
 # ----------------------------------------------------------------------------- resume and cache
 
+
 @pytest.mark.django_db(transaction=True)
 def test_a_run_failed_at_the_text_only_stage_writes_nothing_resumes_there_and_a_rerun_costs_nothing(
-        street, model_server, settings):
+    street, model_server, settings
+):
     settings.LLM_MAX_ATTEMPTS = 2
-    wrong, always = drafts(street, open_qa("a", "How many bicycles are there?", "Five.", qa_type="counting"),
-                           mcq("b", "Which object appears in the video?", OBJECTS))
+    wrong, always = drafts(
+        street,
+        open_qa("a", "How many bicycles are there?", "Five.", qa_type="counting"),
+        mcq("b", "Which object appears in the video?", OBJECTS),
+    )
     model_server.responders["consistency_check"] = lambda body: (
-        {"label": "inconsistent", "reason": "2 bicycles", "also_correct": []} if "How many" in user_text(body)
-        else consistent(body))
+        {"label": "inconsistent", "reason": "2 bicycles", "also_correct": []}
+        if "How many" in user_text(body)
+        else consistent(body)
+    )
     model_server.responders["text_only"] = lambda body: {"answer": "ABCD"[shown_options(body).index("bicycle")]}
     model_server.fail_next("malformed", stage="text_only", n=2)  # the first text-only call gives up
 
     report = run_checks("hard_negatives=false")
 
     assert report["exit"] == 1 and report["status"] == "failed"
-    assert report["failures"] == [{"video": "bikes.mp4", "stage": "text_only", "error": (
-        "no usable answer in 2 attempts; last: malformed: not JSON: Expecting value: line 1 column 13 (char 12)")}]
+    assert report["failures"] == [
+        {
+            "video": "bikes.mp4",
+            "stage": "text_only",
+            "error": (
+                "no usable answer in 2 attempts; last: malformed: not JSON: Expecting value: line 1 column 13 (char 12)"
+            ),
+        }
+    ]
     wrong.refresh_from_db()
     assert wrong.flag_reason == "" and Revision.objects.count() == 2  # the consistency flag was not written either
     before = len(model_server.requests)
@@ -325,7 +400,9 @@ def test_a_run_failed_at_the_text_only_stage_writes_nothing_resumes_there_and_a_
     again = run_checks("hard_negatives=false")
     assert again["status"] == "done" and len(model_server.requests) == before  # no request at all
     assert again["cost_usd"] == 0 and {s: (c["calls"], c["cache_hits"]) for s, c in again["calls"].items()} == {
-        "consistency_check": (2, 2), "text_only": (3, 3)}
+        "consistency_check": (2, 2),
+        "text_only": (3, 3),
+    }
     assert Revision.objects.count() == revisions  # the same verdicts write nothing new
 
 
@@ -333,9 +410,11 @@ def test_a_run_failed_at_the_text_only_stage_writes_nothing_resumes_there_and_a_
 def test_bad_parameters_are_refused_in_plain_words(street):
     from django.core.management.base import CommandError
 
-    for param, message in [("k=11", "k must be a whole number from 1 to 10"),
-                           ("text_only=maybe", "text_only must be flag, drop or off"),
-                           ("near_identical=0", "near_identical must be a number above 0 and at most 1")]:
+    for param, message in [
+        ("k=11", "k must be a whole number from 1 to 10"),
+        ("text_only=maybe", "text_only must be flag, drop or off"),
+        ("near_identical=0", "near_identical must be a number above 0 and at most 1"),
+    ]:
         with pytest.raises(CommandError, match=f"^{message}$"):
             run_checks(param)
     with pytest.raises(CommandError, match="^every check is off"):
@@ -345,16 +424,30 @@ def test_bad_parameters_are_refused_in_plain_words(street):
 
 # ----------------------------------------------------------------------------- the commit
 
+
 @pytest.mark.django_db
 def test_the_commit_writes_nothing_when_a_pair_changed_since_it_was_checked(project):
     from annotator.qa.models import WorkUnit
 
-    video = Video.objects.create(project=project, sha256="0" * 64, filename="v.mp4", duration_s=10.0,
-                                 status=Video.Status.READY)
+    video = Video.objects.create(
+        project=project, sha256="0" * 64, filename="v.mp4", duration_s=10.0, status=Video.Status.READY
+    )
     unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=10.0)
     qa_type = ensure_qa_type(project, "object_recognition")
-    a, b = (QAPair.objects.create(project=project, unit=unit, video=video, qa_type=qa_type, origin="machine",
-                                  question=f"Q{i}?", answer="x", clip_start_s=0.0, clip_end_s=10.0) for i in (1, 2))
+    a, b = (
+        QAPair.objects.create(
+            project=project,
+            unit=unit,
+            video=video,
+            qa_type=qa_type,
+            origin="machine",
+            question=f"Q{i}?",
+            answer="x",
+            clip_start_s=0.0,
+            clip_end_s=10.0,
+        )
+        for i in (1, 2)
+    )
     QAPair.objects.filter(pk=b.pk).update(version=2)  # someone changed b after the checks read it
     with pytest.raises(Conflict, match=f"^QA pair {b.pk} changed since the checks read it"):
         EgoExoBenchChecks._commit(None, [_Change(a.pk, 1, flags=["bad"]), _Change(b.pk, 1, drop="text only")], "m")
@@ -365,6 +458,7 @@ def test_the_commit_writes_nothing_when_a_pair_changed_since_it_was_checked(proj
 
 # ----------------------------------------------------------------------------- pure parts
 
+
 @pytest.mark.parametrize("n,k", [(4, 3), (4, 10), (3, 10), (2, 3), (5, 1)])
 def test_text_only_shuffles_are_distinct_and_move_the_answer_through_every_position(n, k):
     shuffles = text_only_shuffles(n, 1, k, "base")
@@ -372,21 +466,29 @@ def test_text_only_shuffles_are_distinct_and_move_the_answer_through_every_posit
     assert len(orders) == min(k, math.factorial(n)) and len(set(orders)) == len(orders)
     assert all(sorted(o) == list(range(n)) for o in orders)
     for start in range(0, len(orders), n):
-        positions = [o.index(1) for o in orders[start:start + n]]
+        positions = [o.index(1) for o in orders[start : start + n]]
         assert len(set(positions)) == len(positions)
     assert shuffles == text_only_shuffles(n, 1, k, "base")  # the same seeds give the same orders
     assert len({seed for seed, _ in shuffles}) == len(shuffles)
 
 
 def test_candidates_that_paraphrase_the_answer_or_each_other_are_left_out():
-    vectors = {"answer": [1.0, 0.0, 0.0], "same meaning": [0.99, 0.141, 0.0], "close": [0.8, 0.6, 0.0],
-               "close twin": [0.79, 0.613, 0.0], "far": [0.1, -0.995, 0.0], "middle": [0.5, 0.0, 0.866]}
+    vectors = {
+        "answer": [1.0, 0.0, 0.0],
+        "same meaning": [0.99, 0.141, 0.0],
+        "close": [0.8, 0.6, 0.0],
+        "close twin": [0.79, 0.613, 0.0],
+        "far": [0.1, -0.995, 0.0],
+        "middle": [0.5, 0.0, 0.866],
+    }
 
     def encode(texts):
         v = np.array([vectors[t] for t in texts])
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-    ranked = rank_candidates("answer", ["far", "close", "Answer", "same meaning", "close twin", "middle", "far"], encode)
+    ranked = rank_candidates(
+        "answer", ["far", "close", "Answer", "same meaning", "close twin", "middle", "far"], encode
+    )
     assert [c.text for c in ranked] == ["close", "close twin", "middle", "far"]  # "Answer" is the answer itself
     assert [c.text for c in pick_distractors(ranked, 2, set())] == ["close", "middle"]  # the twin is a paraphrase
     assert [c.text for c in pick_distractors(ranked, 3, {"close"})] == ["close twin", "middle", "far"]

@@ -11,16 +11,22 @@ def test_it_reads_plain_and_fenced_json():
     assert parse_answer("```json\n" + body + "\n```") == [("Who walks?", "a man")]
 
 
-@pytest.mark.parametrize("reply, reason", [
-    ("", "empty reply"),
-    ("Sure! Here are some questions:", "not JSON: Expecting value: line 1 column 1 (char 0)"),
-    ('{"qa_pairs": [{"question": "Who?", "answer": "me"}', "not JSON: Expecting ',' delimiter: line 1 column 51 (char 50)"),
-    ('[{"question": "Who?", "answer": "me"}]', 'expected an object with a "qa_pairs" list'),
-    ('{"qa_pairs": []}', '"qa_pairs" is empty'),
-    ('{"qa_pairs": ["Who?"]}', "qa_pairs[0] is not an object"),
-    ('{"qa_pairs": [{"question": "Who?", "answer": ""}]}', "qa_pairs[0].answer is missing or empty"),
-    ('{"qa_pairs": [{"question": "Who?", "answer": 3}]}', "qa_pairs[0].answer is missing or empty"),
-])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        ("", "empty reply"),
+        ("Sure! Here are some questions:", "not JSON: Expecting value: line 1 column 1 (char 0)"),
+        (
+            '{"qa_pairs": [{"question": "Who?", "answer": "me"}',
+            "not JSON: Expecting ',' delimiter: line 1 column 51 (char 50)",
+        ),
+        ('[{"question": "Who?", "answer": "me"}]', 'expected an object with a "qa_pairs" list'),
+        ('{"qa_pairs": []}', '"qa_pairs" is empty'),
+        ('{"qa_pairs": ["Who?"]}', "qa_pairs[0] is not an object"),
+        ('{"qa_pairs": [{"question": "Who?", "answer": ""}]}', "qa_pairs[0].answer is missing or empty"),
+        ('{"qa_pairs": [{"question": "Who?", "answer": 3}]}', "qa_pairs[0].answer is missing or empty"),
+    ],
+)
 def test_it_refuses_malformed_answers_with_the_reason(reply, reason):
     with pytest.raises(MalformedModelOutput) as err:
         parse_answer(reply)

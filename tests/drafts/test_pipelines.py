@@ -14,8 +14,14 @@ from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, Revision, WorkUnit
 
-GOOD = json.dumps({"qa_pairs": [{"question": "How many people ride bicycles?", "answer": "two"},
-                                {"question": "Is it day or night?", "answer": "day"}]})
+GOOD = json.dumps(
+    {
+        "qa_pairs": [
+            {"question": "How many people ride bicycles?", "answer": "two"},
+            {"question": "Is it day or night?", "answer": "day"},
+        ]
+    }
+)
 
 
 @pytest.fixture
@@ -57,12 +63,20 @@ def test_the_llm_pipeline_sends_frames_and_saves_the_answer(ready_video, model_s
     assert jpeg[:3] == b"\xff\xd8\xff"  # a real JPEG frame from ffmpeg
     assert "0.38 s, 1.12 s, 1.88 s, 2.62 s" in parts[0]["text"]
 
-    drafts = list(Draft.objects.order_by("id").values_list("qa_type", "question", "answer", "clip_start_s", "clip_end_s"))
-    assert drafts == [("counting", "How many people ride bicycles?", "two", 0.0, 3.0),
-                      ("counting", "Is it day or night?", "day", 0.0, 3.0)]
+    drafts = list(
+        Draft.objects.order_by("id").values_list("qa_type", "question", "answer", "clip_start_s", "clip_end_s")
+    )
+    assert drafts == [
+        ("counting", "How many people ride bicycles?", "two", 0.0, 3.0),
+        ("counting", "Is it day or night?", "day", 0.0, 3.0),
+    ]
     call = ModelCall.objects.get()
     assert (call.raw_output, call.error, call.prompt_tokens, call.model) == (GOOD, "", 101, "fake-vlm")
-    assert (call.stage, call.prompt_version, call.request["frame_times_s"]) == ("llm", "llm-qa-v1", [0.375, 1.125, 1.875, 2.625])
+    assert (call.stage, call.prompt_version, call.request["frame_times_s"]) == (
+        "llm",
+        "llm-qa-v1",
+        [0.375, 1.125, 1.875, 2.625],
+    )
     run = DraftJob.objects.get().run
     assert (run.pipeline, run.model, run.prompt_version) == ("llm", "fake-vlm", "llm-qa-v1")
     assert (run.servers["llm"]["server"], run.params) == ("fake", {"qa_type": "counting", "frames": 4})
@@ -91,12 +105,15 @@ def test_a_model_that_never_answers_well_fails_the_job_and_writes_nothing(ready_
     code, out, err = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "fake")
     assert code == 1
     assert "1/1 videos done (1 failed), 0 drafts" in out
-    assert ('failed short.mp4 at stage llm: no usable answer in 3 attempts; last: malformed: expected an object with a '
-            '"qa_pairs" list') in err
+    assert (
+        "failed short.mp4 at stage llm: no usable answer in 3 attempts; last: malformed: expected an object with a "
+        '"qa_pairs" list'
+    ) in err
     assert list(ModelCall.objects.order_by("attempt").values_list("attempt", "error")) == [
         (1, "malformed: not JSON: Expecting value: line 1 column 1 (char 0)"),
         (2, 'malformed: expected an object with a "qa_pairs" list'),
-        (3, 'malformed: expected an object with a "qa_pairs" list')]
+        (3, 'malformed: expected an object with a "qa_pairs" list'),
+    ]
     assert len(model_server.requests) == 3
     job = DraftJob.objects.get()
     assert (job.status, job.stage, job.run.status) == ("failed", "llm", "failed")
@@ -115,18 +132,35 @@ def test_an_unreachable_server_is_recorded_as_a_connection_error(ready_video, se
 @pytest.mark.django_db(transaction=True)
 def test_templates_draft_the_real_footage_once(worker, real_video, tmp_path):
     manifest = tmp_path / "m.jsonl"
-    manifest.write_text("\n".join(json.dumps(x) for x in [
-        {"file": "bikes.mp4", "annotations": {"description": "Cyclists pass on a street.",
-                                              "objects": ["bicycle", "car", "tree"],
-                                              "counts": [{"what": "cyclists", "count": 2, "at_s": 3.0}]}},
-    ]) + "\n")
-    call_command("ingest", str(real_video), "--project", "tpl", "--manifest", str(manifest), "--wait", stdout=StringIO())
+    manifest.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {
+                    "file": "bikes.mp4",
+                    "annotations": {
+                        "description": "Cyclists pass on a street.",
+                        "objects": ["bicycle", "car", "tree"],
+                        "counts": [{"what": "cyclists", "count": 2, "at_s": 3.0}],
+                    },
+                }
+            ]
+        )
+        + "\n"
+    )
+    call_command(
+        "ingest", str(real_video), "--project", "tpl", "--manifest", str(manifest), "--wait", stdout=StringIO()
+    )
     code, out, _ = _draft("--project", "tpl")
     assert code == 0 and "1/1 videos done (0 failed), 2 drafts" in out  # no object item: no distractor pool
     assert sorted(Draft.objects.values_list("qa_type", flat=True)) == ["counting", "scene_description"]
     counting = QAPair.objects.get(qa_type__slug="counting")
     assert (counting.question, counting.answer, counting.clip_start_s, counting.clip_end_s) == (
-        "How many cyclists are there at 3.0 s?", "2", 1.5, 4.5)
+        "How many cyclists are there at 3.0 s?",
+        "2",
+        1.5,
+        4.5,
+    )
 
     code, out, _ = _draft("--project", "tpl")
     assert (code, out) == (0, "nothing to draft; skipped: 1 already drafted\n")
@@ -135,21 +169,26 @@ def test_templates_draft_the_real_footage_once(worker, real_video, tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_window_type_is_drafted_window_by_window(worker, model_server, settings, tmp_path):
-    from annotator.qa.services import ensure_qa_type
     from annotator.projects.services import ensure_project
+    from annotator.qa.services import ensure_qa_type
     from tests.conftest import make_video
 
     settings.LLM_FRAMES, settings.LLM_WINDOWS = 2, 3
     clip = make_video(tmp_path / "ten.mp4", seconds=10.0, audio=False)
     call_command("ingest", str(clip), "--project", "win", "--wait", stdout=StringIO())
-    ensure_qa_type(ensure_project("win"), "counting_statics", name="Counting of statics", clip_policy="window", window_s=3.0)
-    ModelServer.objects.create(project=Video.objects.get().project, name="fake", base_url=model_server.base_url,
-                               model="fake-vlm")
+    ensure_qa_type(
+        ensure_project("win"), "counting_statics", name="Counting of statics", clip_policy="window", window_s=3.0
+    )
+    ModelServer.objects.create(
+        project=Video.objects.get().project, name="fake", base_url=model_server.base_url, model="fake-vlm"
+    )
     model_server.replies = [GOOD]
     code, out, _ = _draft("--project", "win", "--pipeline", "llm", "--qa-type", "counting_statics", "--server", "fake")
     assert code == 0, out
     assert len(model_server.requests) == 3
-    assert "The clip covers 3.5-6.5 s of a 10.0 s video" in model_server.requests[1]["messages"][1]["content"][0]["text"]
+    assert (
+        "The clip covers 3.5-6.5 s of a 10.0 s video" in model_server.requests[1]["messages"][1]["content"][0]["text"]
+    )
     clips = sorted(set(Draft.objects.values_list("clip_start_s", "clip_end_s")))
     assert clips == [(0.167, 3.167), (3.5, 6.5), (6.833, 9.833)]
     assert Draft.objects.count() == 6 and ModelCall.objects.count() == 3

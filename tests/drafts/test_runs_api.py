@@ -24,11 +24,21 @@ from annotator.projects.services import ensure_member, ensure_project, token_for
 from annotator.qa.models import QAType
 from tests.conftest import wait_for
 
-SNAPSHOT = {"server": "gpt", "server_id": None, "base_url": "http://127.0.0.1:9/v1", "model": "fake-gpt", "key_env": "",
-            "concurrency": 4, "timeout_s": 120.0, "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0}
+SNAPSHOT = {
+    "server": "gpt",
+    "server_id": None,
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "fake-gpt",
+    "key_env": "",
+    "concurrency": 4,
+    "timeout_s": 120.0,
+    "price_prompt_per_mtok": 0.0,
+    "price_completion_per_mtok": 0.0,
+}
 
 
 # ------------------------------------------------------------------------------ helpers (also the page tests')
+
 
 def api(user) -> APIClient:
     client = APIClient()
@@ -47,24 +57,58 @@ def night_video(project, name: str, *, seconds: float = 3.0, stored: bool = Fals
     rendition, sha = "", hashlib.sha256(f"{project.slug}/{name}".encode()).hexdigest()
     if stored:
         path = os.path.join(default_storage.location, f"src-{name}")
-        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-                        f"testsrc=size=160x120:rate=10:duration={seconds}", "-c:v", "libx264", "-pix_fmt", "yuv420p",
-                        path], check=True)
+        subprocess.run(
+            [
+                "ffmpeg",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                f"testsrc=size=160x120:rate=10:duration={seconds}",
+                "-c:v",
+                "libx264",
+                "-pix_fmt",
+                "yuv420p",
+                path,
+            ],
+            check=True,
+        )
         with open(path, "rb") as fh:
             data = fh.read()
         os.unlink(path)
         sha = hashlib.sha256(data).hexdigest()
         rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", ContentFile(data))
-    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY, duration_s=seconds,
-                                fps=10.0, width=160, height=120, rendition=rendition, illumination="night", domain="street")
+    return Video.objects.create(
+        project=project,
+        sha256=sha,
+        filename=name,
+        status=Video.Status.READY,
+        duration_s=seconds,
+        fps=10.0,
+        width=160,
+        height=120,
+        rendition=rendition,
+        illumination="night",
+        domain="street",
+    )
 
 
-def made_run(project, *, statuses=(), pipeline="egonight", status="running", minutes_ago=0, calls=(), user=None) -> DraftRun:
+def made_run(
+    project, *, statuses=(), pipeline="egonight", status="running", minutes_ago=0, calls=(), user=None
+) -> DraftRun:
     """A run row of ``project`` made directly: one job per entry of ``statuses`` (job status, or
     (status, drafts, stage, error)), and ``calls`` (stage, error, cost, cached) on its first job."""
-    run = DraftRun.objects.create(project=project, pipeline=pipeline, prompt_version="v", status=status, created_by=user,
-                                  servers={s: {**SNAPSHOT} for s in ("caption", "questions", "answer")},
-                                  params={"frames": 2, "questions": 3})
+    run = DraftRun.objects.create(
+        project=project,
+        pipeline=pipeline,
+        prompt_version="v",
+        status=status,
+        created_by=user,
+        servers={s: {**SNAPSHOT} for s in ("caption", "questions", "answer")},
+        params={"frames": 2, "questions": 3},
+    )
     DraftRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
     jobs = []
     for i, st in enumerate(statuses):
@@ -72,11 +116,24 @@ def made_run(project, *, statuses=(), pipeline="egonight", status="running", min
         video = night_video(project, f"r{run.pk}-v{i}.mp4")
         jobs.append(DraftJob.objects.create(run=run, video=video, status=st, n_drafts=drafts, stage=stage, error=error))
     for stage, error, cost, cached in calls:
-        source = ModelCall.objects.filter(job=jobs[0], stage=stage, cached_from__isnull=True).first() if cached else None
-        ModelCall.objects.create(project=project, job=jobs[0], stage=stage, attempt=1, model="fake-gpt", request={},
-                                 error=error, cost_usd=cost, cached_from=source, latency_ms=0 if cached else 500,
-                                 prompt_tokens=None if cached else 100, completion_tokens=None if cached else 20,
-                                 output=None if error else {"ok": 1})
+        source = (
+            ModelCall.objects.filter(job=jobs[0], stage=stage, cached_from__isnull=True).first() if cached else None
+        )
+        ModelCall.objects.create(
+            project=project,
+            job=jobs[0],
+            stage=stage,
+            attempt=1,
+            model="fake-gpt",
+            request={},
+            error=error,
+            cost_usd=cost,
+            cached_from=source,
+            latency_ms=0 if cached else 500,
+            prompt_tokens=None if cached else 100,
+            completion_tokens=None if cached else 20,
+            output=None if error else {"ok": 1},
+        )
     run.refresh_from_db()
     return run
 
@@ -99,20 +156,30 @@ def _nothing_started():
 
 # ------------------------------------------------------------------------------ starting
 
+
 @pytest.mark.django_db
 def test_an_admin_starts_a_run_and_gets_its_report(project, people, gpt):
     night_video(project, "a.mp4")
     night_video(project, "b.mp4")
-    res = api(people["admin"]).post(f"/api/projects/{project.slug}/runs/", {
-        "pipeline": "egonight", "server": "gpt", "qa_type": "lighting_change", "params": {"frames": 2, "questions": 2}})
+    res = api(people["admin"]).post(
+        f"/api/projects/{project.slug}/runs/",
+        {
+            "pipeline": "egonight",
+            "server": "gpt",
+            "qa_type": "lighting_change",
+            "params": {"frames": 2, "questions": 2},
+        },
+    )
     assert res.status_code == 201, res.content
     body = res.json()
     run = DraftRun.objects.get()
     assert body["run"] == run.pk and body["status"] == "queued" and body["pipeline"] == "egonight"
     assert body["queued"] == 2 and body["skipped"] == {}
     assert body["videos"] == {"total": 2, "queued": 2, "running": 0, "done": 0, "failed": 0, "cancelled": 0}
-    assert body["servers"] == {s: {"server": "gpt", "model": "fake-gpt", "base_url": "http://127.0.0.1:9/v1"}
-                               for s in ("caption", "questions", "answer")}
+    assert body["servers"] == {
+        s: {"server": "gpt", "model": "fake-gpt", "base_url": "http://127.0.0.1:9/v1"}
+        for s in ("caption", "questions", "answer")
+    }
     assert body["params"] == {"frames": 2, "questions": 2, "qa_type": "lighting_change", "preset_applied": True}
     assert body["calls"] == {} and body["failures"] == [] and body["failed_calls"] == [] and body["drafts"] == 0
     assert body["created_by"] == "runs-admin" and run.created_by == people["admin"]
@@ -123,10 +190,17 @@ def test_an_admin_starts_a_run_and_gets_its_report(project, people, gpt):
 def test_a_researcher_starts_a_run_with_a_server_per_stage(project, people, gpt):
     ModelServer.objects.create(project=project, name="judge", base_url="http://127.0.0.1:8/v1", model="judge-m")
     night_video(project, "a.mp4")
-    res = api(people["researcher"]).post(f"/api/projects/{project.slug}/runs/", {
-        "pipeline": "egonight", "server": "gpt", "stage_servers": {"answer": "judge"}}, format="json")
+    res = api(people["researcher"]).post(
+        f"/api/projects/{project.slug}/runs/",
+        {"pipeline": "egonight", "server": "gpt", "stage_servers": {"answer": "judge"}},
+        format="json",
+    )
     assert res.status_code == 201, res.content
-    assert {s: v["server"] for s, v in res.json()["servers"].items()} == {"caption": "gpt", "questions": "gpt", "answer": "judge"}
+    assert {s: v["server"] for s, v in res.json()["servers"].items()} == {
+        "caption": "gpt",
+        "questions": "gpt",
+        "answer": "judge",
+    }
     assert DraftRun.objects.get().servers["answer"]["model"] == "judge-m"
 
 
@@ -138,10 +212,17 @@ def test_reviewers_read_runs_but_cannot_start_cancel_or_resume_them_and_annotato
     assert reviewer.get(f"/api/projects/{project.slug}/runs/").status_code == 200
     assert reviewer.get(f"/api/runs/{run.pk}/").status_code == 200
     assert reviewer.get(f"/api/projects/{project.slug}/model-servers/").status_code == 200
-    assert reviewer.post(f"/api/projects/{project.slug}/runs/", {"pipeline": "egonight", "server": "gpt"}).status_code == 403
+    assert (
+        reviewer.post(f"/api/projects/{project.slug}/runs/", {"pipeline": "egonight", "server": "gpt"}).status_code
+        == 403
+    )
     assert reviewer.post(f"/api/runs/{run.pk}/cancel/").status_code == 403
     assert reviewer.post(f"/api/runs/{run.pk}/resume/").status_code == 403
-    for path in (f"/api/projects/{project.slug}/runs/", f"/api/runs/{run.pk}/", f"/api/projects/{project.slug}/model-servers/"):
+    for path in (
+        f"/api/projects/{project.slug}/runs/",
+        f"/api/runs/{run.pk}/",
+        f"/api/projects/{project.slug}/model-servers/",
+    ):
         assert annotator.get(path).status_code == 403
     outsider = ensure_member("runs-outsider", role="admin", project=ensure_project("other"))[0]
     assert api(outsider).get(f"/api/runs/{run.pk}/").status_code == 404
@@ -153,18 +234,38 @@ PIPELINES = "egoexobench_checks, egonight, import, llm, templates, vudg"
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body, detail, errors", [
-    ({"pipeline": "nope", "server": "gpt"}, f"unknown pipeline 'nope'; choose one of ", {"pipeline": "unknown"}),
-    ({"pipeline": "egonight", "server": "gtp"}, "project proj has no model server 'gtp' (known: gpt)", {"server": "unknown"}),
-    ({"pipeline": "egonight"}, "stage caption of pipeline egonight needs a model server: pass --server NAME "
-                               "(or --stage-server caption=NAME)", {"server": "required"}),
-    ({"pipeline": "egonight", "server": "gpt", "stage_servers": {"judge": "gpt"}},
-     "pipeline egonight has no stage judge; its stages are caption, questions, answer", {"stage_servers": "unknown stage"}),
-    ({"pipeline": "egonight", "server": "gpt", "params": {"frames": 500}}, "frames must be a whole number from 1 to 32",
-     {"params": "frames must be a whole number from 1 to 32"}),
-    ({"pipeline": "egonight", "server": "gpt", "qa_type": "no_such_type"}, "project proj has no QA type 'no_such_type'",
-     {"qa_type": "project proj has no QA type 'no_such_type'"}),
-])
+@pytest.mark.parametrize(
+    "body, detail, errors",
+    [
+        ({"pipeline": "nope", "server": "gpt"}, "unknown pipeline 'nope'; choose one of ", {"pipeline": "unknown"}),
+        (
+            {"pipeline": "egonight", "server": "gtp"},
+            "project proj has no model server 'gtp' (known: gpt)",
+            {"server": "unknown"},
+        ),
+        (
+            {"pipeline": "egonight"},
+            "stage caption of pipeline egonight needs a model server: pass --server NAME "
+            "(or --stage-server caption=NAME)",
+            {"server": "required"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "stage_servers": {"judge": "gpt"}},
+            "pipeline egonight has no stage judge; its stages are caption, questions, answer",
+            {"stage_servers": "unknown stage"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "params": {"frames": 500}},
+            "frames must be a whole number from 1 to 32",
+            {"params": "frames must be a whole number from 1 to 32"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "qa_type": "no_such_type"},
+            "project proj has no QA type 'no_such_type'",
+            {"qa_type": "project proj has no QA type 'no_such_type'"},
+        ),
+    ],
+)
 def test_a_bad_start_is_a_400_in_plain_words_and_starts_nothing(project, people, gpt, body, detail, errors):
     night_video(project, "a.mp4")
     res = api(people["admin"]).post(f"/api/projects/{project.slug}/runs/", body, format="json")
@@ -174,27 +275,51 @@ def test_a_bad_start_is_a_400_in_plain_words_and_starts_nothing(project, people,
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body, errors", [
-    ({"pipeline": "egonight", "server": "gpt", "params": [1, 2]},
-     {"params": "params must be a JSON object of parameter names and values"}),
-    ({"pipeline": "egonight", "server": "gpt", "params": {f"p{i}": i for i in range(21)}},
-     {"params": "at most 20 parameters, got 21"}),
-    ({"pipeline": "egonight", "server": "gpt", "params": {"note": "x" * 3000}},
-     {"params": "the parameters take 3011 characters as JSON; at most 2000"}),
-    ({"pipeline": "llm", "params": {"base_url": "http://evil.example/v1", "key_env": "DJANGO_SECRET_KEY"}},
-     {"params": "parameter base_url, key_env cannot be set here: a run's servers come from the project's model servers "
-                "(server, stage_servers), and files are imported with the draft command"}),
-    ({"pipeline": "import", "params": {"file": "/etc/passwd"}},
-     {"params": "parameter file cannot be set here: a run's servers come from the project's model servers "
-                "(server, stage_servers), and files are imported with the draft command"}),
-    ({"pipeline": "egonight", "server": "gpt", "params": {"a": "\x00"}}, {"params": "a must not contain NUL (\\u0000) characters"}),
-    ({"pipeline": "egonight", "server": "gpt", "stage_servers": ["gpt"]},
-     {"stage_servers": 'Expected a dictionary of items but got type "list".'}),
-    ({"pipeline": "egonight", "server": "g" * 65}, {"server": "Ensure this field has no more than 64 characters."}),
-    ({"pipeline": "egonight", "server": "gpt", "qa_type": "not a slug"},
-     {"qa_type": 'Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.'}),
-    ({"server": "gpt"}, {"pipeline": "This field is required."}),
-])
+@pytest.mark.parametrize(
+    "body, errors",
+    [
+        (
+            {"pipeline": "egonight", "server": "gpt", "params": [1, 2]},
+            {"params": "params must be a JSON object of parameter names and values"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "params": {f"p{i}": i for i in range(21)}},
+            {"params": "at most 20 parameters, got 21"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "params": {"note": "x" * 3000}},
+            {"params": "the parameters take 3011 characters as JSON; at most 2000"},
+        ),
+        (
+            {"pipeline": "llm", "params": {"base_url": "http://evil.example/v1", "key_env": "DJANGO_SECRET_KEY"}},
+            {
+                "params": "parameter base_url, key_env cannot be set here: a run's servers come from the project's model servers "
+                "(server, stage_servers), and files are imported with the draft command"
+            },
+        ),
+        (
+            {"pipeline": "import", "params": {"file": "/etc/passwd"}},
+            {
+                "params": "parameter file cannot be set here: a run's servers come from the project's model servers "
+                "(server, stage_servers), and files are imported with the draft command"
+            },
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "params": {"a": "\x00"}},
+            {"params": "a must not contain NUL (\\u0000) characters"},
+        ),
+        (
+            {"pipeline": "egonight", "server": "gpt", "stage_servers": ["gpt"]},
+            {"stage_servers": 'Expected a dictionary of items but got type "list".'},
+        ),
+        ({"pipeline": "egonight", "server": "g" * 65}, {"server": "Ensure this field has no more than 64 characters."}),
+        (
+            {"pipeline": "egonight", "server": "gpt", "qa_type": "not a slug"},
+            {"qa_type": 'Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.'},
+        ),
+        ({"server": "gpt"}, {"pipeline": "This field is required."}),
+    ],
+)
 def test_start_input_out_of_bounds_is_a_400_with_the_field(project, people, gpt, body, errors):
     night_video(project, "a.mp4")
     res = api(people["admin"]).post(f"/api/projects/{project.slug}/runs/", body, format="json")
@@ -205,26 +330,41 @@ def test_start_input_out_of_bounds_is_a_400_with_the_field(project, people, gpt,
 
 @pytest.mark.django_db
 def test_starting_when_no_video_needs_the_work_is_a_409_saying_why(project, people, gpt):
-    Video.objects.create(project=project, sha256="d" * 64, filename="day.mp4", status=Video.Status.READY,
-                         duration_s=3, illumination="day")
+    Video.objects.create(
+        project=project,
+        sha256="d" * 64,
+        filename="day.mp4",
+        status=Video.Status.READY,
+        duration_s=3,
+        illumination="day",
+    )
     Video.objects.create(project=project, sha256="e" * 64, filename="wip.mp4", status=Video.Status.PROCESSING)
     res = api(people["admin"]).post(f"/api/projects/{project.slug}/runs/", {"pipeline": "egonight", "server": "gpt"})
     assert res.status_code == 409
-    assert res.json() == {"detail": "nothing to draft: no video needs this pipeline's work (1 not a night video or the "
-                                    "day video of a pair, 1 still processing)",
-                          "errors": {"skipped.not a night video or the day video of a pair": "1",
-                                     "skipped.still processing": "1"}}
+    assert res.json() == {
+        "detail": "nothing to draft: no video needs this pipeline's work (1 not a night video or the "
+        "day video of a pair, 1 still processing)",
+        "errors": {"skipped.not a night video or the day video of a pair": "1", "skipped.still processing": "1"},
+    }
     _nothing_started()
 
 
 # ------------------------------------------------------------------------------ listing and reading
 
+
 @pytest.mark.django_db
 def test_the_list_is_newest_first_a_page_at_a_time_with_progress_counts(project, people):
-    oldest = made_run(project, statuses=[("done", 3, "", ""), ("failed", 0, "answer", "no usable answer")],
-                      status="failed", minutes_ago=30,
-                      calls=[("caption", "", 0.002, False), ("answer", "malformed: not JSON", None, False),
-                             ("caption", "", 0.0, True)])
+    oldest = made_run(
+        project,
+        statuses=[("done", 3, "", ""), ("failed", 0, "answer", "no usable answer")],
+        status="failed",
+        minutes_ago=30,
+        calls=[
+            ("caption", "", 0.002, False),
+            ("answer", "malformed: not JSON", None, False),
+            ("caption", "", 0.0, True),
+        ],
+    )
     middle = made_run(project, statuses=["done"], status="done", minutes_ago=20, user=people["admin"])
     newest = made_run(project, statuses=["running", "queued", "queued"], minutes_ago=10)
     reader = api(people["reviewer"])
@@ -240,8 +380,15 @@ def test_the_list_is_newest_first_a_page_at_a_time_with_progress_counts(project,
     body = reader.get(f"/api/projects/{project.slug}/runs/", {"limit": 2, "offset": 2}).json()
     assert body["count"] == 3 and len(body["results"]) == 1
     last = body["results"][0]
-    assert (last["run"], last["status"], last["drafts"], last["calls"], last["cache_hits"], last["errors"], last["cost_usd"]) == (
-        oldest.pk, "failed", 3, 3, 1, 1, 0.002)
+    assert (
+        last["run"],
+        last["status"],
+        last["drafts"],
+        last["calls"],
+        last["cache_hits"],
+        last["errors"],
+        last["cost_usd"],
+    ) == (oldest.pk, "failed", 3, 3, 1, 1, 0.002)
     assert last["videos"] == {"total": 2, "queued": 0, "running": 0, "done": 1, "failed": 1, "cancelled": 0}
 
     body = reader.get(f"/api/projects/{project.slug}/runs/", {"status": "done"}).json()
@@ -260,19 +407,24 @@ def test_the_list_reads_a_fixed_number_of_queries_whatever_its_length(project, p
     made_run(project, statuses=["done"], calls=[("caption", "", 0.001, False)])
     one = queries()
     for _ in range(5):
-        made_run(project, statuses=["done", "failed"], calls=[("caption", "", 0.001, False), ("answer", "x", None, False)])
+        made_run(
+            project, statuses=["done", "failed"], calls=[("caption", "", 0.001, False), ("answer", "x", None, False)]
+        )
     assert queries() == one
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("query, errors", [
-    ({"limit": 0}, {"limit": "Ensure this value is greater than or equal to 1."}),
-    ({"limit": 101}, {"limit": "Ensure this value is less than or equal to 100."}),
-    ({"offset": -1}, {"offset": "Ensure this value is greater than or equal to 0."}),
-    ({"offset": 10**30}, {"offset": "Ensure this value is less than or equal to 1000000000."}),
-    ({"limit": "ten"}, {"limit": "A valid integer is required."}),
-    ({"status": "sleeping"}, {"status": '"sleeping" is not a valid choice.'}),
-])
+@pytest.mark.parametrize(
+    "query, errors",
+    [
+        ({"limit": 0}, {"limit": "Ensure this value is greater than or equal to 1."}),
+        ({"limit": 101}, {"limit": "Ensure this value is less than or equal to 100."}),
+        ({"offset": -1}, {"offset": "Ensure this value is greater than or equal to 0."}),
+        ({"offset": 10**30}, {"offset": "Ensure this value is less than or equal to 1000000000."}),
+        ({"limit": "ten"}, {"limit": "A valid integer is required."}),
+        ({"status": "sleeping"}, {"status": '"sleeping" is not a valid choice.'}),
+    ],
+)
 def test_list_queries_out_of_bounds_are_400s(project, people, query, errors):
     res = api(people["reviewer"]).get(f"/api/projects/{project.slug}/runs/", query)
     assert res.status_code == 400
@@ -281,22 +433,46 @@ def test_list_queries_out_of_bounds_are_400s(project, people, query, errors):
 
 @pytest.mark.django_db
 def test_a_runs_report_has_calls_per_stage_failures_and_the_latest_failed_calls(project, people):
-    run = made_run(project, statuses=[("failed", 0, "answer", "answer: no usable answer in 2 attempts"), ("done", 2, "", "")],
-                   status="failed",
-                   calls=[("caption", "", 0.002, False), ("caption", "", 0.0, True), ("answer", "malformed: not JSON", None, False),
-                          ("answer", "rate_limited: 429", None, False)])
+    run = made_run(
+        project,
+        statuses=[("failed", 0, "answer", "answer: no usable answer in 2 attempts"), ("done", 2, "", "")],
+        status="failed",
+        calls=[
+            ("caption", "", 0.002, False),
+            ("caption", "", 0.0, True),
+            ("answer", "malformed: not JSON", None, False),
+            ("answer", "rate_limited: 429", None, False),
+        ],
+    )
     body = api(people["reviewer"]).get(f"/api/runs/{run.pk}/").json()
     assert body["status"] == "failed" and body["drafts"] == 2
     assert body["calls"] == {
-        "answer": {"calls": 2, "errors": 2, "cache_hits": 0, "prompt_tokens": 200, "completion_tokens": 40,
-                   "cost_usd": 0.0, "latency_ms_mean": 500},
-        "caption": {"calls": 2, "errors": 0, "cache_hits": 1, "prompt_tokens": 100, "completion_tokens": 20,
-                    "cost_usd": 0.002, "latency_ms_mean": 500}}
+        "answer": {
+            "calls": 2,
+            "errors": 2,
+            "cache_hits": 0,
+            "prompt_tokens": 200,
+            "completion_tokens": 40,
+            "cost_usd": 0.0,
+            "latency_ms_mean": 500,
+        },
+        "caption": {
+            "calls": 2,
+            "errors": 0,
+            "cache_hits": 1,
+            "prompt_tokens": 100,
+            "completion_tokens": 20,
+            "cost_usd": 0.002,
+            "latency_ms_mean": 500,
+        },
+    }
     assert body["cost_usd"] == 0.002
     video = DraftJob.objects.filter(run=run, status="failed").get().video.filename
     assert body["failures"] == [{"video": video, "stage": "answer", "error": "answer: no usable answer in 2 attempts"}]
     assert [(c["video"], c["stage"], c["attempt"], c["error"]) for c in body["failed_calls"]] == [
-        (video, "answer", 1, "rate_limited: 429"), (video, "answer", 1, "malformed: not JSON")]
+        (video, "answer", 1, "rate_limited: 429"),
+        (video, "answer", 1, "malformed: not JSON"),
+    ]
 
 
 @pytest.mark.django_db
@@ -310,20 +486,46 @@ def test_an_unknown_run_is_a_404(people):
 @pytest.mark.django_db
 def test_model_servers_are_listed_with_the_keys_variable_name_never_the_key(project, people, monkeypatch):
     monkeypatch.setenv("RUNS_TEST_API_KEY", "sk-very-secret-value")
-    ModelServer.objects.create(project=project, name="openai", base_url="https://api.openai.com/v1", model="gpt-4o",
-                               key_env="RUNS_TEST_API_KEY", concurrency=8, price_prompt_per_mtok=2.5, price_completion_per_mtok=10)
+    ModelServer.objects.create(
+        project=project,
+        name="openai",
+        base_url="https://api.openai.com/v1",
+        model="gpt-4o",
+        key_env="RUNS_TEST_API_KEY",
+        concurrency=8,
+        price_prompt_per_mtok=2.5,
+        price_completion_per_mtok=10,
+    )
     ModelServer.objects.create(project=project, name="local", base_url="http://127.0.0.1:8001/v1", model="qwen")
     res = api(people["reviewer"]).get(f"/api/projects/{project.slug}/model-servers/")
     assert res.status_code == 200
     assert "sk-very-secret-value" not in res.content.decode()
     assert res.json() == [
-        {"name": "local", "base_url": "http://127.0.0.1:8001/v1", "model": "qwen", "key_env": "", "concurrency": 4,
-         "timeout_s": 120.0, "price_prompt_per_mtok": 0.0, "price_completion_per_mtok": 0.0},
-        {"name": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-4o", "key_env": "RUNS_TEST_API_KEY",
-         "concurrency": 8, "timeout_s": 120.0, "price_prompt_per_mtok": 2.5, "price_completion_per_mtok": 10.0}]
+        {
+            "name": "local",
+            "base_url": "http://127.0.0.1:8001/v1",
+            "model": "qwen",
+            "key_env": "",
+            "concurrency": 4,
+            "timeout_s": 120.0,
+            "price_prompt_per_mtok": 0.0,
+            "price_completion_per_mtok": 0.0,
+        },
+        {
+            "name": "openai",
+            "base_url": "https://api.openai.com/v1",
+            "model": "gpt-4o",
+            "key_env": "RUNS_TEST_API_KEY",
+            "concurrency": 8,
+            "timeout_s": 120.0,
+            "price_prompt_per_mtok": 2.5,
+            "price_completion_per_mtok": 10.0,
+        },
+    ]
 
 
 # ------------------------------------------------------------------------------ cancel and resume
+
 
 @pytest.mark.django_db
 def test_cancelling_a_running_run_cancels_its_queued_videos_and_a_second_cancel_is_a_409(project, people):
@@ -338,7 +540,10 @@ def test_cancelling_a_running_run_cancels_its_queued_videos_and_a_second_cancel_
     before = list(DraftJob.objects.filter(run=run).order_by("id").values_list("status", flat=True))
     res = client.post(f"/api/runs/{run.pk}/cancel/")
     assert res.status_code == 409
-    assert res.json() == {"detail": f"run {run.pk} is cancelled; only a queued or running run can be cancelled", "errors": {}}
+    assert res.json() == {
+        "detail": f"run {run.pk} is cancelled; only a queued or running run can be cancelled",
+        "errors": {},
+    }
     assert list(DraftJob.objects.filter(run=run).order_by("id").values_list("status", flat=True)) == before
 
 
@@ -365,30 +570,52 @@ def test_a_cancelled_run_resumes_its_unfinished_videos_and_a_running_or_done_one
 
 # ------------------------------------------------------------------------------ end to end
 
+
 @pytest.mark.django_db(transaction=True)
 def test_a_run_started_through_the_api_is_worked_and_reported_per_stage(worker, model_server, project, settings):
     settings.LLM_WINDOWS = 1
     admin = member(project, "admin")
-    ModelServer.objects.create(project=project, name="gpt", base_url=model_server.base_url, model="fake-gpt",
-                               price_prompt_per_mtok=2.0, price_completion_per_mtok=8.0)
+    ModelServer.objects.create(
+        project=project,
+        name="gpt",
+        base_url=model_server.base_url,
+        model="fake-gpt",
+        price_prompt_per_mtok=2.0,
+        price_completion_per_mtok=8.0,
+    )
     night_video(project, "n1.mp4", stored=True)
     night_video(project, "n2.mp4", seconds=2.0, stored=True)
     model_server.fail_next("malformed", stage="questions")  # one failed call, retried
     client = api(admin)
-    res = client.post(f"/api/projects/{project.slug}/runs/", {
-        "pipeline": "egonight", "server": "gpt", "qa_type": "lighting_change", "params": {"frames": 2}}, format="json")
+    res = client.post(
+        f"/api/projects/{project.slug}/runs/",
+        {"pipeline": "egonight", "server": "gpt", "qa_type": "lighting_change", "params": {"frames": 2}},
+        format="json",
+    )
     assert res.status_code == 201, res.content
     run_id = res.json()["run"]
 
-    body = wait_for(lambda: (b := client.get(f"/api/runs/{run_id}/").json())["status"] in ("done", "failed") and b,
-                    timeout=90, what="the run to finish")
+    body = wait_for(
+        lambda: (b := client.get(f"/api/runs/{run_id}/").json())["status"] in ("done", "failed") and b,
+        timeout=90,
+        what="the run to finish",
+    )
     assert body["status"] == "done", body
     assert body["videos"] == {"total": 2, "queued": 0, "running": 0, "done": 2, "failed": 0, "cancelled": 0}
     assert {s: (c["calls"], c["errors"]) for s, c in body["calls"].items()} == {
-        "answer": (2, 0), "caption": (2, 0), "questions": (3, 1)}
+        "answer": (2, 0),
+        "caption": (2, 0),
+        "questions": (3, 1),
+    }
     assert body["drafts"] == 2 and body["failures"] == []
     assert [(c["stage"], c["error"][:10]) for c in body["failed_calls"]] == [("questions", "malformed:")]
     assert body["cost_usd"] == pytest.approx(sum(c.cost_usd or 0 for c in ModelCall.objects.all()), abs=1e-6)
     listed = client.get(f"/api/projects/{project.slug}/runs/").json()["results"][0]
-    assert (listed["run"], listed["status"], listed["calls"], listed["errors"], listed["drafts"]) == (run_id, "done", 7, 1, 2)
+    assert (listed["run"], listed["status"], listed["calls"], listed["errors"], listed["drafts"]) == (
+        run_id,
+        "done",
+        7,
+        1,
+        2,
+    )
     assert json.loads(json.dumps(body))  # the report is plain JSON

@@ -21,26 +21,50 @@ def _server(*args):
 
 @pytest.mark.django_db
 def test_model_server_creates_updates_lists_and_refuses_bad_values(project):
-    out = _server("--project", "proj", "--name", "gpt41", "--base-url", "https://api.example.com/v1",
-                  "--model", "gpt-4.1", "--key-env", "OPENAI_API_KEY", "--concurrency", "8",
-                  "--price-prompt", "2", "--price-completion", "8")
-    assert out.strip() == ("created model server gpt41: gpt-4.1 at https://api.example.com/v1 "
-                           "(key from OPENAI_API_KEY, concurrency 8)")
+    out = _server(
+        "--project",
+        "proj",
+        "--name",
+        "gpt41",
+        "--base-url",
+        "https://api.example.com/v1",
+        "--model",
+        "gpt-4.1",
+        "--key-env",
+        "OPENAI_API_KEY",
+        "--concurrency",
+        "8",
+        "--price-prompt",
+        "2",
+        "--price-completion",
+        "8",
+    )
+    assert out.strip() == (
+        "created model server gpt41: gpt-4.1 at https://api.example.com/v1 (key from OPENAI_API_KEY, concurrency 8)"
+    )
     _server("--project", "proj", "--name", "gpt41", "--concurrency", "2")
     server = ModelServer.objects.get()
     assert (server.concurrency, server.price_prompt_per_mtok, server.model) == (2, 2.0, "gpt-4.1")
-    assert "gpt41\tgpt-4.1\thttps://api.example.com/v1\tkey_env=OPENAI_API_KEY\tconcurrency=2" in _server("--project", "proj")
+    assert "gpt41\tgpt-4.1\thttps://api.example.com/v1\tkey_env=OPENAI_API_KEY\tconcurrency=2" in _server(
+        "--project", "proj"
+    )
     for args, message in [
         (["--name", "new"], "server 'new' is new: give --base-url and --model"),
         (["--name", "gpt41", "--concurrency", "0"], "--concurrency must be between 1 and 256, not 0"),
         (["--name", "gpt41", "--price-prompt", "-1"], "--price-prompt must be between 0 and 10000, not -1"),
-        (["--name", "gpt41", "--key-env", "my key"],
-         "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY"),
+        (
+            ["--name", "gpt41", "--key-env", "my key"],
+            "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY",
+        ),
         # A server must not be able to send the worker's other secrets as its bearer token.
-        (["--name", "gpt41", "--key-env", "DJANGO_SECRET_KEY"],
-         "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY"),
-        (["--name", "gpt41", "--base-url", "https://user:secret@api.example.com/v1"],
-         "base_url: put credentials in the key variable (--key-env), not in the URL"),
+        (
+            ["--name", "gpt41", "--key-env", "DJANGO_SECRET_KEY"],
+            "key_env: an environment variable name in capitals ending in _API_KEY, e.g. OPENAI_API_KEY",
+        ),
+        (
+            ["--name", "gpt41", "--base-url", "https://user:secret@api.example.com/v1"],
+            "base_url: put credentials in the key variable (--key-env), not in the URL",
+        ),
         (["--name", "gpt41", "--base-url", "not a url"], "base_url: Enter a valid URL."),
     ]:
         with pytest.raises(CommandError) as caught:
@@ -55,8 +79,13 @@ def test_the_llm_pipeline_uses_the_named_servers_model_and_key(worker, short_vid
     assert Video.objects.get().status == "ready"
     from annotator.projects.models import Project
 
-    ModelServer.objects.create(project=Project.objects.get(slug="llm"), name="local", base_url=model_server.base_url,
-                               model="qwen-vl", key_env="LOCAL_VLM_API_KEY")
+    ModelServer.objects.create(
+        project=Project.objects.get(slug="llm"),
+        name="local",
+        base_url=model_server.base_url,
+        model="qwen-vl",
+        key_env="LOCAL_VLM_API_KEY",
+    )
     monkeypatch.setenv("LOCAL_VLM_API_KEY", "sk-local-123")
     model_server.replies = [GOOD]
     code, out, _ = _draft("--project", "llm", "--pipeline", "llm", "--qa-type", "counting", "--server", "local")
@@ -65,7 +94,11 @@ def test_the_llm_pipeline_uses_the_named_servers_model_and_key(worker, short_vid
     assert model_server.authorizations == ["Bearer sk-local-123"]
     run = DraftRun.objects.get()
     assert (run.model, run.status, run.servers["llm"]["server"], run.servers["llm"]["key_env"]) == (
-        "qwen-vl", "done", "local", "LOCAL_VLM_API_KEY")
+        "qwen-vl",
+        "done",
+        "local",
+        "LOCAL_VLM_API_KEY",
+    )
     assert ModelCall.objects.get().project_id == run.project_id
 
 

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from PIL import Image, ImageStat
 
-from annotator.inference.models import ModelServer
 from annotator.evaluation.models import Evaluation, Prediction
+from annotator.inference.models import ModelServer
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, WorkUnit
 from annotator.qa.services import ensure_qa_type
@@ -76,40 +76,86 @@ def night_pair(worker, real_video, project, tmp_path):
     day = Video.objects.get(project=project, filename="bikes.mp4", status="ready")
     Video.objects.filter(pk=day.pk).update(illumination="day")
     call_command("derive_night", "--project", project.slug, "--levels", "hard", stdout=StringIO())
-    night = wait_for(lambda: Video.objects.filter(derived_from=day, status="ready").first(), timeout=120,
-                     what="the night rendition")
+    night = wait_for(
+        lambda: Video.objects.filter(derived_from=day, status="ready").first(), timeout=120, what="the night rendition"
+    )
     day.refresh_from_db()
     return day, night
 
 
-def add_verified(unit: WorkUnit, qa_type: str, question: str, answer: str, provenance: str, *,
-                 options: list[str] | None = None, answer_index: int | None = None, start_s: float = 0.0,
-                 end_s: float | None = None, paired: bool = False) -> QAPair:
+def add_verified(
+    unit: WorkUnit,
+    qa_type: str,
+    question: str,
+    answer: str,
+    provenance: str,
+    *,
+    options: list[str] | None = None,
+    answer_index: int | None = None,
+    start_s: float = 0.0,
+    end_s: float | None = None,
+    paired: bool = False,
+) -> QAPair:
     """A verified QA pair of ``unit`` with ``provenance`` (no revisions: enough for evaluation)."""
     qt = ensure_qa_type(unit.project, qa_type, paired=paired)
-    return QAPair.objects.create(project=unit.project, unit=unit, video=unit.video, qa_type=qt,
-                                 origin="human" if provenance == "human_added" else "machine", question=question,
-                                 answer=answer, options=options, answer_index=answer_index, clip_start_s=start_s,
-                                 clip_end_s=unit.end_s if end_s is None else end_s, status="verified",
-                                 provenance=provenance)
+    return QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qt,
+        origin="human" if provenance == "human_added" else "machine",
+        question=question,
+        answer=answer,
+        options=options,
+        answer_index=answer_index,
+        clip_start_s=start_s,
+        clip_end_s=unit.end_s if end_s is None else end_s,
+        status="verified",
+        provenance=provenance,
+    )
 
 
 @pytest.fixture
 def judged_evaluation(project, add_server):
     """Factory: a done evaluation (no model called) with one judged open answer per label given
     (``labels``: "correct"/"incorrect"), scores 4 and 1, on one video-less QA type."""
+
     def make(labels: list[str], *, rubric: str = "egonight") -> Evaluation:
         server = ModelServer.objects.filter(project=project, name="judge-host").first() or add_server("judge-host")
-        e = Evaluation.objects.create(project=project, server=server, judge_server=server, model="vlm",
-                                      judge_model="judge-llm", endpoint=server.snapshot(),
-                                      judge_endpoint=server.snapshot(), rubric=rubric, prompt_version="test",
-                                      status="done")
-        Prediction.objects.bulk_create([
-            Prediction(evaluation=e, kind="open", qa_type="scene", illumination="night", source="real",
-                       provenance="machine_kept", question=f"Question {i}?", truth=f"truth {i}",
-                       prediction=f"answer {i}", clip_start_s=0, clip_end_s=3, status="done", judge_pred=label,
-                       judge_score=4 if label == "correct" else 1, judge_reason=f"reason {i}")
-            for i, label in enumerate(labels)])
+        e = Evaluation.objects.create(
+            project=project,
+            server=server,
+            judge_server=server,
+            model="vlm",
+            judge_model="judge-llm",
+            endpoint=server.snapshot(),
+            judge_endpoint=server.snapshot(),
+            rubric=rubric,
+            prompt_version="test",
+            status="done",
+        )
+        Prediction.objects.bulk_create(
+            [
+                Prediction(
+                    evaluation=e,
+                    kind="open",
+                    qa_type="scene",
+                    illumination="night",
+                    source="real",
+                    provenance="machine_kept",
+                    question=f"Question {i}?",
+                    truth=f"truth {i}",
+                    prediction=f"answer {i}",
+                    clip_start_s=0,
+                    clip_end_s=3,
+                    status="done",
+                    judge_pred=label,
+                    judge_score=4 if label == "correct" else 1,
+                    judge_reason=f"reason {i}",
+                )
+                for i, label in enumerate(labels)
+            ]
+        )
         return e
 
     return make

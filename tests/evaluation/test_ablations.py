@@ -21,8 +21,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _images(body: dict) -> list[bytes]:
-    return [base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
-            for p in body["messages"][-1]["content"] if p["type"] == "image_url"]
+    return [
+        base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
+        for p in body["messages"][-1]["content"]
+        if p["type"] == "image_url"
+    ]
 
 
 def _run(project, ablation: str) -> tuple[Evaluation, dict]:
@@ -32,16 +35,29 @@ def _run(project, ablation: str) -> tuple[Evaluation, dict]:
     return evaluation, Prediction.objects.select_related("predict_call").get(evaluation=evaluation)
 
 
-def test_each_ablation_changes_only_what_the_model_sees_and_is_recorded(worker, project, add_server, model_server,
-                                                                        tmp_path):
+def test_each_ablation_changes_only_what_the_model_sees_and_is_recorded(
+    worker, project, add_server, model_server, tmp_path
+):
     make_video(tmp_path / "v.mp4", seconds=4.0, size="160x120", audio=False)
     call_command("ingest", str(tmp_path / "v.mp4"), "--project", project.slug, "--wait", stdout=StringIO())
     video = Video.objects.get(project=project, status="ready")
     qt = QAType.objects.create(project=project, slug="objects", name="Objects")
     unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=4.0)
-    QAPair.objects.create(project=project, unit=unit, video=video, qa_type=qt, origin="human", question="What is shown?",
-                          answer="a pattern", options=["a pattern", "a cat"], answer_index=0, clip_start_s=0.0,
-                          clip_end_s=4.0, status="verified", provenance="human_added")
+    QAPair.objects.create(
+        project=project,
+        unit=unit,
+        video=video,
+        qa_type=qt,
+        origin="human",
+        question="What is shown?",
+        answer="a pattern",
+        options=["a pattern", "a cat"],
+        answer_index=0,
+        clip_start_s=0.0,
+        clip_end_s=4.0,
+        status="verified",
+        provenance="human_added",
+    )
     model_server.responders[""] = lambda body: "A"
     add_server("fake")
 
@@ -68,7 +84,12 @@ def test_each_ablation_changes_only_what_the_model_sees_and_is_recorded(worker, 
     # Each is its own column of the benchmark report, beside the plain model.
     from annotator.reports import selectors as reports
 
-    report = reports.build(project, evaluations=list(Evaluation.objects.order_by("id").values_list("pk", flat=True)),
-                           by=["qa_type"])
-    assert set(report["columns"]) == {"fake-vlm", "fake-vlm (text only (no frames))", "fake-vlm (one frame per video)",
-                                      "fake-vlm (frames in a shuffled order)"}
+    report = reports.build(
+        project, evaluations=list(Evaluation.objects.order_by("id").values_list("pk", flat=True)), by=["qa_type"]
+    )
+    assert set(report["columns"]) == {
+        "fake-vlm",
+        "fake-vlm (text only (no frames))",
+        "fake-vlm (one frame per video)",
+        "fake-vlm (frames in a shuffled order)",
+    }

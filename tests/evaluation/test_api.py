@@ -26,18 +26,29 @@ def verified(make_unit, project, add_server):
 
 @pytest.fixture
 def roles(project):
-    return {role: ensure_member(f"api-{role}", role=role, project=project)[0]
-            for role in ("admin", "researcher", "reviewer", "annotator")}
+    return {
+        role: ensure_member(f"api-{role}", role=role, project=project)[0]
+        for role in ("admin", "researcher", "reviewer", "annotator")
+    }
 
 
 @pytest.mark.django_db
 def test_a_researcher_starts_an_evaluation_and_everyone_overseeing_reads_it(verified, roles, project):
-    res = _client(roles["researcher"]).post(f"/api/projects/{project.slug}/evaluations/",
-                                            {"server": "vlm", "model": "other-vlm", "frames": 16}, format="json")
+    res = _client(roles["researcher"]).post(
+        f"/api/projects/{project.slug}/evaluations/",
+        {"server": "vlm", "model": "other-vlm", "frames": 16},
+        format="json",
+    )
     assert res.status_code == 201, res.content
     body = res.json()
     assert (body["model"], body["judge_model"], body["frames"], body["rubric"], body["status"], body["created_by"]) == (
-        "other-vlm", "served", 16, "egonight", "queued", "api-researcher")
+        "other-vlm",
+        "served",
+        16,
+        "egonight",
+        "queued",
+        "api-researcher",
+    )
     e = Evaluation.objects.get()
     assert list(e.predictions.values_list("kind", flat=True).order_by("kind")) == ["mcq", "open", "open"]
     listed = _client(roles["reviewer"]).get(f"/api/projects/{project.slug}/evaluations/").json()
@@ -48,14 +59,23 @@ def test_a_researcher_starts_an_evaluation_and_everyone_overseeing_reads_it(veri
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body, field", [
-    ({"server": "vlm", "frames": 0}, "frames"), ({"server": "vlm", "frames": 65}, "frames"),
-    ({"server": "vlm", "frames": "many"}, "frames"), ({"server": "vlm", "frames": 10**30}, "frames"),
-    ({"server": "vlm", "frames": 2.5}, "frames"), ({"server": "vlm", "rubric": "strict"}, "rubric"),
-    ({"server": "x" * 65}, "server"), ({"server": "vlm", "model": "m" * 201}, "model"),
-    ({"server": "nope"}, "server"), ({"server": "vlm", "judge_server": "nope"}, "judge_server"),
-    ({"server": "vlm", "qa_type": "no_such_type"}, "qa_type"), ({}, "server"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"server": "vlm", "frames": 0}, "frames"),
+        ({"server": "vlm", "frames": 65}, "frames"),
+        ({"server": "vlm", "frames": "many"}, "frames"),
+        ({"server": "vlm", "frames": 10**30}, "frames"),
+        ({"server": "vlm", "frames": 2.5}, "frames"),
+        ({"server": "vlm", "rubric": "strict"}, "rubric"),
+        ({"server": "x" * 65}, "server"),
+        ({"server": "vlm", "model": "m" * 201}, "model"),
+        ({"server": "nope"}, "server"),
+        ({"server": "vlm", "judge_server": "nope"}, "judge_server"),
+        ({"server": "vlm", "qa_type": "no_such_type"}, "qa_type"),
+        ({}, "server"),
+    ],
+)
 def test_bad_input_to_start_is_a_400_naming_the_field_and_nothing_is_started(verified, roles, project, body, field):
     res = _client(roles["admin"]).post(f"/api/projects/{project.slug}/evaluations/", body, format="json")
     assert res.status_code == 400, res.content
@@ -79,13 +99,17 @@ def test_annotators_get_403_and_outsiders_404_on_every_endpoint(verified, roles,
 
     item = rejudge.create_sample(e, size=2, seed=1).items.first()
     outsider = ensure_member("api-outsider", role="admin", project=ensure_project("elsewhere"))[0]
-    calls = [("get", f"/api/projects/{project.slug}/evaluations/", None),
-             ("post", f"/api/projects/{project.slug}/evaluations/", {"server": "vlm"}),
-             ("get", f"/api/evaluations/{e.pk}/", None), ("post", f"/api/evaluations/{e.pk}/cancel/", None),
-             ("get", f"/api/evaluations/{e.pk}/predictions/", None), ("get", f"/api/evaluations/{e.pk}/rejudge/", None),
-             ("post", f"/api/evaluations/{e.pk}/rejudge/", {"size": 1}),
-             ("post", f"/api/evaluations/{e.pk}/rejudge/next/", None),
-             ("post", f"/api/rejudge/{item.pk}/", {"verdict": "right"})]
+    calls = [
+        ("get", f"/api/projects/{project.slug}/evaluations/", None),
+        ("post", f"/api/projects/{project.slug}/evaluations/", {"server": "vlm"}),
+        ("get", f"/api/evaluations/{e.pk}/", None),
+        ("post", f"/api/evaluations/{e.pk}/cancel/", None),
+        ("get", f"/api/evaluations/{e.pk}/predictions/", None),
+        ("get", f"/api/evaluations/{e.pk}/rejudge/", None),
+        ("post", f"/api/evaluations/{e.pk}/rejudge/", {"size": 1}),
+        ("post", f"/api/evaluations/{e.pk}/rejudge/next/", None),
+        ("post", f"/api/rejudge/{item.pk}/", {"verdict": "right"}),
+    ]
     for method, url, body in calls:
         for who, code in ((roles["annotator"], 403), (outsider, 404)):
             res = getattr(_client(who), method)(url, body, format="json")
@@ -94,7 +118,9 @@ def test_annotators_get_403_and_outsiders_404_on_every_endpoint(verified, roles,
     assert RejudgeItem.objects.filter(claimed_by__isnull=False).count() == 0
     # Reviewers re-judge but neither start, cancel nor draw samples.
     reviewer = _client(roles["reviewer"])
-    assert reviewer.post(f"/api/projects/{project.slug}/evaluations/", {"server": "vlm"}, format="json").status_code == 403
+    assert (
+        reviewer.post(f"/api/projects/{project.slug}/evaluations/", {"server": "vlm"}, format="json").status_code == 403
+    )
     assert reviewer.post(f"/api/evaluations/{e.pk}/rejudge/", {"size": 1}, format="json").status_code == 403
     assert reviewer.post(f"/api/evaluations/{e.pk}/rejudge/next/").status_code == 200
 
@@ -119,10 +145,19 @@ def test_an_unknown_export_format_is_a_400(judged_evaluation, roles):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body, field", [
-    ({"size": 0}, "size"), ({"size": 5001}, "size"), ({"size": "all"}, "size"), ({"size": 10**20}, "size"),
-    ({"seed": -1}, "seed"), ({"seed": 2**63}, "seed"), ({"seed": "x"}, "seed"), ({"replace": "perhaps"}, "replace"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"size": 0}, "size"),
+        ({"size": 5001}, "size"),
+        ({"size": "all"}, "size"),
+        ({"size": 10**20}, "size"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 2**63}, "seed"),
+        ({"seed": "x"}, "seed"),
+        ({"replace": "perhaps"}, "replace"),
+    ],
+)
 def test_bad_sample_sizes_and_seeds_are_400s_and_nothing_is_drawn(judged_evaluation, roles, body, field):
     e = judged_evaluation(["correct"] * 3)
     res = _client(roles["admin"]).post(f"/api/evaluations/{e.pk}/rejudge/", body, format="json")
@@ -139,7 +174,11 @@ def test_the_rejudge_queue_over_the_api(judged_evaluation, roles):
     res = admin.post(f"/api/evaluations/{e.pk}/rejudge/", {"size": 300, "seed": 42}, format="json")
     assert res.status_code == 201
     assert {k: res.json()["sample"][k] for k in ("size", "seed", "n_items", "judged")} == {
-        "size": 300, "seed": 42, "n_items": 2, "judged": 0}
+        "size": 300,
+        "seed": 42,
+        "n_items": 2,
+        "judged": 0,
+    }
     assert admin.post(f"/api/evaluations/{e.pk}/rejudge/", {"size": 2}, format="json").status_code == 409
 
     seen = []

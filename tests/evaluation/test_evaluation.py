@@ -16,10 +16,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotator.inference.models import ModelCall, ModelServer
 from annotator.evaluation import prompts, runs
 from annotator.evaluation.models import Evaluation, Prediction
 from annotator.evaluation.selectors import EXPORT_COLUMNS
+from annotator.inference.models import ModelCall, ModelServer
 from annotator.media.models import VideoGroup
 from annotator.projects.services import ensure_member, token_for
 from annotator.qa.models import WorkUnit
@@ -59,31 +59,65 @@ def benchmark(night_pair, project):
     paired = WorkUnit.objects.create(project=project, video=day, group=group, start_s=0.0, end_s=10.0)
     single = WorkUnit.objects.create(project=project, video=day, start_s=0.0, end_s=10.0)
     return {
-        "mcq_paired": add_verified(paired, "objects", "Which vehicle do the people ride?", "bicycle", "machine_kept",
-                                   options=["car", "bicycle", "bus", "boat"], answer_index=1, paired=True),
-        "open_paired": add_verified(paired, "actions", "What do the people ride?", "bicycles", "human_added", paired=True),
-        "mcq_single": add_verified(single, "attributes", "What colour is the sky?", "grey", "machine_modified",
-                                   options=["grey", "blue", "red"], answer_index=0),
+        "mcq_paired": add_verified(
+            paired,
+            "objects",
+            "Which vehicle do the people ride?",
+            "bicycle",
+            "machine_kept",
+            options=["car", "bicycle", "bus", "boat"],
+            answer_index=1,
+            paired=True,
+        ),
+        "open_paired": add_verified(
+            paired, "actions", "What do the people ride?", "bicycles", "human_added", paired=True
+        ),
+        "mcq_single": add_verified(
+            single,
+            "attributes",
+            "What colour is the sky?",
+            "grey",
+            "machine_modified",
+            options=["grey", "blue", "red"],
+            answer_index=0,
+        ),
         "open_single": add_verified(single, "actions", "Where does this happen?", "on a street", "machine_kept"),
     }
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(benchmark, model_server, add_server,
-                                                                                project):
+def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
+    benchmark, model_server, add_server, project
+):
     add_server("vlm-host", model="served-default", concurrency=3)
     add_server("judge-host", model="gpt-judge", price_prompt_per_mtok=2.0, price_completion_per_mtok=8.0)
     answer_free_text(model_server, _model)
     model_server.responders["judge"] = fair_judge
     model_server.fail_next("malformed", stage="judge")
 
-    code, out, err = _evaluate("--project", project.slug, "--server", "vlm-host", "--model", "tiny-vlm", "--frames", "4",
-                               "--judge-server", "judge-host", "--json")
+    code, out, err = _evaluate(
+        "--project",
+        project.slug,
+        "--server",
+        "vlm-host",
+        "--model",
+        "tiny-vlm",
+        "--frames",
+        "4",
+        "--judge-server",
+        "judge-host",
+        "--json",
+    )
     assert code == 0, (out, err)
     report = json.loads(out)
     e = Evaluation.objects.get()
     assert (report["id"], report["status"], report["model"], report["judge_model"], report["frames"]) == (
-        e.pk, "done", "tiny-vlm", "gpt-judge", 4)
+        e.pk,
+        "done",
+        "tiny-vlm",
+        "gpt-judge",
+        4,
+    )
     assert report["items"] == {"total": 6, "queued": 0, "running": 0, "done": 6, "failed": 0, "cancelled": 0}
 
     # The evaluated model: 6 requests with 4 real JPEG frames each, the EgoNight prompt, the options lettered.
@@ -95,7 +129,8 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
         "Which vehicle do the people ride?\nThe original FPS of the video is 25. This image set is obtained by sampling "
         "at 0.4 fps.\nDo not include any other content. You need to answer the question in any case and not demand "
         "additional context information.\nNote: All the actions mentioned refer to the person who recorded the video.\n"
-        "Options:\nA. car\nB. bicycle\nC. bus\nD. boat\nAnswer with the option's letter from the given choices directly.")
+        "Options:\nA. car\nB. bicycle\nC. bus\nD. boat\nAnswer with the option's letter from the given choices directly."
+    )
     # The judge: text only, EgoNight's system prompt, the strict schema; the malformed answer was retried.
     judged = model_server.calls_of("judge")
     assert len(judged) == 4 and {n_images(b) for b in judged} == {0} and {b["model"] for b in judged} == {"gpt-judge"}
@@ -111,14 +146,22 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
     assert (day_mcq.prediction, day_mcq.choice_letter, day_mcq.choice_index, day_mcq.correct) == ("(B)", "B", 1, True)
     assert (night_mcq.prediction, night_mcq.choice_letter, night_mcq.correct) == ("Answer: D.", "D", False)
     assert (night_mcq.illumination, night_mcq.source, day_mcq.illumination, day_mcq.source) == (
-        "night", "synthetic", "day", "real")
+        "night",
+        "synthetic",
+        "day",
+        "real",
+    )
     sky = rows[(b["mcq_single"].pk, "single")]
     assert (sky.choice_letter, sky.choice_index, sky.correct) == ("", None, False)  # unparseable: wrong, recorded
     assert day_mcq.frame_times == [1.25, 3.75, 6.25, 8.75]
     ride_day, ride_night = rows[(b["open_paired"].pk, "day")], rows[(b["open_paired"].pk, "night")]
     street = rows[(b["open_single"].pk, "single")]
     assert (ride_day.judge_pred, ride_day.judge_score, ride_day.judge_reason) == ("correct", 5, "it says bicycles")
-    assert (ride_night.prediction, ride_night.judge_pred, ride_night.judge_score) == ("Nothing is visible.", "incorrect", 0)
+    assert (ride_night.prediction, ride_night.judge_pred, ride_night.judge_score) == (
+        "Nothing is visible.",
+        "incorrect",
+        0,
+    )
     assert (street.judge_pred, street.judge_score) == ("correct", 4)
     assert street.judge_call.output == {"pred": "correct", "score": 4, "reason": "it says on a street"}
     assert street.predict_call.output == {"text": "They are on a street in a city."}
@@ -128,7 +171,12 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
     s = report["summary"]
     assert s["mcq"] == {"n": 3, "k": 1, "value": 0.333333, "ci": [0.061492, 0.79234]}
     assert s["judge_accuracy"] == {"n": 3, "k": 2, "value": 0.666667, "ci": [0.20766, 0.938508]}
-    assert s["judge_score"] == {"n": 3, "value": 3.0, "sd": 2.645751, "ci": [0.0, 5.0]}  # 3 +- 6.57 (Student t), clipped to 0-5
+    assert s["judge_score"] == {
+        "n": 3,
+        "value": 3.0,
+        "sd": 2.645751,
+        "ci": [0.0, 5.0],
+    }  # 3 +- 6.57 (Student t), clipped to 0-5
     by = {dim: {g["value"]: g for g in groups} for dim, groups in report["breakdown"].items()}
     assert set(by["illumination"]) == {"day", "night"} and set(by["source"]) == {"real", "synthetic"}
     assert by["illumination"]["day"]["mcq"] == {"n": 2, "k": 1, "value": 0.5, "ci": [0.094531, 0.905469]}
@@ -167,8 +215,19 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
 
     # Evaluating again costs nothing: every answer comes from the cache, no request reaches the server.
     sent = len(model_server.requests)
-    code, out, _ = _evaluate("--project", project.slug, "--server", "vlm-host", "--model", "tiny-vlm", "--frames", "4",
-                             "--judge-server", "judge-host", "--json")
+    code, out, _ = _evaluate(
+        "--project",
+        project.slug,
+        "--server",
+        "vlm-host",
+        "--model",
+        "tiny-vlm",
+        "--frames",
+        "4",
+        "--judge-server",
+        "judge-host",
+        "--json",
+    )
     again = json.loads(out)
     assert code == 0 and len(model_server.requests) == sent
     assert again["cost_usd"] == 0 and again["summary"] == report["summary"]
@@ -176,8 +235,9 @@ def test_a_model_is_evaluated_on_real_footage_with_exact_mcq_scores_and_a_judge(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_model_server_that_is_down_fails_each_item_with_its_reason_and_nothing_crashes(worker, short_video, project,
-                                                                                         settings):
+def test_a_model_server_that_is_down_fails_each_item_with_its_reason_and_nothing_crashes(
+    worker, short_video, project, settings
+):
     settings.LLM_MAX_ATTEMPTS, settings.LLM_BACKOFF_BASE_S = 2, 0.01
     call_command("ingest", str(short_video), "--project", project.slug, "--wait", stdout=StringIO())
     video = project.videos.get(status="ready")
@@ -225,8 +285,9 @@ def test_the_vudg_rubric_scores_accuracy_and_relevance(worker, short_video, mode
     model_server.responders["judge"] = vudg
     evaluation = runs.start(project, server="vlm", n_frames=1, rubric="vudg")
     wait_for(lambda: Evaluation.objects.get(pk=evaluation.pk).status == "done", timeout=60, what="the evaluation")
-    got = {p.qa_type: (p.judge_accuracy, p.judge_relevance, p.judge_score, p.judge_pred)
-           for p in Prediction.objects.all()}
+    got = {
+        p.qa_type: (p.judge_accuracy, p.judge_relevance, p.judge_score, p.judge_pred) for p in Prediction.objects.all()
+    }
     assert got == {"action": (4, 5, 9, "correct"), "temporal_order": (1, 4, 5, "incorrect")}
     systems = sorted(b["messages"][0]["content"] for b in model_server.calls_of("judge"))
     assert systems == sorted([prompts.JUDGE_VUDG_SYSTEM, prompts.JUDGE_VUDG_TEMPORAL_SYSTEM])
@@ -272,8 +333,9 @@ def test_an_item_whose_video_has_no_file_fails_with_that_reason(make_unit, proje
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_items_asking_the_same_thing_at_once_each_keep_only_their_own_calls(worker, short_video, model_server,
-                                                                              add_server, project):
+def test_two_items_asking_the_same_thing_at_once_each_keep_only_their_own_calls(
+    worker, short_video, model_server, add_server, project
+):
     call_command("ingest", str(short_video), "--project", project.slug, "--wait", stdout=StringIO())
     unit = WorkUnit.objects.create(project=project, video=project.videos.get(), start_s=0.0, end_s=3.0)
     twins = [add_verified(unit, "scene", "What is shown?", "a test card", "machine_kept") for _ in range(2)]

@@ -21,10 +21,10 @@ from tests.fake_model_server import n_images, user_text
 
 # question -> (true interval in virtual seconds, the loopback model's answer)
 ITEMS = {
-    "When does C ride?": ((60.0, 63.0), "08:01:00 - 08:01:02"),                       # tIoU 2/3 at rank 1
+    "When does C ride?": ((60.0, 63.0), "08:01:00 - 08:01:02"),  # tIoU 2/3 at rank 1
     "When does C cook?": ((600.0, 603.0), "08:00:00 - 08:00:03\n08:10:01 - 08:10:03"),  # rank 1: 0, rank 2: 2/3
-    "When does C read?": ((0.0, 3.0), "I did not see C read."),                        # unparseable
-    "When does C sleep?": ((1.0, 2.0), '{"intervals": [[0, 3]]}'),                     # tIoU 1/3 at rank 1
+    "When does C read?": ((0.0, 3.0), "I did not see C read."),  # unparseable
+    "When does C sleep?": ((1.0, 2.0), '{"intervals": [[0, 3]]}'),  # tIoU 1/3 at rank 1
 }
 
 
@@ -43,14 +43,27 @@ def life_log(worker, project, tmp_path):
 
 
 def test_interval_items_are_scored_by_tiou_and_recall(worker, project, admin_user, life_log, model_server, add_server):
-    qt = QAType.objects.create(project=project, slug="moment_query", name="Moment query", set_kind="life_log",
-                               answer_kind="interval")
+    qt = QAType.objects.create(
+        project=project, slug="moment_query", name="Moment query", set_kind="life_log", answer_kind="interval"
+    )
     first = life_log.members.get(position=0).video
     unit = WorkUnit.objects.create(project=project, video=first, group=life_log, start_s=0.0, end_s=603.0)
     for question, ((a, b), _) in ITEMS.items():
-        QAPair.objects.create(project=project, unit=unit, video=first, qa_type=qt, origin="human", question=question,
-                              answer=f"{a:g}-{b:g}", clip_start_s=0.0, clip_end_s=603.0, answer_start_s=a, answer_end_s=b,
-                              status="verified", provenance="human_added")
+        QAPair.objects.create(
+            project=project,
+            unit=unit,
+            video=first,
+            qa_type=qt,
+            origin="human",
+            question=question,
+            answer=f"{a:g}-{b:g}",
+            clip_start_s=0.0,
+            clip_end_s=603.0,
+            answer_start_s=a,
+            answer_end_s=b,
+            status="verified",
+            provenance="human_added",
+        )
 
     def answer(body):
         text = user_text(body)
@@ -96,7 +109,12 @@ def test_interval_items_are_scored_by_tiou_and_recall(worker, project, admin_use
     assert "recall@5 at tIoU 0.3" in page and "75.0%" in page and "50.0%" in page
     api = client.get(f"/api/evaluations/{evaluation.pk}/").json()
     assert api["summary"]["interval_r5"]["k"] == 3
-    rows = [json.loads(line) for line in client.get(f"/api/evaluations/{evaluation.pk}/predictions/?format=jsonl")
-            .getvalue().decode().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in client.get(f"/api/evaluations/{evaluation.pk}/predictions/?format=jsonl")
+        .getvalue()
+        .decode()
+        .splitlines()
+    ]
     assert {r["question"]: r["truth_start_s"] for r in rows}["When does C cook?"] == 600.0
     assert VideoGroup.objects.get(pk=life_log.pk).kind == "life_log"

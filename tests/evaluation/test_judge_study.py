@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.inference.models import ModelCall
 from annotator.evaluation import prompts
+from annotator.inference.models import ModelCall
 from annotator.studies import services
 from annotator.studies.models import Participant, Trial
 from tests.fake_model_server import user_text
@@ -27,12 +27,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _judge(body: dict) -> dict:
     """The loopback judge: an answer containing "right" is correct (5), anything else incorrect (1)."""
     answer = user_text(body).split("Predicted Answer:")[-1].split("\n")[0]
-    return {"pred": "correct", "score": 5, "reason": "matches"} if "right" in answer else \
-        {"pred": "incorrect", "score": 1, "reason": "does not match"}
+    return (
+        {"pred": "correct", "score": 5, "reason": "matches"}
+        if "right" in answer
+        else {"pred": "incorrect", "score": 1, "reason": "does not match"}
+    )
 
 
-def test_people_and_a_model_are_judged_by_one_judge_beside_exact_match(verified, project, worker, add_server,
-                                                                      model_server):
+def test_people_and_a_model_are_judged_by_one_judge_beside_exact_match(
+    verified, project, worker, add_server, model_server
+):
     verified(2)
     study, _ = services.create_study(project, "open", "open_answer", seed=1, options={"questions_per_participant": 4})
     n_items = study.conditions.get().items.count()
@@ -60,7 +64,9 @@ def test_people_and_a_model_are_judged_by_one_judge_beside_exact_match(verified,
     by_people = Trial.objects.filter(participant__study=study, participant__kind="person").count()
     # (People's answers with the same question, truth and text are one judge input: asked once.)
     assert by_people == 8 and 0 < len(judged) <= by_people
-    person_trials = set(Trial.objects.filter(participant__study=study, participant__kind="person").values_list("pk", flat=True))
+    person_trials = set(
+        Trial.objects.filter(participant__study=study, participant__kind="person").values_list("pk", flat=True)
+    )
     assert {c.request["trial"] for c in ModelCall.objects.filter(request__has_key="trial")} >= person_trials
     assert all(b["messages"][0]["content"] == prompts.JUDGE.system for b in judged)
     rows = json.loads(out.getvalue())["rows"]

@@ -59,18 +59,33 @@ def _parts(body: dict) -> list[str]:
 
 
 def _pair(unit, qt, question, options, answer_index, **fields) -> QAPair:
-    return QAPair.objects.create(project=unit.project, unit=unit, video=unit.video, qa_type=qt, origin="human",
-                                 question=question, answer=options[answer_index], options=options,
-                                 answer_index=answer_index, clip_start_s=0.5, clip_end_s=2.5, status="verified",
-                                 provenance="human_added", **fields)
+    return QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qt,
+        origin="human",
+        question=question,
+        answer=options[answer_index],
+        options=options,
+        answer_index=answer_index,
+        clip_start_s=0.5,
+        clip_end_s=2.5,
+        status="verified",
+        provenance="human_added",
+        **fields,
+    )
 
 
 def _run(project, add_server, model_server, replies: dict[str, str], n_frames: int) -> Evaluation:
     model_server.responders[""] = lambda body: next(r for q, r in replies.items() if q in user_text(body))
     add_server("fake")
     evaluation = runs.start(project, server="fake", n_frames=n_frames)
-    wait_for(lambda: Evaluation.objects.get(pk=evaluation.pk).status in ("done", "failed"), timeout=120,
-             what="the evaluation")
+    wait_for(
+        lambda: Evaluation.objects.get(pk=evaluation.pk).status in ("done", "failed"),
+        timeout=120,
+        what="the evaluation",
+    )
     return evaluation
 
 
@@ -79,8 +94,9 @@ def _asked(model_server, question: str) -> dict:
     return body
 
 
-def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_label(footage, project, add_server,
-                                                                                  model_server):
+def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_label(
+    footage, project, add_server, model_server
+):
     ego, left, right = footage["ego.mp4"], footage["left.mp4"], footage["right.mp4"]
     group = make_ego_exo_set(ego, [(left, 0.5), (right, 1.0)], name="street")
     qt = QAType.objects.create(project=project, slug="view_relation", name="View relation", set_kind="ego_exo")
@@ -93,7 +109,8 @@ def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_labe
 
     items = {p.question: p for p in Prediction.objects.filter(evaluation=evaluation)}
     assert len(items) == 2 and {(p.role, p.kind, p.status, p.video_id) for p in items.values()} == {
-        ("ego_exo", "mcq", "done", ego.pk)}
+        ("ego_exo", "mcq", "done", ego.pk)
+    }
     above, wearer = items["Which view shows the scene from above?"], items["Which view is the camera wearer's?"]
     assert (above.choice_letter, above.choice_index, above.correct) == ("B", 1, True)
     assert (wearer.choice_letter, wearer.choice_index, wearer.correct) == ("C", 2, False)
@@ -105,10 +122,13 @@ def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_labe
     text, *rest = _parts(body)
     e, a, b = (SIZES[v] for v in ("ego.mp4", "left.mp4", "right.mp4"))
     assert rest == ["ego:", e, e, "exo 1:", a, a, "exo 2:", b, b]
-    assert text == prompts.ask_videos("Which view shows the scene from above?", labels=views, per_video=2,
-                                      options=views, ego_exo=True)
-    assert text.startswith("You will be provided with 3 videos: ego, exo 1, exo 2. Each video's label is followed by "
-                           "its frames, 2 frames per video")
+    assert text == prompts.ask_videos(
+        "Which view shows the scene from above?", labels=views, per_video=2, options=views, ego_exo=True
+    )
+    assert text.startswith(
+        "You will be provided with 3 videos: ego, exo 1, exo 2. Each video's label is followed by "
+        "its frames, 2 frames per video"
+    )
     assert "A. ego\nB. exo 1\nC. exo 2\nAnswer with the option's letter" in text
     assert body["messages"][0]["content"] == prompts.PREDICT_VIDEOS.system
 
@@ -118,27 +138,35 @@ def test_an_ego_exo_item_is_asked_once_of_every_view_each_introduced_by_its_labe
     wait_for(lambda: Evaluation.objects.get(pk=again.pk).status == "done", timeout=120, what="the second evaluation")
     assert len(model_server.requests) == asked
     assert sorted(Prediction.objects.filter(evaluation=again).values_list("question", "correct", "cost_usd")) == [
-        ("Which view is the camera wearer's?", False, 0.0), ("Which view shows the scene from above?", True, 0.0)]
+        ("Which view is the camera wearer's?", False, 0.0),
+        ("Which view shows the scene from above?", True, 0.0),
+    ]
 
 
-def test_an_item_whose_options_are_videos_shows_each_labelled_video_under_its_label(footage, project, add_server,
-                                                                                   model_server):
+def test_an_item_whose_options_are_videos_shows_each_labelled_video_under_its_label(
+    footage, project, add_server, model_server
+):
     ego, left, right = footage["ego.mp4"], footage["left.mp4"], footage["right.mp4"]
-    broken = Video.objects.create(project=project, sha256="f" * 64, filename="broken.mp4", status="failed",
-                                  duration_s=4.0)
+    broken = Video.objects.create(
+        project=project, sha256="f" * 64, filename="broken.mp4", status="failed", duration_s=4.0
+    )
     qt = QAType.objects.create(project=project, slug="task_relation", name="Task relation")
     unit = WorkUnit.objects.create(project=project, video=ego, start_s=0.0, end_s=4.0)
 
     def labelled(second):
-        return [{"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
-                {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
-                {"label": "Video 2", "video_id": second.pk, "role": "candidate", "start_s": 2.0, "end_s": 4.0}]
+        return [
+            {"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
+            {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
+            {"label": "Video 2", "video_id": second.pk, "role": "candidate", "start_s": 2.0, "end_s": 4.0},
+        ]
 
     question = "Which candidate video matches the activities in the query video?"
     _pair(unit, qt, question, ["Video 1", "Video 2"], 1, videos=labelled(right))
     _pair(unit, qt, "Which candidate is the same task?", ["Video 1", "Video 2"], 0, videos=labelled(broken))
     # 8 frames over 3 videos: 2 each.
-    evaluation = _run(project, add_server, model_server, {"matches the activities": "(B)", "same task": "A"}, n_frames=8)
+    evaluation = _run(
+        project, add_server, model_server, {"matches the activities": "(B)", "same task": "A"}, n_frames=8
+    )
 
     items = {p.question: p for p in Prediction.objects.filter(evaluation=evaluation)}
     assert len(items) == 2 and {p.role for p in items.values()} == {"videos"}
@@ -170,8 +198,10 @@ def test_captions_are_in_the_cache_key_only_when_there_are_some():
     plain = engine.StageInput(text="Which?", image_key="k")
     before = [endpoint.model, stage.name, stage.prompt_version, stage.system, stage.schema, "Which?", "k"]
     # Inputs without captions keep the key they had before captions existed (cached answers stay found).
-    assert engine.cache_key(stage, endpoint, plain) == hashlib.sha256(
-        json.dumps(before, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    assert (
+        engine.cache_key(stage, endpoint, plain)
+        == hashlib.sha256(json.dumps(before, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    )
     ego_first = engine.StageInput(text="Which?", image_key="k", captions={0: "ego:", 2: "exo 1:"})
     exo_first = engine.StageInput(text="Which?", image_key="k", captions={0: "exo 1:", 2: "ego:"})
     keys = {engine.cache_key(stage, endpoint, x) for x in (plain, ego_first, exo_first)}

@@ -19,8 +19,9 @@ def admin_client(project):
 
 
 @pytest.mark.django_db
-def test_the_start_form_starts_an_evaluation_and_a_refused_one_keeps_what_was_typed(make_unit, project, add_server,
-                                                                                  admin_client):
+def test_the_start_form_starts_an_evaluation_and_a_refused_one_keeps_what_was_typed(
+    make_unit, project, add_server, admin_client
+):
     make_unit(n_open=1).qa_pairs.update(status="verified", provenance="human_added")
     add_server("vlm", model="served")
     url = f"/projects/{project.slug}/evaluation/"
@@ -49,12 +50,16 @@ def test_a_reviewer_sees_the_leaderboard_without_the_forms_and_cannot_post(proje
     page = client.get(f"/projects/{project.slug}/evaluation/").content.decode()
     assert f'data-evaluation="{e.pk}"' in page and 'id="start-form"' not in page
     assert 'id="sample-form"' not in client.get(f"/projects/{project.slug}/evaluation/{e.pk}/").content.decode()
-    assert client.post(f"/projects/{project.slug}/evaluation/{e.pk}/", {"action": "sample", "size": "1"}).status_code == 403
+    assert (
+        client.post(f"/projects/{project.slug}/evaluation/{e.pk}/", {"action": "sample", "size": "1"}).status_code
+        == 403
+    )
 
 
 @pytest.mark.django_db
-def test_the_sample_form_draws_the_sample_and_the_page_shows_the_engines_agreement(project, judged_evaluation,
-                                                                                  admin_client):
+def test_the_sample_form_draws_the_sample_and_the_page_shows_the_engines_agreement(
+    project, judged_evaluation, admin_client
+):
     e = judged_evaluation(["correct", "correct", "incorrect"])
     url = f"/projects/{project.slug}/evaluation/{e.pk}/"
     res = admin_client.post(url, {"action": "sample", "size": "0"})
@@ -75,7 +80,9 @@ def test_the_sample_form_draws_the_sample_and_the_page_shows_the_engines_agreeme
 
 
 @pytest.mark.django_db
-def test_the_rejudge_page_takes_an_answer_records_a_verdict_and_loads_the_next(project, judged_evaluation, admin_client):
+def test_the_rejudge_page_takes_an_answer_records_a_verdict_and_loads_the_next(
+    project, judged_evaluation, admin_client
+):
     e = judged_evaluation(["correct", "incorrect"])
     url = f"/projects/{project.slug}/evaluation/{e.pk}/rejudge/"
     assert 'id="no-sample"' in admin_client.get(url).content.decode()
@@ -103,10 +110,19 @@ def test_the_rejudge_page_takes_an_answer_records_a_verdict_and_loads_the_next(p
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("form", [{"server": "vlm\x00"}, {"server": "vlm", "model": "m\x00"}, {"server": "vlm", "frames": "²"},
-                                  {"server": "vlm", "qa_type": "x\x00"}, {"server": "vlm", "judge_server": "a b"}])
-def test_form_input_that_cannot_be_stored_is_refused_in_words_not_a_500(make_unit, project, add_server, admin_client,
-                                                                        form):
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"server": "vlm\x00"},
+        {"server": "vlm", "model": "m\x00"},
+        {"server": "vlm", "frames": "²"},
+        {"server": "vlm", "qa_type": "x\x00"},
+        {"server": "vlm", "judge_server": "a b"},
+    ],
+)
+def test_form_input_that_cannot_be_stored_is_refused_in_words_not_a_500(
+    make_unit, project, add_server, admin_client, form
+):
     make_unit(n_open=1).qa_pairs.update(status="verified", provenance="human_added")
     add_server("vlm")
     res = admin_client.post(f"/projects/{project.slug}/evaluation/", form)
@@ -134,4 +150,4 @@ def test_the_breakdown_names_qa_types_by_their_name_not_their_slug(project, judg
     e = judged_evaluation(["correct", "incorrect"])
     html = admin_client.get(f"/projects/{project.slug}/evaluation/{e.pk}/").content.decode()
     assert '<th scope="row">Scene description</th>' in html and '<th scope="row">scene</th>' not in html
-    assert '<th scope="row">night</th>' in html                       # other values are words already
+    assert '<th scope="row">night</th>' in html  # other values are words already

@@ -29,7 +29,7 @@ def test_r_and_w_mark_the_judge_and_the_next_answer_loads(live_server, browser, 
     response = page.goto(f"{live_server.url}/projects/{project.slug}/evaluation/{e.pk}/rejudge/")
     assert "unsafe-inline" not in response.headers["content-security-policy"]
     expect(page.locator("#legend")).to_contain_text("R the judge's label is right")
-    page.keyboard.press("Enter")                                              # take the first answer
+    page.keyboard.press("Enter")  # take the first answer
     expect(page.locator("#rejudge-item")).to_have_attribute("data-item", str(order[0][0]))
     expect(page.locator("#question")).to_have_text(order[0][1])
     expect(page.locator("#judge-label")).to_have_text(order[0][2])
@@ -38,7 +38,7 @@ def test_r_and_w_mark_the_judge_and_the_next_answer_loads(live_server, browser, 
     page.keyboard.press("r")
     expect(page.locator("#rejudge-item")).to_have_attribute("data-item", str(order[1][0]))
     expect(page.locator("#question")).to_have_text(order[1][1])
-    page.keyboard.press("W")                                                  # upper case works too
+    page.keyboard.press("W")  # upper case works too
     expect(page.locator("#rejudge-item")).to_have_attribute("data-item", str(order[2][0]))
     page.keyboard.press("w")
     expect(page.locator("#all-done")).to_contain_text("1 of 3 right (33.33%)")

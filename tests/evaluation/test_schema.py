@@ -8,8 +8,11 @@ import pytest
 import requests
 import schemathesis
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from annotator.agreement import services as agreement
 from annotator.evaluation import rejudge
@@ -22,15 +25,44 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @pytest.mark.django_db(transaction=True)
 def test_every_evaluation_answer_matches_the_schema(live_server, project, judged_evaluation):
     e = judged_evaluation(["correct", "incorrect", "correct", "correct"])
-    Prediction.objects.bulk_create([
-        Prediction(evaluation=e, kind="mcq", qa_type="objects", illumination="day", source="synthetic",
-                   provenance="human_added", question="Which?", truth="cup", options=["pan", "cup"], answer_index=1,
-                   prediction="B", choice_letter="B", choice_index=1, correct=True, clip_start_s=0, clip_end_s=3,
-                   status="done"),
-        Prediction(evaluation=e, kind="open", qa_type="scene", illumination="day", source="real", provenance="",
-                   question="What?", truth="x", clip_start_s=0, clip_end_s=3, status="failed", stage="predict",
-                   error="no usable answer"),
-    ])
+    Prediction.objects.bulk_create(
+        [
+            Prediction(
+                evaluation=e,
+                kind="mcq",
+                qa_type="objects",
+                illumination="day",
+                source="synthetic",
+                provenance="human_added",
+                question="Which?",
+                truth="cup",
+                options=["pan", "cup"],
+                answer_index=1,
+                prediction="B",
+                choice_letter="B",
+                choice_index=1,
+                correct=True,
+                clip_start_s=0,
+                clip_end_s=3,
+                status="done",
+            ),
+            Prediction(
+                evaluation=e,
+                kind="open",
+                qa_type="scene",
+                illumination="day",
+                source="real",
+                provenance="",
+                question="What?",
+                truth="x",
+                clip_start_s=0,
+                clip_end_s=3,
+                status="failed",
+                stage="predict",
+                error="no usable answer",
+            ),
+        ]
+    )
     admin = ensure_member("schema-admin", role="admin", project=project)[0]
     sample = rejudge.create_sample(e, size=4, seed=2)
     for verdict in ("right", "right", "wrong"):
@@ -42,7 +74,13 @@ def test_every_evaluation_answer_matches_the_schema(live_server, project, judged
     headers = {"Authorization": f"Token {token_for(admin)}"}
     calls = [
         ("/api/projects/{slug}/evaluations/", "GET", {"slug": project.slug}, {}, None),
-        ("/api/projects/{slug}/evaluations/", "POST", {"slug": project.slug}, {}, {"server": "judge-host", "frames": 99}),
+        (
+            "/api/projects/{slug}/evaluations/",
+            "POST",
+            {"slug": project.slug},
+            {},
+            {"server": "judge-host", "frames": 99},
+        ),
         ("/api/evaluations/{id}/", "GET", {"id": e.pk}, {}, None),
         ("/api/evaluations/{id}/", "GET", {"id": 10**17}, {}, None),
         ("/api/evaluations/{id}/predictions/", "GET", {"id": e.pk}, {"format": "jsonl"}, None),
@@ -61,6 +99,9 @@ def test_every_evaluation_answer_matches_the_schema(live_server, project, judged
             if body is not None:
                 kwargs["body"] = body
             case = schema[path][method].Case(**kwargs)
-            statuses.append(case.call_and_validate(base_url=live_server.url, session=session, headers=headers,
-                                                   checks=CHECKS).status_code)
+            statuses.append(
+                case.call_and_validate(
+                    base_url=live_server.url, session=session, headers=headers, checks=CHECKS
+                ).status_code
+            )
     assert statuses == [200, 400, 200, 404, 200, 200, 200, 409, 200, 200, 204, 409]

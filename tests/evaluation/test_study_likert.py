@@ -1,6 +1,7 @@
 """A model rates a Likert study's records (X-LeBench App. D) with what its raters got (issue 18): the
 criterion and what 1 and 5 mean, the record's description and its videos under their labels; the
 reply's score is stored as the model participant's trial, scored by the study's own scoring."""
+
 # ruff: noqa: F811 (fixtures imported from tests/studies/conftest.py are test parameters)
 from __future__ import annotations
 
@@ -19,17 +20,20 @@ from tests.studies.conftest import verified  # noqa: F401 (fixture: verified uni
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_model_rates_records_seeing_their_videos_and_is_scored_as_raters_are(verified, project, worker,
-                                                                              add_server, model_server):
+def test_a_model_rates_records_seeing_their_videos_and_is_scored_as_raters_are(
+    verified, project, worker, add_server, model_server
+):
     verified(2)
-    study, _ = services.create_study(project, "realism", "likert", preset="xlebench-realism",
-                                     options={"attention_items": 0})
+    study, _ = services.create_study(
+        project, "realism", "likert", preset="xlebench-realism", options={"attention_items": 0}
+    )
     items = list(Item.objects.filter(condition__study=study, role="scored").select_related("condition"))
     assert len(items) == 4 and all(stimulus.from_json(i.payload).media[0].video_id for i in items)
     model_server.responders[""] = lambda body: "Score: 4" if "realism" in user_text(body) else "2"
     add_server("fake")
-    call_command("evaluate", "--study", "realism", "--server", "fake", "--frames", "3", stdout=StringIO(),
-                 stderr=StringIO())
+    call_command(
+        "evaluate", "--study", "realism", "--server", "fake", "--frames", "3", stdout=StringIO(), stderr=StringIO()
+    )
     evaluation = Evaluation.objects.get(study=study)
     assert evaluation.status == "done"
     for p in Prediction.objects.filter(evaluation=evaluation).select_related("study_item__condition", "predict_call"):

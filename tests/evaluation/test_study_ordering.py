@@ -15,9 +15,9 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 
-from annotator.inference.models import ModelCall
 from annotator.evaluation import prompts
 from annotator.evaluation.models import Evaluation, Prediction
+from annotator.inference.models import ModelCall
 from annotator.scoring import ordering as scoring
 from annotator.studies import services
 from annotator.studies.kinds.ordering import shown_elements
@@ -34,23 +34,28 @@ def _n(body: dict) -> int:
 
 
 def _images(body: dict) -> list[bytes]:
-    return [base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
-            for p in body["messages"][-1]["content"] if p["type"] == "image_url"]
+    return [
+        base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
+        for p in body["messages"][-1]["content"]
+        if p["type"] == "image_url"
+    ]
 
 
-def test_a_model_orders_the_frames_every_person_gets_and_is_scored_as_they_are(build, worker, add_server,
-                                                                              model_server):
+def test_a_model_orders_the_frames_every_person_gets_and_is_scored_as_they_are(build, worker, add_server, model_server):
     study = build(40.0, name="flight")
     items = list(Item.objects.filter(condition__study=study, role="scored").select_related("condition"))
     assert len(items) >= 9 and {len(i.payload["shown"]) for i in items} == {2, 4, 8}
     # The model keeps the shown order, except on the 8-frame items, where it answers nothing readable.
     model_server.responders[""] = lambda body: (
-        "I cannot tell." if _n(body) == 8 else
-        "Frame 1 shows a hand. The correct temporal order is: " + ", ".join(str(i) for i in range(1, _n(body) + 1)))
+        "I cannot tell."
+        if _n(body) == 8
+        else "Frame 1 shows a hand. The correct temporal order is: " + ", ".join(str(i) for i in range(1, _n(body) + 1))
+    )
     add_server("fake")
     with pytest.raises(SystemExit) as exited:  # some items failed: exit status 1, each failure listed
-        call_command("evaluate", "--study", "flight", "--server", "fake", "--frames", "4", stdout=StringIO(),
-                     stderr=StringIO())
+        call_command(
+            "evaluate", "--study", "flight", "--server", "fake", "--frames", "4", stdout=StringIO(), stderr=StringIO()
+        )
     assert exited.value.code == 1
     evaluation = Evaluation.objects.get(study=study)
     assert evaluation.status == "failed"  # the 8-frame items: unreadable after every attempt
@@ -81,8 +86,13 @@ def test_a_model_orders_the_frames_every_person_gets_and_is_scored_as_they_are(b
     # One request's images are the stored frame files byte for byte, in the shown order.
     item = next(i for i in items if not i.condition.variables.get("hints") and len(i.payload["shown"]) == 4)
     text = predictions[item.pk].predict_call.request["text"]
-    body = next(b for b in model_server.requests if user_text(b) == text and
-                len(_images(b)) == 4 and _images(b)[0] == default_storage.open(shown_elements(item)[0]["image"]).read())
+    body = next(
+        b
+        for b in model_server.requests
+        if user_text(b) == text
+        and len(_images(b)) == 4
+        and _images(b)[0] == default_storage.open(shown_elements(item)[0]["image"]).read()
+    )
     assert _images(body) == [default_storage.open(e["image"]).read() for e in shown_elements(item)]
 
     # The model is a participant: its trials are scored by the study's scoring, as a person's would be.
@@ -96,17 +106,34 @@ def test_a_model_orders_the_frames_every_person_gets_and_is_scored_as_they_are(b
         assert trial.scores["kendall_tau_b"] == pytest.approx(expected.kendall_tau_b)
 
     # The hint ablation: no hint stated, its own column.
-    model_server.responders[""] = lambda body: "The correct temporal order is: " + ", ".join(
-        str(i) for i in range(1, _n(body) + 1))
-    call_command("evaluate", "--study", "flight", "--server", "fake", "--frames", "4", "--ablation", "no_hints",
-                 stdout=StringIO(), stderr=StringIO())
+    model_server.responders[""] = lambda body: (
+        "The correct temporal order is: " + ", ".join(str(i) for i in range(1, _n(body) + 1))
+    )
+    call_command(
+        "evaluate",
+        "--study",
+        "flight",
+        "--server",
+        "fake",
+        "--frames",
+        "4",
+        "--ablation",
+        "no_hints",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     ablated = Evaluation.objects.get(study=study, ablation="no_hints")
     assert ablated.participant.model == "fake-vlm (ordering hints not stated)"
-    hinted = [p for p in Prediction.objects.filter(evaluation=ablated).select_related("study_item__condition", "predict_call")
-              if p.study_item.condition.variables.get("hints")]
+    hinted = [
+        p
+        for p in Prediction.objects.filter(evaluation=ablated).select_related("study_item__condition", "predict_call")
+        if p.study_item.condition.variables.get("hints")
+    ]
     assert hinted and all("HINTS PROVIDED" not in p.predict_call.request["text"] for p in hinted)
     assert set(Participant.objects.filter(study=study, kind="model").values_list("model", flat=True)) == {
-        "fake-vlm", "fake-vlm (ordering hints not stated)"}
+        "fake-vlm",
+        "fake-vlm (ordering hints not stated)",
+    }
 
 
 def test_an_order_is_read_from_the_papers_answer_line_or_not_at_all():
@@ -126,11 +153,13 @@ def test_a_study_evaluation_refuses_what_it_cannot_run(build, add_server):
 
     study = build(40.0, name="small")
     add_server("fake")
-    for kwargs, message in (({"frames": "0"}, "frames must be a whole number from 1 to 64"),
-                            ({"frames": "12=4"}, "study small has no condition 12"),
-                            ({"frames": "1=x"}, "is not condition=frames"),
-                            ({"ablation": "blind"}, "ablation must be one of"),
-                            ({"server": "nope"}, "has no model server 'nope'")):
+    for kwargs, message in (
+        ({"frames": "0"}, "frames must be a whole number from 1 to 64"),
+        ({"frames": "12=4"}, "study small has no condition 12"),
+        ({"frames": "1=x"}, "is not condition=frames"),
+        ({"ablation": "blind"}, "ablation must be one of"),
+        ({"server": "nope"}, "has no model server 'nope'"),
+    ):
         with pytest.raises(Invalid, match=message):
             study_items.start(study, **{"server": "fake", **kwargs})
     assert not Evaluation.objects.exists() and not Participant.objects.filter(kind="model").exists()

@@ -53,37 +53,70 @@ def footage(worker, project, tmp_path):
 
 
 def _pair(unit, qt, question, options, answer_index, *, start=0.5, end=2.5, **fields) -> QAPair:
-    return QAPair.objects.create(project=unit.project, unit=unit, video=unit.video, qa_type=qt, origin="human",
-                                 question=question, answer=options[answer_index], options=options,
-                                 answer_index=answer_index, clip_start_s=start, clip_end_s=end, status="verified",
-                                 provenance="human_added", **fields)
+    return QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qt,
+        origin="human",
+        question=question,
+        answer=options[answer_index],
+        options=options,
+        answer_index=answer_index,
+        clip_start_s=start,
+        clip_end_s=end,
+        status="verified",
+        provenance="human_added",
+        **fields,
+    )
 
 
 def _duration(name: str) -> float:
     with default_storage.open(name, "rb") as f:
         data = f.read()
-    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", "-i", "pipe:0"],
-                         input=data, capture_output=True, check=True)
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", "-i", "pipe:0"],
+        input=data,
+        capture_output=True,
+        check=True,
+    )
     return float(json.loads(out.stdout)["format"]["duration"])
 
 
-def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, project, annotator, add_server,
-                                                                      model_server):
+def test_participants_and_models_get_the_same_media_for_every_set_kind(
+    footage, project, annotator, add_server, model_server
+):
     videos, log = footage
     ego, left, right = videos["ego.mp4"], videos["left.mp4"], videos["right.mp4"]
-    types = {slug: QAType.objects.create(project=project, slug=slug, name=slug, **extra) for slug, extra in (
-        ("single", {}), ("views", {"set_kind": "ego_exo"}), ("candidates", {}), ("night", {"paired": True}),
-        ("log", {}), ("other", {}))}
+    types = {
+        slug: QAType.objects.create(project=project, slug=slug, name=slug, **extra)
+        for slug, extra in (
+            ("single", {}),
+            ("views", {"set_kind": "ego_exo"}),
+            ("candidates", {}),
+            ("night", {"paired": True}),
+            ("log", {}),
+            ("other", {}),
+        )
+    }
     plain = WorkUnit.objects.create(project=project, video=ego, start_s=0.0, end_s=4.0)
     _pair(plain, types["single"], "What is in the middle?", ["a cup", "a shoe", "a hat"], 0)
     _pair(plain, types["other"], "Left out by the QA-type filter?", ["yes", "no"], 0)
     ego_exo = make_ego_exo_set(ego, [(left, 0.5), (right, 1.0)], name="street")
     views = WorkUnit.objects.create(project=project, video=ego, group=ego_exo, start_s=0.0, end_s=3.0)
     _pair(views, types["views"], "Which view is from above?", ["ego", "exo 1", "exo 2"], 1)
-    _pair(plain, types["candidates"], "Which candidate matches the query?", ["Video 1", "Video 2"], 1, videos=[
-        {"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
-        {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
-        {"label": "Video 2", "video_id": right.pk, "role": "candidate", "start_s": 2.0, "end_s": 4.0}])
+    _pair(
+        plain,
+        types["candidates"],
+        "Which candidate matches the query?",
+        ["Video 1", "Video 2"],
+        1,
+        videos=[
+            {"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
+            {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
+            {"label": "Video 2", "video_id": right.pk, "role": "candidate", "start_s": 2.0, "end_s": 4.0},
+        ],
+    )
     pair = make_day_night_group(ego, right, offset_s=0.5, name="route")
     night = WorkUnit.objects.create(project=project, video=ego, group=pair, start_s=0.0, end_s=3.0)
     _pair(night, types["night"], "Is the door open at night?", ["yes", "no"], 0)
@@ -92,14 +125,27 @@ def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, 
     # Virtual 1.0-61.5 s: the first part from 1 s to its end, the 57 s gap, the second part's first 1.5 s.
     _pair(log_unit, types["log"], "What does C do before the break?", ["cook", "read"], 0, start=1.0, end=61.5)
 
-    study, report = services.create_study(project, "same-stimulus", "mcq", seed=3, options={
-        "qa_types": ["single", "views", "candidates", "night", "log"], "time_limits": [60, 180]})
+    study, report = services.create_study(
+        project,
+        "same-stimulus",
+        "mcq",
+        seed=3,
+        options={"qa_types": ["single", "views", "candidates", "night", "log"], "time_limits": [60, 180]},
+    )
     assert report.items == {1: 5, 2: 5} and not report.skipped
-    items = {i.qa_pair.qa_type.slug: i for i in Item.objects.filter(condition__study=study, condition__number=1)
-             .select_related("qa_pair__qa_type")}
+    items = {
+        i.qa_pair.qa_type.slug: i
+        for i in Item.objects.filter(condition__study=study, condition__number=1).select_related("qa_pair__qa_type")
+    }
     assert set(items) == {"single", "views", "candidates", "night", "log"}
     layouts = {slug: stimulus.from_json(i.payload).layout for slug, i in items.items()}
-    assert layouts == {"single": "single", "views": "sync", "candidates": "labelled", "night": "sync", "log": "life_log"}
+    assert layouts == {
+        "single": "single",
+        "views": "sync",
+        "candidates": "labelled",
+        "night": "sync",
+        "log": "life_log",
+    }
 
     # The person: their page's videos, in order, under the stimulus's labels; clips as long as the ranges.
     participant = services.enroll(study, annotator)
@@ -110,10 +156,16 @@ def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, 
         assert page["video_layout"] == stimulus.from_json(trial.item.payload).layout
         blob = json.dumps(page)
         assert not any(v.filename in blob for v in videos.values()) and "video_id" not in blob and "start_s" not in blob
-    expected_labels = {"single": ["Video 1"], "views": ["ego", "exo 1", "exo 2"],
-                       "candidates": ["Query video", "Video 1", "Video 2"], "night": ["day", "night"], "log": ["Life log"]}
+    expected_labels = {
+        "single": ["Video 1"],
+        "views": ["ego", "exo 1", "exo 2"],
+        "candidates": ["Query video", "Video 1", "Video 2"],
+        "night": ["day", "night"],
+        "log": ["Life log"],
+    }
     assert {slug: [v["label"] for v in page["videos"]] for slug, page in shown.items()} == {
-        slug: expected_labels[slug] for slug in shown}
+        slug: expected_labels[slug] for slug in shown
+    }
 
     # The model, on the same study: every answer right but the ego-exo one.
     def reply(body):
@@ -127,14 +179,20 @@ def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, 
     model_server.responders[""] = reply
     add_server("fake")
     out = StringIO()
-    call_command("evaluate", "--study", "same-stimulus", "--server", "fake", "--frames", "1=6,2=3", stdout=out,
-                 stderr=StringIO())
+    call_command(
+        "evaluate", "--study", "same-stimulus", "--server", "fake", "--frames", "1=6,2=3", stdout=out, stderr=StringIO()
+    )
     assert "answers stored as model participant 'fake-vlm' of study same-stimulus" in out.getvalue()
     evaluation = Evaluation.objects.get(study=study)
     assert (evaluation.status, evaluation.frames_by_condition, evaluation.participant.model) == (
-        "done", {"1": 6, "2": 3}, "fake-vlm")
-    predictions = {(p.study_item.condition.number, p.qa_type): p for p in
-                   Prediction.objects.filter(evaluation=evaluation).select_related("study_item__condition")}
+        "done",
+        {"1": 6, "2": 3},
+        "fake-vlm",
+    )
+    predictions = {
+        (p.study_item.condition.number, p.qa_type): p
+        for p in Prediction.objects.filter(evaluation=evaluation).select_related("study_item__condition")
+    }
     assert len(predictions) == 10 and {p.status for p in predictions.values()} == {"done"}
 
     for slug, item in items.items():
@@ -173,10 +231,15 @@ def test_participants_and_models_get_the_same_media_for_every_set_kind(footage, 
 
     # What each ego-exo view is over: ego time 0.5-2.5 s, each member shifted by its sync offset.
     assert [(m.label, m.start_s, m.end_s, m.offset_s) for m in stimulus.from_json(items["views"].payload).media] == [
-        ("ego", 0.5, 2.5, 0.0), ("exo 1", 1.0, 3.0, 0.5), ("exo 2", 1.5, 3.5, 1.0)]
+        ("ego", 0.5, 2.5, 0.0),
+        ("exo 1", 1.0, 3.0, 0.5),
+        ("exo 2", 1.5, 3.5, 1.0),
+    ]
     # The day-night pair: day over the clip, night shifted by the pair's offset.
     assert [(m.label, m.video_id, m.start_s, m.end_s) for m in stimulus.from_json(items["night"].payload).media] == [
-        ("day", ego.pk, 0.5, 2.5), ("night", right.pk, 1.0, 3.0)]
+        ("day", ego.pk, 0.5, 2.5),
+        ("night", right.pk, 1.0, 3.0),
+    ]
     # The time-limited condition got its own frames: 3 in all.
     assert len(predictions[(2, "single")].frame_times) == 3
     assert [len(v["frame_times_s"]) for v in predictions[(2, "views")].predict_call.request["videos"]] == [1, 1, 1]

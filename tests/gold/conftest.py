@@ -41,8 +41,14 @@ def make_verified(project, make_unit, verifier):
             item = claim_next(project, verifier)
             assert item.unit_id == unit.pk, "the verifier gets the units in order"
             pairs = list(unit.qa_pairs.order_by("id"))
-            submit_unit(unit.pk, verifier, idempotency_key=f"verify-{next(counter)}", time_spent_ms=1000,
-                        additions=[], decisions=[decide_as_verified(p, i) for i, p in enumerate(pairs)])
+            submit_unit(
+                unit.pk,
+                verifier,
+                idempotency_key=f"verify-{next(counter)}",
+                time_spent_ms=1000,
+                additions=[],
+                decisions=[decide_as_verified(p, i) for i, p in enumerate(pairs)],
+            )
         return units
 
     return make
@@ -84,8 +90,11 @@ def seed_for(project, user, pattern: list[bool], *others: tuple) -> int:
 
     wanted = [(user, pattern), *others]
     for seed in range(100_000):
-        if all(draws_gold(seed, project.pk, person.pk, n, 0.5, draw_secret()) == want
-               for person, draws in wanted for n, want in enumerate(draws, start=1)):
+        if all(
+            draws_gold(seed, project.pk, person.pk, n, 0.5, draw_secret()) == want
+            for person, draws in wanted
+            for n, want in enumerate(draws, start=1)
+        ):
             return seed
     raise AssertionError("no seed draws this pattern")
 
@@ -98,8 +107,14 @@ def first_claim_skipped(project, person, *, submit: bool = False):
     item = claim_next(project, person)
     assert item is not None and item.unit.purpose == "real"
     if submit:
-        submit_unit(item.unit_id, person, idempotency_key=f"first-{item.pk}", time_spent_ms=500, additions=[],
-                    decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")])
+        submit_unit(
+            item.unit_id,
+            person,
+            idempotency_key=f"first-{item.pk}",
+            time_spent_ms=500,
+            additions=[],
+            decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")],
+        )
     else:
         skip_unit(item.unit_id, person, "not now")
     return item

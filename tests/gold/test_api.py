@@ -18,19 +18,37 @@ def _client(user):
 @pytest.fixture
 def paused(project, annotator):
     Standing.objects.create(project=project, user=annotator, paused=True)
-    return Pause.objects.create(project=project, user=annotator, reason="gold accuracy 50% over the last 10 gold units, "
-                                "below 80%", accuracy=0.5, window=10, threshold=0.8)
+    return Pause.objects.create(
+        project=project,
+        user=annotator,
+        reason="gold accuracy 50% over the last 10 gold units, below 80%",
+        accuracy=0.5,
+        window=10,
+        threshold=0.8,
+    )
 
 
 def test_admins_read_and_change_the_policy(project, admin_user):
     client = _client(admin_user)
     assert client.get(f"/api/projects/{project.slug}/gold/policy/").json() == {
-        "gold_rate": 0.05, "threshold": 0.8, "tries": 3, "window": 10, "qualification_required": False, "seed": 0}
-    res = client.patch(f"/api/projects/{project.slug}/gold/policy/", {"gold_rate": 0.1, "qualification_required": True},
-                       format="json")
+        "gold_rate": 0.05,
+        "threshold": 0.8,
+        "tries": 3,
+        "window": 10,
+        "qualification_required": False,
+        "seed": 0,
+    }
+    res = client.patch(
+        f"/api/projects/{project.slug}/gold/policy/", {"gold_rate": 0.1, "qualification_required": True}, format="json"
+    )
     assert res.status_code == 200 and res.json()["gold_rate"] == 0.1 and res.json()["qualification_required"] is True
-    for body, field in [({"gold_rate": 0.9}, "gold_rate"), ({"tries": 0}, "tries"), ({"window": 10**20}, "window"),
-                        ({"threshold": "high"}, "threshold"), ({"seed": 2**40}, "seed")]:
+    for body, field in [
+        ({"gold_rate": 0.9}, "gold_rate"),
+        ({"tries": 0}, "tries"),
+        ({"window": 10**20}, "window"),
+        ({"threshold": "high"}, "threshold"),
+        ({"seed": 2**40}, "seed"),
+    ]:
         bad = client.patch(f"/api/projects/{project.slug}/gold/policy/", body, format="json")
         assert bad.status_code == 400 and field in bad.json()["errors"], (body, bad.content)
     assert Policy.objects.get(project=project).gold_rate == 0.1  # unchanged by the refused ones
@@ -57,8 +75,9 @@ def test_admins_list_pauses_and_lift_one_once(project, admin_user, annotator, pa
 
 
 def test_attempts_and_another_try(project, admin_user, annotator):
-    Attempt.objects.create(project=project, user=annotator, number=1, threshold=0.8, decisions=8, agreed=5,
-                           score=5 / 8, passed=False)
+    Attempt.objects.create(
+        project=project, user=annotator, number=1, threshold=0.8, decisions=8, agreed=5, score=5 / 8, passed=False
+    )
     client = _client(admin_user)
     rows = client.get(f"/api/projects/{project.slug}/qualification/attempts/?user={annotator.pk}").json()["results"]
     assert [(r["username"], r["number"], r["score"], r["passed"]) for r in rows] == [("ann", 1, 0.625, False)]
@@ -67,10 +86,16 @@ def test_attempts_and_another_try(project, admin_user, annotator):
     res = client.post(f"/api/projects/{project.slug}/qualification/tries/", {"user": annotator.pk}, format="json")
     assert res.json() == {"user": annotator.pk, "extra_tries": 1}
     stranger = ensure_member("elsewhere", role="annotator", project=ensure_project("other"))[0]
-    assert client.post(f"/api/projects/{project.slug}/qualification/tries/", {"user": stranger.pk},
-                       format="json").status_code == 404
-    assert client.post(f"/api/projects/{project.slug}/qualification/tries/", {"user": "x"},
-                       format="json").status_code == 400
+    assert (
+        client.post(
+            f"/api/projects/{project.slug}/qualification/tries/", {"user": stranger.pk}, format="json"
+        ).status_code
+        == 404
+    )
+    assert (
+        client.post(f"/api/projects/{project.slug}/qualification/tries/", {"user": "x"}, format="json").status_code
+        == 400
+    )
     assert client.post(f"/api/projects/{project.slug}/qualification/tries/", [], format="json").status_code == 400
 
 

@@ -12,7 +12,10 @@ from tests.api.test_schema_fuzz import _fuzz, _token, session  # noqa: F401 (ses
 def gold_fuzz_data(transactional_db, project):
     from django.contrib.auth import get_user_model
 
-    tokens = {"admin": _token("fuzz-admin", "admin", project), "annotator": _token("fuzz-annotator", "annotator", project)}
+    tokens = {
+        "admin": _token("fuzz-admin", "admin", project),
+        "annotator": _token("fuzz-annotator", "annotator", project),
+    }
     annotator = get_user_model().objects.get(username="fuzz-annotator")
     Standing.objects.create(project=project, user=annotator, paused=True)
     pause = Pause.objects.create(project=project, user=annotator, reason="test", accuracy=0.5, window=10, threshold=0.8)
@@ -24,7 +27,8 @@ def test_the_gold_operations_answer_no_5xx_and_nothing_off_the_schema(gold_fuzz_
     import schemathesis
 
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json").include(
-        path_regex=r"/(gold|qualification)/")
+        path_regex=r"/(gold|qualification)/"
+    )
     assert len(list(schema.get_all_operations())) == 6
     cases, failures = _fuzz(schema, session, live_server.url, gold_fuzz_data["tokens"][who], gold_fuzz_data)
     assert not failures, "\n\n".join(failures)

@@ -16,7 +16,11 @@ def test_queue_bench_smoke_serves_gold_at_the_rate_and_nothing_twice():
         assert (int(gold) > 0) == (rate == "0.5"), (k, rate, gold)
     assert "claim latency with gold / without" in out
     # Gold and real claims of the same runs, told apart from the database afterwards (issue 20's timing).
-    split = re.findall(r"gold 0.5, 2000 units,\s+(\d) annotators: real n=(\d+) claim [\d.]+/[\d.]+ submit [\d.]+/[\d.]+; "
-                       r"gold n=(\d+) claim [\d.]+/[\d.]+ submit [\d.]+/[\d.]+$", out, re.MULTILINE)
+    split = re.findall(
+        r"gold 0.5, 2000 units,\s+(\d) annotators: real n=(\d+) claim [\d.]+/[\d.]+ submit [\d.]+/[\d.]+; "
+        r"gold n=(\d+) claim [\d.]+/[\d.]+ submit [\d.]+/[\d.]+$",
+        out,
+        re.MULTILINE,
+    )
     assert [k for k, *_ in split] == ["1", "4"] and all(int(g) > 0 and int(r) > 0 for _, r, g in split), out
     assert out.rstrip().endswith("smoke: ok")

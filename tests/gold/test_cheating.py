@@ -57,8 +57,9 @@ def distinct_ids():
             cursor.execute("SELECT setval(%s, %s, %s)", [seq, last, called])
 
 
-def test_an_annotator_who_keeps_everything_cannot_tell_gold_by_ids(project, distinct_ids, make_verified, make_unit,
-                                                                   annotator):
+def test_an_annotator_who_keeps_everything_cannot_tell_gold_by_ids(
+    project, distinct_ids, make_verified, make_unit, annotator
+):
     make_verified(3)
     assert len(services.make_sources(project, Source.Role.GOLD, 3)) == 3
     pattern = [False, True, False, True, False]
@@ -81,13 +82,27 @@ def test_an_annotator_who_keeps_everything_cannot_tell_gold_by_ids(project, dist
         assert api.post(f"/api/units/{item.unit_id}/heartbeat/").status_code == 404
         # A submit that names a QA pair twice gets an error naming it by handle, never by row id.
         first = payload["qa_pairs"][0]
-        twice = api.post(f"/api/units/{payload['id']}/submit/", {"idempotency_key": f"bad-{n}", "decisions": [
-            {"qa_id": first["id"], "action": "keep"}, {"qa_id": first["id"], "action": "keep"}]}, format="json")
+        twice = api.post(
+            f"/api/units/{payload['id']}/submit/",
+            {
+                "idempotency_key": f"bad-{n}",
+                "decisions": [{"qa_id": first["id"], "action": "keep"}, {"qa_id": first["id"], "action": "keep"}],
+            },
+            format="json",
+        )
         assert twice.status_code == 400
         received.append(twice.content)
-        res = api.post(f"/api/units/{payload['id']}/submit/", {"idempotency_key": f"ok-{n}", "time_spent_ms": 900,
-                       "decisions": [{"qa_id": q["id"], "action": "keep", "version": q["version"]}
-                                     for q in payload["qa_pairs"]]}, format="json")
+        res = api.post(
+            f"/api/units/{payload['id']}/submit/",
+            {
+                "idempotency_key": f"ok-{n}",
+                "time_spent_ms": 900,
+                "decisions": [
+                    {"qa_id": q["id"], "action": "keep", "version": q["version"]} for q in payload["qa_pairs"]
+                ],
+            },
+            format="json",
+        )
         assert res.status_code == 200, res.content
         received.append(res.content)
         assert api.get(f"/api/units/{item.unit_id}/review/").status_code == 404
@@ -113,7 +128,9 @@ def test_an_annotator_who_keeps_everything_cannot_tell_gold_by_ids(project, dist
     # No row id of what they worked on, nor a file name, appears in anything they received.
     text = b"\n".join(received).decode() + my_work.content.decode()
     rows = {str(item.unit_id) for _, item in served} | {str(item.pk) for _, item in served}
-    rows |= {str(p) for _, item in served for p in QAPair.objects.filter(unit_id=item.unit_id).values_list("pk", flat=True)}
+    rows |= {
+        str(p) for _, item in served for p in QAPair.objects.filter(unit_id=item.unit_id).values_list("pk", flat=True)
+    }
     rows |= {str(item.unit.video_id) for _, item in served}
     assert all(int(r) > 1_937_000_000 for r in rows)
     assert not {r for r in rows if r in text}
@@ -159,8 +176,11 @@ def test_row_ids_cannot_be_probed_and_the_pages_count_no_gold(project, make_veri
     for path in (f"/api/qa/{pair.pk}/", f"/api/units/{unit_id}/review/"):
         there, missing = api.get(path), api.get(path.replace(str(pair.pk if "/qa/" in path else unit_id), "999999999"))
         assert (there.status_code, there.json()) == (missing.status_code, missing.json()) and there.status_code == 404
-    for method, path in (("post", f"/api/qa/{pair.pk}/flag/"), ("post", f"/api/units/{unit_id}/review/"),
-                         ("patch", f"/api/qa/{pair.pk}/")):
+    for method, path in (
+        ("post", f"/api/qa/{pair.pk}/flag/"),
+        ("post", f"/api/units/{unit_id}/review/"),
+        ("patch", f"/api/qa/{pair.pk}/"),
+    ):
         res = getattr(api, method)(path, {}, format="json")
         assert res.status_code == 404, (path, res.status_code)
 
@@ -169,8 +189,11 @@ def test_row_ids_cannot_be_probed_and_the_pages_count_no_gold(project, make_veri
     assert "queue:" not in page.get("/").content.decode()  # the counts are for the people who run it
     gold = api.post(f"/api/projects/{project.slug}/queue/next/").json()  # claim 1 draws gold
     handle = gold["queue"]["item_id"]
-    api.post(f"/api/units/{gold['id']}/submit/", {"idempotency_key": "g", "decisions": [
-        {"qa_id": q["id"], "action": "keep"} for q in gold["qa_pairs"]]}, format="json")
+    api.post(
+        f"/api/units/{gold['id']}/submit/",
+        {"idempotency_key": "g", "decisions": [{"qa_id": q["id"], "action": "keep"} for q in gold["qa_pairs"]]},
+        format="json",
+    )
     real = api.post(f"/api/projects/{project.slug}/queue/next/").json()
     assert WorkUnit.objects.get(pk=row_id("unit", real["id"])).purpose == "real"
     # My work pages from the person's own done passes only, by submit time: the held real item's

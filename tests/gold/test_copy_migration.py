@@ -27,7 +27,8 @@ def _copy_for(source: Source, person, *, served_at=None) -> Copy:
 
 
 def test_a_person_s_copies_made_twice_keep_one_row_naming_them_and_lose_nothing_they_saw(
-        project, make_verified, annotator, django_user_model):
+    project, make_verified, annotator, django_user_model
+):
     make_verified(2)
     first, second = services.make_sources(project, Source.Role.GOLD, 2)
     other = django_user_model.objects.create_user("other", password="x")
@@ -45,12 +46,19 @@ def test_a_person_s_copies_made_twice_keep_one_row_naming_them_and_lose_nothing_
     # at_state migrated forward on leaving: the data step ran, then the constraint was added.
     copies = Copy.objects.in_bulk([x.pk for x in (a, b, c, d, e, f)])
     assert {k: v.user_id for k, v in copies.items()} == {
-        a.pk: None, b.pk: annotator.pk, c.pk: None,  # b was served first
-        d.pk: annotator.pk, e.pk: None,  # neither served: the older one is kept
-        f.pk: other.pk}
+        a.pk: None,
+        b.pk: annotator.pk,
+        c.pk: None,  # b was served first
+        d.pk: annotator.pk,
+        e.pk: None,  # neither served: the older one is kept
+        f.pk: other.pk,
+    }
     # The served copies keep their queue items; the never-served extras have none left to serve.
-    items = dict(QueueItem.objects.filter(unit_id__in=[x.unit_id for x in (a, b, c, d, e, f)])
-                 .values_list("unit_id", "assigned_to_id"))
+    items = dict(
+        QueueItem.objects.filter(unit_id__in=[x.unit_id for x in (a, b, c, d, e, f)]).values_list(
+            "unit_id", "assigned_to_id"
+        )
+    )
     assert set(items) == {a.unit_id, b.unit_id, d.unit_id, f.unit_id}
     assert items[a.unit_id] == annotator.pk
     assert (QAPair.objects.count(), Revision.objects.count()) == (pairs, revisions)

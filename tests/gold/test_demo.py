@@ -19,7 +19,10 @@ def test_the_demo_qualifies_a_trainee_and_mixes_gold_in_once(project, make_verif
     first = run_demo(project, out)
     text = out.getvalue()
     assert (len(first["qualification_units"]), len(first["example_units"]), len(first["gold_units"])) == (2, 1, 3)
-    assert first["attempts"] == [{"number": 1, "score": 0.5, "passed": False}, {"number": 2, "score": 1.0, "passed": True}]
+    assert first["attempts"] == [
+        {"number": 1, "score": 0.5, "passed": False},
+        {"number": 2, "score": 1.0, "passed": True},
+    ]
     assert first["gold_served"] == 1 and first["gold_accuracy"]["value"] == 1.0 and first["gold_accuracy"]["n"] == 4
     assert "trainee1's qualification try 1: 4 of 8 decisions agree (50%, threshold 80%): failed" in text
     assert "try 2: 8 of 8 decisions agree (100%, threshold 80%): passed" in text

@@ -31,12 +31,17 @@ def with_copies(project, make_verified, make_unit, annotator, admin_user):
     for key in ("q1", "q2"):
         answer(claim_next(project, annotator), annotator, key=key)
     # The gold copy premake makes when a draw says gold (the first claim after qualifying draws none).
-    services.make_copy(Source.objects.get(project=project, role=Source.Role.GOLD), user=annotator,
-                       kind=QueueItem.Kind.FIRST_PASS)
+    services.make_copy(
+        Source.objects.get(project=project, role=Source.Role.GOLD), user=annotator, kind=QueueItem.Kind.FIRST_PASS
+    )
     answer(claim_next(project, annotator), annotator, key="g")
     QueueItem.objects.filter(unit=spare).delete()  # and then leaves the queue, as if never there
     assert sorted(WorkUnit.objects.exclude(purpose="real").values_list("purpose", flat=True)) == [
-        "example", "gold", "qualification", "qualification"]
+        "example",
+        "gold",
+        "qualification",
+        "qualification",
+    ]
     return real
 
 
@@ -63,8 +68,11 @@ def test_the_qa_list_shows_no_copy(project, with_copies, admin_user):
     client.force_login(admin_user)
     page = client.get(f"/projects/{project.slug}/qa/?status=verified")
     assert page.status_code == 200
-    shown = set(page.context["page"].object_list.values_list("id", flat=True)) if hasattr(
-        page.context["page"].object_list, "values_list") else {p.pk for p in page.context["page"].object_list}
+    shown = (
+        set(page.context["page"].object_list.values_list("id", flat=True))
+        if hasattr(page.context["page"].object_list, "values_list")
+        else {p.pk for p in page.context["page"].object_list}
+    )
     assert shown == set(QAPair.objects.filter(unit__purpose="real", status="verified").values_list("id", flat=True))
 
 

@@ -68,7 +68,8 @@ def test_out_of_tries_the_claim_says_so_and_serves_nothing(project, gated, annot
     assert str(refused.value) == (
         "You have used all 2 of your tries at the qualification set of Test project without reaching 80% agreement "
         "with the known decisions (your best was 25%), so the project's units are not open to you. Ask an admin of "
-        "the project (boss) for another try.")
+        "the project (boss) for another try."
+    )
     assert not QueueItem.objects.filter(leased_by=annotator, status="open").exists()
     services.grant_try(project, annotator.pk)  # an admin grants one more
     assert claim_next(project, annotator).kind == "qualification"

@@ -4,14 +4,15 @@ JSON), never of footage the person was shown; accuracy with its 95% interval; a 
 threshold over the last K gold units, until an admin lifts it."""
 
 import json
-from datetime import timedelta
-import re
 import math
+import re
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from annotator.core import handles
 from annotator.errors import Forbidden, NotHeld
 from annotator.exposure import ledger
 from annotator.exposure.models import Exposure
@@ -22,9 +23,8 @@ from annotator.qa.models import QAPair, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next, renew
 from annotator.qa.services import Decision, set_queue_policy, skip_unit, submit_unit
 from annotator.team import figures
-from tests.gold.conftest import answer, first_claim_skipped, seed_for
-from annotator.core import handles
 from tests.conftest import qh, row_id, uh
+from tests.gold.conftest import answer, first_claim_skipped, seed_for
 
 
 def _gold_project(project, make_verified, n_sources: int):
@@ -53,9 +53,15 @@ def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verif
     real = real_res.json()
     assert real["id"] == uh(before)
     pairs = list(QAPair.objects.filter(unit_id=before.pk).order_by("id"))
-    res = client.post(f"/api/units/{uh(before.pk)}/submit/", {
-        "idempotency_key": "r1", "time_spent_ms": 100,
-        "decisions": [{"qa_id": qh(p), "action": "keep", "version": p.version} for p in pairs]}, format="json")
+    res = client.post(
+        f"/api/units/{uh(before.pk)}/submit/",
+        {
+            "idempotency_key": "r1",
+            "time_spent_ms": 100,
+            "decisions": [{"qa_id": qh(p), "action": "keep", "version": p.version} for p in pairs],
+        },
+        format="json",
+    )
     assert res.status_code == 200, res.content
 
     gold_res = client.post(f"/api/projects/{project.slug}/queue/next/")
@@ -80,13 +86,22 @@ def test_a_gold_unit_looks_like_a_real_first_pass_key_by_key(project, make_verif
     assert before.pk < unit.pk < after.pk
     gold_pairs = [row_id("qa", q["id"]) for q in gold["qa_pairs"]]
     assert max(p.pk for p in before.qa_pairs.all()) < min(gold_pairs) and max(gold_pairs) < min(
-        p.pk for p in after.qa_pairs.all())
-    assert QueueItem.objects.get(unit=before).pk < row_id("item", gold["queue"]["item_id"]) < QueueItem.objects.get(unit=after).pk
+        p.pk for p in after.qa_pairs.all()
+    )
+    assert (
+        QueueItem.objects.get(unit=before).pk
+        < row_id("item", gold["queue"]["item_id"])
+        < QueueItem.objects.get(unit=after).pk
+    )
     # But the page sees none of those ids (they are the project's newest when the copy is made at claim
     # time): every id in both payloads is a handle, the same kind of string for gold and real.
     for payload in (real, gold):
-        ids = [payload["id"], payload["queue"]["item_id"], *(v["id"] for v in payload["videos"]),
-               *(q["id"] for q in payload["qa_pairs"])]
+        ids = [
+            payload["id"],
+            payload["queue"]["item_id"],
+            *(v["id"] for v in payload["videos"]),
+            *(q["id"] for q in payload["qa_pairs"]),
+        ]
         assert all(isinstance(i, str) and re.fullmatch(handles.PATTERN, i) for i in ids), ids
         assert "filename" not in json.dumps(payload)
 
@@ -95,8 +110,13 @@ def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_ve
     _gold_project(project, make_verified, 2)
     first, second = Source.objects.filter(role="gold").order_by("id")
     # The annotator was shown the first source's video elsewhere (a study, another unit).
-    ledger.record(ledger.person_key(user_id=annotator.pk), project.pk, [ledger.Shown(ledger.FOOTAGE, first.unit.video_id)],
-                  source=Exposure.Source.STUDY, ref="trial:1")
+    ledger.record(
+        ledger.person_key(user_id=annotator.pk),
+        project.pk,
+        [ledger.Shown(ledger.FOOTAGE, first.unit.video_id)],
+        source=Exposure.Source.STUDY,
+        ref="trial:1",
+    )
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True, True, True]))
     for _ in range(3):
         make_unit()
@@ -117,8 +137,9 @@ def test_gold_is_never_served_from_footage_the_person_was_shown(project, make_ve
     assert not Copy.objects.filter(user=verifier).exists()  # the claim's premake_for drew gold and made none
 
 
-def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(project, make_verified, annotator,
-                                                                                   make_unit):
+def test_a_person_who_got_a_gold_copy_has_its_footage_and_answers_in_their_ledger(
+    project, make_verified, annotator, make_unit
+):
     _gold_project(project, make_verified, 1)
     make_unit(), make_unit()  # the first claim's, and a real unit left: gold is made only then
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
@@ -137,13 +158,15 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
     return centre - half, centre + half
 
 
-def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(project, make_verified, annotator,
-                                                                                    admin_user, make_unit):
+def test_accuracy_with_its_interval_and_a_pause_below_the_threshold_over_the_last_k(
+    project, make_verified, annotator, admin_user, make_unit
+):
     _gold_project(project, make_verified, 7)
     make_unit()  # the first claim's (a first claim is always real)
     spare = make_unit()  # a real unit left: gold is made only then
-    services.set_policy(project, gold_rate=0.5, window=3, threshold=0.8,
-                        seed=seed_for(project, annotator, [False] + [True] * 8))  # the pause's claims too
+    services.set_policy(
+        project, gold_rate=0.5, window=3, threshold=0.8, seed=seed_for(project, annotator, [False] + [True] * 8)
+    )  # the pause's claims too
     first_claim_skipped(project, annotator)
     for i, right in enumerate([4, 1, 2]):  # 4/4, 1/4, 2/4: 7 of 12 over the last 3 = 0.583 < 0.8
         item = claim_next(project, annotator)
@@ -196,7 +219,9 @@ def test_a_pause_holds_the_person_from_one_of_the_next_three_claims_whatever_the
     assert set(counts) == {0, 1, 2} and all(900 < counts.count(d) < 1100 for d in (0, 1, 2))
     assert rules.pause_delay(1, 7, 3, b"k") == rules.pause_delay(1, 7, 3, b"k")  # reproducible on the server
     # keyed: without the deployment's secret the person cannot work theirs out
-    assert [rules.pause_delay(1, u, 3, b"k") for u in range(50)] != [rules.pause_delay(1, u, 3, b"x") for u in range(50)]
+    assert [rules.pause_delay(1, u, 3, b"k") for u in range(50)] != [
+        rules.pause_delay(1, u, 3, b"x") for u in range(50)
+    ]
 
 
 def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, annotator, annotator2, make_unit):
@@ -208,7 +233,9 @@ def test_a_gold_copy_never_reaches_the_shared_queue(project, make_verified, anno
     item = claim_next(project, annotator)
     assert item.unit.purpose == "gold"
     answer(item, annotator, key="g")
-    assert list(QueueItem.objects.filter(unit_id=item.unit_id).values_list("kind", "status")) == [("first_pass", "done")]
+    assert list(QueueItem.objects.filter(unit_id=item.unit_id).values_list("kind", "status")) == [
+        ("first_pass", "done")
+    ]
     other = claim_next(project, annotator2)
     assert other is None or other.unit_id != item.unit_id
 
@@ -235,8 +262,14 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
     assert not Pause.objects.exists()
     # And it keeps no further gold from the person: a later draw makes a new copy.
     real_item = QueueItem.objects.get(leased_by=annotator, status="open")
-    submit_unit(real_item.unit_id, annotator, idempotency_key="r", time_spent_ms=None, additions=[],
-                decisions=[Decision(p.pk, "keep") for p in real_item.unit.qa_pairs.all()])
+    submit_unit(
+        real_item.unit_id,
+        annotator,
+        idempotency_key="r",
+        time_spent_ms=None,
+        additions=[],
+        decisions=[Decision(p.pk, "keep") for p in real_item.unit.qa_pairs.all()],
+    )
     [fresh] = make_verified(1)  # a gold source of footage the person never saw (not their real unit)
     assert len(services.make_sources(project, Source.Role.GOLD, 1, unit_ids=[fresh.pk])) == 1
     make_unit()  # a real unit left: gold is drawn only then
@@ -247,14 +280,17 @@ def test_a_skipped_gold_copy_never_comes_back(project, make_verified, annotator,
 
 
 def test_no_gold_copy_is_drawn_when_the_queue_has_no_real_unit_left_for_the_person(
-        project, make_verified, annotator, annotator2, make_unit):
+    project, make_verified, annotator, annotator2, make_unit
+):
     from annotator.gold.claims import premake
 
     _gold_project(project, make_verified, 2)
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
     # Nothing left but a unit someone else holds: a gold unit, then nothing, would give itself away.
     held = make_unit()
-    QueueItem.objects.filter(unit=held).update(leased_by=annotator2, lease_expires_at=timezone.now() + timedelta(hours=1))
+    QueueItem.objects.filter(unit=held).update(
+        leased_by=annotator2, lease_expires_at=timezone.now() + timedelta(hours=1)
+    )
     mine = make_unit()
     assert claim_next(project, annotator).unit_id == mine.pk  # its premake_for draws gold for the next claim
     assert not Copy.objects.filter(user=annotator).exists()  # but makes none: no real unit left for them
@@ -266,7 +302,8 @@ def test_no_gold_copy_is_drawn_when_the_queue_has_no_real_unit_left_for_the_pers
 
 
 def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_would_pass_over(
-        project, make_verified, annotator, make_unit):
+    project, make_verified, annotator, make_unit
+):
     from annotator.gold.claims import premake
 
     _gold_project(project, make_verified, 2)
@@ -276,8 +313,13 @@ def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_wou
     mine = make_unit()
     unit = make_unit()
     QueueItem.objects.filter(unit=unit).update(kind="overlap")
-    Exposure.objects.create(person=ledger.person_key(user_id=annotator.pk), project_id=project.pk, kind="footage",
-                            source="review", ref=f"unit:{unit.pk}")
+    Exposure.objects.create(
+        person=ledger.person_key(user_id=annotator.pk),
+        project_id=project.pk,
+        kind="footage",
+        source="review",
+        ref=f"unit:{unit.pk}",
+    )
     assert claim_next(project, annotator).unit_id == mine.pk  # its premake_for draws gold for the next claim
     assert not Copy.objects.filter(user=annotator).exists()  # and makes none
     make_unit()  # a unit the person may take: the copy is made
@@ -287,7 +329,8 @@ def test_no_gold_copy_is_drawn_when_the_only_real_unit_left_is_one_the_claim_wou
 
 
 def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
-        project, make_verified, annotator, annotator2, make_unit):
+    project, make_verified, annotator, annotator2, make_unit
+):
     """Both people's first claims are real and their second draws gold, by the seed. The test used
     to compute the other person's draw from ``project.gold_policy.seed``, a policy read before
     ``set_policy`` changed it: in a run of the whole file that stale seed (0, against 6 in the
@@ -298,8 +341,9 @@ def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
     _gold_project(project, make_verified, 2)
     for _ in range(4):
         make_unit()
-    services.set_policy(project, gold_rate=0.5,
-                        seed=seed_for(project, annotator, [False, True, False], (annotator2, [False, True])))
+    services.set_policy(
+        project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True, False], (annotator2, [False, True]))
+    )
     first = claim_next(project, annotator)
     assert first.unit.purpose == "real"
     assert claim_next(project, annotator2).unit.purpose == "real"  # someone else holding a unit
@@ -309,14 +353,21 @@ def test_gold_copies_are_made_ahead_for_the_people_whose_next_claim_draws_gold(
     waiting = QueueItem.objects.get(assigned_to=annotator, unit__purpose="gold")
     assert (waiting.status, waiting.leased_by, waiting.kind) == ("open", None, "first_pass")  # not served yet
     assert premake() == 0  # a copy waiting for the person is not made twice
-    submit_unit(first.unit_id, annotator, idempotency_key="first", time_spent_ms=500, additions=[],
-                decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")])
+    submit_unit(
+        first.unit_id,
+        annotator,
+        idempotency_key="first",
+        time_spent_ms=500,
+        additions=[],
+        decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")],
+    )
     served = claim_next(project, annotator)
     assert served.pk == waiting.pk and Copy.objects.filter(user=annotator).count() == 1  # the claim made none
 
 
 def test_a_gold_copy_made_ahead_waits_while_the_shared_queue_has_nothing_for_the_person(
-        project, make_verified, annotator, annotator2, make_unit):
+    project, make_verified, annotator, annotator2, make_unit
+):
     from annotator.gold.claims import premake
 
     _gold_project(project, make_verified, 1)
@@ -328,8 +379,14 @@ def test_a_gold_copy_made_ahead_waits_while_the_shared_queue_has_nothing_for_the
     services.set_policy(project, gold_rate=0.0, seed=project.gold_policy.seed)  # the other person draws none
     taken = claim_next(project, annotator2)  # someone else takes the last shared unit
     assert taken is not None and taken.unit.purpose == "real"
-    submit_unit(first.unit_id, annotator, idempotency_key="first", time_spent_ms=500, additions=[],
-                decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")])
+    submit_unit(
+        first.unit_id,
+        annotator,
+        idempotency_key="first",
+        time_spent_ms=500,
+        additions=[],
+        decisions=[Decision(p.pk, "keep", version=p.version) for p in first.unit.qa_pairs.order_by("id")],
+    )
     assert claim_next(project, annotator) is None  # not the gold copy, then "nothing left"
     make_unit()  # a shared unit again: the copy made ahead is served first
     assert claim_next(project, annotator).unit.purpose == "gold"

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_premake_and_a_claim_racing_make_one_gold_copy_of_a_source_for_a_person(
-        project, make_verified, make_unit, annotator):
+    project, make_verified, make_unit, annotator
+):
     make_verified(1)
     assert len(services.make_sources(project, Source.Role.GOLD, 1)) == 1
     make_unit()  # a real unit left, or no gold is picked
@@ -28,8 +29,7 @@ def test_premake_and_a_claim_racing_make_one_gold_copy_of_a_source_for_a_person(
                 results["first"] = claims._serve_gold(project, annotator, salt="same")
                 first_in.set()
                 with connection.cursor() as cursor:  # until the second waits on a lock (the copy's key)
-                    wait_until_a_lock_waits(cursor, pid_of=lambda: second_pid[0] if second_pid else None,
-                                            timeout_s=5)
+                    wait_until_a_lock_waits(cursor, pid_of=lambda: second_pid[0] if second_pid else None, timeout_s=5)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"first: {type(exc).__name__}: {exc}")
         finally:

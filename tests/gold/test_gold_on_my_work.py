@@ -13,8 +13,8 @@ from annotator.gold import services as gold
 from annotator.gold.models import Result, Source
 from annotator.qa.models import QAPair, QueueItem
 from annotator.review.selectors import review_queue
-from tests.gold.conftest import seed_for
 from tests.conftest import qh, row_id, uh
+from tests.gold.conftest import seed_for
 
 
 def _row(html: str, unit_id: int) -> str:
@@ -32,9 +32,15 @@ def test_my_work_shows_a_gold_copy_as_a_real_unit(project, make_verified, make_u
     for key in ("real", "gold"):
         unit = api.post(f"/api/projects/{project.slug}/queue/next/").json()
         pairs = QAPair.objects.filter(unit_id=row_id("unit", unit["id"]), status="draft").order_by("id")
-        res = api.post(f"/api/units/{uh(unit['id'])}/submit/", {
-            "idempotency_key": key, "time_spent_ms": 100,
-            "decisions": [{"qa_id": qh(p), "action": "keep", "version": p.version} for p in pairs]}, format="json")
+        res = api.post(
+            f"/api/units/{uh(unit['id'])}/submit/",
+            {
+                "idempotency_key": key,
+                "time_spent_ms": 100,
+                "decisions": [{"qa_id": qh(p), "action": "keep", "version": p.version} for p in pairs],
+            },
+            format="json",
+        )
         assert res.status_code == 200, res.content
     copy_id = QueueItem.objects.filter(completed_by=annotator).exclude(unit=real).get().unit_id
     assert Result.objects.filter(user=annotator).count() == 1  # the copy was scored
@@ -61,9 +67,18 @@ def test_my_work_shows_a_gold_copy_as_a_real_unit(project, make_verified, make_u
     item = QueueItem.objects.get(unit_id=copy_id, kind="rework")
     served = api.post(f"/api/projects/{project.slug}/queue/next/").json()
     assert (served["id"], served["queue"]["kind"]) == (uh(copy_id), "rework")
-    res = api.post(f"/api/units/{uh(copy_id)}/submit/", {"idempotency_key": "again", "time_spent_ms": 100, "decisions": [
-        {"qa_id": qh(p), "action": "keep", "version": p.version}
-        for p in QAPair.objects.filter(unit_id=copy_id, status="verified")]}, format="json")
+    res = api.post(
+        f"/api/units/{uh(copy_id)}/submit/",
+        {
+            "idempotency_key": "again",
+            "time_spent_ms": 100,
+            "decisions": [
+                {"qa_id": qh(p), "action": "keep", "version": p.version}
+                for p in QAPair.objects.filter(unit_id=copy_id, status="verified")
+            ],
+        },
+        format="json",
+    )
     assert res.status_code == 200, res.content
     assert QueueItem.objects.get(pk=item.pk).status == "done" and Result.objects.filter(user=annotator).count() == 1
 

@@ -9,7 +9,6 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from annotator import jobs
-
 from annotator.console import mywork
 from annotator.core import handles
 from annotator.core.models import Job
@@ -27,8 +26,14 @@ from tests.gold.conftest import answer, seed_for
 
 
 def _keep_all(item, user, key):
-    return submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=400, additions=[],
-                       decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")])
+    return submit_unit(
+        item.unit_id,
+        user,
+        idempotency_key=key,
+        time_spent_ms=400,
+        additions=[],
+        decisions=[Decision(p.pk, "keep", version=p.version) for p in item.unit.qa_pairs.order_by("id")],
+    )
 
 
 def _claims(project, make_verified, annotator, make_unit, pattern, double_check_share=0.0):
@@ -57,8 +62,11 @@ def _my_work(project, user):
 def _review_the_verifiers_units(project, verifier, reviewer):
     """Review, oldest first, the real units ``verifier`` submitted (those the gold copies were made
     from, older than anything the annotator submitted)."""
-    for n, state in enumerate(ReviewState.objects.filter(project=project, annotator=verifier, unit__purpose="real",
-                                                         state="submitted").order_by("submitted_at")):
+    for n, state in enumerate(
+        ReviewState.objects.filter(
+            project=project, annotator=verifier, unit__purpose="real", state="submitted"
+        ).order_by("submitted_at")
+    ):
         review_unit(state.unit_id, reviewer, "accept", [], f"older-{n}")
 
 
@@ -78,9 +86,11 @@ def _states(annotator):
 
 
 def test_a_gold_copy_is_accepted_when_the_review_queue_reaches_it(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
-    real, gold, real2, late_gold, _real3 = _claims(project, make_verified, annotator, make_unit,
-                                                    [False, True, False, True, False])
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
+    real, gold, real2, late_gold, _real3 = _claims(
+        project, make_verified, annotator, make_unit, [False, True, False, True, False]
+    )
     _review_the_verifiers_units(project, verifier, admin_user)
     assert _settle_due() == 1
     assert _states(annotator)[gold.unit_id] == "submitted"  # the person's first real unit waits before it
@@ -94,7 +104,11 @@ def test_a_gold_copy_is_accepted_when_the_review_queue_reaches_it(
     assert states[real2.unit_id] == states[late_gold.unit_id] == "submitted"  # after the queue's head: waiting
     settled = Review.objects.get(unit_id=gold.unit_id)
     assert (settled.decision, settled.reviewer_id, settled.annotator_id, settled.round_id) == (
-        "accept", verifier.pk, annotator.pk, None)
+        "accept",
+        verifier.pk,
+        annotator.pk,
+        None,
+    )
     rows = _my_work(project, annotator)
     assert rows[gold.pk]["label"] == rows[real.pk]["label"] == "accepted"
     assert rows[gold.pk]["can_reopen"] is rows[real.pk]["can_reopen"] is False
@@ -113,7 +127,8 @@ def test_a_gold_copy_is_accepted_when_the_review_queue_reaches_it(
 
 
 def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_reached(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
     _review_the_verifiers_units(project, verifier, admin_user)
     review_unit(real2.unit_id, verifier, "accept", [], "by-hand")  # a later unit, picked by hand
@@ -125,7 +140,8 @@ def test_a_review_picked_out_of_order_settles_no_gold_copy_the_queue_has_not_rea
 
 
 def test_a_review_of_the_persons_later_unit_settles_their_reached_copy_first(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     """The queue reached the person's gold copy (their real unit before it was reviewed), and their
     next real unit is reviewed before the drawn delay has passed: the copy is settled first, in that
     review, so the person's list never shows the older unit waiting behind a newer reviewed one
@@ -142,7 +158,8 @@ def test_a_review_of_the_persons_later_unit_settles_their_reached_copy_first(
 
 
 def test_a_reviewers_own_waiting_units_do_not_hold_back_the_gold_copies_they_settle(
-        project, make_verified, make_unit, annotator, verifier):
+    project, make_verified, make_unit, annotator, verifier
+):
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
     # The verifier's own units (the gold sources) wait before everything, and they may not review them.
     assert ReviewState.objects.filter(annotator=verifier, state="submitted").exists()
@@ -152,7 +169,8 @@ def test_a_reviewers_own_waiting_units_do_not_hold_back_the_gold_copies_they_set
 
 
 def test_the_persons_own_rework_rate_counts_their_settled_gold_copies(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     from annotator.team import figures
 
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
@@ -170,7 +188,8 @@ def test_the_persons_own_rework_rate_counts_their_settled_gold_copies(
 
 
 def test_reviews_of_a_rounds_units_settle_gold_only_when_the_round_closes(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     real, gold, real2 = _claims(project, make_verified, annotator, make_unit, [False, True, False])
     round_ = open_round(project, all_units=True)
     states = list(ReviewState.objects.filter(round=round_).order_by("submitted_at"))
@@ -188,15 +207,17 @@ def test_a_reviewer_never_settles_their_own_gold_copy(project, make_verified, ma
     _, gold, real = _claims(project, make_verified, annotator, make_unit, [False, True, False])
     # The annotator reviews someone else's unit (as a reviewer may): their own gold copy stays.
     someone = ReviewState.objects.filter(annotator=verifier).order_by("submitted_at").last()
-    ReviewState.objects.filter(pk=someone.pk).update(submitted_at=ReviewState.objects.get(unit_id=real.unit_id)
-                                                     .submitted_at)
+    ReviewState.objects.filter(pk=someone.pk).update(
+        submitted_at=ReviewState.objects.get(unit_id=real.unit_id).submitted_at
+    )
     review_unit(someone.unit_id, annotator, "accept", [], "own")
     assert _settle_due() == 1
     assert ReviewState.objects.get(unit_id=gold.unit_id).state == "submitted"
 
 
 def test_a_round_over_all_units_leaves_no_gold_copy_awaiting_review(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     real, gold = _claims(project, make_verified, annotator, make_unit, [False, True])
     round_ = open_round(project, all_units=True)
     assert round_.pool == ReviewState.objects.filter(unit__purpose="real", state="submitted").count()
@@ -212,7 +233,8 @@ def test_a_round_over_all_units_leaves_no_gold_copy_awaiting_review(
 
 
 def test_a_round_deleted_after_its_close_still_settles_the_gold_copies_it_reached(
-        project, make_verified, make_unit, annotator, verifier, admin_user):
+    project, make_verified, make_unit, annotator, verifier, admin_user
+):
     """The settling job carries what the close fixed (``round_settling``), not the round's id: a
     round deleted while the job waited left its copies awaiting review for good (seen: the job
     settled 0 and the copy stayed "submitted")."""
@@ -227,9 +249,11 @@ def test_a_round_deleted_after_its_close_still_settles_the_gold_copies_it_reache
 
 
 def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_unit(
-        project, make_verified, make_unit, annotator, annotator2):
-    first, gold, real = _claims(project, make_verified, annotator, make_unit, [False, True, False],
-                                double_check_share=1.0)
+    project, make_verified, make_unit, annotator, annotator2
+):
+    first, gold, real = _claims(
+        project, make_verified, annotator, make_unit, [False, True, False], double_check_share=1.0
+    )
     assert ReviewState.objects.get(unit_id=gold.unit_id).check_drawn is True
     assert not QueueItem.objects.filter(unit_id=gold.unit_id, kind="double_check").exists()  # never shared
 
@@ -238,8 +262,11 @@ def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_uni
         with pytest.raises(Conflict) as refused:
             reopen_unit(item.unit_id, annotator)
         messages.append(str(refused.value))
-    assert messages[0] == messages[1] == ("a double-check of this unit is still open: it cannot be reopened until "
-                                          "that is submitted")
+    assert (
+        messages[0]
+        == messages[1]
+        == ("a double-check of this unit is still open: it cannot be reopened until that is submitted")
+    )
     rows = _my_work(project, annotator)
     assert rows[gold.pk]["can_reopen"] is rows[real.pk]["can_reopen"] is False
     assert rows[gold.pk]["label"] == rows[real.pk]["label"]
@@ -270,8 +297,9 @@ def test_a_gold_copy_the_double_check_draw_chose_answers_as_a_double_checked_uni
     assert [r.status_code for r in answers] == [403, 403] and answers[0].json() == answers[1].json()
 
 
-def test_gold_copies_submitted_before_they_were_put_in_review_are_backfilled(project, make_verified, make_unit,
-                                                                            annotator):
+def test_gold_copies_submitted_before_they_were_put_in_review_are_backfilled(
+    project, make_verified, make_unit, annotator
+):
     import importlib
 
     from django.db import connection

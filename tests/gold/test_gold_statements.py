@@ -27,12 +27,21 @@ def _decisions(item) -> list[Decision]:
     if item.unit.purpose != "gold":
         return [Decision(p.pk, "keep", version=p.version) for p in pairs]
     known = known_of(item.unit_id)
-    return [Decision(p.pk, known[p.pk].action, reason=known[p.pk].reason, answer=f"{p.answer} (mine)"
-                     if known[p.pk].action == "modify" else None, version=p.version) for p in pairs]
+    return [
+        Decision(
+            p.pk,
+            known[p.pk].action,
+            reason=known[p.pk].reason,
+            answer=f"{p.answer} (mine)" if known[p.pk].action == "modify" else None,
+            version=p.version,
+        )
+        for p in pairs
+    ]
 
 
 def test_a_gold_claim_and_submit_cost_at_most_a_few_statements_more_than_a_real_one(
-        real_nudges, project, make_verified, make_unit, annotator):
+    real_nudges, project, make_verified, make_unit, annotator
+):
     """``real_nudges``: the claim's ``gold.premake_for`` message is what production sends (here never,
     as this test's transaction never commits), not premake run in line, which would count in the
     claim; premake runs below, as the worker would."""
@@ -54,8 +63,9 @@ def test_a_gold_claim_and_submit_cost_at_most_a_few_statements_more_than_a_real_
             continue
         decisions = _decisions(item)
         with CaptureQueriesContext(connection) as submit:
-            submit_unit(item.unit_id, annotator, idempotency_key=f"s{n}", time_spent_ms=900, additions=[],
-                        decisions=decisions)
+            submit_unit(
+                item.unit_id, annotator, idempotency_key=f"s{n}", time_spent_ms=900, additions=[], decisions=decisions
+            )
         costs[item.unit.purpose].append((len(claim), len(submit)))
     assert Result.objects.filter(user=annotator, agreed=4, decisions=4).count() == 2  # scored, all agreed
     assert Result.objects.filter(user=annotator, agreed=0, decisions=4).count() == 1  # the skip, a miss

@@ -16,22 +16,27 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_claim_sends_the_message_and_a_worker_makes_the_next_claims_copy(
-        real_nudges, worker, project, make_verified, make_unit, annotator):
+    real_nudges, worker, project, make_verified, make_unit, annotator
+):
     make_verified(1)
     assert len(services.make_sources(project, Source.Role.GOLD, 1)) == 1
     first, _ = make_unit(), make_unit()  # the first claim's, and a real unit left behind it
     services.set_policy(project, gold_rate=0.5, seed=seed_for(project, annotator, [False, True]))
     item = claim_next(project, annotator)
     assert item.unit_id == first.pk  # a first claim is real
-    copy = wait_for(lambda: Copy.objects.filter(user=annotator, attempt__isnull=True).first(), timeout=30,
-                    what="the worker's gold copy for the next claim")
+    copy = wait_for(
+        lambda: Copy.objects.filter(user=annotator, attempt__isnull=True).first(),
+        timeout=30,
+        what="the worker's gold copy for the next claim",
+    )
     skip_unit(first.pk, annotator, "not now")
     assert claim_next(project, annotator).unit_id == copy.unit_id  # the next claim serves it
 
 
 @pytest.mark.django_db(transaction=False)  # closer than the module's mark: on-commit hooks never run
 def test_without_the_message_the_next_claim_is_real_however_it_draws(
-        real_nudges, project, make_verified, make_unit, annotator):
+    real_nudges, project, make_verified, make_unit, annotator
+):
     """No worker ran the message (this test's transaction never commits, so it is never sent): the
     claim drawing gold serves real work, and makes no copy (it used to, about 23 ms slower)."""
     make_verified(1)

@@ -33,8 +33,9 @@ def _decide_as_known(page):
     page.keyboard.press("Control+Enter")
 
 
-def test_a_new_annotator_qualifies_on_the_verify_page(live_server, browser, project, make_verified, make_unit,
-                                                      annotator):
+def test_a_new_annotator_qualifies_on_the_verify_page(
+    live_server, browser, project, make_verified, make_unit, annotator
+):
     make_verified(2)
     services.make_sources(project, Source.Role.QUALIFICATION, 2)
     services.set_policy(project, qualification_required=True, threshold=0.8, gold_rate=0)
@@ -69,6 +70,8 @@ def test_a_paused_annotator_reads_why_and_whom_to_ask(live_server, browser, proj
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
     expect(page.locator("#status")).to_contain_text("Your work on Test project is paused since")
-    expect(page.locator("#status")).to_contain_text("was 50%, below the project's 80%. Ask an admin of the project (boss)")
+    expect(page.locator("#status")).to_contain_text(
+        "was 50%, below the project's 80%. Ask an admin of the project (boss)"
+    )
     expect(page.locator("#workspace")).to_be_hidden()
     context.close()

@@ -9,9 +9,15 @@ from annotator.inference import engine
 from annotator.inference.models import ModelCall
 
 STAGE = engine.Stage(
-    name="caption", prompt_version="test-caption-v1", system="Describe the frames.",
-    schema={"type": "object", "additionalProperties": False, "required": ["caption"],
-            "properties": {"caption": {"type": "string", "minLength": 3}}},
+    name="caption",
+    prompt_version="test-caption-v1",
+    system="Describe the frames.",
+    schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["caption"],
+        "properties": {"caption": {"type": "string", "minLength": 3}},
+    },
 )
 
 
@@ -20,8 +26,9 @@ def _endpoint(model_server, **kw):
 
 
 def _call(model_server, project, text="clip 1", *, sleep=lambda s: None, **kw):
-    return engine.call_stage(STAGE, _endpoint(model_server, **kw), engine.StageInput(text=text),
-                             project_id=project.pk, sleep=sleep)
+    return engine.call_stage(
+        STAGE, _endpoint(model_server, **kw), engine.StageInput(text=text), project_id=project.pk, sleep=sleep
+    )
 
 
 @pytest.mark.django_db
@@ -30,11 +37,18 @@ def test_a_stage_sends_its_schema_as_a_strict_response_format_and_stores_the_cal
     out = _call(model_server, project, price_prompt_per_mtok=2.0, price_completion_per_mtok=8.0)
     assert out == {"caption": "a dark kitchen"}
     (body,) = model_server.requests
-    assert body["response_format"] == {"type": "json_schema", "json_schema": {
-        "name": "caption", "schema": STAGE.schema, "strict": True}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "caption", "schema": STAGE.schema, "strict": True},
+    }
     call = ModelCall.objects.get()
     assert (call.stage, call.prompt_version, call.model, call.output, call.error) == (
-        "caption", "test-caption-v1", "fake-vlm", {"caption": "a dark kitchen"}, "")
+        "caption",
+        "test-caption-v1",
+        "fake-vlm",
+        {"caption": "a dark kitchen"},
+        "",
+    )
     assert call.request["text"] == "clip 1" and call.latency_ms is not None
     assert call.cost_usd == pytest.approx((101 * 2.0 + 20 * 8.0) / 1e6)
 
@@ -133,6 +147,7 @@ def test_requests_in_flight_never_exceed_the_server_concurrency(model_server, pr
             errors.append(exc)
         finally:
             from django.db import connection
+
             connection.close()
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]

@@ -40,19 +40,57 @@ def _check_rows_survive(executor: MigrationExecutor, latest) -> None:
     old = executor.loader.project_state(BEFORE[:2]).apps  # ("inference", None) is no node
     project = old.get_model("projects", "Project").objects.create(slug="moved", name="Moved")
     server = old.get_model("drafts", "ModelServer").objects.create(
-        project=project, name="local", base_url="http://127.0.0.1:9/v1", model="m-7b", key_env="LOCAL_API_KEY",
-        concurrency=3, price_prompt_per_mtok=0.5, price_completion_per_mtok=1.5, timeout_s=30.0)
+        project=project,
+        name="local",
+        base_url="http://127.0.0.1:9/v1",
+        model="m-7b",
+        key_env="LOCAL_API_KEY",
+        concurrency=3,
+        price_prompt_per_mtok=0.5,
+        price_completion_per_mtok=1.5,
+        timeout_s=30.0,
+    )
     Call = old.get_model("drafts", "ModelCall")
-    answered = Call.objects.create(project=project, server=server, stage="caption", prompt_version="v2", attempt=1,
-                                   model="m-7b", request={"text": "describe"}, raw_output='{"caption": "a"}',
-                                   output={"caption": "a"}, cache_key="k" * 64, cost_usd=0.25, prompt_tokens=100,
-                                   completion_tokens=20, latency_ms=812)
-    hit = Call.objects.create(project=project, server=server, stage="caption", prompt_version="v2", attempt=0,
-                              model="m-7b", request={"text": "describe"}, output={"caption": "a"}, cache_key="k" * 64,
-                              cached_from=answered, cost_usd=0.0, latency_ms=0)
+    answered = Call.objects.create(
+        project=project,
+        server=server,
+        stage="caption",
+        prompt_version="v2",
+        attempt=1,
+        model="m-7b",
+        request={"text": "describe"},
+        raw_output='{"caption": "a"}',
+        output={"caption": "a"},
+        cache_key="k" * 64,
+        cost_usd=0.25,
+        prompt_tokens=100,
+        completion_tokens=20,
+        latency_ms=812,
+    )
+    hit = Call.objects.create(
+        project=project,
+        server=server,
+        stage="caption",
+        prompt_version="v2",
+        attempt=0,
+        model="m-7b",
+        request={"text": "describe"},
+        output={"caption": "a"},
+        cache_key="k" * 64,
+        cached_from=answered,
+        cost_usd=0.0,
+        latency_ms=0,
+    )
     evaluation = old.get_model("evaluation", "Evaluation").objects.create(
-        project=project, server=server, judge_server=server, model="m-7b", judge_model="m-7b", endpoint={},
-        judge_endpoint={}, prompt_version="p1")
+        project=project,
+        server=server,
+        judge_server=server,
+        model="m-7b",
+        judge_model="m-7b",
+        endpoint={},
+        judge_endpoint={},
+        prompt_version="p1",
+    )
 
     executor = MigrationExecutor(connection)
     executor.migrate(latest)
@@ -61,13 +99,26 @@ def _check_rows_survive(executor: MigrationExecutor, latest) -> None:
     assert {"inference_modelserver", "inference_modelcall"} <= tables
     assert not {"drafts_modelserver", "drafts_modelcall"} & tables
     got = ModelServer.objects.get(pk=server.pk)
-    assert (got.project_id, got.name, got.base_url, got.model, got.key_env, got.concurrency, got.price_prompt_per_mtok,
-            got.price_completion_per_mtok, got.timeout_s) == (
-        project.pk, "local", "http://127.0.0.1:9/v1", "m-7b", "LOCAL_API_KEY", 3, 0.5, 1.5, 30.0)
-    calls = list(ModelCall.objects.filter(project_id=project.pk).values_list(
-        "id", "server_id", "stage", "attempt", "output", "cached_from_id", "cost_usd", "prompt_tokens", "latency_ms"))
-    assert calls == [(answered.pk, server.pk, "caption", 1, {"caption": "a"}, None, 0.25, 100, 812),
-                     (hit.pk, server.pk, "caption", 0, {"caption": "a"}, answered.pk, 0.0, None, 0)]
+    assert (
+        got.project_id,
+        got.name,
+        got.base_url,
+        got.model,
+        got.key_env,
+        got.concurrency,
+        got.price_prompt_per_mtok,
+        got.price_completion_per_mtok,
+        got.timeout_s,
+    ) == (project.pk, "local", "http://127.0.0.1:9/v1", "m-7b", "LOCAL_API_KEY", 3, 0.5, 1.5, 30.0)
+    calls = list(
+        ModelCall.objects.filter(project_id=project.pk).values_list(
+            "id", "server_id", "stage", "attempt", "output", "cached_from_id", "cost_usd", "prompt_tokens", "latency_ms"
+        )
+    )
+    assert calls == [
+        (answered.pk, server.pk, "caption", 1, {"caption": "a"}, None, 0.25, 100, 812),
+        (hit.pk, server.pk, "caption", 0, {"caption": "a"}, answered.pk, 0.0, None, 0),
+    ]
     moved = Evaluation.objects.get(pk=evaluation.pk)
     assert (moved.server, moved.judge_server) == (got, got)
     # New rows go on from the old ids (the identity sequences came along with the tables).
@@ -77,4 +128,6 @@ def _check_rows_survive(executor: MigrationExecutor, latest) -> None:
     # and the database refuses a reference to a server that does not exist.
     with pytest.raises(Exception, match="foreign key"):
         with connection.cursor() as cursor:
-            cursor.execute("UPDATE evaluation_evaluation SET server_id = %s WHERE id = %s", [got.pk + 1000, evaluation.pk])
+            cursor.execute(
+                "UPDATE evaluation_evaluation SET server_id = %s WHERE id = %s", [got.pk + 1000, evaluation.pk]
+            )

@@ -31,8 +31,9 @@ class Recorder(RunEngine):
         self.finished: list[int] = []
 
     def endpoints(self, run):
-        return {"caption": Endpoint(server="s", base_url="http://127.0.0.1:9/v1", model="m",
-                                    concurrency=self.concurrency)}
+        return {
+            "caption": Endpoint(server="s", base_url="http://127.0.0.1:9/v1", model="m", concurrency=self.concurrency)
+        }
 
     def work(self, run, endpoints, item_id, cancelled):
         with self.lock:
@@ -57,8 +58,13 @@ class Recorder(RunEngine):
 def _run(project, n: int) -> DraftRun:
     run = DraftRun.objects.create(project=project, pipeline=Pipeline.EGONIGHT, prompt_version="x")
     for i in range(n):
-        video = Video.objects.create(project=project, sha256=hashlib.sha256(f"{run.pk}-{i}".encode()).hexdigest(),
-                                     filename=f"v{i}.mp4", status=Video.Status.READY, duration_s=3.0)
+        video = Video.objects.create(
+            project=project,
+            sha256=hashlib.sha256(f"{run.pk}-{i}".encode()).hexdigest(),
+            filename=f"v{i}.mp4",
+            status=Video.Status.READY,
+            duration_s=3.0,
+        )
         DraftJob.objects.create(run=run, video=video)
     return run
 
@@ -72,8 +78,10 @@ def test_a_slice_works_every_item_once_on_threads_bounded_by_the_servers_and_set
     ids = list(run.jobs.order_by("id").values_list("id", flat=True))
     assert sorted(engine.done) == [i for i in ids if i not in engine.fail]
     assert engine.most == 4  # 2 threads per slot x concurrency 2
-    assert list(run.jobs.order_by("id").values_list("status", "attempts")) == \
-        [("done", 1)] * 4 + [("failed", 1)] + [("done", 1)] * 4
+    assert (
+        list(run.jobs.order_by("id").values_list("status", "attempts"))
+        == [("done", 1)] * 4 + [("failed", 1)] + [("done", 1)] * 4
+    )
     assert run.jobs.get(pk=ids[4]).error == "RuntimeError: a defect"  # the defect fails its item alone
     run.refresh_from_db()
     assert (run.status, run.started_at is not None, run.finished_at is not None) == ("failed", True, True)

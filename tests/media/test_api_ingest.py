@@ -76,7 +76,7 @@ def test_an_upload_is_written_to_the_work_folder_as_it_arrives(project, admin_us
 
     monkeypatch.setattr(services, "ingest_file", spy)
     assert _upload(_client(admin_user), project, short_video).status_code == 201
-    (path, size, name), = seen
+    ((path, size, name),) = seen
     assert path.parent == Path(settings.MEDIA_WORK_DIR) and path.name.endswith(".upload.mp4")
     assert size == short_video.stat().st_size and name == "short.mp4"
 
@@ -101,18 +101,25 @@ def test_an_upload_over_the_limit_is_413_and_nothing_is_kept(project, admin_user
 
 def test_a_body_announced_over_the_limit_is_refused_before_it_is_read(project, admin_user, settings):
     settings.MEDIA_MAX_UPLOAD_BYTES = 10
-    res = _client(admin_user).generic("POST", f"/api/projects/{project.slug}/videos/", b"x" * 10,
-                                      content_type="multipart/form-data; boundary=b",
-                                      CONTENT_LENGTH=str(2 * 1024 * 1024))
+    res = _client(admin_user).generic(
+        "POST",
+        f"/api/projects/{project.slug}/videos/",
+        b"x" * 10,
+        content_type="multipart/form-data; boundary=b",
+        CONTENT_LENGTH=str(2 * 1024 * 1024),
+    )
     assert res.status_code == 413 and Video.objects.count() == 0
 
 
-@pytest.mark.parametrize("fields, path", [
-    ({"illumination": "dusk"}, "illumination"),
-    ({"view": "x" * 11}, "view"),
-    ({"domain": "d" * 101}, "domain"),
-    ({"scenario": "bad\x00"}, "scenario"),
-])
+@pytest.mark.parametrize(
+    "fields, path",
+    [
+        ({"illumination": "dusk"}, "illumination"),
+        ({"view": "x" * 11}, "view"),
+        ({"domain": "d" * 101}, "domain"),
+        ({"scenario": "bad\x00"}, "scenario"),
+    ],
+)
 def test_bad_metadata_is_a_400_naming_the_field_and_nothing_is_saved(project, admin_user, short_video, fields, path):
     res = _upload(_client(admin_user), project, short_video, **fields)
     assert res.status_code == 400 and path in res.json()["errors"], res.content
@@ -150,14 +157,28 @@ def test_annotators_may_not_upload(project, annotator, short_video):
 
 
 def test_registering_by_key_needs_s3_storage(project, admin_user):
-    res = _client(admin_user).post(f"/api/projects/{project.slug}/videos/register/", {"key": "incoming/a.mp4"},
-                                   format="json")
+    res = _client(admin_user).post(
+        f"/api/projects/{project.slug}/videos/register/", {"key": "incoming/a.mp4"}, format="json"
+    )
     assert res.status_code == 400 and "STORAGE_BACKEND=s3" in res.json()["detail"]
     assert Video.objects.count() == 0
 
 
-@pytest.mark.parametrize("key", ["../a.mp4", "a/../../b.mp4", "/abs.mp4", "a//b.mp4", "originals/ab/x.mp4",
-                                 "renditions/1/x.mp4", "hls/3/master.m3u8", "a\nb.mp4", "k" * 1025, ""])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../a.mp4",
+        "a/../../b.mp4",
+        "/abs.mp4",
+        "a//b.mp4",
+        "originals/ab/x.mp4",
+        "renditions/1/x.mp4",
+        "hls/3/master.m3u8",
+        "a\nb.mp4",
+        "k" * 1025,
+        "",
+    ],
+)
 def test_a_bad_key_is_a_400_naming_it(project, admin_user, key):
     res = _client(admin_user).post(f"/api/projects/{project.slug}/videos/register/", {"key": key}, format="json")
     assert res.status_code == 400 and "key" in res.json()["errors"], res.content
@@ -176,10 +197,13 @@ def test_the_video_list_carries_media_urls(project, admin_user, short_video):
     assert item["rendition"] == f"http://testserver/files/{video.rendition.name}"
     assert item["poster"] == f"http://testserver/files/{video.poster.name}"
     assert item["hls"] is None  # a 3 s video has no HLS
-    assert item["thumbnails_vtt"] == (f"http://testserver/files/{video.thumbnails_vtt.name}" if video.thumbnails_vtt else None)
+    assert item["thumbnails_vtt"] == (
+        f"http://testserver/files/{video.thumbnails_vtt.name}" if video.thumbnails_vtt else None
+    )
 
 
 # --- /files/ with the API token -------------------------------------------------------------------
+
 
 @pytest.fixture
 def ready(project, admin_user, short_video) -> Video:

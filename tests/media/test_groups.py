@@ -13,8 +13,15 @@ from annotator.projects.services import ensure_project
 
 
 def _video(project, name, duration_s=10.0, **fields):
-    return Video.objects.create(project=project, sha256=(name * 64)[:64], filename=f"{name}.mp4", status="ready",
-                                duration_s=duration_s, fps=25, **fields)
+    return Video.objects.create(
+        project=project,
+        sha256=(name * 64)[:64],
+        filename=f"{name}.mp4",
+        status="ready",
+        duration_s=duration_s,
+        fps=25,
+        **fields,
+    )
 
 
 @pytest.fixture
@@ -23,16 +30,22 @@ def views(project):
 
 
 def _members(group):
-    return [(m.video.filename, m.role, m.position, m.offset_s)
-            for m in VideoGroupMember.objects.filter(group=group).select_related("video").order_by("role", "position")]
+    return [
+        (m.video.filename, m.role, m.position, m.offset_s)
+        for m in VideoGroupMember.objects.filter(group=group).select_related("video").order_by("role", "position")
+    ]
 
 
 def test_an_ego_exo_set_has_the_ego_at_position_0_and_exos_1_to_n_with_their_offsets(views):
     ego, a, b, c = views
     group = make_ego_exo_set(ego, [(a, 0.5), (b, -1.0), (c, 0.0)], name="kitchen take 1")
     assert (group.kind, group.name) == ("ego_exo", "kitchen take 1")
-    assert _members(group) == [("e.mp4", "ego", 0, 0.0), ("a.mp4", "exo", 1, 0.5), ("b.mp4", "exo", 2, -1.0),
-                               ("c.mp4", "exo", 3, 0.0)]
+    assert _members(group) == [
+        ("e.mp4", "ego", 0, 0.0),
+        ("a.mp4", "exo", 1, 0.5),
+        ("b.mp4", "exo", 2, -1.0),
+        ("c.mp4", "exo", 3, 0.0),
+    ]
     # The same set again is the same group (a re-run of the command writes nothing).
     assert make_ego_exo_set(ego, [(a, 0.5), (b, -1.0), (c, 0.0)]) == group
     assert VideoGroup.objects.count() == 1
@@ -44,15 +57,18 @@ def test_the_common_window_is_where_every_view_has_footage():
     assert ego_exo_window(10.0, [(3.0, 2.5)]) == (0.0, 0.5)
 
 
-@pytest.mark.parametrize("exos, message", [
-    (lambda v: [], "needs 1 to 8 exo videos"),
-    (lambda v: [(v[0], 0.0)], "a video is named twice"),
-    (lambda v: [(v[1], 0.0), (v[1], 1.0)], "a video is named twice"),
-    (lambda v: [(v[1], 11.5)], r"exo 1 \(a.mp4, 12 s\) at offset 11.5 s keeps 0.5 s in common"),
-    (lambda v: [(v[1], 0.0), (v[2], -9.5)], r"exo 2 \(b.mp4, 9 s\) at offset -9.5 s keeps 0.5 s"),
-    (lambda v: [(v[1], 0.0), (v[2], 7.0), (v[3], -8.0)], r"the views keep 0 s in common \(ego time 8-2 s\)"),
-    (lambda v: [(v[1], 1e9)], "more than a day"),
-])
+@pytest.mark.parametrize(
+    "exos, message",
+    [
+        (lambda v: [], "needs 1 to 8 exo videos"),
+        (lambda v: [(v[0], 0.0)], "a video is named twice"),
+        (lambda v: [(v[1], 0.0), (v[1], 1.0)], "a video is named twice"),
+        (lambda v: [(v[1], 11.5)], r"exo 1 \(a.mp4, 12 s\) at offset 11.5 s keeps 0.5 s in common"),
+        (lambda v: [(v[1], 0.0), (v[2], -9.5)], r"exo 2 \(b.mp4, 9 s\) at offset -9.5 s keeps 0.5 s"),
+        (lambda v: [(v[1], 0.0), (v[2], 7.0), (v[3], -8.0)], r"the views keep 0 s in common \(ego time 8-2 s\)"),
+        (lambda v: [(v[1], 1e9)], "more than a day"),
+    ],
+)
 def test_a_bad_set_is_refused_in_plain_words_and_nothing_is_written(views, exos, message):
     with pytest.raises(Invalid, match=message):
         make_ego_exo_set(views[0], exos(views))
@@ -80,24 +96,52 @@ def test_videos_of_another_project_too_many_exos_unprobed_videos_and_taken_names
 def test_the_command_groups_videos_by_file_name_or_id_with_offsets(views):
     a = views[1]
     out = StringIO()
-    call_command("group_videos", "ego_exo", "--project", "proj", "--ego", "e.mp4", "--exo", f"{a.pk}:0.5",
-                 "--exo", "b.mp4:1", "--name", "take 2", stdout=out)
+    call_command(
+        "group_videos",
+        "ego_exo",
+        "--project",
+        "proj",
+        "--ego",
+        "e.mp4",
+        "--exo",
+        f"{a.pk}:0.5",
+        "--exo",
+        "b.mp4:1",
+        "--name",
+        "take 2",
+        stdout=out,
+    )
     group = VideoGroup.objects.get(name="take 2")
     assert _members(group) == [("e.mp4", "ego", 0, 0.0), ("a.mp4", "exo", 1, 0.5), ("b.mp4", "exo", 2, 1.0)]
-    assert out.getvalue().strip() == (f"ego-exo set {group.pk}: take 2: ego e.mp4 (+0 s), exo1 a.mp4 (+0.5 s), "
-                                      "exo2 b.mp4 (+1 s)")
-    call_command("group_videos", "day_night", "--project", "proj", "--day", "e.mp4", "--night", "c.mp4",
-                 "--offset", "2", stdout=StringIO())
+    assert out.getvalue().strip() == (
+        f"ego-exo set {group.pk}: take 2: ego e.mp4 (+0 s), exo1 a.mp4 (+0.5 s), exo2 b.mp4 (+1 s)"
+    )
+    call_command(
+        "group_videos",
+        "day_night",
+        "--project",
+        "proj",
+        "--day",
+        "e.mp4",
+        "--night",
+        "c.mp4",
+        "--offset",
+        "2",
+        stdout=StringIO(),
+    )
     assert _members(VideoGroup.objects.get(kind="day_night")) == [("e.mp4", "day", 0, 0.0), ("c.mp4", "night", 0, 2.0)]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["ego_exo", "--ego", "e.mp4", "--exo", "nope.mp4"], "no video 'nope.mp4' in project proj"),
-    (["ego_exo", "--ego", "e.mp4"], "ego_exo needs --ego and at least one --exo"),
-    (["ego_exo", "--ego", "e.mp4", "--exo", "a.mp4:50"], "keeps 0 s in common"),
-    (["day_night", "--day", "e.mp4"], "day_night needs --day and --night"),
-    (["ego_exo", "--ego", "e.mp4", "--exo", "a.mp4:nan"], "offset must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ego_exo", "--ego", "e.mp4", "--exo", "nope.mp4"], "no video 'nope.mp4' in project proj"),
+        (["ego_exo", "--ego", "e.mp4"], "ego_exo needs --ego and at least one --exo"),
+        (["ego_exo", "--ego", "e.mp4", "--exo", "a.mp4:50"], "keeps 0 s in common"),
+        (["day_night", "--day", "e.mp4"], "day_night needs --day and --night"),
+        (["ego_exo", "--ego", "e.mp4", "--exo", "a.mp4:nan"], "offset must be a finite number"),
+    ],
+)
 def test_the_command_says_what_is_wrong_and_writes_nothing(views, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("group_videos", *args, "--project", "proj", stdout=StringIO())

@@ -103,8 +103,12 @@ def test_a_short_video_keeps_its_mp4_and_gets_thumbnails(project, tmp_path):
     assert [c[2] for c in _check_thumbnails(video)] == [f"sprite-0.jpg#xywh={i * 160},0,160,120" for i in range(4)]
     from annotator.media.urls import media_urls
 
-    assert media_urls(video) == {"url": f"/files/{video.rendition.name}", "poster_url": f"/files/{video.poster.name}",
-                                 "hls_url": None, "thumbnails_vtt_url": f"/files/{video.thumbnails_vtt.name}"}
+    assert media_urls(video) == {
+        "url": f"/files/{video.rendition.name}",
+        "poster_url": f"/files/{video.poster.name}",
+        "hls_url": None,
+        "thumbnails_vtt_url": f"/files/{video.thumbnails_vtt.name}",
+    }
 
 
 def test_backfill_makes_what_ready_videos_lack_once(project, tmp_path, settings):
@@ -138,18 +142,32 @@ def test_a_backfill_ffmpeg_cannot_make_leaves_the_video_as_it_was(project, tmp_p
     assert f"video {video.pk} (four.mp4): failed, left as it was: timeline thumbnails:" in err.getvalue()
     video.refresh_from_db()
     assert video.status == "ready" and video.thumbnails_vtt.name == "" and video.rendition.name
-    assert not _path(streaming.thumbs_prefix(video)).exists() or not any(_path(streaming.thumbs_prefix(video)).iterdir())
+    assert not _path(streaming.thumbs_prefix(video)).exists() or not any(
+        _path(streaming.thumbs_prefix(video)).iterdir()
+    )
 
 
 # --- /files/ by path prefix -------------------------------------------------------------------------
 
+
 def _stored_video(project) -> tuple[Video, list[str]]:
-    video = Video.objects.create(project=project, sha256=hashlib.sha256(b"long").hexdigest(), filename="long.mp4",
-                                 status="ready", duration_s=7200.0)
+    video = Video.objects.create(
+        project=project,
+        sha256=hashlib.sha256(b"long").hexdigest(),
+        filename="long.mp4",
+        status="ready",
+        duration_s=7200.0,
+    )
     hls, thumbs = streaming.hls_prefix(video), streaming.thumbs_prefix(video)
     # The last two are named as before handles (``<pk>`` folders): not served (relocate_media moves them).
-    names = [f"{hls}/master.m3u8", f"{hls}/v1-00042.m4s", f"{thumbs}/thumbnails.vtt", f"{thumbs}/sprite-0.jpg",
-             f"hls/{video.pk}/{video.sha256[:16]}/v1-00043.m4s", f"thumbs/{video.pk}/{video.sha256[:16]}/sprite-1.jpg"]
+    names = [
+        f"{hls}/master.m3u8",
+        f"{hls}/v1-00042.m4s",
+        f"{thumbs}/thumbnails.vtt",
+        f"{thumbs}/sprite-0.jpg",
+        f"hls/{video.pk}/{video.sha256[:16]}/v1-00043.m4s",
+        f"thumbs/{video.pk}/{video.sha256[:16]}/sprite-1.jpg",
+    ]
     for name in names:
         default_storage.save(name, ContentFile(b"x" * 10))
     Video.objects.filter(pk=video.pk).update(hls=names[0], thumbnails_vtt=names[2])
@@ -162,29 +180,50 @@ def _status(user, name: str) -> int:
     return client.get("/files/" + name).status_code
 
 
-def test_segments_and_thumbnails_are_served_by_prefix_to_who_may_see_the_video(project, annotator, annotator2, admin_user):
+def test_segments_and_thumbnails_are_served_by_prefix_to_who_may_see_the_video(
+    project, annotator, annotator2, admin_user
+):
     video, names = _stored_video(project)
     unit = WorkUnit.objects.create(project=project, video=video, start_s=0, end_s=7200)
-    QueueItem.objects.create(project=project, unit=unit, leased_by=annotator, claimed_at=timezone.now(),
-                             lease_expires_at=timezone.now() + timezone.timedelta(seconds=120))
+    QueueItem.objects.create(
+        project=project,
+        unit=unit,
+        leased_by=annotator,
+        claimed_at=timezone.now(),
+        lease_expires_at=timezone.now() + timezone.timedelta(seconds=120),
+    )
     outsider = ensure_member("outsider", role="admin", project=ensure_project("elsewhere"))[0]
     study = Study.objects.create(project=project, name="pilot", kind="ordering")
     participant = ensure_member("part", role="annotator", project=project)[0]
     Participant.objects.create(study=study, user=participant)
     assert [_status(admin_user, n) for n in names] == [200] * 4 + [404] * 2  # row-id folders: never
     assert [_status(annotator, n) for n in names] == [200] * 4 + [404] * 2  # holds a unit of the video
-    assert [_status(annotator2, n) for n in names] == [404] * 6       # a member without a unit of it
-    assert [_status(participant, n) for n in names] == [404] * 6      # a study participant
-    assert [_status(outsider, n) for n in names] == [404] * 6         # an admin of another project
+    assert [_status(annotator2, n) for n in names] == [404] * 6  # a member without a unit of it
+    assert [_status(participant, n) for n in names] == [404] * 6  # a study participant
+    assert [_status(outsider, n) for n in names] == [404] * 6  # an admin of another project
 
 
-@pytest.mark.parametrize("name", [
-    "hls/{pk}/{sha}/../../../renditions/x.mp4", "hls/{pk}/{sha}/a/b.m4s", "hls/{pk}/{sha}/..m4s", "hls/{pk}/{sha}/.hidden",
-    "hls/{pk}/0000000000000000/master.m3u8", "hls/{other}/{sha}/master.m3u8", "hls/{pk}/{sha}/", "hls/x/{sha}/master.m3u8",
-    "thumbs/{pk}/{sha}/sprite 0.jpg", "hlsx/{pk}/{sha}/master.m3u8", "hls/{pk}/{SHA}/master.m3u8", "hls/{pk}/{sha}master.m3u8",
-    "hls/{PK}/{sha}/master.m3u8", "hls/{qa}/{sha}/master.m3u8", "hls/{id}/{sha}/master.m3u8",
-    "hls/{handle}/{sha}/master.m3u8",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hls/{pk}/{sha}/../../../renditions/x.mp4",
+        "hls/{pk}/{sha}/a/b.m4s",
+        "hls/{pk}/{sha}/..m4s",
+        "hls/{pk}/{sha}/.hidden",
+        "hls/{pk}/0000000000000000/master.m3u8",
+        "hls/{other}/{sha}/master.m3u8",
+        "hls/{pk}/{sha}/",
+        "hls/x/{sha}/master.m3u8",
+        "thumbs/{pk}/{sha}/sprite 0.jpg",
+        "hlsx/{pk}/{sha}/master.m3u8",
+        "hls/{pk}/{SHA}/master.m3u8",
+        "hls/{pk}/{sha}master.m3u8",
+        "hls/{PK}/{sha}/master.m3u8",
+        "hls/{qa}/{sha}/master.m3u8",
+        "hls/{id}/{sha}/master.m3u8",
+        "hls/{handle}/{sha}/master.m3u8",
+    ],
+)
 def test_odd_names_under_the_prefixes_are_refused(project, admin_user, name):
     video, _ = _stored_video(project)
     sha = video.sha256[:16]
@@ -192,8 +231,16 @@ def test_odd_names_under_the_prefixes_are_refused(project, admin_user, name):
     # {pk}: the video's key; {other}: another key; {PK}: the key in capitals; {qa}: the handle of the
     # video's id as a QA pair; {id}: its row id (folders from before handles); {handle}: its handle
     # (the key is stored, not derived from the id)
-    name = name.format(pk=key, sha=sha, SHA=sha.upper(), other=handles.random_key(), PK=key.upper(),
-                       qa=handles.encode("qa", video.pk), id=video.pk, handle=handles.encode("video", video.pk))
+    name = name.format(
+        pk=key,
+        sha=sha,
+        SHA=sha.upper(),
+        other=handles.random_key(),
+        PK=key.upper(),
+        qa=handles.encode("qa", video.pk),
+        id=video.pk,
+        handle=handles.encode("video", video.pk),
+    )
     stored = "renditions/x.mp4" if ".." in name.split("/") else name  # the file the name reaches exists
     if not stored.endswith("/") and not default_storage.exists(stored):
         assert default_storage.save(stored, ContentFile(b"secret")) == stored

@@ -66,12 +66,25 @@ def test_real_footage_is_probed_and_height_is_capped(worker, real_video, setting
 
 
 @pytest.mark.django_db(transaction=True)
-def test_same_content_is_ingested_once_and_manifest_metadata_applies(short_video, tmp_path, django_capture_on_commit_callbacks):
+def test_same_content_is_ingested_once_and_manifest_metadata_applies(
+    short_video, tmp_path, django_capture_on_commit_callbacks
+):
     copy = tmp_path / "copy-of-short.mp4"
     copy.write_bytes(short_video.read_bytes())
     manifest = tmp_path / "m.jsonl"
-    manifest.write_text(json.dumps({"file": "short.mp4", "illumination": "night", "difficulty": "hard",
-                                    "domain": "lab", "annotations": {"description": "bars"}, "camera": "x1"}) + "\n")
+    manifest.write_text(
+        json.dumps(
+            {
+                "file": "short.mp4",
+                "illumination": "night",
+                "difficulty": "hard",
+                "domain": "lab",
+                "annotations": {"description": "bars"},
+                "camera": "x1",
+            }
+        )
+        + "\n"
+    )
     with django_capture_on_commit_callbacks(execute=False):
         code, out = _ingest(str(short_video), str(copy), "--project", "p3", "--manifest", str(manifest))
     assert code == 0
@@ -107,8 +120,16 @@ def test_sample_times_are_segment_centres():
 def test_parse_probe_reads_rotation_and_counts_frames_when_missing():
     data = {
         "format": {"format_name": "mov,mp4,m4a,3gp,3g2,mj2", "duration": "2.0"},
-        "streams": [{"codec_type": "video", "codec_name": "h264", "width": 1920, "height": 1080,
-                     "avg_frame_rate": "30000/1001", "side_data_list": [{"rotation": -90}]}],
+        "streams": [
+            {
+                "codec_type": "video",
+                "codec_name": "h264",
+                "width": 1920,
+                "height": 1080,
+                "avg_frame_rate": "30000/1001",
+                "side_data_list": [{"rotation": -90}],
+            }
+        ],
     }
     probed = ffmpeg.parse_probe(data)
     assert probed.rotation == -90

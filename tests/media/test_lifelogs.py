@@ -40,9 +40,18 @@ def test_resume_jumps_a_gap_to_the_next_part():
 def _videos(project, *durations):
     out = []
     for i, d in enumerate(durations):
-        out.append(Video.objects.create(project=project, sha256=hashlib.sha256(f"ll{i}".encode()).hexdigest(),
-                                        filename=f"part{i}.mp4", status=Video.Status.READY, duration_s=d, fps=25.0,
-                                        width=320, height=240))
+        out.append(
+            Video.objects.create(
+                project=project,
+                sha256=hashlib.sha256(f"ll{i}".encode()).hexdigest(),
+                filename=f"part{i}.mp4",
+                status=Video.Status.READY,
+                duration_s=d,
+                fps=25.0,
+                width=320,
+                height=240,
+            )
+        )
     return out
 
 
@@ -61,18 +70,25 @@ def _build(*args):
 @pytest.mark.django_db
 def test_build_places_parts_and_rerun_changes_nothing(project, tmp_path):
     _videos(project, 600.0, 900.0, 900.0)
-    manifest = _write(tmp_path, "day.jsonl", [
-        {"file": "part0.mp4", "start": "2024-05-01T08:00:00", "summary": "C cooks breakfast."},
-        {"file": "part1.mp4", "start": "2024-05-01T08:30:00", "summary": "C rides a bike."},
-        {"file": "part2.mp4", "offset_s": "0:45:00"},
-    ])
+    manifest = _write(
+        tmp_path,
+        "day.jsonl",
+        [
+            {"file": "part0.mp4", "start": "2024-05-01T08:00:00", "summary": "C cooks breakfast."},
+            {"file": "part1.mp4", "start": "2024-05-01T08:30:00", "summary": "C rides a bike."},
+            {"file": "part2.mp4", "offset_s": "0:45:00"},
+        ],
+    )
     out = _build("--project", project.slug, "--name", "day 1", "--manifest", str(manifest))
     assert "created: 3 parts" in out and "1 gaps" in out
     log = VideoGroup.objects.get(name="day 1")
     assert log.kind == "life_log" and log.params["start"] == "2024-05-01T08:00:00"
     assert log.params["summaries"] == ["C cooks breakfast.", "C rides a bike.", ""]
     assert list(log.members.order_by("position").values_list("video__filename", "role", "position", "offset_s")) == [
-        ("part0.mp4", "part", 0, 0.0), ("part1.mp4", "part", 1, 1800.0), ("part2.mp4", "part", 2, 2700.0)]
+        ("part0.mp4", "part", 0, 0.0),
+        ("part1.mp4", "part", 1, 1800.0),
+        ("part2.mp4", "part", 2, 2700.0),
+    ]
     out = _build("--project", project.slug, "--name", "day 1", "--manifest", str(manifest))
     assert "unchanged" in out
     assert VideoGroup.objects.count() == 1 and log.members.count() == 3
@@ -84,11 +100,11 @@ def test_bad_manifest_names_every_line_and_writes_nothing(project, tmp_path):
     rows = [
         {"file": "part0.mp4", "start": "2024-05-01T08:00:00"},
         {"file": "part1.mp4", "start": "2024-05-01T08:05:00"},  # line 2: starts before part0 ends (overlap)
-        {"file": "nope.mp4", "start": "2024-05-01T09:00:00"},   # line 3: unknown video
+        {"file": "nope.mp4", "start": "2024-05-01T09:00:00"},  # line 3: unknown video
         {"file": "part2.mp4", "start": "2024-05-01T07:00:00"},  # line 4: before the start and out of order
         {"file": "part2.mp4", "start": "2024-05-09T09:00:00"},  # line 5: repeated, and past 7 days
-        {"start": "2024-05-01T10:00:00"},                        # line 6: no video named
-        {"file": "part1.mp4", "start": "tomorrow"},              # line 7: not a datetime
+        {"start": "2024-05-01T10:00:00"},  # line 6: no video named
+        {"file": "part1.mp4", "start": "tomorrow"},  # line 7: not a datetime
     ]
     manifest = _write(tmp_path, "bad.jsonl", rows)
     with pytest.raises(CommandError) as err:
@@ -103,7 +119,10 @@ def test_bad_manifest_names_every_line_and_writes_nothing(project, tmp_path):
     with pytest.raises(CommandError) as err:
         _build("--project", project.slug, "--name", "bad", "--manifest", str(manifest))
     text = str(err.value)
-    assert "bad.jsonl line 2: starts at 08:05:00, 300.000 s before the part of bad.jsonl line 1 ends (08:10:00); parts may not overlap" in text
+    assert (
+        "bad.jsonl line 2: starts at 08:05:00, 300.000 s before the part of bad.jsonl line 1 ends (08:10:00); parts may not overlap"
+        in text
+    )
     assert "bad.jsonl line 3: no video named 'nope.mp4' in project proj" in text
     assert "bad.jsonl line 4: starts 3600 s before the log's start" in text
     assert "bad.jsonl line 5: video part2.mp4 is already a part (bad.jsonl line 4)" in text
@@ -119,7 +138,9 @@ def test_rows_out_of_time_order_are_refused(project, tmp_path):
     path.write_text("file,offset_s\npart0.mp4,600\npart1.mp4,120\n")
     with pytest.raises(CommandError) as err:
         _build("--project", project.slug, "--name", "o", "--manifest", str(path), "--start", "2024-05-01T08:00:00")
-    assert "order.csv line 3: starts at 08:02:00, not after the row before it (order.csv line 2, 08:10:00)" in str(err.value)
+    assert "order.csv line 3: starts at 08:02:00, not after the row before it (order.csv line 2, 08:10:00)" in str(
+        err.value
+    )
 
 
 @pytest.mark.django_db

@@ -30,23 +30,48 @@ def _stored() -> list[str]:
 def declared_day(tmp_path) -> Path:
     """The review's file: 1.2 MB of H.264 at 64x64, one frame a second for 86,040 s (23.9 hours)."""
     path = tmp_path / "day.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:size=64x64:rate=1", "-t", "86040",
-                    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=blue:size=64x64:rate=1",
+            "-t",
+            "86040",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+            str(path),
+        ],
+        check=True,
+    )
     assert 1_000_000 < path.stat().st_size < 1_500_000
     return path
 
 
 def test_an_upload_declaring_23_9_hours_fails_alone_before_transcoding_with_its_reason(
-        project, admin_user, declared_day, short_video):
+    project, admin_user, declared_day, short_video
+):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(admin_user)}")
     before = _stored()
     with declared_day.open("rb") as fh:
         res = client.post(f"/api/projects/{project.slug}/videos/", {"file": fh}, format="multipart")
     assert res.status_code == 201, res.content
-    assert (res.json()["status"], res.json()["error"]) == ("failed", (
-        "too long to stream: 23.9 hours would make 17,208 HLS segments of 5 s per quality level; the limit is "
-        "8,640 (12.0 hours, MEDIA_HLS_MAX_SEGMENTS)"))
+    assert (res.json()["status"], res.json()["error"]) == (
+        "failed",
+        (
+            "too long to stream: 23.9 hours would make 17,208 HLS segments of 5 s per quality level; the limit is "
+            "8,640 (12.0 hours, MEDIA_HLS_MAX_SEGMENTS)"
+        ),
+    )
     failed = Video.objects.get(filename="day.mp4")
     assert not failed.original and not failed.rendition and not failed.hls
     assert _stored() == before  # nothing stored: no original, no rendition, no segment
@@ -62,14 +87,19 @@ def test_a_video_too_long_for_its_resolution_is_refused_at_ingest(project, tmp_p
     settings.MEDIA_MAX_MEGAPIXEL_HOURS = 0.0001
     path = make_video(tmp_path / "vga.mp4", seconds=10.0, size="640x480", audio=False)
     result = services.ingest_file(project, path)
-    assert (result.outcome, result.reason) == ("failed", (
-        "too long for its size: 10.0 seconds at 640x480 is 0.000853 megapixel-hours; the limit is 0.0001 "
-        "(MEDIA_MAX_MEGAPIXEL_HOURS)"))
+    assert (result.outcome, result.reason) == (
+        "failed",
+        (
+            "too long for its size: 10.0 seconds at 640x480 is 0.000853 megapixel-hours; the limit is 0.0001 "
+            "(MEDIA_MAX_MEGAPIXEL_HOURS)"
+        ),
+    )
     assert Video.objects.get().status == "failed" and not Job.objects.exists()
 
 
 def test_a_video_queued_before_the_limits_were_lowered_fails_at_transcode_without_running_ffmpeg(
-        project, tmp_path, settings):
+    project, tmp_path, settings
+):
     path = make_video(tmp_path / "ten.mp4", seconds=10.0, audio=False)
     result = services.ingest_file(project, path)
     assert result.outcome == "queued"
@@ -77,9 +107,13 @@ def test_a_video_queued_before_the_limits_were_lowered_fails_at_transcode_withou
     settings.MEDIA_HLS_MIN_DURATION_S = 1.0  # now it would get an HLS rendition: 2 segments of 5 s
     settings.MEDIA_HLS_MAX_SEGMENTS = 1
     video = services.transcode(result.video_id)
-    assert (video.status, video.error) == ("failed", (
-        "too long to stream: 10.0 seconds would make 2 HLS segments of 5 s per quality level; the limit is 1 "
-        "(5.0 seconds, MEDIA_HLS_MAX_SEGMENTS)"))
+    assert (video.status, video.error) == (
+        "failed",
+        (
+            "too long to stream: 10.0 seconds would make 2 HLS segments of 5 s per quality level; the limit is 1 "
+            "(5.0 seconds, MEDIA_HLS_MAX_SEGMENTS)"
+        ),
+    )
     assert _stored() == before and not video.rendition and not video.hls and not video.thumbnails_vtt
 
 

@@ -19,17 +19,30 @@ from annotator.media.models import Video
 
 def _legacy_video(project, name="old.mp4") -> tuple[Video, dict[str, bytes]]:
     """A ready video whose files lie where they were stored before handles: ``<kind>/<pk>/...``."""
-    video = Video.objects.create(project=project, sha256=hashlib.sha256(name.encode()).hexdigest(), filename=name,
-                                 status="ready", duration_s=3600.0)
+    video = Video.objects.create(
+        project=project,
+        sha256=hashlib.sha256(name.encode()).hexdigest(),
+        filename=name,
+        status="ready",
+        duration_s=3600.0,
+    )
     sha = video.sha256[:16]
-    files = {f"renditions/{video.pk}/{sha}.mp4": b"rendition", f"renditions/{video.pk}/{sha}-poster.jpg": b"poster",
-             f"hls/{video.pk}/{sha}/master.m3u8": b"#EXTM3U master", f"hls/{video.pk}/{sha}/v0-00001.m4s": b"segment",
-             f"thumbs/{video.pk}/{sha}/thumbnails.vtt": b"WEBVTT", f"thumbs/{video.pk}/{sha}/sprite-0.jpg": b"sprite"}
+    files = {
+        f"renditions/{video.pk}/{sha}.mp4": b"rendition",
+        f"renditions/{video.pk}/{sha}-poster.jpg": b"poster",
+        f"hls/{video.pk}/{sha}/master.m3u8": b"#EXTM3U master",
+        f"hls/{video.pk}/{sha}/v0-00001.m4s": b"segment",
+        f"thumbs/{video.pk}/{sha}/thumbnails.vtt": b"WEBVTT",
+        f"thumbs/{video.pk}/{sha}/sprite-0.jpg": b"sprite",
+    }
     for key, body in files.items():
         assert default_storage.save(key, ContentFile(body)) == key
     Video.objects.filter(pk=video.pk).update(
-        rendition=f"renditions/{video.pk}/{sha}.mp4", poster=f"renditions/{video.pk}/{sha}-poster.jpg",
-        hls=f"hls/{video.pk}/{sha}/master.m3u8", thumbnails_vtt=f"thumbs/{video.pk}/{sha}/thumbnails.vtt")
+        rendition=f"renditions/{video.pk}/{sha}.mp4",
+        poster=f"renditions/{video.pk}/{sha}-poster.jpg",
+        hls=f"hls/{video.pk}/{sha}/master.m3u8",
+        thumbnails_vtt=f"thumbs/{video.pk}/{sha}/thumbnails.vtt",
+    )
     video.refresh_from_db()
     return video, files
 
@@ -66,8 +79,11 @@ def test_relocate_media_moves_row_id_folders_to_the_media_key_and_is_a_no_op_aft
     video.refresh_from_db()
     key, sha = video.media_key, video.sha256[:16]
     assert (video.rendition.name, video.poster.name, video.hls.name, video.thumbnails_vtt.name) == (
-        f"renditions/{key}/{sha}.mp4", f"renditions/{key}/{sha}-poster.jpg", f"hls/{key}/{sha}/master.m3u8",
-        f"thumbs/{key}/{sha}/thumbnails.vtt")
+        f"renditions/{key}/{sha}.mp4",
+        f"renditions/{key}/{sha}-poster.jpg",
+        f"hls/{key}/{sha}/master.m3u8",
+        f"thumbs/{key}/{sha}/thumbnails.vtt",
+    )
     assert services.misplaced(video) == []
     assert all(media_urls(video).values())
     for old, body in files.items():
@@ -97,7 +113,9 @@ def test_a_failed_move_keeps_the_old_files_and_the_row_and_a_rerun_finishes(proj
     err = StringIO()
     with pytest.raises(CommandError, match="1 of 1 videos could not be moved; run the command again"):
         call_command("relocate_media", stdout=StringIO(), stderr=err)
-    assert f"video {video.pk} (old.mp4): not moved, its old files are kept: the bucket refused the write" in err.getvalue()
+    assert (
+        f"video {video.pk} (old.mp4): not moved, its old files are kept: the bucket refused the write" in err.getvalue()
+    )
     before = (video.rendition.name, video.hls.name)
     video.refresh_from_db()
     assert (video.rendition.name, video.hls.name) == before
@@ -130,7 +148,8 @@ def test_the_migration_keeps_handle_named_folders_and_gives_row_id_folders_a_new
     # Named by its handle under the SECRET_KEY of the time (stored since handles, before media keys).
     old_handle = handles.encode("video", stored_under_handle.pk, secret="the secret key of the time")
     Video.objects.filter(pk=stored_under_handle.pk).update(
-        rendition=f"renditions/{old_handle}/{'a' * 16}.mp4", hls=f"hls/{old_handle}/{'a' * 16}/master.m3u8")
+        rendition=f"renditions/{old_handle}/{'a' * 16}.mp4", hls=f"hls/{old_handle}/{'a' * 16}/master.m3u8"
+    )
     by_row_id, _ = _legacy_video(project)
     fill(apps, None)
     stored_under_handle.refresh_from_db()

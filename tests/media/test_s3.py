@@ -77,18 +77,25 @@ def test_a_video_is_registered_by_its_key_and_left_where_it_is(s3, project, admi
     assert res.status_code == 201, res.content
     video = Video.objects.get()
     assert (video.original.name, video.filename, video.illumination, video.status) == (
-        "incoming/day one/clip.mp4", "clip.mp4", "night", "processing")
+        "incoming/day one/clip.mp4",
+        "clip.mp4",
+        "night",
+        "processing",
+    )
     assert _keys(client, bucket) == ["incoming/day one/clip.mp4"]  # not copied
     assert services.transcode(video.pk).status == "ready"
 
-    client.copy_object(Bucket=bucket, Key="incoming/again.mp4", CopySource={"Bucket": bucket, "Key": "incoming/day one/clip.mp4"})
+    client.copy_object(
+        Bucket=bucket, Key="incoming/again.mp4", CopySource={"Bucket": bucket, "Key": "incoming/day one/clip.mp4"}
+    )
     again = _api(admin_user).post(url, {"key": "incoming/again.mp4"}, format="json")
     assert again.status_code == 200 and again.json()["id"] == video.pk and Video.objects.count() == 1
 
 
 @pytest.mark.django_db
-def test_a_missing_key_is_a_400_naming_it_and_a_large_object_is_refused_before_download(s3, project, admin_user,
-                                                                                         short_video, settings):
+def test_a_missing_key_is_a_400_naming_it_and_a_large_object_is_refused_before_download(
+    s3, project, admin_user, short_video, settings
+):
     client, bucket = s3
     url = f"/api/projects/{project.slug}/videos/register/"
     res = _api(admin_user).post(url, {"key": "incoming/nope.mp4"}, format="json")
@@ -104,7 +111,9 @@ def test_a_missing_key_is_a_400_naming_it_and_a_large_object_is_refused_before_d
 def test_a_corrupt_object_is_a_failed_video_with_its_reason(s3, project, admin_user, corrupt_video):
     client, bucket = s3
     client.put_object(Bucket=bucket, Key="incoming/cut.mp4", Body=corrupt_video.read_bytes())
-    res = _api(admin_user).post(f"/api/projects/{project.slug}/videos/register/", {"key": "incoming/cut.mp4"}, format="json")
+    res = _api(admin_user).post(
+        f"/api/projects/{project.slug}/videos/register/", {"key": "incoming/cut.mp4"}, format="json"
+    )
     assert res.status_code == 201 and res.json()["status"] == "failed" and res.json()["error"]
     assert str(django_settings.MEDIA_WORK_DIR) not in res.json()["error"]
 
@@ -160,8 +169,9 @@ def test_files_redirects_to_a_presigned_url_after_the_access_check(ready_on_s3, 
     assert got.status_code == 206 and got.content == _body(client, bucket, name)[:100]
     assert requests.get(location.split("?")[0], timeout=10).status_code == 403  # the bucket is private
     assert _api(annotator).get(f"/files/{name}").status_code == 404  # no redirect for who may not see it
-    assert APIClient().get(f"/files/{name}").status_code == 302 and \
-        APIClient().get(f"/files/{name}")["Location"].startswith("/accounts/login/")
+    assert APIClient().get(f"/files/{name}").status_code == 302 and APIClient().get(f"/files/{name}")[
+        "Location"
+    ].startswith("/accounts/login/")
 
 
 @pytest.mark.django_db
@@ -183,8 +193,9 @@ def _uris(text: str) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_hls_and_thumbnails_are_written_to_the_bucket_and_play_through_files(s3, project, admin_user, tmp_path,
-                                                                               settings):
+def test_hls_and_thumbnails_are_written_to_the_bucket_and_play_through_files(
+    s3, project, admin_user, tmp_path, settings
+):
     """Every URL a player follows, from the master playlist down to the segments and sprite sheets,
     resolves under /files/ and reaches the object: playlists and the WebVTT answered from /files/,
     segments and sprites by a redirect to a presigned URL."""
@@ -210,7 +221,11 @@ def test_hls_and_thumbnails_are_written_to_the_bucket_and_play_through_files(s3,
             assert res.status_code == 200, (name, res.status_code)
             fetched[name] = res.content
             text = res.content.decode()
-            refs = _uris(text) if name.endswith(".m3u8") else [ln.split("#")[0] for ln in text.splitlines() if ".jpg" in ln]
+            refs = (
+                _uris(text)
+                if name.endswith(".m3u8")
+                else [ln.split("#")[0] for ln in text.splitlines() if ".jpg" in ln]
+            )
             for ref in refs:
                 follow(urljoin(url, ref))
         else:
@@ -223,7 +238,9 @@ def test_hls_and_thumbnails_are_written_to_the_bucket_and_play_through_files(s3,
     follow(f"http://testserver/files/{video.hls.name}")
     follow(f"http://testserver/files/{video.thumbnails_vtt.name}")
     kinds = {Path(n).suffix for n in fetched}
-    assert {".m3u8", ".vtt", ".jpg"} <= kinds and len([n for n in fetched if n.endswith(".m3u8")]) >= 3  # master + 2 levels
+    assert {".m3u8", ".vtt", ".jpg"} <= kinds and len(
+        [n for n in fetched if n.endswith(".m3u8")]
+    ) >= 3  # master + 2 levels
     assert sorted(fetched) == sorted(k for k in stored if k.startswith(("hls/", "thumbs/")))  # every file reached
 
 
@@ -236,22 +253,35 @@ def test_the_export_cuts_its_clips_from_the_bucket(ready_on_s3, make_unit, proje
 
     video = ready_on_s3
     unit = make_unit(duration_s=video.duration_s)
-    Video.objects.filter(pk=unit.video_id).update(original=video.original.name, rendition=video.rendition.name,
-                                                  poster=video.poster.name)
+    Video.objects.filter(pk=unit.video_id).update(
+        original=video.original.name, rendition=video.rendition.name, poster=video.poster.name
+    )
     unit = claim_next(project, annotator).unit
-    submit_unit(unit.pk, annotator, idempotency_key="s3", time_spent_ms=1000,
-                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.order_by("id")], additions=[])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="s3",
+        time_spent_ms=1000,
+        decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.order_by("id")],
+        additions=[],
+    )
     out = tmp_path / "export" / "qa.jsonl"
     call_command("export_qa", "--project", project.slug, "--out", str(out))
     plain = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(plain) == unit.qa_pairs.count() and all(r["media_path"] == "" for r in plain)
 
-    call_command("export_qa", "--project", project.slug, "--out", str(out), "--with-media", str(tmp_path / "export" / "clips"))
+    call_command(
+        "export_qa", "--project", project.slug, "--out", str(out), "--with-media", str(tmp_path / "export" / "clips")
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     sha16 = Video.objects.get(pk=unit.video_id).sha256[:16]
     assert {r["media_path"] for r in rows} == {f"clips/{sha16}_0-{round(video.duration_s * 1000)}.mp4"}
     clip = out.parent / rows[0]["media_path"]
-    probed = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", str(clip)],
-                            capture_output=True, text=True, check=True)
+    probed = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", str(clip)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert float(json.loads(probed.stdout)["format"]["duration"]) == pytest.approx(video.duration_s, abs=0.1)
     assert list(Path(django_settings.MEDIA_WORK_DIR).glob("*")) == []  # the bucket copy is gone

@@ -10,22 +10,28 @@ from django.core.files.storage import default_storage
 from django.test import Client
 from django.utils import timezone
 
-from annotator.studies.kinds.ordering import store_frame
-from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.services import ensure_member, ensure_project
 from annotator.qa.models import QueueItem, WorkUnit
+from annotator.studies.kinds.ordering import store_frame
+from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 
 BODY = bytes(range(256)) * 40  # 10240 bytes
 
 
 def _video(project, tag: str) -> Video:
     """A ready video with its rendition and poster in its media-key folder, as a transcode stores them."""
-    video = Video.objects.create(project=project, sha256=hashlib.sha256(tag.encode()).hexdigest(), filename=f"{tag}.mp4",
-                                 status="ready", duration_s=60.0)
+    video = Video.objects.create(
+        project=project,
+        sha256=hashlib.sha256(tag.encode()).hexdigest(),
+        filename=f"{tag}.mp4",
+        status="ready",
+        duration_s=60.0,
+    )
     video.rendition = default_storage.save(f"renditions/{video.media_key}/{tag}.mp4", ContentFile(BODY))
-    video.poster = default_storage.save(f"renditions/{video.media_key}/{tag}-poster.jpg",
-                                        ContentFile(b"poster " + tag.encode()))
+    video.poster = default_storage.save(
+        f"renditions/{video.media_key}/{tag}-poster.jpg", ContentFile(b"poster " + tag.encode())
+    )
     video.save(update_fields=["rendition", "poster"])
     return video
 
@@ -34,9 +40,16 @@ def _held(project, video, user, *, done: bool = False, group=None) -> QueueItem:
     """A first-pass queue item over a unit of ``video``, leased by ``user`` (or completed by them)."""
     unit = WorkUnit.objects.create(project=project, video=video, group=group, start_s=0, end_s=10)
     if done:
-        return QueueItem.objects.create(project=project, unit=unit, status="done", completed_by=user, completed_at=timezone.now())
-    return QueueItem.objects.create(project=project, unit=unit, leased_by=user, claimed_at=timezone.now(),
-                                    lease_expires_at=timezone.now() + timezone.timedelta(seconds=120))
+        return QueueItem.objects.create(
+            project=project, unit=unit, status="done", completed_by=user, completed_at=timezone.now()
+        )
+    return QueueItem.objects.create(
+        project=project,
+        unit=unit,
+        leased_by=user,
+        claimed_at=timezone.now(),
+        lease_expires_at=timezone.now() + timezone.timedelta(seconds=120),
+    )
 
 
 @pytest.fixture
@@ -82,8 +95,14 @@ def test_an_annotator_gets_the_videos_of_units_they_hold_or_held_and_no_others(p
     _held(project, done, annotator, done=True)
     _held(project, other, annotator2)
     for video in (holding, done):
-        assert (_get(annotator, "/files/" + video.rendition.name), _get(annotator, "/files/" + video.poster.name)) == (200, 200)
-    assert (_get(annotator, "/files/" + other.rendition.name), _get(annotator, "/files/" + other.poster.name)) == (404, 404)
+        assert (_get(annotator, "/files/" + video.rendition.name), _get(annotator, "/files/" + video.poster.name)) == (
+            200,
+            200,
+        )
+    assert (_get(annotator, "/files/" + other.rendition.name), _get(annotator, "/files/" + other.poster.name)) == (
+        404,
+        404,
+    )
     # A day-night unit shows both videos: holding it gives the night one too.
     day, night = _video(project, "day"), _video(project, "night")
     group = VideoGroup.objects.create(project=project, kind="day_night", name="route")
@@ -102,15 +121,24 @@ def study(project):
     cond = Condition.objects.create(study=exp, number=1, label="c", variables={"n_frames": 2, "hints": []})
     items = []
     for i in range(2):
-        frames = [Element.objects.create(kind="frame", video=video, t_s=i * 20 + k, size=32,
-                                         image=store_frame(f"frame {i} {k}".encode(), [])) for k in range(2)]
+        frames = [
+            Element.objects.create(
+                kind="frame", video=video, t_s=i * 20 + k, size=32, image=store_frame(f"frame {i} {k}".encode(), [])
+            )
+            for k in range(2)
+        ]
         ids = [f.pk for f in frames]
-        items.append(Item.objects.create(condition=cond, index=i, truth=ids, seed=i, footage=video,
-                                         payload={"shown": ids[::-1], "hints": []}))
+        items.append(
+            Item.objects.create(
+                condition=cond, index=i, truth=ids, seed=i, footage=video, payload={"shown": ids[::-1], "hints": []}
+            )
+        )
     return exp, video, items
 
 
-def test_a_participant_gets_the_frames_of_their_trials_and_never_the_source_video(study, project, annotator, annotator2):
+def test_a_participant_gets_the_frames_of_their_trials_and_never_the_source_video(
+    study, project, annotator, annotator2
+):
     exp, video, (mine, theirs) = study
     Trial.objects.create(participant=Participant.objects.create(study=exp, user=annotator), item=mine, position=0)
     Trial.objects.create(participant=Participant.objects.create(study=exp, user=annotator2), item=theirs, position=0)
@@ -125,6 +153,9 @@ def test_a_participant_gets_the_frames_of_their_trials_and_never_the_source_vide
 def test_overseers_get_every_frame_and_video(study, project, role):
     exp, video, items = study
     person = ensure_member(f"o-{role}", role=role, project=project)[0]
-    urls = ["/files/" + video.rendition.name, "/files/" + video.poster.name,
-            *["/files/" + Element.objects.get(pk=pk).image.name for item in items for pk in item.truth]]
+    urls = [
+        "/files/" + video.rendition.name,
+        "/files/" + video.poster.name,
+        *["/files/" + Element.objects.get(pk=pk).image.name for item in items for pk in item.truth],
+    ]
     assert [_get(person, u) for u in urls] == [200] * 6

@@ -15,17 +15,27 @@ def test_load_bench_smoke_calls_every_endpoint_with_no_error_and_loses_no_submit
     runs = re.split(r"^K = ", out, flags=re.MULTILINE)[1:]
     assert [run.split()[0] for run in runs] == ["1", "2"], out
     for run in runs:
-        rows = {m[0]: (int(m[1]), int(m[2])) for m in re.findall(
-            r"^(\w+)\s+(\d+)\s+[\d.]+\s+[\d.na]+\s+[\d.na]+\s+[\d.na]+\s+(\d+)$", run, re.MULTILINE)}
+        rows = {
+            m[0]: (int(m[1]), int(m[2]))
+            for m in re.findall(r"^(\w+)\s+(\d+)\s+[\d.]+\s+[\d.na]+\s+[\d.na]+\s+[\d.na]+\s+(\d+)$", run, re.MULTILINE)
+        }
         for endpoint in ENDPOINTS:
             requests, errors = rows[endpoint]
             assert requests > 0 and errors == 0, (endpoint, run)
-        lost = re.search(r"submits acknowledged (\d+), stored (\d+): lost (\d+); "
-                         r"answers acknowledged (\d+), stored (\d+): lost (\d+);", run)
+        lost = re.search(
+            r"submits acknowledged (\d+), stored (\d+): lost (\d+); "
+            r"answers acknowledged (\d+), stored (\d+): lost (\d+);",
+            run,
+        )
         assert lost is not None, run
-        acked_submits, stored_submits, lost_submits, acked_answers, stored_answers, lost_answers = map(int, lost.groups())
+        acked_submits, stored_submits, lost_submits, acked_answers, stored_answers, lost_answers = map(
+            int, lost.groups()
+        )
         assert acked_submits > 0 and acked_answers > 0, run
-        assert (lost_submits, lost_answers) == (0, 0) and (stored_submits, stored_answers) == (acked_submits, acked_answers)
+        assert (lost_submits, lost_answers) == (0, 0) and (stored_submits, stored_answers) == (
+            acked_submits,
+            acked_answers,
+        )
         assert re.search(r"^bottleneck: \S", run, re.MULTILINE), run
     assert re.search(r"^\s+1\s+[\d.]+\s.*\n\s+2\s+[\d.]+\s", out, re.MULTILINE), out  # the K curve
     assert out.rstrip().endswith("result: ok (smoke)")

@@ -11,25 +11,86 @@ import yaml
 
 from tests.conftest import REPO
 
-TEST_ONLY = {"pytest", "pytest-django", "playwright", "iniconfig", "pluggy", "pygments", "greenlet",
-             # pytest-xdist (make test runs two workers) and its transport
-             "pytest-xdist", "execnet",
-             # schemathesis (API fuzzing in the suite) and what it needs
-             "schemathesis", "hypothesis", "hypothesis-graphql", "graphql-core", "harfile", "jsonschema-rs",
-             "pyrate-limiter", "requests", "certifi", "charset-normalizer", "rich", "markdown-it-py", "mdurl",
-             "markupsafe", "sortedcontainers", "werkzeug",
-             # Hugging Face datasets (exports must load in it) and what it needs beyond production
-             "datasets", "dill", "multiprocess", "xxhash",
-             # moto's S3 server (tests/s3_server.py) and what it needs
-             "moto[server]", "antlr4-python3-runtime", "aws-xray-sdk", "blinker", "cffi", "cfn-lint", "cryptography",
-             "docker", "flask", "flask-cors", "itsdangerous", "joserfc", "jsonpatch", "jsonpath-ng", "jsonpointer",
-             "jsonschema-path", "lazy-object-proxy", "openapi-schema-validator", "openapi-spec-validator", "pathable",
-             "py-partiql-parser", "pycparser", "pydantic-settings", "python-dotenv", "responses", "rfc3339-validator",
-             "xmltodict",
-             # Locust (bench/load.py, issue 22) and what it needs
-             "locust", "bidict", "brotli", "configargparse", "flask-login", "gevent", "geventhttpclient", "msgpack",
-             "psutil", "python-engineio", "python-socketio", "pyzmq", "simple-websocket", "websocket-client", "wsproto",
-             "zope.event", "zope.interface"}
+TEST_ONLY = {
+    "pytest",
+    "pytest-django",
+    "playwright",
+    "iniconfig",
+    "pluggy",
+    "pygments",
+    "greenlet",
+    # pytest-xdist (make test runs two workers) and its transport
+    "pytest-xdist",
+    "execnet",
+    # schemathesis (API fuzzing in the suite) and what it needs
+    "schemathesis",
+    "hypothesis",
+    "hypothesis-graphql",
+    "graphql-core",
+    "harfile",
+    "jsonschema-rs",
+    "pyrate-limiter",
+    "requests",
+    "certifi",
+    "charset-normalizer",
+    "rich",
+    "markdown-it-py",
+    "mdurl",
+    "markupsafe",
+    "sortedcontainers",
+    "werkzeug",
+    # Hugging Face datasets (exports must load in it) and what it needs beyond production
+    "datasets",
+    "dill",
+    "multiprocess",
+    "xxhash",
+    # moto's S3 server (tests/s3_server.py) and what it needs
+    "moto[server]",
+    "antlr4-python3-runtime",
+    "aws-xray-sdk",
+    "blinker",
+    "cffi",
+    "cfn-lint",
+    "cryptography",
+    "docker",
+    "flask",
+    "flask-cors",
+    "itsdangerous",
+    "joserfc",
+    "jsonpatch",
+    "jsonpath-ng",
+    "jsonpointer",
+    "jsonschema-path",
+    "lazy-object-proxy",
+    "openapi-schema-validator",
+    "openapi-spec-validator",
+    "pathable",
+    "py-partiql-parser",
+    "pycparser",
+    "pydantic-settings",
+    "python-dotenv",
+    "responses",
+    "rfc3339-validator",
+    "xmltodict",
+    # Locust (bench/load.py, issue 22) and what it needs
+    "locust",
+    "bidict",
+    "brotli",
+    "configargparse",
+    "flask-login",
+    "gevent",
+    "geventhttpclient",
+    "msgpack",
+    "psutil",
+    "python-engineio",
+    "python-socketio",
+    "pyzmq",
+    "simple-websocket",
+    "websocket-client",
+    "wsproto",
+    "zope.event",
+    "zope.interface",
+}
 
 
 def _pins(name: str) -> dict[str, str]:
@@ -76,8 +137,11 @@ def test_migrations_run_once_before_web_worker_and_beat():
     services = _compose()
     # Then the files stored before media keys move to their folders (issue 20): a no-op once done.
     assert services["migrate"]["command"] == [
-        "sh", "-c", "python manage.py migrate --noinput && (python manage.py relocate_media || echo 'relocate_media: "
-        "some videos were not moved; run it again')"]
+        "sh",
+        "-c",
+        "python manage.py migrate --noinput && (python manage.py relocate_media || echo 'relocate_media: "
+        "some videos were not moved; run it again')",
+    ]
     assert services["migrate"]["restart"] == "no"
     for name in ("web", "worker-media", "worker-models", "worker-scores", "worker-default", "beat"):
         assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
@@ -92,10 +156,13 @@ def test_beat_runs_the_scheduler_and_the_healthchecks_use_health_and_a_celery_pi
     for queue in ("media", "models", "scores", "default"):  # a worker per queue, each answering a ping by its name
         worker = services[f"worker-{queue}"]
         # The default worker also drains `celery`, the queue of releases before the split, for one release.
-        assert worker["command"][worker["command"].index("-Q") + 1] == ("default,celery" if queue == "default" else queue)
+        assert worker["command"][worker["command"].index("-Q") + 1] == (
+            "default,celery" if queue == "default" else queue
+        )
         assert worker["environment"]["WORKER_QUEUE"] == queue
         assert "celery -A workers inspect ping --destination $$WORKER_QUEUE@$$HOSTNAME" in " ".join(
-            worker["healthcheck"]["test"])
+            worker["healthcheck"]["test"]
+        )
 
 
 # --- Several hosts (issue 22) ----------------------------------------------------------------------
@@ -105,8 +172,11 @@ READ_OUTSIDE_SETTINGS = {"OPENAI_API_KEY"}
 
 
 def _env_example() -> dict[str, str]:
-    pairs = [line.split("=", 1) for line in (REPO / ".env.example").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
+    pairs = [
+        line.split("=", 1)
+        for line in (REPO / ".env.example").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     return {key: value for key, value in pairs}
 
 
@@ -118,7 +188,9 @@ def test_the_services_are_the_bucket_its_one_shot_a_proxy_scalable_web_a_worker_
     assert [name for name, service in services.items() if "ports" in service] == ["proxy"]
     assert not any("container_name" in service for service in services.values())
     # One beat: one service runs `celery beat` and no worker embeds one (-B).
-    assert [name for name, s in services.items() if s.get("command", [])[:4] == ["celery", "-A", "workers", "beat"]] == ["beat"]
+    assert [
+        name for name, s in services.items() if s.get("command", [])[:4] == ["celery", "-A", "workers", "beat"]
+    ] == ["beat"]
     assert not any("-B" in services[f"worker-{queue}"]["command"] for queue in ("media", "models", "scores", "default"))
     # The bucket is made by a one-shot once MinIO is up, and every app service waits for it.
     assert services["createbucket"]["restart"] == "no"
@@ -161,13 +233,20 @@ def test_every_long_running_service_has_a_healthcheck_and_web_and_proxy_check_li
 def test_the_proxy_spreads_over_every_web_replica_and_serves_the_bucket_on_the_public_origin():
     caddyfile = (REPO / "deploy" / "Caddyfile").read_text()
     assert "dynamic a web 8000" in caddyfile
-    assert "@bucket path /{$AWS_STORAGE_BUCKET_NAME:annotator-media} /{$AWS_STORAGE_BUCKET_NAME:annotator-media}/*" in caddyfile
+    assert (
+        "@bucket path /{$AWS_STORAGE_BUCKET_NAME:annotator-media} /{$AWS_STORAGE_BUCKET_NAME:annotator-media}/*"
+        in caddyfile
+    )
     assert "reverse_proxy minio:9000" in caddyfile
     proxy = _compose()["proxy"]
     assert proxy["networks"]["default"]["aliases"] == ["${PUBLIC_HOST:?set PUBLIC_HOST}"]
     example = _env_example()
     # Browsers and containers reach the bucket at the one public origin.
-    assert example["AWS_S3_ENDPOINT_URL"] == example["PUBLIC_BASE_URL"] == f"http://{example['PUBLIC_HOST']}:{example['PUBLIC_PORT']}"
+    assert (
+        example["AWS_S3_ENDPOINT_URL"]
+        == example["PUBLIC_BASE_URL"]
+        == f"http://{example['PUBLIC_HOST']}:{example['PUBLIC_PORT']}"
+    )
     assert example["PUBLIC_HOST"] in example["DJANGO_ALLOWED_HOSTS"].split(",")
     assert "127.0.0.1" in example["DJANGO_ALLOWED_HOSTS"].split(",")
 
@@ -197,15 +276,28 @@ def test_docker_compose_config_accepts_the_file_with_env_example():
     cli = _compose_cli()
     if cli is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is installed")
-    done = subprocess.run([*cli, "--env-file", str(REPO / ".env.example"), "-f", str(REPO / "docker-compose.yml"),
-                           "config", "-q"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    done = subprocess.run(
+        [*cli, "--env-file", str(REPO / ".env.example"), "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
 
 
 # Variables only docker-compose.yml reads (the proxy, MinIO, process counts), not settings.
-COMPOSE_ONLY = {"PUBLIC_HOST", "PUBLIC_PORT", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "WEB_PROCESSES",
-                "WORKER_MEDIA_CONCURRENCY", "WORKER_MODELS_CONCURRENCY", "WORKER_SCORES_CONCURRENCY",
-                "WORKER_DEFAULT_CONCURRENCY"}
+COMPOSE_ONLY = {
+    "PUBLIC_HOST",
+    "PUBLIC_PORT",
+    "MINIO_ROOT_USER",
+    "MINIO_ROOT_PASSWORD",
+    "WEB_PROCESSES",
+    "WORKER_MEDIA_CONCURRENCY",
+    "WORKER_MODELS_CONCURRENCY",
+    "WORKER_SCORES_CONCURRENCY",
+    "WORKER_DEFAULT_CONCURRENCY",
+}
 
 
 def test_every_variable_docs_deploy_names_is_read_by_settings_or_only_by_compose():
@@ -213,9 +305,18 @@ def test_every_variable_docs_deploy_names_is_read_by_settings_or_only_by_compose
     named = set(re.findall(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", (REPO / "docs" / "deploy.md").read_text()))
     assert COMPOSE_ONLY <= set(_env_example())
     assert not any(f'"{key}"' in settings_text for key in COMPOSE_ONLY)
-    unknown = {key for key in named - COMPOSE_ONLY
-               if f'"{key}"' not in settings_text and not re.search(rf"^{key} = ", settings_text, re.M)}
+    unknown = {
+        key
+        for key in named - COMPOSE_ONLY
+        if f'"{key}"' not in settings_text and not re.search(rf"^{key} = ", settings_text, re.M)
+    }
     assert unknown == set()
     # The ones it must explain: the managed services' keys, beat's lock and the queues' routes.
-    assert {"POSTGRES_HOST", "CELERY_BROKER_URL", "AWS_S3_ENDPOINT_URL", "BEAT_LOCK_TIMEOUT_S", "CACHE_URL",
-            "CELERY_TASK_ROUTES"} <= named
+    assert {
+        "POSTGRES_HOST",
+        "CELERY_BROKER_URL",
+        "AWS_S3_ENDPOINT_URL",
+        "BEAT_LOCK_TIMEOUT_S",
+        "CACHE_URL",
+        "CELERY_TASK_ROUTES",
+    } <= named

@@ -47,7 +47,7 @@ def test_a_request_s_log_lines_are_json_with_the_id_it_sent_and_the_response_ret
     assert (response.status_code, response["X-Request-ID"]) == (404, RID)
     records = [json.loads(line) for line in lines()]
     assert [(r["level"], r["logger"], r["message"], r["request_id"], r["task_id"]) for r in records] == [
-        ("WARNING", "django.request", "Not Found: /no-such-page/", RID, None),
+        ("WARNING", "django.request", "Not Found: /no-such-page/", RID, None)
     ]
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00$", records[0]["time"])
 
@@ -90,8 +90,13 @@ def test_an_unknown_log_format_or_level_stops_the_process_at_start():
         logging_config("INFO", "xml")
     with pytest.raises(ImproperlyConfigured, match="LOG_LEVEL must be one of"):
         logging_config("LOUD", "json")
-    started = subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", "check"], cwd=REPO, capture_output=True,
-                             text=True, env={**__import__("os").environ, "LOG_FORMAT": "xml"})
+    started = subprocess.run(
+        [str(REPO / ".venv/bin/python"), "manage.py", "check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "LOG_FORMAT": "xml"},
+    )
     assert started.returncode == 1
     assert "LOG_FORMAT must be 'json' or 'text', got 'xml'" in started.stderr
 
@@ -114,10 +119,17 @@ def test_a_worker_logs_json_lines_with_the_task_id_and_the_request_id_that_queue
 
     records = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     # Every line the worker wrote through logging is JSON (the banner is printed, not logged).
-    assert records and all({"time", "level", "logger", "message", "request_id", "task_id", "task_name"} <= r.keys()
-                           for r in records)
-    (received,) = [r for r in records if r["message"].startswith("Task media.transcode[") and r["message"].endswith("received")]
+    assert records and all(
+        {"time", "level", "logger", "message", "request_id", "task_id", "task_name"} <= r.keys() for r in records
+    )
+    (received,) = [
+        r for r in records if r["message"].startswith("Task media.transcode[") and r["message"].endswith("received")
+    ]
     task_id = received["message"].split("[", 1)[1].split("]", 1)[0]
     (ready,) = [r for r in records if r["message"] == f"video {video_id} ready"]
     assert (ready["logger"], ready["request_id"], ready["task_id"], ready["task_name"]) == (
-        "annotator.media.services", RID, task_id, "media.transcode")
+        "annotator.media.services",
+        RID,
+        task_id,
+        "media.transcode",
+    )

@@ -70,11 +70,12 @@ def test_in_a_terminal_ingest_draws_bars_with_an_eta_and_keeps_the_result_lines(
     assert f"queued    {b}  (video {ids['b.mp4']})" in lines
     assert "2 files: 2 queued, 0 duplicate, 0 failed" in lines
     # Two bars redrawn in place (carriage returns), each ending full with its count, rate and ETA.
-    final = {bar: [frame for frame in lines if frame.startswith(bar)][-1]
-             for bar in ("ingest:", "transcoding:")}
+    final = {bar: [frame for frame in lines if frame.startswith(bar)][-1] for bar in ("ingest:", "transcoding:")}
     assert re.match(r"ingest: 100%\|█+\| 2/2 ", final["ingest:"]) and ETA.search(final["ingest:"]), final
     assert re.match(r"transcoding: 100%\|█+\| 2/2 ", final["transcoding:"]), final
-    assert ETA.search(final["transcoding:"]) and re.search(r"(video/s|s/video), 0 failed\]$", final["transcoding:"]), final
+    assert ETA.search(final["transcoding:"]) and re.search(r"(video/s|s/video), 0 failed\]$", final["transcoding:"]), (
+        final
+    )
     # The plain progress lines of a pipe are not printed in a terminal.
     assert "transcoding: 2 ready, 0 processing, 0 failed" not in lines
 
@@ -83,14 +84,18 @@ def test_in_a_terminal_ingest_draws_bars_with_an_eta_and_keeps_the_result_lines(
 def test_into_a_pipe_ingest_prints_plain_lines_and_no_bar(own_redis, tmp_path):  # noqa: F811
     a, b = make_video(tmp_path / "a.mp4", seconds=1.0), make_video(tmp_path / "b.mp4", seconds=1.2)
     with worker_process(own_redis.url, tmp_path / "worker.log"):
-        done = subprocess.run(_ingest_args(a, b), cwd=REPO, env=process_env(own_redis.url), capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            _ingest_args(a, b), cwd=REPO, env=process_env(own_redis.url), capture_output=True, text=True, timeout=120
+        )
 
     assert done.returncode == 0, done.stderr
     ids = {v.filename: v.pk for v in Video.objects.filter(project__slug="bars")}
     lines = done.stdout.splitlines()
-    assert lines[:3] == [f"queued    {a}  (video {ids['a.mp4']})", f"queued    {b}  (video {ids['b.mp4']})",
-                         "2 files: 2 queued, 0 duplicate, 0 failed"]
+    assert lines[:3] == [
+        f"queued    {a}  (video {ids['a.mp4']})",
+        f"queued    {b}  (video {ids['b.mp4']})",
+        "2 files: 2 queued, 0 duplicate, 0 failed",
+    ]
     # Then one line per change of the counts, the last one when all are done.
     assert all(re.fullmatch(r"transcoding: \d ready, \d processing, \d failed", line) for line in lines[3:])
     assert lines[-1] == "transcoding: 2 ready, 0 processing, 0 failed"

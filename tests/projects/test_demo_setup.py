@@ -5,40 +5,76 @@ import io
 import json
 
 import pytest
-from django.db.models import Count
 from django.core.management import call_command
+from django.db.models import Count
 
 from annotator.core.models import Job
-from annotator.qa import stimulus
-from annotator.studies.models import Item, Participant, Study, Trial
 from annotator.media.models import Video, VideoGroup
+from annotator.qa import stimulus
 from annotator.qa.models import QAPair, QAType, Verdict, WorkUnit
+from annotator.studies.models import Item, Participant, Study, Trial
 from tests.conftest import make_video
 
 MANIFEST = [
-    {"file": "walk.mp4", "source": "real", "illumination": "day", "domain": "street", "view": "ego",
-     "annotations": {"description": "A walk down a street.", "objects": ["car", "tree", "bench"],
-                     "actions": [{"label": "walks past a bench", "start_s": 2.0, "end_s": 9.0}],
-                     # A count at a time: the templates pipeline's window QA type (3 s), which broke reruns.
-                     "counts": [{"what": "cars", "count": 2, "at_s": 5.0}, {"what": "trees", "count": 4, "at_s": None}]}},
-    {"file": "kitchen.mp4", "source": "real", "illumination": "day", "domain": "kitchen", "view": "ego",
-     "annotations": {"description": "Someone cooks.", "objects": ["pan", "cup", "knife"],
-                     "actions": [{"label": "stirs the pan", "start_s": 1.0, "end_s": 6.0}],
-                     "counts": [{"what": "cups", "count": 1, "at_s": 3.0}]}},
+    {
+        "file": "walk.mp4",
+        "source": "real",
+        "illumination": "day",
+        "domain": "street",
+        "view": "ego",
+        "annotations": {
+            "description": "A walk down a street.",
+            "objects": ["car", "tree", "bench"],
+            "actions": [{"label": "walks past a bench", "start_s": 2.0, "end_s": 9.0}],
+            # A count at a time: the templates pipeline's window QA type (3 s), which broke reruns.
+            "counts": [{"what": "cars", "count": 2, "at_s": 5.0}, {"what": "trees", "count": 4, "at_s": None}],
+        },
+    },
+    {
+        "file": "kitchen.mp4",
+        "source": "real",
+        "illumination": "day",
+        "domain": "kitchen",
+        "view": "ego",
+        "annotations": {
+            "description": "Someone cooks.",
+            "objects": ["pan", "cup", "knife"],
+            "actions": [{"label": "stirs the pan", "start_s": 1.0, "end_s": 6.0}],
+            "counts": [{"what": "cups", "count": 1, "at_s": 3.0}],
+        },
+    },
 ]
 
 
 def _snapshot():
-    return {"videos": Video.objects.count(), "groups": VideoGroup.objects.count(), "qa_types": QAType.objects.count(),
-            "qa_pairs": QAPair.objects.count(), "units": WorkUnit.objects.count(), "studies": sorted(Study.objects.values_list("kind", "name")),
-            "items": Item.objects.count(), "jobs": Job.objects.count(), "trials": Trial.objects.count(),
-            "window_types": list(QAType.objects.filter(clip_policy="window").values_list("slug", "window_s").order_by("slug"))}
+    return {
+        "videos": Video.objects.count(),
+        "groups": VideoGroup.objects.count(),
+        "qa_types": QAType.objects.count(),
+        "qa_pairs": QAPair.objects.count(),
+        "units": WorkUnit.objects.count(),
+        "studies": sorted(Study.objects.values_list("kind", "name")),
+        "items": Item.objects.count(),
+        "jobs": Job.objects.count(),
+        "trials": Trial.objects.count(),
+        "window_types": list(
+            QAType.objects.filter(clip_policy="window").values_list("slug", "window_s").order_by("slug")
+        ),
+    }
 
 
 def _setup(footage, manifest) -> str:
     out = io.StringIO()
-    call_command("demo_setup", footage=str(footage), manifest=str(manifest), project="demo", questions=4,
-                 no_long_video=True, stdout=out, stderr=out)
+    call_command(
+        "demo_setup",
+        footage=str(footage),
+        manifest=str(manifest),
+        project="demo",
+        questions=4,
+        no_long_video=True,
+        stdout=out,
+        stderr=out,
+    )
     return out.getvalue()
 
 
@@ -59,23 +95,39 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert first["qa_pairs"] > 0 and first["items"] > 0
     # A scripted first pass verified (and deleted) some pairs, so every kind of study has items.
     assert QAPair.objects.filter(status="verified").exists() and QAPair.objects.filter(status="deleted").exists()
-    assert first["studies"] == [("likert", "vudg-quality"), ("likert", "xlebench-realism"), ("mcq", "egoexo-views"),
-                                ("mcq", "egoexobench-human"), ("open_answer", "open-answers"), ("ordering", "ego-flight")]
+    assert first["studies"] == [
+        ("likert", "vudg-quality"),
+        ("likert", "xlebench-realism"),
+        ("mcq", "egoexo-views"),
+        ("mcq", "egoexobench-human"),
+        ("open_answer", "open-answers"),
+        ("ordering", "ego-flight"),
+    ]
     # Issue 18: the video-option item on the ego-exo set, verified by script, in its own MCQ study in two
     # time-limit conditions, each item showing every labelled video under its label.
     views = Item.objects.filter(condition__study__name="egoexo-views", role="scored")
     assert views.count() == 2 and all(
-        stimulus.from_json(i.payload).labels == ["Video 1", "Video 2", "Video 3", "Video 4"] for i in views)
+        stimulus.from_json(i.payload).labels == ["Video 1", "Video 2", "Video 3", "Video 4"] for i in views
+    )
     # Issue 11: a video-option item on the set and interval items on the life log's unit, in virtual seconds.
     # (Real units: the gold demo may have copied one of these units for its checks, issue 20.)
     set_item = QAPair.objects.get(qa_type__slug="egoexo-view-match", unit__purpose="real")
-    assert set_item.unit.group.kind == "ego_exo" and [v["label"] for v in set_item.videos] == ["Video 1", "Video 2", "Video 3", "Video 4"]
+    assert set_item.unit.group.kind == "ego_exo" and [v["label"] for v in set_item.videos] == [
+        "Video 1",
+        "Video 2",
+        "Video 3",
+        "Video 4",
+    ]
     intervals = QAPair.objects.filter(qa_type__slug="lifelog-when", unit__purpose="real")
     assert intervals.count() == 2 and all(p.unit.group.kind == "life_log" for p in intervals)
     assert all(p.answer_end_s > p.answer_start_s > 0 for p in intervals)
     assert "no summary-ordering study: the life log has 2 part summaries, 4 needed" in first_out
     assert {s.kind for s in Study.objects.all() if Item.objects.filter(condition__study=s, role="scored").exists()} == {
-        "likert", "mcq", "open_answer", "ordering"}
+        "likert",
+        "mcq",
+        "open_answer",
+        "ordering",
+    }
     # Six scripted people took the EGO-FLIGHT study; the report has their column. Two of them took the
     # Likert, MCQ and open-answer studies first, and the exposure ledger kept from them what those gave away.
     people = Participant.objects.filter(study__name="ego-flight")
@@ -83,9 +135,11 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert all(p.stage == "done" and p.kind == "person" for p in people)
     others = Participant.objects.exclude(study__name="ego-flight").exclude(kind="model")
     assert sorted({(p.user.username, p.study.name) for p in others}) == [
-        (f"baseline{n}", s) for n in (1, 2) for s in ("egoexobench-human", "open-answers", "vudg-quality")]
+        (f"baseline{n}", s) for n in (1, 2) for s in ("egoexobench-human", "open-answers", "vudg-quality")
+    ]
     assert first["trials"] > 0
     from annotator.exposure.models import Refusal
+
     refused = dict(Refusal.objects.values_list("reason").annotate(n=Count("id")))
     assert refused and "exposure ledger: items of" in first_out, first_out[-3000:]
     table = first_out.split("EGO-FLIGHT Table 1 layout (scripted people, canned model):")[1]
@@ -93,15 +147,22 @@ def test_the_demo_set_up_runs_twice_on_one_database_and_the_second_run_reuses_ev
     assert "2 files: 2 queued" in first_out
     # Agreement (issue 9): blind overlap passes by a second annotator and two rating sets, all reported.
     from annotator.agreement.models import Report
+
     assert Verdict.objects.filter(item__kind="overlap").exists()
-    assert set(Report.objects.values_list("scope", flat=True)) == {"verification", "ratings:xlebench-sheets",
-                                                                   "ratings:judge-recheck"}
+    assert set(Report.objects.values_list("scope", flat=True)) == {
+        "verification",
+        "ratings:xlebench-sheets",
+        "ratings:judge-recheck",
+    }
 
     # Issue 21: the demo ships guidelines, the project's and each of its EgoNight, set and life-log types'.
     from annotator.projects.models import Project
+
     assert "**Keep (V)**" in Project.objects.get(slug="demo").guidelines
     assert "relative to the wearer" in QAType.objects.get(slug="spatial_reasoning").guidelines
-    assert not QAType.objects.filter(slug__in=["object_recognition", "egoexo-view-match", "lifelog-when"], guidelines="").exists()
+    assert not QAType.objects.filter(
+        slug__in=["object_recognition", "egoexo-view-match", "lifelog-when"], guidelines=""
+    ).exists()
 
     second_out = _setup(footage, manifest)
 

@@ -10,10 +10,16 @@ from tests.bench_smoke import run_smoke
 
 def test_export_bench_smoke_mode_writes_every_pair_once_in_both_formats():
     out = run_smoke("export.py")
-    rows = re.findall(r"^ +([\d,]+) +(jsonl|parquet) +(\d+\.\d) +([\d,]+) +(\d+)MB +(-?\d+)MB +(\d+\.\d)MB +([\d,]+) "
-                      r"+([\d,]+)$", out, re.M)
+    rows = re.findall(
+        r"^ +([\d,]+) +(jsonl|parquet) +(\d+\.\d) +([\d,]+) +(\d+)MB +(-?\d+)MB +(\d+\.\d)MB +([\d,]+) "
+        r"+([\d,]+)$",
+        out,
+        re.M,
+    )
     assert [(n, fmt, back, ids) for n, fmt, _, _, _, _, _, back, ids in rows] == [
-        ("12,000", "jsonl", "12,000", "12,000"), ("12,000", "parquet", "12,000", "12,000")]
+        ("12,000", "jsonl", "12,000", "12,000"),
+        ("12,000", "parquet", "12,000", "12,000"),
+    ]
     for _, fmt, seconds, per_s, peak_mb, _, file_mb, _, _ in rows:
         assert float(seconds) >= 0 and int(per_s.replace(",", "")) > 0 and int(peak_mb) > 0 and float(file_mb) > 0, fmt
     assert out.rstrip().endswith("smoke: ok")

@@ -12,8 +12,20 @@ from annotator.qa.queue import claim_next
 from annotator.qa.selectors import pseudonym
 from annotator.qa.services import Addition, Decision, submit_unit
 
-VIDEO_KEYS = {"id", "sha256", "filename", "duration_s", "fps", "width", "height", "illumination", "source",
-              "storage_path", "metadata"}
+VIDEO_KEYS = {
+    "id",
+    "sha256",
+    "filename",
+    "duration_s",
+    "fps",
+    "width",
+    "height",
+    "illumination",
+    "source",
+    "storage_path",
+    "metadata",
+}
+
 
 @pytest.fixture
 def verified(make_unit, annotator, annotator2):
@@ -21,10 +33,19 @@ def verified(make_unit, annotator, annotator2):
     unit = claim_next(make_unit().project, annotator).unit
     make_unit()  # its drafts stay undecided and must not be exported
     a, b, c, mc = unit.qa_pairs.order_by("id")
-    submit_unit(unit.pk, annotator, idempotency_key="x", time_spent_ms=1000, decisions=[
-        Decision(a.pk, "keep"), Decision(b.pk, "modify", question="What is poured?", answer="water"),
-        Decision(c.pk, "delete", reason="duplicate"), Decision(mc.pk, "keep"),
-    ], additions=[Addition("object_recognition", "What colour is the cup?", "red", 1.0, 4.0)])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="x",
+        time_spent_ms=1000,
+        decisions=[
+            Decision(a.pk, "keep"),
+            Decision(b.pk, "modify", question="What is poured?", answer="water"),
+            Decision(c.pk, "delete", reason="duplicate"),
+            Decision(mc.pk, "keep"),
+        ],
+        additions=[Addition("object_recognition", "What colour is the cup?", "red", 1.0, 4.0)],
+    )
     return {"kept": a, "modified": b, "deleted": c, "mc": mc}
 
 
@@ -46,7 +67,12 @@ def test_it_exports_exactly_the_verified_items(verified, project, tmp_path, anno
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z", row["verified_at"])
 
     kept, modified, mc, added = rows
-    assert kept["draft"] == {"question": kept["question"], "answer": kept["answer"], "pipeline": "templates", "model": ""}
+    assert kept["draft"] == {
+        "question": kept["question"],
+        "answer": kept["answer"],
+        "pipeline": "templates",
+        "model": "",
+    }
     assert (modified["question"], modified["answer"]) == ("What is poured?", "water")
     assert modified["draft"]["question"] == "What happens in part 1 of clip 1?"
     assert (mc["options"], mc["answer_index"], mc["answer"]) == (["pan", "cup", "lamp", "shoe"], 1, "cup")
@@ -55,7 +81,12 @@ def test_it_exports_exactly_the_verified_items(verified, project, tmp_path, anno
     assert (added["clip_start_s"], added["clip_end_s"]) == (1.0, 4.0)
     assert added["qa_type"] == "object_recognition" and added["paired"] is False and added["group"]["kind"] == ""
     assert kept["video"]["illumination"] == "day"
-    assert json.loads(kept["video"]["metadata"]) == {"difficulty": None, "domain": "kitchen", "scenario": None, "view": None}
+    assert json.loads(kept["video"]["metadata"]) == {
+        "difficulty": None,
+        "domain": "kitchen",
+        "scenario": None,
+        "view": None,
+    }
     assert kept["project"] == "proj" and (kept["clip_start_s"], kept["clip_end_s"]) == (0.0, 10.0)
 
 

@@ -25,21 +25,40 @@ def lmms_eval(monkeypatch):
     assert {m for m in ("torch", "lmms_eval.api") if m in sys.modules} == before
 
 
-MC = {"qa_id": 7, "qa_type": "object_recognition", "condition": "day", "question": "Which?",
-      "options": ["pan", "cup", "lamp"], "answer": "B", "media": ["m/a.mp4"]}
+MC = {
+    "qa_id": 7,
+    "qa_type": "object_recognition",
+    "condition": "day",
+    "question": "Which?",
+    "options": ["pan", "cup", "lamp"],
+    "answer": "B",
+    "media": ["m/a.mp4"],
+}
 OPEN = {**MC, "options": [], "answer": "Someone cooks.", "condition": ""}
 
 
-@pytest.mark.parametrize(("prediction", "expected"), [
-    ("B", 1.0), ("I think it is B", 1.0), ("The answer is (B).", 1.0), ("B. cup", 1.0), ("b", 0.0),
-    ("I think it is A", 0.0), ("", 0.0), ("None of them", 0.0)])
+@pytest.mark.parametrize(
+    ("prediction", "expected"),
+    [
+        ("B", 1.0),
+        ("I think it is B", 1.0),
+        ("The answer is (B).", 1.0),
+        ("B. cup", 1.0),
+        ("b", 0.0),
+        ("I think it is A", 0.0),
+        ("", 0.0),
+        ("None of them", 0.0),
+    ],
+)
 def test_multiple_choice_is_scored_by_lmms_evals_parser(lmms_eval, prediction, expected):
     assert utils.score(MC, prediction) == expected
 
 
 def test_the_parser_is_lmms_evals_own_file(lmms_eval):
     assert utils.extract_mcq_answer("I think it is C", "ABC") == "C"
-    assert utils._extract.__code__.co_filename == str(LMMS_EVAL / "lmms_eval" / "tasks" / "_task_utils" / "mcq_extract.py")
+    assert utils._extract.__code__.co_filename == str(
+        LMMS_EVAL / "lmms_eval" / "tasks" / "_task_utils" / "mcq_extract.py"
+    )
 
 
 def test_without_lmms_eval_the_parser_says_so(monkeypatch):
@@ -55,8 +74,11 @@ def test_open_items_are_scored_by_normalised_exact_match():
 
 def test_results_count_in_the_type_the_condition_and_both():
     assert utils.metric_names("object_recognition", "night") == [
-        "accuracy", "accuracy:type=object_recognition", "accuracy:condition=night",
-        "accuracy:type=object_recognition:condition=night"]
+        "accuracy",
+        "accuracy:type=object_recognition",
+        "accuracy:condition=night",
+        "accuracy:type=object_recognition:condition=night",
+    ]
     assert utils.process_results(OPEN, ["Someone cooks."]) == {"accuracy": 1.0, "accuracy:type=object_recognition": 1.0}
 
 

@@ -60,8 +60,15 @@ def _load_task(yaml_path, cache, answers):
         pytest.fail(f"{LMMS_EVAL} is missing: run `make lmms-eval` (make test does)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
     env.update(HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", LMMS_EVAL_ROOT=str(LMMS_EVAL), PYTHONPATH=str(LMMS_EVAL))
-    done = subprocess.run([sys.executable, "-c", LOAD_TASK, str(yaml_path), str(cache), json.dumps(answers)],
-                          capture_output=True, text=True, env=env, cwd="/", timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_TASK, str(yaml_path), str(cache), json.dumps(answers)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert "torch" not in done.stderr
@@ -86,9 +93,15 @@ def test_the_task_loads_from_a_moved_folder_and_scores_as_lmms_eval_parses(catal
     docs = got["docs"]
     pairs = catalogue["pairs"]
     assert [(d["qa_id"], d["condition"]) for d in docs] == [
-        (pairs["open"].pk, "day"), (pairs["mc"].pk, "day"), (pairs["paired_mc"].pk, "day"),
-        (pairs["paired_mc"].pk, "night"), (pairs["paired_open"].pk, "day"), (pairs["paired_open"].pk, "night"),
-        (pairs["video_option"].pk, ""), (pairs["interval"].pk, "")]
+        (pairs["open"].pk, "day"),
+        (pairs["mc"].pk, "day"),
+        (pairs["paired_mc"].pk, "day"),
+        (pairs["paired_mc"].pk, "night"),
+        (pairs["paired_open"].pk, "day"),
+        (pairs["paired_open"].pk, "night"),
+        (pairs["video_option"].pk, ""),
+        (pairs["interval"].pk, ""),
+    ]
     # Every clip is found under the moved folder.
     for paths in got["visual"]:
         assert paths and all(p.startswith(str(moved) + "/media/") and os.path.isfile(p) for p in paths)
@@ -105,8 +118,11 @@ def test_the_task_loads_from_a_moved_folder_and_scores_as_lmms_eval_parses(catal
     assert scores[f"{open_item}:Someone cooks."]["accuracy"] == 1.0 and scores[f"{open_item}:B"]["accuracy"] == 0.0
     # Per QA type and condition, not only overall.
     assert scores[f"{paired_night}:I think it is A"] == {
-        "accuracy": 1.0, "accuracy:type=spatial_reasoning": 1.0, "accuracy:condition=night": 1.0,
-        "accuracy:type=spatial_reasoning:condition=night": 1.0}
+        "accuracy": 1.0,
+        "accuracy:type=spatial_reasoning": 1.0,
+        "accuracy:condition=night": 1.0,
+        "accuracy:type=spatial_reasoning:condition=night": 1.0,
+    }
     assert set(scores["6:B"]) == {"accuracy", "accuracy:type=view_matching"}  # no condition: no condition metrics
     reported = set().union(*(set(v) for v in scores.values()))
     listed = [m["metric"] for m in got["metric_list"]]
@@ -117,8 +133,16 @@ def test_the_task_loads_from_a_moved_folder_and_scores_as_lmms_eval_parses(catal
 
 def test_an_lmms_eval_task_without_media_is_refused_and_nothing_is_written(catalogue, project, tmp_path):
     with pytest.raises(CommandError, match="the lmms-eval format needs the clips: give --with-media DIR"):
-        call_command("export_qa", "--project", project.slug, "--out", str(tmp_path / "task"), "--format", "lmms-eval",
-                     stderr=io.StringIO())
+        call_command(
+            "export_qa",
+            "--project",
+            project.slug,
+            "--out",
+            str(tmp_path / "task"),
+            "--format",
+            "lmms-eval",
+            stderr=io.StringIO(),
+        )
     assert list(tmp_path.iterdir()) == []
 
 

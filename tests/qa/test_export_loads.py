@@ -58,8 +58,9 @@ def test_json_exports_of_one_qa_type_each_load_with_the_same_types_and_combine(c
     _export(project, tmp_path / "all" / "qa.jsonl")
     first = json.loads((tmp_path / "all" / "qa.jsonl").read_text().splitlines()[0])
     assert (first["qa_type"], first["options"]) == ("scene_description", [])
-    got = _run_loader(LOAD_PER_TYPE, tmp_path / "open", tmp_path / "mc", tmp_path / "all", tmp_path / "cache",
-                      legacy=legacy)
+    got = _run_loader(
+        LOAD_PER_TYPE, tmp_path / "open", tmp_path / "mc", tmp_path / "all", tmp_path / "cache", legacy=legacy
+    )
     assert got["same"] is True and "string" in got["options"]
     assert got["both"] == [["scene_description", []], ["object_recognition", ["pan", "cup", "lamp"]]]
     assert got["chunked"] == [["scene_description", []], ["object_recognition", ["pan", "cup", "lamp"]]]
@@ -101,12 +102,19 @@ def test_the_vlmevalkit_export_ships_its_video_dataset_class_which_hands_over_th
 
     message = module.build_message(data.iloc[0], str(folder))
     assert [m["type"] for m in message] == ["video", "text"]
-    assert message[0]["value"] == str(folder / data.iloc[0]["video_path"]) and (folder / data.iloc[0]["video_path"]).is_file()
-    assert message[1]["value"] == ("Which object appears?\nA. pan\nB. cup\nC. lamp\n"
-                                   "Answer with the option's letter from the given choices directly.")
+    assert (
+        message[0]["value"] == str(folder / data.iloc[0]["video_path"])
+        and (folder / data.iloc[0]["video_path"]).is_file()
+    )
+    assert message[1]["value"] == (
+        "Which object appears?\nA. pan\nB. cup\nC. lamp\n"
+        "Answer with the option's letter from the given choices directly."
+    )
     video_option = module.build_message(data.iloc[3], str(folder))
     assert [m["value"] for m in video_option if m["type"] == "text"][:3] == ["Video 1:", "Video 2:", "Video 3:"]
-    assert all((folder / "clips" / m["value"].rsplit("/", 1)[1]).is_file() for m in video_option if m["type"] == "video")
+    assert all(
+        (folder / "clips" / m["value"].rsplit("/", 1)[1]).is_file() for m in video_option if m["type"] == "video"
+    )
 
     predictions = data.assign(prediction=["B", "A", "C", "A"])  # right, right, wrong, right
     table = module.accuracy_table(predictions, lambda text, choices: text.strip()[:1])
@@ -117,7 +125,8 @@ def test_the_vlmevalkit_export_ships_its_video_dataset_class_which_hands_over_th
         {"category": "spatial_reasoning", "condition": "", "n": 2, "accuracy": 0.5},
         {"category": "spatial_reasoning", "condition": "day", "n": 1, "accuracy": 1.0},
         {"category": "spatial_reasoning", "condition": "night", "n": 1, "accuracy": 0.0},
-        {"category": "view_matching", "condition": "", "n": 1, "accuracy": 1.0}]
+        {"category": "view_matching", "condition": "", "n": 1, "accuracy": 1.0},
+    ]
 
 
 def test_the_vlmevalkit_class_refuses_an_item_without_a_clip(catalogue, project, tmp_path):

@@ -31,9 +31,18 @@ DATASETS216 = REPO / ".local" / "datasets216"
 def _video(project, name, clip_file, **fields):
     data = clip_file.read_bytes() + name.encode()  # a distinct sha256 per video (content + name)
     stored = default_storage.save(f"originals/{name}", ContentFile(clip_file.read_bytes()))
-    return Video.objects.create(project=project, sha256=hashlib.sha256(data).hexdigest(), filename=name,
-                                original=stored, status="ready", duration_s=4.0, fps=25.0, width=160, height=120,
-                                **fields)
+    return Video.objects.create(
+        project=project,
+        sha256=hashlib.sha256(data).hexdigest(),
+        filename=name,
+        original=stored,
+        status="ready",
+        duration_s=4.0,
+        fps=25.0,
+        width=160,
+        height=120,
+        **fields,
+    )
 
 
 def _qa_type(project, slug, **fields):
@@ -41,9 +50,21 @@ def _qa_type(project, slug, **fields):
 
 
 def _pair(unit, qa_type, annotator, question, answer, *, start=0.0, end=2.0, **fields):
-    pair = QAPair.objects.create(project=unit.project, unit=unit, video=unit.video, qa_type=qa_type, origin="human",
-                                 question=question, answer=answer, clip_start_s=start, clip_end_s=end,
-                                 status="verified", provenance="human_added", verified_at=timezone.now(), **fields)
+    pair = QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qa_type,
+        origin="human",
+        question=question,
+        answer=answer,
+        clip_start_s=start,
+        clip_end_s=end,
+        status="verified",
+        provenance="human_added",
+        verified_at=timezone.now(),
+        **fields,
+    )
     Revision.objects.create(qa_pair=pair, actor_user=annotator, action="add", after=pair.snapshot())
     return pair
 
@@ -60,8 +81,14 @@ def catalogue(project, annotator, clip_file):
     video-option item on an ego-exo set, and an interval answer on a two-part life log."""
     single = _video(project, "kitchen.mp4", clip_file, illumination="day", domain="kitchen", extra={"camera": "gopro"})
     day = _video(project, "route.mp4", clip_file, illumination="day")
-    night = _video(project, "route-night.mp4", clip_file, illumination="night", source="synthetic",
-                   extra={"night_recipe": [["eq", {"brightness": -0.3}], "noise", 5]})
+    night = _video(
+        project,
+        "route-night.mp4",
+        clip_file,
+        illumination="night",
+        source="synthetic",
+        extra={"night_recipe": [["eq", {"brightness": -0.3}], "noise", 5]},
+    )
     ego = _video(project, "ego.mp4", clip_file, view="ego")
     exo = _video(project, "exo.mp4", clip_file, view="exo")
     part0, part1 = _video(project, "log-0900.mp4", clip_file), _video(project, "log-0930.mp4", clip_file)
@@ -72,7 +99,9 @@ def catalogue(project, annotator, clip_file):
     set_group = VideoGroup.objects.create(project=project, kind="ego_exo", name="set")
     VideoGroupMember.objects.create(group=set_group, video=ego, role="ego")
     VideoGroupMember.objects.create(group=set_group, video=exo, role="exo", position=1, offset_s=0.25)
-    log = VideoGroup.objects.create(project=project, kind="life_log", name="day 1", params={"start": "2026-01-01T09:00:00"})
+    log = VideoGroup.objects.create(
+        project=project, kind="life_log", name="day 1", params={"start": "2026-01-01T09:00:00"}
+    )
     VideoGroupMember.objects.create(group=log, video=part0, role="part", position=0, offset_s=0.0)
     VideoGroupMember.objects.create(group=log, video=part1, role="part", position=1, offset_s=1800.0)
 
@@ -87,18 +116,44 @@ def catalogue(project, annotator, clip_file):
     u_single, u_pair, u_set, u_log = unit(single), unit(day, pair_group), unit(ego, set_group), unit(part0, log, 1804.0)
     pairs = {
         "open": _pair(u_single, open_t, annotator, "What happens?", "Someone cooks.", start=1.0, end=3.0),
-        "mc": _pair(u_single, mc_t, annotator, "Which object appears?", "cup", options=["pan", "cup", "lamp"],
-                    answer_index=1),
-        "paired_mc": _pair(u_pair, paired_t, annotator, "What is left of the door?", "a chair",
-                           options=["a chair", "a bin"], answer_index=0),
+        "mc": _pair(
+            u_single, mc_t, annotator, "Which object appears?", "cup", options=["pan", "cup", "lamp"], answer_index=1
+        ),
+        "paired_mc": _pair(
+            u_pair,
+            paired_t,
+            annotator,
+            "What is left of the door?",
+            "a chair",
+            options=["a chair", "a bin"],
+            answer_index=0,
+        ),
         "paired_open": _pair(u_pair, paired_t, annotator, "How many steps are there?", "3"),
-        "video_option": _pair(u_set, match_t, annotator, "Which video shows the same moment as Video 1?", "Video 2",
-                              options=["Video 2", "Video 3"], answer_index=0, videos=[
-                                  {"label": "Video 1", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 2.0},
-                                  {"label": "Video 2", "video_id": exo.pk, "role": "candidate", "start_s": 0.25, "end_s": 2.25},
-                                  {"label": "Video 3", "video_id": single.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0}]),
-        "interval": _pair(u_log, loc_t, annotator, "When did I open the fridge?", "", start=0.0, end=1803.0,
-                          answer_start_s=1801.0, answer_end_s=1802.5),
+        "video_option": _pair(
+            u_set,
+            match_t,
+            annotator,
+            "Which video shows the same moment as Video 1?",
+            "Video 2",
+            options=["Video 2", "Video 3"],
+            answer_index=0,
+            videos=[
+                {"label": "Video 1", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 2.0},
+                {"label": "Video 2", "video_id": exo.pk, "role": "candidate", "start_s": 0.25, "end_s": 2.25},
+                {"label": "Video 3", "video_id": single.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
+            ],
+        ),
+        "interval": _pair(
+            u_log,
+            loc_t,
+            annotator,
+            "When did I open the fridge?",
+            "",
+            start=0.0,
+            end=1803.0,
+            answer_start_s=1801.0,
+            answer_end_s=1802.5,
+        ),
     }
     return {"pairs": pairs, "videos": {v.filename: v for v in (single, day, night, ego, exo, part0, part1)}}
 
@@ -149,18 +204,29 @@ def test_every_row_has_every_key_with_one_type_and_no_nulls(catalogue, project, 
     assert (p["open"]["options"], p["open"]["answer_index"], p["open"]["answer_start_s"]) == ([], -1, -1.0)
     assert (p["mc"]["options"], p["mc"]["answer_index"]) == (["pan", "cup", "lamp"], 1)
     assert (p["interval"]["answer_kind"], p["interval"]["answer_start_s"], p["interval"]["answer_end_s"]) == (
-        "interval", 1801.0, 1802.5)
+        "interval",
+        1801.0,
+        1802.5,
+    )
     assert p["open"]["draft"] == {"question": "", "answer": "", "pipeline": "", "model": ""}
     assert p["open"]["group"] == {"kind": "", "name": "", "params": "{}", "members": []}
     assert p["open"]["annotators"] == [pseudonym(annotator.pk)] and p["open"]["verifications"] == 1
-    assert json.loads(p["open"]["video"]["metadata"]) == {"camera": "gopro", "difficulty": None, "domain": "kitchen",
-                                                          "scenario": None, "view": None}
+    assert json.loads(p["open"]["video"]["metadata"]) == {
+        "camera": "gopro",
+        "difficulty": None,
+        "domain": "kitchen",
+        "scenario": None,
+        "view": None,
+    }
     night = p["paired_mc"]["group"]["members"][1]
     assert (p["paired_mc"]["paired"], p["paired_mc"]["group"]["kind"]) == (True, "day_night")
     assert (night["role"], night["offset_s"], night["filename"]) == ("night", 0.5, "route-night.mp4")
     assert [(m["role"], m["position"]) for m in p["video_option"]["group"]["members"]] == [("ego", 0), ("exo", 1)]
     assert [(v["label"], v["filename"]) for v in p["video_option"]["videos"]] == [
-        ("Video 1", "ego.mp4"), ("Video 2", "exo.mp4"), ("Video 3", "kitchen.mp4")]
+        ("Video 1", "ego.mp4"),
+        ("Video 2", "exo.mp4"),
+        ("Video 3", "kitchen.mp4"),
+    ]
     assert json.loads(p["interval"]["group"]["params"]) == {"start": "2026-01-01T09:00:00"}
     assert p["interval"]["set_kind"] == "life_log" and p["video_option"]["set_kind"] == "ego_exo"
     assert all(r["media_path"] == "" for r in rows)  # no --with-media
@@ -213,8 +279,15 @@ def _run_loader(script, *args, legacy=False):
         if not (DATASETS216 / ".installed").is_file():
             pytest.fail(f"{DATASETS216} is missing: run `make datasets216` (make test does)")
         env["PYTHONPATH"] = str(DATASETS216)
-    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, env=env,
-                          cwd="/", timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -250,7 +323,10 @@ def test_parquet_has_the_explicit_schema_and_a_dataset_card(catalogue, project, 
 
     folder = _split_exports(project, tmp_path / "exports", fmt="parquet")
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
-        "README.md", "data/1-open.parquet", "data/2-mc.parquet"]
+        "README.md",
+        "data/1-open.parquet",
+        "data/2-mc.parquet",
+    ]
     assert pq.read_schema(folder / "data" / "1-open.parquet").remove_metadata().equals(exports.row_schema())
     card = (folder / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
@@ -270,19 +346,46 @@ def test_a_readme_that_is_not_an_export_card_is_left_alone(catalogue, project, t
     assert (tmp_path / "README.md").read_text() == "my notes\n"
 
 
-def test_vlmevalkit_tsv_reads_as_vlmevalkit_reads_it_with_paired_items_asked_of_day_and_night(catalogue, project, tmp_path):
+def test_vlmevalkit_tsv_reads_as_vlmevalkit_reads_it_with_paired_items_asked_of_day_and_night(
+    catalogue, project, tmp_path
+):
     import pandas as pd
 
     path = _export(project, tmp_path / "qa.tsv", "--format", "vlmevalkit")
     data = pd.read_csv(path, sep="\t")  # vlmeval.smp.load of a .tsv
-    assert list(data.columns) == ["index", "question", "A", "B", "C", "answer", "video", "video_path", "candidates",
-                                  "category", "condition", "clip_start_s", "clip_end_s", "medias", "qa_id", "provenance"]
+    assert list(data.columns) == [
+        "index",
+        "question",
+        "A",
+        "B",
+        "C",
+        "answer",
+        "video",
+        "video_path",
+        "candidates",
+        "category",
+        "condition",
+        "clip_start_s",
+        "clip_end_s",
+        "medias",
+        "qa_id",
+        "provenance",
+    ]
     assert list(data["index"]) == [0, 1, 2, 3]
     pairs = catalogue["pairs"]
-    assert list(data["qa_id"]) == [pairs["mc"].pk, pairs["paired_mc"].pk, pairs["paired_mc"].pk, pairs["video_option"].pk]
+    assert list(data["qa_id"]) == [
+        pairs["mc"].pk,
+        pairs["paired_mc"].pk,
+        pairs["paired_mc"].pk,
+        pairs["video_option"].pk,
+    ]
     assert list(data["answer"]) == ["B", "A", "A", "A"]
     assert list(data["condition"]) == ["day", "day", "night", ""] or list(data["condition"].fillna("")) == [
-        "day", "day", "night", ""]
+        "day",
+        "day",
+        "night",
+        "",
+    ]
     day, night = data.iloc[1], data.iloc[2]
     assert (day["clip_start_s"], day["clip_end_s"], night["clip_start_s"], night["clip_end_s"]) == (0.0, 2.0, 0.5, 2.5)
     assert day["video"].startswith(catalogue["videos"]["route.mp4"].sha256[:16])
@@ -291,12 +394,19 @@ def test_vlmevalkit_tsv_reads_as_vlmevalkit_reads_it_with_paired_items_asked_of_
     assert data.iloc[0][["A", "B", "C"]].tolist() == ["pan", "cup", "lamp"]
     medias = ast.literal_eval(data.iloc[3]["medias"])
     assert [(m["type"], m["video_start"], m["video_end"]) for m in medias] == [
-        ("video", 0.0, 2.0), ("video", 0.25, 2.25), ("video", 1.0, 3.0)]
+        ("video", 0.0, 2.0),
+        ("video", 0.25, 2.25),
+        ("video", 1.0, 3.0),
+    ]
 
 
 def _probe_duration(path):
-    done = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", str(path)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(json.loads(done.stdout)["format"]["duration"])
 
 
@@ -311,11 +421,15 @@ def test_with_media_cuts_each_clip_once_and_rows_point_at_it(catalogue, project,
     assert night["media_path"] == f"clips/{videos['route-night.mp4'].sha256[:16]}_500-2500.mp4"
     labelled = rows[pairs["video_option"].pk]["videos"]
     assert [Path(v["media_path"]).name for v in labelled] == [
-        f"{videos['ego.mp4'].sha256[:16]}_0-2000.mp4", f"{videos['exo.mp4'].sha256[:16]}_250-2250.mp4",
-        f"{videos['kitchen.mp4'].sha256[:16]}_1000-3000.mp4"]
-    paths = {r["media_path"] for r in rows.values()} | {
-        m["media_path"] for r in rows.values() for m in r["group"]["members"]} | {
-        v["media_path"] for r in rows.values() for v in r["videos"]}
+        f"{videos['ego.mp4'].sha256[:16]}_0-2000.mp4",
+        f"{videos['exo.mp4'].sha256[:16]}_250-2250.mp4",
+        f"{videos['kitchen.mp4'].sha256[:16]}_1000-3000.mp4",
+    ]
+    paths = (
+        {r["media_path"] for r in rows.values()}
+        | {m["media_path"] for r in rows.values() for m in r["group"]["members"]}
+        | {v["media_path"] for r in rows.values() for v in r["videos"]}
+    )
     paths.discard("")
     clips = sorted((tmp_path / "export" / "clips").iterdir())
     assert sorted(p.name for p in clips) == sorted(Path(p).name for p in paths)  # each cut once, nothing else left
@@ -325,8 +439,16 @@ def test_with_media_cuts_each_clip_once_and_rows_point_at_it(catalogue, project,
 
     before = {p.name: p.stat().st_mtime_ns for p in clips}
     err = io.StringIO()
-    call_command("export_qa", "--project", project.slug, "--out", str(out), "--with-media",
-                 str(tmp_path / "export" / "clips"), stderr=err)
+    call_command(
+        "export_qa",
+        "--project",
+        project.slug,
+        "--out",
+        str(out),
+        "--with-media",
+        str(tmp_path / "export" / "clips"),
+        stderr=err,
+    )
     assert f"clips: 0 cut, {len(clips)} reused, 0 failed" in err.getvalue()
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "export" / "clips").iterdir()} == before
 
@@ -336,8 +458,16 @@ def test_a_clip_that_cannot_be_cut_fails_alone_and_the_export_says_so(catalogue,
     default_storage.delete(broken.original.name)
     out = tmp_path / "qa.jsonl"
     with pytest.raises(CommandError, match="1 clips could not be cut; the export is written"):
-        call_command("export_qa", "--project", project.slug, "--out", str(out), "--with-media", str(tmp_path / "m"),
-                     stderr=io.StringIO())
+        call_command(
+            "export_qa",
+            "--project",
+            project.slug,
+            "--out",
+            str(out),
+            "--with-media",
+            str(tmp_path / "m"),
+            stderr=io.StringIO(),
+        )
     rows = {r["id"]: r for r in _rows(out)}
     item = rows[catalogue["pairs"]["video_option"].pk]
     assert item["media_path"] == "" and item["videos"][0]["media_path"] == ""
@@ -347,13 +477,24 @@ def test_a_clip_that_cannot_be_cut_fails_alone_and_the_export_says_so(catalogue,
 
 
 def test_a_bad_format_is_a_clear_error_and_writes_nothing(catalogue, project, tmp_path):
-    with pytest.raises(CommandError, match="unknown --format 'csv': choose one of jsonl, parquet, vlmevalkit, lmms-eval"):
+    with pytest.raises(
+        CommandError, match="unknown --format 'csv': choose one of jsonl, parquet, vlmevalkit, lmms-eval"
+    ):
         call_command("export_qa", "--project", project.slug, "--out", str(tmp_path / "qa.csv"), "--format", "csv")
     with pytest.raises(CommandError, match="the parquet format is written to a file or folder: give --out PATH"):
         call_command("export_qa", "--project", project.slug, "--out", "-", "--format", "parquet")
     with pytest.raises(CommandError, match="--task must be 1 to 64 letters, digits, - or _"):
-        call_command("export_qa", "--project", project.slug, "--out", str(tmp_path / "t"), "--format", "lmms-eval",
-                     "--task", "../escape")
+        call_command(
+            "export_qa",
+            "--project",
+            project.slug,
+            "--out",
+            str(tmp_path / "t"),
+            "--format",
+            "lmms-eval",
+            "--task",
+            "../escape",
+        )
     assert list(tmp_path.iterdir()) == []
 
 

@@ -16,10 +16,26 @@ from annotator.qa.queue import claim_next
 from annotator.qa.selectors import progress, unit_history, unit_payload
 from annotator.qa.services import Decision, autosave, set_queue_policy, submit_unit
 
-STATE = {"key": "a-key", "timeMs": 90000, "items": [
-    {"kind": "draft", "qaId": None, "version": 1, "decision": {"action": "modify", "question": "Q?", "answer": "the first holder's answer"}, "ms": 40000},
-    {"kind": "added", "qaId": None, "version": None, "decision": {"qa_type": "scene_description", "question": "Is it raining?", "answer": "no"}, "ms": 20000},
-]}
+STATE = {
+    "key": "a-key",
+    "timeMs": 90000,
+    "items": [
+        {
+            "kind": "draft",
+            "qaId": None,
+            "version": 1,
+            "decision": {"action": "modify", "question": "Q?", "answer": "the first holder's answer"},
+            "ms": 40000,
+        },
+        {
+            "kind": "added",
+            "qaId": None,
+            "version": None,
+            "decision": {"qa_type": "scene_description", "question": "Is it raining?", "answer": "no"},
+            "ms": 20000,
+        },
+    ],
+}
 
 
 def _state_for(unit):
@@ -37,10 +53,23 @@ def _lapse(item):
 
 
 def _keep_all(item, user, key, time_spent_ms=1000):
-    return submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=time_spent_ms, additions=[],
-                       decisions=[Decision(p.pk, "keep") for p in queue.QueueItem.objects.get(pk=item.pk).unit.qa_pairs
-                                  .filter(**({"origin": "machine"} if item.kind == "overlap" else
-                                             {"status": "verified" if item.kind == "double_check" else "draft"}))])
+    return submit_unit(
+        item.unit_id,
+        user,
+        idempotency_key=key,
+        time_spent_ms=time_spent_ms,
+        additions=[],
+        decisions=[
+            Decision(p.pk, "keep")
+            for p in queue.QueueItem.objects.get(pk=item.pk).unit.qa_pairs.filter(
+                **(
+                    {"origin": "machine"}
+                    if item.kind == "overlap"
+                    else {"status": "verified" if item.kind == "double_check" else "draft"}
+                )
+            )
+        ],
+    )
 
 
 def _item_held_by(user, kind, make_unit, project):
@@ -73,7 +102,9 @@ def test_a_holder_back_after_a_lapse_nobody_took_gets_heartbeat_autosave_and_sub
     saved = autosave(item.unit_id, annotator, _state_for(item.unit), client_saved_at_ms=1, time_spent_ms=9 * 60000)
     assert (saved.item_id, saved.time_spent_ms) == (item.pk, 540000)
     _lapse(item)
-    result = _keep_all(item, annotator, "back", time_spent_ms=9 * 60000 + 30000)  # the sleep counts: 10 min since the claim
+    result = _keep_all(
+        item, annotator, "back", time_spent_ms=9 * 60000 + 30000
+    )  # the sleep counts: 10 min since the claim
     assert result.counts == {"kept": 2, "modified": 0, "deleted": 0, "added": 0}
     done = QueueItem.objects.get(pk=item.pk)
     assert (done.status, done.completed_by, done.time_spent_ms) == ("done", annotator, 570000)
@@ -81,7 +112,9 @@ def test_a_holder_back_after_a_lapse_nobody_took_gets_heartbeat_autosave_and_sub
 
 
 @pytest.mark.parametrize("kind", ["first_pass", "double_check"])
-def test_a_takeover_carries_the_first_holders_work_over_and_keeps_their_time(kind, make_unit, project, annotator, annotator2):
+def test_a_takeover_carries_the_first_holders_work_over_and_keeps_their_time(
+    kind, make_unit, project, annotator, annotator2
+):
     a_item = _item_held_by(annotator, kind, make_unit, project)
     assert a_item.kind == kind
     _claimed_minutes_ago(a_item, 5)
@@ -94,16 +127,25 @@ def test_a_takeover_carries_the_first_holders_work_over_and_keeps_their_time(kin
     payload = unit_payload(b_item, annotator2)
     saved = Autosave.objects.get(user=annotator)
     assert payload["autosave"] is None
-    assert payload["carried"] == {"state": state, "client_saved_at_ms": 111, "username": "ann",
-                                  "saved_at": saved.updated_at.isoformat(), "time_spent_ms": 90000}
+    assert payload["carried"] == {
+        "state": state,
+        "client_saved_at_ms": 111,
+        "username": "ann",
+        "saved_at": saved.updated_at.isoformat(),
+        "time_spent_ms": 90000,
+    }
 
     at = timezone.localtime(saved.updated_at).strftime("%H:%M %Z")
-    message = (f"Your lease on this unit lapsed (no heartbeat for a while) and another annotator took it. Your work saved "
-               f"at {at} is kept. Your work was passed on to them, so they continue from where you left off. "
-               f"Your 1.5 min on it stay credited to you.")
-    for attempt in (lambda: queue.renew(a_item.unit_id, annotator),
-                    lambda: autosave(a_item.unit_id, annotator, {"newer": True}, client_saved_at_ms=999, time_spent_ms=1),
-                    lambda: _keep_all(a_item, annotator, "a-late")):
+    message = (
+        f"Your lease on this unit lapsed (no heartbeat for a while) and another annotator took it. Your work saved "
+        f"at {at} is kept. Your work was passed on to them, so they continue from where you left off. "
+        f"Your 1.5 min on it stay credited to you."
+    )
+    for attempt in (
+        lambda: queue.renew(a_item.unit_id, annotator),
+        lambda: autosave(a_item.unit_id, annotator, {"newer": True}, client_saved_at_ms=999, time_spent_ms=1),
+        lambda: _keep_all(a_item, annotator, "a-late"),
+    ):
         with pytest.raises(NotHeld) as err:
             attempt()
         assert str(err.value) == message
@@ -122,8 +164,9 @@ def test_a_takeover_carries_the_first_holders_work_over_and_keeps_their_time(kin
     assert [(k["unit_id"], k["username"], k["kind"]) for k in p["kept_work"]] == [(a_item.unit_id, "ann", kind)]
 
 
-def test_an_overlap_pass_never_carries_work_over_and_the_admins_see_it_on_the_unit(make_unit, project, annotator, annotator2,
-                                                                                   admin_user):
+def test_an_overlap_pass_never_carries_work_over_and_the_admins_see_it_on_the_unit(
+    make_unit, project, annotator, annotator2, admin_user
+):
     a_item = _item_held_by(annotator, "overlap", make_unit, project)
     assert a_item.kind == "overlap"
     state = _state_for(a_item.unit)
@@ -136,19 +179,36 @@ def test_an_overlap_pass_never_carries_work_over_and_the_admins_see_it_on_the_un
     assert (payload["autosave"], payload["carried"]) == (None, None)
     with pytest.raises(NotHeld) as err:
         queue.renew(a_item.unit_id, annotator)
-    assert "This is a blind overlap pass, so your work was not passed on: it is kept, and the project's admins can " \
-           "see it on the unit's history. Your 0.8 min on it stay credited to you." in str(err.value)
+    assert (
+        "This is a blind overlap pass, so your work was not passed on: it is kept, and the project's admins can "
+        "see it on the unit's history. Your 0.8 min on it stay credited to you." in str(err.value)
+    )
 
     _keep_all(b_item, annotator2, "b")
     (work,) = unit_history(a_item.unit)["work"]
     first = a_item.unit.qa_pairs.order_by("id").first()
     assert {k: work[k] for k in ("username", "kind", "kept", "carried", "time_spent_ms")} == {
-        "username": "ann", "kind": "overlap", "kept": True, "carried": False, "time_spent_ms": 45000}
-    assert work["state"] == {"raw": None, "items": [
-        {"what": f"QA {first.pk} “{first.question}”: modify", "details": ["question: Q?", "answer: the first holder's answer"],
-         "time_s": 40.0},
-        {"what": "added a QA pair (scene_description)", "details": ["question: Is it raining?", "answer: no"], "time_s": 20.0},
-    ]}
+        "username": "ann",
+        "kind": "overlap",
+        "kept": True,
+        "carried": False,
+        "time_spent_ms": 45000,
+    }
+    assert work["state"] == {
+        "raw": None,
+        "items": [
+            {
+                "what": f"QA {first.pk} “{first.question}”: modify",
+                "details": ["question: Q?", "answer: the first holder's answer"],
+                "time_s": 40.0,
+            },
+            {
+                "what": "added a QA pair (scene_description)",
+                "details": ["question: Is it raining?", "answer: no"],
+                "time_s": 20.0,
+            },
+        ],
+    }
 
     admin = Client()
     admin.force_login(admin_user)
@@ -159,7 +219,10 @@ def test_an_overlap_pass_never_carries_work_over_and_the_admins_see_it_on_the_un
     assert f'href="/projects/{project.slug}/units/{a_item.unit_id}/"' in progress_html
     qa_html = admin.get(f"/projects/{project.slug}/qa/{first.pk}/").content.decode()
     assert f'href="/projects/{project.slug}/units/{a_item.unit_id}/" id="unit-link"' in qa_html
-    assert admin.get(f"/projects/{project.slug}/progress/?unit={a_item.unit_id}").url == f"/projects/{project.slug}/units/{a_item.unit_id}/"
+    assert (
+        admin.get(f"/projects/{project.slug}/progress/?unit={a_item.unit_id}").url
+        == f"/projects/{project.slug}/units/{a_item.unit_id}/"
+    )
 
     annotator_client = Client()
     annotator_client.force_login(annotator)

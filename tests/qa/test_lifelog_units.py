@@ -21,29 +21,49 @@ pytestmark = pytest.mark.django_db
 def _parts(project):
     rows = []
     for i, (start, seconds) in enumerate([("08:00:00", 600.0), ("08:30:00", 900.0), ("09:00:00", 300.0)]):
-        Video.objects.create(project=project, sha256=hashlib.sha256(f"u{i}".encode()).hexdigest(), filename=f"part{i}.mp4",
-                             status="ready", duration_s=seconds, fps=25.0, width=320, height=240)
+        Video.objects.create(
+            project=project,
+            sha256=hashlib.sha256(f"u{i}".encode()).hexdigest(),
+            filename=f"part{i}.mp4",
+            status="ready",
+            duration_s=seconds,
+            fps=25.0,
+            width=320,
+            height=240,
+        )
         rows.append((f"rows[{i}]", {"file": f"part{i}.mp4", "start": f"2024-05-01T{start}"}))
     return build_life_log(project, "day", read_rows(rows)).group
 
 
 def _draft(video, specs):
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=video.project, pipeline="templates",
-                                                              prompt_version="t"), video=video)
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=video.project, pipeline="templates", prompt_version="t"), video=video
+    )
     save_drafts(job, specs, actor="t")
 
 
 def test_life_log_drafts_open_a_unit_over_the_log_in_virtual_time(project, annotator):
     log = _parts(project)
-    QAType.objects.create(project=project, slug="moment_query", name="Moment query", set_kind="life_log",
-                          answer_kind="interval")
+    QAType.objects.create(
+        project=project, slug="moment_query", name="Moment query", set_kind="life_log", answer_kind="interval"
+    )
     QAType.objects.create(project=project, slug="scene", name="Scene")
     first, second = (log.members.get(position=i).video for i in (0, 1))
-    _draft(first, [
-        DraftSpec("moment_query", "When does C ride a bike?", "08:31:00-08:33:00", 0.0, 9999.0, source_key="m",
-                  params={"answer_start_s": 1860.0, "answer_end_s": 1980.0}),
-        DraftSpec("scene", "Where is C?", "a kitchen", 0.0, 600.0, source_key="s"),
-    ])
+    _draft(
+        first,
+        [
+            DraftSpec(
+                "moment_query",
+                "When does C ride a bike?",
+                "08:31:00-08:33:00",
+                0.0,
+                9999.0,
+                source_key="m",
+                params={"answer_start_s": 1860.0, "answer_end_s": 1980.0},
+            ),
+            DraftSpec("scene", "Where is C?", "a kitchen", 0.0, 600.0, source_key="s"),
+        ],
+    )
     _draft(second, [DraftSpec("moment_query", "When does C eat?", "?", 0.0, 10.0, source_key="m2")])
 
     unit = WorkUnit.objects.get(group=log)
@@ -59,7 +79,12 @@ def test_life_log_drafts_open_a_unit_over_the_log_in_virtual_time(project, annot
     assert payload["paired"] is False
     assert payload["life_log"]["start"] == "2024-05-01T08:00:00" and payload["life_log"]["span_s"] == 3900.0
     assert [(p["role"], p["label"], p["offset_s"], p["duration_s"]) for p in payload["life_log"]["parts"]] == [
-        ("part", "part 1", 0.0, 600.0), ("part", "part 2", 1800.0, 900.0), ("part", "part 3", 3600.0, 300.0)]
-    assert payload["life_log"]["gaps"] == [{"start_s": 600.0, "end_s": 1800.0, "duration_s": 1200.0},
-                                           {"start_s": 2700.0, "end_s": 3600.0, "duration_s": 900.0}]
+        ("part", "part 1", 0.0, 600.0),
+        ("part", "part 2", 1800.0, 900.0),
+        ("part", "part 3", 3600.0, 300.0),
+    ]
+    assert payload["life_log"]["gaps"] == [
+        {"start_s": 600.0, "end_s": 1800.0, "duration_s": 1200.0},
+        {"start_s": 2700.0, "end_s": 3600.0, "duration_s": 900.0},
+    ]
     assert payload["qa_pairs"][0]["answer_start_s"] == 1860.0

@@ -15,17 +15,28 @@ from annotator.qa import presets
 REPO = Path(__file__).resolve().parents[2]
 PAPER = re.compile(r"seed \d{3}|\b(?:Sec|App|Fig)\. ?[A-Z0-9]|\bTable \d")
 # Pages an annotator or a study participant opens (admins' and researchers' pages may cite papers).
-READ_BY_ANNOTATORS = ["templates/qa/verify.html", "templates/gold/tutorial.html", "templates/console/home.html",
-                      "templates/console/my_work.html", "templates/studies/take.html", "templates/403.html",
-                      "templates/404.html", *sorted(str(p.relative_to(REPO)) for p in (REPO / "templates/studies/link").glob("*.html"))]
+READ_BY_ANNOTATORS = [
+    "templates/qa/verify.html",
+    "templates/gold/tutorial.html",
+    "templates/console/home.html",
+    "templates/console/my_work.html",
+    "templates/studies/take.html",
+    "templates/403.html",
+    "templates/404.html",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "templates/studies/link").glob("*.html")),
+]
 
 
 def _demo_descriptions() -> list[str]:
     """The ``"description"`` values written in annotator/demo/media.py (QA types of the demo)."""
     tree = ast.parse((REPO / "annotator/demo/media.py").read_text())
-    return [v.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
-            for k, v in zip(node.keys, node.values)
-            if isinstance(k, ast.Constant) and k.value == "description" and isinstance(v, ast.Constant)]
+    return [
+        v.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for k, v in zip(node.keys, node.values)
+        if isinstance(k, ast.Constant) and k.value == "description" and isinstance(v, ast.Constant)
+    ]
 
 
 def test_the_pattern_finds_the_references_the_walkthrough_saw():
@@ -34,8 +45,9 @@ def test_the_pattern_finds_the_references_the_walkthrough_saw():
 
 
 def test_qa_type_descriptions_name_no_paper():
-    descriptions = ([t.description for t in presets.EGONIGHT] + [d for _, _, d in vudg.QA_TYPES.values()]
-                    + _demo_descriptions())
+    descriptions = (
+        [t.description for t in presets.EGONIGHT] + [d for _, _, d in vudg.QA_TYPES.values()] + _demo_descriptions()
+    )
     assert len(_demo_descriptions()) == 2
     assert [d for d in descriptions if PAPER.search(d)] == []
 

@@ -15,10 +15,19 @@ def worked(make_unit, project, annotator):
     set_queue_policy(project, double_check_share=0)
     unit = claim_next(make_unit(n_open=3).project, annotator).unit
     a, b, c, mc = unit.qa_pairs.order_by("id")
-    submit_unit(unit.pk, annotator, idempotency_key="w", time_spent_ms=12000, decisions=[
-        Decision(a.pk, "keep", time_spent_ms=1000), Decision(b.pk, "modify", answer="a better answer", time_spent_ms=4000),
-        Decision(c.pk, "delete", reason="vague", time_spent_ms=500), Decision(mc.pk, "keep", time_spent_ms=1500),
-    ], additions=[Addition("scene_description", "Is the light on?", "yes", time_spent_ms=3000)])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="w",
+        time_spent_ms=12000,
+        decisions=[
+            Decision(a.pk, "keep", time_spent_ms=1000),
+            Decision(b.pk, "modify", answer="a better answer", time_spent_ms=4000),
+            Decision(c.pk, "delete", reason="vague", time_spent_ms=500),
+            Decision(mc.pk, "keep", time_spent_ms=1500),
+        ],
+        additions=[Addition("scene_description", "Is the light on?", "yes", time_spent_ms=3000)],
+    )
     return {"unit": unit, "modified": b}
 
 
@@ -31,16 +40,44 @@ def _client(user):
 def test_progress_counts_every_decision_per_person_type_and_video(worked, project, annotator):
     p = progress(project)
     assert p["queue"]["first_pass"] == {"label": "first pass", "open": 0, "leased": 0, "done": 1}
-    assert p["provenance"] == {"machine_kept": 2, "machine_modified": 1, "human_added": 1, "kept_share": 0.5,
-                               "kept_percent": 50, "changed_percent": 50}
+    assert p["provenance"] == {
+        "machine_kept": 2,
+        "machine_modified": 1,
+        "human_added": 1,
+        "kept_share": 0.5,
+        "kept_percent": 50,
+        "changed_percent": 50,
+    }
     (person,) = p["by_annotator"]
-    assert person == {"user_id": annotator.pk, "username": "ann", "passes": 1, "time_ms": 12000, "time_min": 0.2,
-                      "unfinished_ms": 0, "unfinished_min": 0.0, "s_per_pass": 12.0, "keep": 2, "modify": 1,
-                      "delete": 1, "add": 1}
+    assert person == {
+        "user_id": annotator.pk,
+        "username": "ann",
+        "passes": 1,
+        "time_ms": 12000,
+        "time_min": 0.2,
+        "unfinished_ms": 0,
+        "unfinished_min": 0.0,
+        "s_per_pass": 12.0,
+        "keep": 2,
+        "modify": 1,
+        "delete": 1,
+        "add": 1,
+    }
     assert {r["qa_type"]: (r["keep"], r["modify"], r["delete"], r["add"], r["time_ms"]) for r in p["by_qa_type"]} == {
-        "object_recognition": (1, 0, 0, 0, 1500), "scene_description": (1, 1, 1, 1, 8500)}
-    assert p["by_video"] == [{"video_id": worked["unit"].video_id, "filename": "clip1.mp4", "passes": 1, "time_ms": 12000,
-                              "unfinished_ms": 0, "time_min": 0.2, "unfinished_min": 0.0}]
+        "object_recognition": (1, 0, 0, 0, 1500),
+        "scene_description": (1, 1, 1, 1, 8500),
+    }
+    assert p["by_video"] == [
+        {
+            "video_id": worked["unit"].video_id,
+            "filename": "clip1.mp4",
+            "passes": 1,
+            "time_ms": 12000,
+            "unfinished_ms": 0,
+            "time_min": 0.2,
+            "unfinished_min": 0.0,
+        }
+    ]
 
 
 def test_the_progress_page_shows_the_kept_share(worked, project, admin_user):
@@ -64,8 +101,10 @@ def test_a_conflicting_page_edit_keeps_what_was_typed(worked, project, admin_use
     pair = worked["modified"]
     client = _client(admin_user)
     edit_qa_pair(pair.pk, admin_user, version=2, answer="someone else's answer")  # after the page was opened
-    res = client.post(f"/projects/{project.slug}/qa/{pair.pk}/", {"version": 2, "question": pair.question,
-                                                                   "answer": "my careful answer"})
+    res = client.post(
+        f"/projects/{project.slug}/qa/{pair.pk}/",
+        {"version": 2, "question": pair.question, "answer": "my careful answer"},
+    )
     assert res.status_code == 409
     html = res.content.decode()
     assert 'id="conflict"' in html and "my careful answer" in html and "someone else&#x27;s answer" in html
@@ -75,15 +114,32 @@ def test_a_conflicting_page_edit_keeps_what_was_typed(worked, project, admin_use
 
 def test_an_admin_defines_a_qa_type_and_a_bad_form_keeps_the_input(project, admin_user):
     client = _client(admin_user)
-    res = client.post(f"/projects/{project.slug}/qa-types/", {"action": "create", "slug": "Bad Slug", "name": "Glare",
-                                                               "clip_policy": "window", "window_s": "",
-                                                               "guidelines": "Look for **lens flare**."})
+    res = client.post(
+        f"/projects/{project.slug}/qa-types/",
+        {
+            "action": "create",
+            "slug": "Bad Slug",
+            "name": "Glare",
+            "clip_policy": "window",
+            "window_s": "",
+            "guidelines": "Look for **lens flare**.",
+        },
+    )
     assert res.status_code == 400
     html = res.content.decode()
     assert "use lower-case letters" in html and "a window clip policy needs a length" in html
     assert "Look for **lens flare**." in html and 'value="Glare"' in html
-    res = client.post(f"/projects/{project.slug}/qa-types/", {"action": "create", "slug": "glare", "name": "Glare",
-                                                               "clip_policy": "window", "window_s": "3", "paired": "on"})
+    res = client.post(
+        f"/projects/{project.slug}/qa-types/",
+        {
+            "action": "create",
+            "slug": "glare",
+            "name": "Glare",
+            "clip_policy": "window",
+            "window_s": "3",
+            "paired": "on",
+        },
+    )
     assert res.status_code == 302
     assert QAType.objects.filter(project=project, slug="glare", paired=True, window_s=3.0).exists()
     client.post(f"/projects/{project.slug}/qa-types/", {"action": "preset", "preset": "egonight"})
@@ -92,7 +148,11 @@ def test_an_admin_defines_a_qa_type_and_a_bad_form_keeps_the_input(project, admi
 
 def test_word_diff_marks_removed_and_added_words():
     assert word_diff("a red cup on the table", "a blue cup on the table") == [
-        ("=", "a"), ("-", "red"), ("+", "blue"), ("=", "cup on the table")]
+        ("=", "a"),
+        ("-", "red"),
+        ("+", "blue"),
+        ("=", "cup on the table"),
+    ]
 
 
 def test_admins_write_guidelines_that_the_verify_page_shows(project, admin_user, annotator):
@@ -101,12 +161,19 @@ def test_admins_write_guidelines_that_the_verify_page_shows(project, admin_user,
     ensure_qa_type(project, "counting_statics", name="Counting of statics")
     admin = _client(admin_user)
     admin.post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "Answer in **one** word."})
-    admin.post(f"/projects/{project.slug}/qa-types/", {"action": "type-guidelines", "slug": "counting_statics",
-                                                        "guidelines": "Count only what stays still."})
+    admin.post(
+        f"/projects/{project.slug}/qa-types/",
+        {"action": "type-guidelines", "slug": "counting_statics", "guidelines": "Count only what stays still."},
+    )
     html = _client(annotator).get(f"/projects/{project.slug}/verify/").content.decode()
     assert "Answer in <strong>one</strong> word." in html
     assert "<h3>Counting of statics</h3>" in html and "Count only what stays still." in html
-    assert _client(annotator).post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "x"}).status_code == 403
+    assert (
+        _client(annotator)
+        .post(f"/projects/{project.slug}/qa-types/", {"action": "guidelines", "guidelines": "x"})
+        .status_code
+        == 403
+    )
 
 
 def test_the_home_page_costs_the_same_queries_for_one_or_many_projects(admin_user, django_assert_max_num_queries):
@@ -128,17 +195,25 @@ def test_the_qa_types_page_holds_the_apis_bounds_and_changes_nothing_beyond_them
     make_unit(1)
     client = _client(admin_user)
     url = f"/projects/{project.slug}/qa-types/"
-    before = (list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")), QueueItem.objects.count())
+    before = (
+        list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")),
+        QueueItem.objects.count(),
+    )
 
-    res = client.post(url, {"action": "policy", "double_check_share": "0", "overlap_share": "1", "overlap_k": "32767"},
-                      follow=True)
+    res = client.post(
+        url, {"action": "policy", "double_check_share": "0", "overlap_share": "1", "overlap_k": "32767"}, follow=True
+    )
     assert "queue policy not changed: overlap_k: Ensure this value is less than or equal to 20." in res.content.decode()
-    res = client.post(url, {"action": "create", "slug": "glare", "name": "G" * 201, "clip_policy": "window",
-                            "window_s": "1e999"})
+    res = client.post(
+        url, {"action": "create", "slug": "glare", "name": "G" * 201, "clip_policy": "window", "window_s": "1e999"}
+    )
     assert res.status_code == 400
     assert set(res.context["form"]["errors"]) == {"name", "window_s"}
     res = client.post(url, {"action": "guidelines", "guidelines": "x" * 50_001}, follow=True)
     assert "guidelines not saved: longer than 50,000 characters" in res.content.decode()
 
-    assert (list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")), QueueItem.objects.count()) == before
+    assert (
+        list(Project.objects.values_list("double_check_share", "overlap_share", "overlap_k")),
+        QueueItem.objects.count(),
+    ) == before
     assert not QAType.objects.filter(slug="glare").exists() and Project.objects.get().guidelines == ""

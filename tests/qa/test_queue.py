@@ -5,7 +5,6 @@ import threading
 from datetime import timedelta
 
 import pytest
-
 from django.db import connection
 from django.utils import timezone
 
@@ -21,8 +20,14 @@ def _keep_all(item, user, key):
     pairs = item.unit.qa_pairs.filter(status="draft" if item.kind != "double_check" else "verified")
     if item.kind == "overlap":
         pairs = item.unit.qa_pairs.filter(origin="machine")
-    return submit_unit(item.unit_id, user, idempotency_key=key, time_spent_ms=1000, additions=[],
-                       decisions=[Decision(p.pk, "keep") for p in pairs])
+    return submit_unit(
+        item.unit_id,
+        user,
+        idempotency_key=key,
+        time_spent_ms=1000,
+        additions=[],
+        decisions=[Decision(p.pk, "keep") for p in pairs],
+    )
 
 
 def test_it_serves_units_in_order_and_nothing_when_all_are_taken(make_unit, annotator, annotator2):

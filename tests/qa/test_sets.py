@@ -7,9 +7,9 @@ import pytest
 from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
+from annotator.media.file_access import may_see_video
 from annotator.media.models import Video
 from annotator.media.services import make_day_night_group, make_ego_exo_set
-from annotator.media.file_access import may_see_video
 from annotator.qa.models import QAType, QueueItem, WorkUnit
 from annotator.qa.queue import claim_next
 from annotator.qa.selectors import unit_payload
@@ -18,9 +18,16 @@ from tests.conftest import vh
 
 
 def _video(project, name, duration_s):
-    return Video.objects.create(project=project, sha256=(name * 64)[:64], filename=f"{name}.mp4", status="ready",
-                                duration_s=duration_s, fps=25, rendition=f"renditions/{name}.mp4",
-                                poster=f"posters/{name}.jpg")
+    return Video.objects.create(
+        project=project,
+        sha256=(name * 64)[:64],
+        filename=f"{name}.mp4",
+        status="ready",
+        duration_s=duration_s,
+        fps=25,
+        rendition=f"renditions/{name}.mp4",
+        poster=f"posters/{name}.jpg",
+    )
 
 
 @pytest.fixture
@@ -34,18 +41,23 @@ def ego_set(project):
 
 
 def _draft(project, video, specs):
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"),
-                                  video=video)
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=video
+    )
     save_drafts(job, specs, actor="t")
 
 
 def test_set_drafts_on_the_ego_video_get_one_unit_per_set_over_the_common_time(project, ego_set):
     ego, _, b, group = ego_set
     other = make_ego_exo_set(ego, [(b, 0.0)], name="second take")
-    _draft(project, ego, [
-        DraftSpec("action_relation", "Which view shows the same action?", "exo 1", 0.0, 10.0, source_key="ar"),
-        DraftSpec("scene_description", "What happens?", "cooking", 0.0, 10.0, source_key="sd"),
-    ])
+    _draft(
+        project,
+        ego,
+        [
+            DraftSpec("action_relation", "Which view shows the same action?", "exo 1", 0.0, 10.0, source_key="ar"),
+            DraftSpec("scene_description", "What happens?", "cooking", 0.0, 10.0, source_key="sd"),
+        ],
+    )
     units = list(WorkUnit.objects.order_by("id"))
     assert [(u.group_id, u.start_s, u.end_s, [p.qa_type.slug for p in u.qa_pairs.all()]) for u in units] == [
         (None, 0.0, 10.0, ["scene_description"]),
@@ -106,7 +118,15 @@ def test_inconsistent_across_day_and_night_is_no_reason_to_delete_an_ego_exo_ite
     item = claim_next(project, annotator)
     pair = item.unit.qa_pairs.get()
     with pytest.raises(Invalid) as refused:
-        submit_unit(item.unit_id, annotator, idempotency_key="k", time_spent_ms=None, additions=[],
-                    decisions=[Decision(pair.pk, "delete", reason="inconsistent")])
-    assert refused.value.errors == {"decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"}
+        submit_unit(
+            item.unit_id,
+            annotator,
+            idempotency_key="k",
+            time_spent_ms=None,
+            additions=[],
+            decisions=[Decision(pair.pk, "delete", reason="inconsistent")],
+        )
+    assert refused.value.errors == {
+        "decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"
+    }
     assert QAPair.objects.get(pk=pair.pk).status == "draft"

@@ -6,9 +6,7 @@ import pytest
 from annotator.errors import DomainError
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
-from annotator.qa.services import (
-    Addition, Decision, autosave, edit_qa_pair, set_queue_policy, submit_unit,
-)
+from annotator.qa.services import Addition, Decision, autosave, edit_qa_pair, set_queue_policy, submit_unit
 from api.exceptions import status_of
 from tests.conftest import qh
 
@@ -21,41 +19,76 @@ def _state(unit):
     """Everything a submit may change, to compare before and after a refused one."""
     return (
         list(QueueItem.objects.filter(unit=unit).order_by("id").values_list("status", "leased_by")),
-        list(QAPair.objects.filter(unit=unit).order_by("id").values_list("id", "status", "question", "answer", "version")),
-        Revision.objects.count(), Submission.objects.count(), Verdict.objects.count(),
+        list(
+            QAPair.objects.filter(unit=unit).order_by("id").values_list("id", "status", "question", "answer", "version")
+        ),
+        Revision.objects.count(),
+        Submission.objects.count(),
+        Verdict.objects.count(),
     )
 
 
 def _decisions(unit):
     a, b, c, mc = unit.qa_pairs.order_by("id")
-    return a, b, c, mc, [
-        Decision(a.pk, "keep", time_spent_ms=1200),
-        Decision(b.pk, "modify", answer="a better answer", time_spent_ms=5300),
-        Decision(c.pk, "delete", reason="vague", time_spent_ms=800),
-        Decision(mc.pk, "modify", options=["pan", "cup", "lamp", "kettle"], answer_index=1),
-    ]
+    return (
+        a,
+        b,
+        c,
+        mc,
+        [
+            Decision(a.pk, "keep", time_spent_ms=1200),
+            Decision(b.pk, "modify", answer="a better answer", time_spent_ms=5300),
+            Decision(c.pk, "delete", reason="vague", time_spent_ms=800),
+            Decision(mc.pk, "modify", options=["pan", "cup", "lamp", "kettle"], answer_index=1),
+        ],
+    )
 
 
 def test_it_applies_every_decision_and_addition_with_revisions(make_unit, annotator):
     unit = _claim(make_unit(), annotator)
     a, b, c, mc, decisions = _decisions(unit)
 
-    result = submit_unit(unit.pk, annotator, idempotency_key="k1", decisions=decisions,
-                         additions=[Addition("scene_description", " Is the tap running? ", "no", 2.0, 5.0, 9000)],
-                         time_spent_ms=21000)
+    result = submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="k1",
+        decisions=decisions,
+        additions=[Addition("scene_description", " Is the tap running? ", "no", 2.0, 5.0, 9000)],
+        time_spent_ms=21000,
+    )
 
     item = QueueItem.objects.get(unit=unit, kind="first_pass")
-    assert result.as_dict() == {"unit_id": unit.pk, "item_id": item.pk, "kind": "first_pass", "status": "done",
-                                "replayed": False, "counts": {"kept": 1, "modified": 2, "deleted": 1, "added": 1}}
+    assert result.as_dict() == {
+        "unit_id": unit.pk,
+        "item_id": item.pk,
+        "kind": "first_pass",
+        "status": "done",
+        "replayed": False,
+        "counts": {"kept": 1, "modified": 2, "deleted": 1, "added": 1},
+    }
     a, b, c, mc = (QAPair.objects.get(pk=p.pk) for p in (a, b, c, mc))
     assert (a.status, a.provenance, a.version) == ("verified", "machine_kept", 2)
-    assert (b.status, b.provenance, b.answer, b.question) == ("verified", "machine_modified", "a better answer", "What happens in part 1 of clip 1?")
+    assert (b.status, b.provenance, b.answer, b.question) == (
+        "verified",
+        "machine_modified",
+        "a better answer",
+        "What happens in part 1 of clip 1?",
+    )
     assert (c.status, c.delete_reason, c.provenance) == ("deleted", "vague", "")
     assert (mc.options, mc.answer_index, mc.answer) == (["pan", "cup", "lamp", "kettle"], 1, "cup")
     added = QAPair.objects.get(origin="human")
-    assert (added.question, added.clip_start_s, added.clip_end_s, added.provenance) == ("Is the tap running?", 2.0, 5.0, "human_added")
+    assert (added.question, added.clip_start_s, added.clip_end_s, added.provenance) == (
+        "Is the tap running?",
+        2.0,
+        5.0,
+        "human_added",
+    )
 
-    b_revs = list(Revision.objects.filter(qa_pair=b).values_list("action", "actor_user", "actor_model", "time_spent_ms", "version"))
+    b_revs = list(
+        Revision.objects.filter(qa_pair=b).values_list(
+            "action", "actor_user", "actor_model", "time_spent_ms", "version"
+        )
+    )
     assert b_revs == [("draft", None, "templates/templates-v1", None, 1), ("modify", annotator.pk, "", 5300, 2)]
     assert Revision.objects.get(qa_pair=b, action="modify").before["answer"] == "answer 1"
     item.refresh_from_db()
@@ -67,10 +100,14 @@ def test_a_retried_submit_changes_nothing_the_second_time(make_unit, annotator):
     unit = _claim(make_unit(), annotator)
     *_, decisions = _decisions(unit)
     adds = [Addition("scene_description", "Q?", "A")]
-    first = submit_unit(unit.pk, annotator, idempotency_key="same", decisions=decisions, additions=adds, time_spent_ms=10)
+    first = submit_unit(
+        unit.pk, annotator, idempotency_key="same", decisions=decisions, additions=adds, time_spent_ms=10
+    )
     before = _state(unit)
 
-    again = submit_unit(unit.pk, annotator, idempotency_key="same", decisions=decisions, additions=adds, time_spent_ms=10)
+    again = submit_unit(
+        unit.pk, annotator, idempotency_key="same", decisions=decisions, additions=adds, time_spent_ms=10
+    )
 
     assert again.replayed is True and again.counts == first.counts
     assert _state(unit) == before
@@ -82,12 +119,19 @@ def test_a_submit_with_errors_saves_nothing_and_says_where(make_unit, annotator)
     a, b, c, mc, _ = _decisions(unit)
     before = _state(unit)
     with pytest.raises(DomainError) as err:
-        submit_unit(unit.pk, annotator, idempotency_key="bad", time_spent_ms=None, decisions=[
-            Decision(a.pk, "keep"),
-            Decision(b.pk, "modify", answer="   "),
-            Decision(c.pk, "delete", reason=""),
-            Decision(mc.pk, "modify", options=["pan", "Pan", "lamp", "shoe"], answer_index=4),
-        ], additions=[Addition("no_such_type", "Q?", "A")])
+        submit_unit(
+            unit.pk,
+            annotator,
+            idempotency_key="bad",
+            time_spent_ms=None,
+            decisions=[
+                Decision(a.pk, "keep"),
+                Decision(b.pk, "modify", answer="   "),
+                Decision(c.pk, "delete", reason=""),
+                Decision(mc.pk, "modify", options=["pan", "Pan", "lamp", "shoe"], answer_index=4),
+            ],
+            additions=[Addition("no_such_type", "Q?", "A")],
+        )
     assert status_of(err.value) == 400
     assert err.value.errors == {
         "decisions[1].answer": "answer must not be empty",
@@ -115,7 +159,8 @@ def test_a_unit_leased_to_someone_else_is_refused_with_409(make_unit, annotator,
         submit_unit(unit.pk, annotator2, idempotency_key="k2", decisions=decisions, additions=[], time_spent_ms=None)
     assert status_of(err.value) == 409 and str(err.value) == (
         "You no longer hold this unit: your lease lapsed (no heartbeat for a while) and another annotator took it, "
-        "or you never claimed it. Nothing of yours was saved on it.")
+        "or you never claimed it. Nothing of yours was saved on it."
+    )
     assert _state(unit) == before
 
 
@@ -143,8 +188,12 @@ def test_a_changed_qa_pair_is_a_conflict_not_an_overwrite(make_unit, annotator, 
     a, b, c, mc, _ = _decisions(unit)
     edit_qa_pair(b.pk, admin_user, version=1, answer="fixed by the admin")  # while the annotator works
     before = _state(unit)
-    decisions = [Decision(a.pk, "keep", version=1), Decision(b.pk, "modify", answer="the annotator's answer", version=1),
-                 Decision(c.pk, "keep", version=1), Decision(mc.pk, "keep", version=1)]
+    decisions = [
+        Decision(a.pk, "keep", version=1),
+        Decision(b.pk, "modify", answer="the annotator's answer", version=1),
+        Decision(c.pk, "keep", version=1),
+        Decision(mc.pk, "keep", version=1),
+    ]
     with pytest.raises(DomainError) as err:
         submit_unit(unit.pk, annotator, idempotency_key="c1", decisions=decisions, additions=[], time_spent_ms=None)
     assert status_of(err.value) == 409
@@ -177,19 +226,35 @@ def test_an_overlap_pass_records_verdicts_and_leaves_the_qa_pairs_alone(make_uni
     overlap = claim_next(project, annotator2)
     assert overlap.kind == "overlap"
     a, mc = unit.qa_pairs.order_by("id")
-    submit_unit(unit.pk, annotator, idempotency_key="f", additions=[], time_spent_ms=None,
-                decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="f",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")],
+    )
     # The overlap annotator saw the drafts as drafted; their verdicts do not touch the QA pairs.
-    submit_unit(unit.pk, annotator2, idempotency_key="o", time_spent_ms=None,
-                decisions=[Decision(a.pk, "delete", reason="vague"), Decision(mc.pk, "modify", answer_index=2)],
-                additions=[Addition("scene_description", "Is it raining?", "no")])
+    submit_unit(
+        unit.pk,
+        annotator2,
+        idempotency_key="o",
+        time_spent_ms=None,
+        decisions=[Decision(a.pk, "delete", reason="vague"), Decision(mc.pk, "modify", answer_index=2)],
+        additions=[Addition("scene_description", "Is it raining?", "no")],
+    )
     a.refresh_from_db()
     mc.refresh_from_db()
     assert (a.status, a.answer, mc.answer_index) == ("verified", "first pass answer", 1)
     assert QAPair.objects.filter(unit=unit).count() == 2
     verdicts = {(v.user_id, v.action, v.qa_pair_id) for v in Verdict.objects.all()}
-    assert verdicts == {(annotator.pk, "modify", a.pk), (annotator.pk, "keep", mc.pk), (annotator2.pk, "delete", a.pk),
-                        (annotator2.pk, "modify", mc.pk), (annotator2.pk, "add", None)}
+    assert verdicts == {
+        (annotator.pk, "modify", a.pk),
+        (annotator.pk, "keep", mc.pk),
+        (annotator2.pk, "delete", a.pk),
+        (annotator2.pk, "modify", mc.pk),
+        (annotator2.pk, "add", None),
+    }
     assert Verdict.objects.get(user=annotator2, qa_pair=mc).after["answer"] == "lamp"  # options[2]
     assert first.pk != overlap.pk
 
@@ -198,9 +263,17 @@ def test_inconsistent_is_a_reason_only_for_day_night_pairs(make_unit, annotator)
     unit = _claim(make_unit(n_open=0), annotator)
     (mc,) = unit.qa_pairs.all()
     with pytest.raises(DomainError) as err:
-        submit_unit(unit.pk, annotator, idempotency_key="i", time_spent_ms=None, additions=[],
-                    decisions=[Decision(mc.pk, "delete", reason="inconsistent")])
-    assert err.value.errors == {"decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"}
+        submit_unit(
+            unit.pk,
+            annotator,
+            idempotency_key="i",
+            time_spent_ms=None,
+            additions=[],
+            decisions=[Decision(mc.pk, "delete", reason="inconsistent")],
+        )
+    assert err.value.errors == {
+        "decisions[0].reason": "inconsistent across day and night applies only to a day-night pair"
+    }
 
 
 def test_autosave_keeps_the_newest_state_and_goes_with_the_submit(make_unit, annotator, annotator2):
@@ -212,7 +285,9 @@ def test_autosave_keeps_the_newest_state_and_goes_with_the_submit(make_unit, ann
         autosave(unit.pk, annotator2, {"typed": "not mine"}, client_saved_at_ms=3000)
     assert status_of(err.value) == 409
     (mc,) = unit.qa_pairs.all()
-    submit_unit(unit.pk, annotator, idempotency_key="s", decisions=[Decision(mc.pk, "keep")], additions=[], time_spent_ms=5)
+    submit_unit(
+        unit.pk, annotator, idempotency_key="s", decisions=[Decision(mc.pk, "keep")], additions=[], time_spent_ms=5
+    )
     assert Autosave.objects.count() == 0
 
 
@@ -223,8 +298,14 @@ def test_an_overlap_claimant_sees_the_drafts_not_the_first_pass(make_unit, proje
     unit = make_unit(n_open=1)
     claim_next(project, annotator)
     a, mc = unit.qa_pairs.order_by("id")
-    submit_unit(unit.pk, annotator, idempotency_key="f", additions=[Addition("scene_description", "Added?", "yes")],
-                time_spent_ms=None, decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="f",
+        additions=[Addition("scene_description", "Added?", "yes")],
+        time_spent_ms=None,
+        decisions=[Decision(a.pk, "modify", answer="first pass answer"), Decision(mc.pk, "keep")],
+    )
     payload = unit_payload(claim_next(project, annotator2), annotator2)
     assert payload["queue"]["kind"] == "overlap"
     assert [(q["id"], q["answer"]) for q in payload["qa_pairs"]] == [(qh(a), "answer 0"), (qh(mc), "cup")]

@@ -27,8 +27,16 @@ def test_parallel_submits_with_one_key_all_get_the_one_saved_result(make_unit, a
     def submit():
         try:
             start.wait()
-            results.append(submit_unit(unit.pk, annotator, idempotency_key="same-key", decisions=decisions,
-                                       additions=[], time_spent_ms=None))
+            results.append(
+                submit_unit(
+                    unit.pk,
+                    annotator,
+                    idempotency_key="same-key",
+                    decisions=decisions,
+                    additions=[],
+                    time_spent_ms=None,
+                )
+            )
         except DomainError as exc:
             errors.append(str(exc))
         finally:

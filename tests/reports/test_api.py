@@ -8,8 +8,11 @@ import requests
 import schemathesis
 from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
-                                               status_code_conformance)
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from annotator.projects.services import ensure_member, token_for
 
@@ -27,8 +30,9 @@ def _client(project, name, role):
 def test_overseers_read_the_report_by_fields(world):
     project = world["study"].project
     url = f"/api/projects/{project.slug}/report/"
-    r = _client(project, "res", "researcher").get(url, {"by": "illumination", "study": "timed",
-                                                         "evaluation": world["evaluation"].pk})
+    r = _client(project, "res", "researcher").get(
+        url, {"by": "illumination", "study": "timed", "evaluation": world["evaluation"].pk}
+    )
     assert r.status_code == 200, r.content
     body = r.json()
     assert body["by"] == ["illumination"] and body["metric"] == "accuracy"
@@ -48,20 +52,23 @@ def test_annotators_and_strangers_do_not(world):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("query, words", [
-    ({"by": "colour"}, "unknown split field"),
-    ({"preset": "nope"}, "not a valid choice"),
-    ({"study": "nope"}, "no study named"),
-    ({"evaluation": "123456"}, "no evaluation 123456"),
-    ({"evaluation": "abc"}, "valid integer"),
-    ({"evaluation": str(10**30)}, "less than or equal"),
-    ({"metric": "colourfulness"}, "unknown metric"),
-    ({"by": "qa_type", "preset": "vudg"}, "not both"),
-    ({"resamples": "10"}, "greater than or equal"),
-    ({"resamples": "99999999999999999999"}, "less than or equal"),
-    ({"seed": "-3"}, "greater than or equal"),
-    ({"by": "x" * 500}, "no more than 200"),
-])
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ({"by": "colour"}, "unknown split field"),
+        ({"preset": "nope"}, "not a valid choice"),
+        ({"study": "nope"}, "no study named"),
+        ({"evaluation": "123456"}, "no evaluation 123456"),
+        ({"evaluation": "abc"}, "valid integer"),
+        ({"evaluation": str(10**30)}, "less than or equal"),
+        ({"metric": "colourfulness"}, "unknown metric"),
+        ({"by": "qa_type", "preset": "vudg"}, "not both"),
+        ({"resamples": "10"}, "greater than or equal"),
+        ({"resamples": "99999999999999999999"}, "less than or equal"),
+        ({"seed": "-3"}, "greater than or equal"),
+        ({"by": "x" * 500}, "no more than 200"),
+    ],
+)
 def test_bad_query_parameters_are_400_in_words(world, query, words):
     project = world["study"].project
     r = _client(project, "res", "researcher").get(f"/api/projects/{project.slug}/report/", query)
@@ -76,12 +83,20 @@ def test_report_answers_match_the_schema(live_server, world):
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
     headers = {"Authorization": f"Token {token_for(admin)}"}
     op = schema["/api/projects/{slug}/report/"]["GET"]
-    queries = [{"by": "illumination,qa_type", "study": ["timed"], "evaluation": [world["evaluation"].pk]},
-               {"preset": "egoexobench"}, {"preset": "ego-flight-table1"}, {"by": "colour"}, {}]
+    queries = [
+        {"by": "illumination,qa_type", "study": ["timed"], "evaluation": [world["evaluation"].pk]},
+        {"preset": "egoexobench"},
+        {"preset": "ego-flight-table1"},
+        {"by": "colour"},
+        {},
+    ]
     statuses = []
     with requests.Session() as session:
         for query in queries:
             case = op.Case(path_parameters={"slug": project.slug}, query=query)
-            statuses.append(case.call_and_validate(base_url=live_server.url, session=session, headers=headers,
-                                                   checks=CHECKS).status_code)
+            statuses.append(
+                case.call_and_validate(
+                    base_url=live_server.url, session=session, headers=headers, checks=CHECKS
+                ).status_code
+            )
     assert statuses == [200, 200, 200, 400, 200]

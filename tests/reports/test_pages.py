@@ -25,8 +25,12 @@ def test_the_page_shows_the_table_in_words(client, world):
 def test_downloads_in_every_format(client, world):
     project = world["study"].project
     _login(client, project, "res", "researcher")
-    for fmt, needle in (("json", '"rows"'), ("csv", "table,metric,Illumination"), ("latex", "\\begin{tabular}"),
-                        ("md", "| Illumination |")):
+    for fmt, needle in (
+        ("json", '"rows"'),
+        ("csv", "table,metric,Illumination"),
+        ("latex", "\\begin{tabular}"),
+        ("md", "| Illumination |"),
+    ):
         r = client.get(f"/projects/{project.slug}/report/report.{fmt}", {"by": "illumination"})
         assert r.status_code == 200 and needle in r.content.decode(), fmt
     assert client.get(f"/projects/{project.slug}/report/report.exe").status_code == 404

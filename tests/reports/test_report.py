@@ -30,22 +30,46 @@ def test_records_hold_people_models_and_the_evaluation(world):
     assert answers.respondent.count("human") == 8 and answers.respondent.count("ev") == 4
     q1 = world["pairs"][1]
     i = answers.key.index(f"qa:{q1.pk}")
-    assert {name: answers.fields[name][i] for name in ("qa_type", "condition", "time_limit", "illumination", "source",
-                                                        "difficulty", "domain", "scenario", "clip_length")} == {
-        "qa_type": "obj", "condition": "1. quick", "time_limit": 60.0, "illumination": "day", "source": "real",
-        "difficulty": "easy", "domain": "kitchen", "scenario": "cooking", "clip_length": "short"}
+    assert {
+        name: answers.fields[name][i]
+        for name in (
+            "qa_type",
+            "condition",
+            "time_limit",
+            "illumination",
+            "source",
+            "difficulty",
+            "domain",
+            "scenario",
+            "clip_length",
+        )
+    } == {
+        "qa_type": "obj",
+        "condition": "1. quick",
+        "time_limit": 60.0,
+        "illumination": "day",
+        "source": "real",
+        "difficulty": "easy",
+        "domain": "kitchen",
+        "scenario": "cooking",
+        "clip_length": "short",
+    }
     j = answers.respondent.index("ev")
     assert answers.fields["condition"][j] is None and answers.fields["illumination"][j] == "day"
     assert set(answers.metrics) == {"accuracy"}
 
 
 def test_report_by_illumination_hand_checked(world):
-    report = selectors.build(world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk],
-                             by="illumination")
+    report = selectors.build(
+        world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk], by="illumination"
+    )
     assert report["metric"] == "accuracy" and report["metric_words"] == "Accuracy" and report["by"] == ["illumination"]
     assert report["columns"] == ["human", "ev", "imp", "mp"]
-    assert [r["split"] for r in report["rows"]] == [{"illumination": "day"}, {"illumination": "night"},
-                                                    {"illumination": "all"}]
+    assert [r["split"] for r in report["rows"]] == [
+        {"illumination": "day"},
+        {"illumination": "night"},
+        {"illumination": "all"},
+    ]
     day = _row(report, illumination="day")
     # day trials of people: q1 1, 1, 0; q2 1, 0 -> 3/5.
     assert day["cells"]["human"] == {"value": 0.6, "ci": stats.wilson(3, 5), "n": 5}
@@ -72,18 +96,26 @@ def test_report_splits_by_several_fields_and_aliases(world):
     # count in the 180 s condition: p1 q2 0, q4 0 -> 0 of 2; obj in the 60 s condition: p0 q1 1, q3 0; p2 q1 0, q3 1 -> 2/4.
     assert cells[("count", "2. deliberate")]["value"] == 0.0 and cells[("count", "2. deliberate")]["n"] == 2
     assert cells[("obj", "1. quick")]["value"] == 0.5 and cells[("obj", "1. quick")]["n"] == 4
-    assert list(cells)[:4] == [("count", "1. quick"), ("count", "2. deliberate"), ("obj", "1. quick"), ("obj", "2. deliberate")]
+    assert list(cells)[:4] == [
+        ("count", "1. quick"),
+        ("count", "2. deliberate"),
+        ("obj", "1. quick"),
+        ("obj", "2. deliberate"),
+    ]
     assert list(cells)[-1] == ("all", "all")
     # Manifest and clip-length fields: q3, q4 have 30 s clips (long), q1, q2 5 s (short).
     by_clip = selectors.build(world["study"].project, studies=["timed"], by="domain,clip_length", metric="accuracy")
-    assert [r["split"] for r in by_clip["rows"]] == [{"domain": "kitchen", "clip_length": "short"},
-                                                     {"domain": "sports", "clip_length": "long"},
-                                                     {"domain": "all", "clip_length": "all"}]
+    assert [r["split"] for r in by_clip["rows"]] == [
+        {"domain": "kitchen", "clip_length": "short"},
+        {"domain": "sports", "clip_length": "long"},
+        {"domain": "all", "clip_length": "all"},
+    ]
 
 
 def test_a_model_interval_never_leaves_the_metric_range(world):
-    report = selectors.build(world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk],
-                             by="qa_type,illumination")
+    report = selectors.build(
+        world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk], by="qa_type,illumination"
+    )
     for row in report["rows"]:
         for cell in row["cells"].values():
             if cell["ci"]:
@@ -94,8 +126,9 @@ def test_a_model_interval_never_leaves_the_metric_range(world):
 
 
 def test_egoexobench_preset_puts_people_at_each_limit_beside_models(world):
-    report = selectors.build(world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk],
-                             preset="egoexobench")
+    report = selectors.build(
+        world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk], preset="egoexobench"
+    )
     assert report["preset"] == "egoexobench" and report["by"] == ["qa_type"]
     assert report["columns"] == ["human · 60 s", "human · 180 s", "ev", "imp", "mp"]
     obj = _row(report, qa_type="obj")
@@ -108,8 +141,9 @@ def test_egoexobench_preset_puts_people_at_each_limit_beside_models(world):
 def test_every_preset_is_registered_and_runs(world):
     assert presets.choices() == ["ego-flight-table1", "egoexobench", "egonight-table1", "vudg", "xlebench"]
     for name in presets.choices():
-        report = selectors.build(world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk],
-                                 preset=name)
+        report = selectors.build(
+            world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk], preset=name
+        )
         assert report["tables"] and all(t["metric_words"] for t in report["tables"])
     egonight = selectors.build(world["study"].project, evaluations=[world["evaluation"].pk], preset="egonight-table1")
     assert [t["by"] for t in egonight["tables"]] == [["qa_type", "illumination"], ["source", "difficulty"]]
@@ -117,18 +151,21 @@ def test_every_preset_is_registered_and_runs(world):
     assert [r["split"]["source"] for r in egonight["tables"][1]["rows"]] == ["synthetic", "real", "all"]
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"by": "colour"}, "unknown split field 'colour'"),
-    ({"preset": "nope"}, "unknown preset 'nope'"),
-    ({"studies": ["nope"]}, "no study named 'nope'"),
-    ({"evaluations": ["99999"]}, "no evaluation 99999"),
-    ({"evaluations": ["x1"]}, "whole number"),
-    ({"metric": "colourfulness"}, "unknown metric"),
-    ({"by": "qa_type", "preset": "vudg"}, "not both"),
-    ({"by": "qa_type,illumination,source,domain,scenario"}, "at most 4"),
-    ({"n_resamples": 5}, "resamples"),
-    ({"seed": -1}, "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"by": "colour"}, "unknown split field 'colour'"),
+        ({"preset": "nope"}, "unknown preset 'nope'"),
+        ({"studies": ["nope"]}, "no study named 'nope'"),
+        ({"evaluations": ["99999"]}, "no evaluation 99999"),
+        ({"evaluations": ["x1"]}, "whole number"),
+        ({"metric": "colourfulness"}, "unknown metric"),
+        ({"by": "qa_type", "preset": "vudg"}, "not both"),
+        ({"by": "qa_type,illumination,source,domain,scenario"}, "at most 4"),
+        ({"n_resamples": 5}, "resamples"),
+        ({"seed": -1}, "seed"),
+    ],
+)
 def test_bad_input_is_refused_in_words(world, kwargs, words):
     with pytest.raises(Invalid, match=words):
         selectors.build(world["study"].project, **kwargs)
@@ -145,8 +182,9 @@ def test_csv_guards_formulas_and_names_metrics_in_words(world):
 
 
 def test_markdown_and_latex_tables(world):
-    report = selectors.build(world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk],
-                             by="illumination")
+    report = selectors.build(
+        world["study"].project, studies=["timed"], evaluations=[world["evaluation"].pk], by="illumination"
+    )
     md = writers.to_markdown(report)
     assert "| Illumination | human | ev | imp | mp | human − ev | human − imp | human − mp |" in md
     assert "| day | 0.600 [" in md and "n=5" in md
@@ -155,8 +193,19 @@ def test_markdown_and_latex_tables(world):
 
 
 def test_the_command_writes_json_of_the_documented_shape(world, capsys):
-    call_command("report", "--project", world["study"].project.slug, "--study", "timed", "--evaluation",
-                 str(world["evaluation"].pk), "--by", "illumination", "--format", "json")
+    call_command(
+        "report",
+        "--project",
+        world["study"].project.slug,
+        "--study",
+        "timed",
+        "--evaluation",
+        str(world["evaluation"].pk),
+        "--by",
+        "illumination",
+        "--format",
+        "json",
+    )
     out = json.loads(capsys.readouterr().out)
     assert {"rows", "metric", "by"} <= set(out)
     row = out["rows"][0]
@@ -177,15 +226,28 @@ def test_a_study_evaluation_is_read_once_from_its_model_participant(world):
 
     study = world["study"]
     mp = Participant.objects.get(study=study, model="mp")
-    run = Evaluation.objects.create(project=study.project, model="mp", judge_model="j", endpoint={}, judge_endpoint={},
-                                    prompt_version="v1", status=Evaluation.Status.DONE, study=study, participant=mp)
+    run = Evaluation.objects.create(
+        project=study.project,
+        model="mp",
+        judge_model="j",
+        endpoint={},
+        judge_endpoint={},
+        prompt_version="v1",
+        status=Evaluation.Status.DONE,
+        study=study,
+        participant=mp,
+    )
     both = selectors.build(study.project, studies=["timed"], evaluations=[run.pk])
-    assert both["rows"][0]["cells"]["mp"]["n"] == 4                       # not 8: its trials are the study's
+    assert both["rows"][0]["cells"]["mp"]["n"] == 4  # not 8: its trials are the study's
     alone = selectors.build(study.project, evaluations=[run.pk])
     assert alone["columns"] == ["mp"] and alone["rows"][0]["cells"]["mp"] == {
-        "value": 1.0, "ci": stats.wilson(4, 4), "n": 4}
+        "value": 1.0,
+        "ci": stats.wilson(4, 4),
+        "n": 4,
+    }
     run.ablation = "text_only"
     run.save()
-    assert read([], [run]).respondent == ["mp"] * 4                      # the participant's own name
+    assert read([], [run]).respondent == ["mp"] * 4  # the participant's own name
     from annotator.reports.records import model_column
+
     assert model_column(run) == "mp (text only (no frames))"

@@ -24,18 +24,26 @@ def _study_with_two_answers(project, kind, name, metric, values, others=()):
     for i, v in enumerate(values):
         user = ensure_member(f"{name}-p{i}", role="annotator", project=project)[0]
         p = Participant.objects.create(study=study, user=user)
-        Trial.objects.create(participant=p, item=item, position=0, response=0, answered_at=now, scored_at=now,
-                             scores={metric: v, **{m: 0.5 for m in others}})
+        Trial.objects.create(
+            participant=p,
+            item=item,
+            position=0,
+            response=0,
+            answered_at=now,
+            scored_at=now,
+            scores={metric: v, **{m: 0.5 for m in others}},
+        )
     return study
 
 
 def test_study_results_clip_tau_b_and_name_metrics_in_words(client, project):
     # tau-b of 1 and -1: mean 0, Student's t half-width 12.7 -> [-12.7, 12.7] unclipped; shown [-1.00, 1.00].
-    _study_with_two_answers(project, "ordering", "order", "kendall_tau_b", [1.0, -1.0],
-                            others=[m for m in ORDERING if m != "kendall_tau_b"])
+    _study_with_two_answers(
+        project, "ordering", "order", "kendall_tau_b", [1.0, -1.0], others=[m for m in ORDERING if m != "kendall_tau_b"]
+    )
     client.force_login(ensure_member("res", role="researcher", project=project)[0])
     html = client.get(f"/projects/{project.slug}/studies/order/results/").content.decode()
-    assert "<th class=\"num\">Kendall's tau-b</th>" in html or "<th class=\"num\">Kendall&#x27;s tau-b</th>" in html
+    assert '<th class="num">Kendall\'s tau-b</th>' in html or '<th class="num">Kendall&#x27;s tau-b</th>' in html
     assert ">kendall_tau_b<" not in html
     assert "[-1.00, 1.00]" in html and "-12.7" not in html
     assert "Longest-common-subsequence ratio" in html
@@ -55,8 +63,9 @@ def test_study_results_clip_likert_scores_to_one_to_five(client, project):
 
 
 def _scored(score, status="done"):
-    return metrics.Scored("open", status, None, "correct", score, score // 2, score - score // 2, "t", "day", "real",
-                          "", [])
+    return metrics.Scored(
+        "open", status, None, "correct", score, score // 2, score - score // 2, "t", "day", "real", "", []
+    )
 
 
 def test_a_vudg_judge_score_interval_reaches_ten_not_five():
@@ -70,11 +79,32 @@ def test_a_vudg_judge_score_interval_reaches_ten_not_five():
 
 
 def test_the_evaluation_report_and_leaderboard_use_the_rubrics_scale(project):
-    e = Evaluation.objects.create(project=project, model="m", judge_model="j", endpoint={}, judge_endpoint={},
-                                  prompt_version="v", rubric=Rubric.VUDG, status=Evaluation.Status.DONE)
+    e = Evaluation.objects.create(
+        project=project,
+        model="m",
+        judge_model="j",
+        endpoint={},
+        judge_endpoint={},
+        prompt_version="v",
+        rubric=Rubric.VUDG,
+        status=Evaluation.Status.DONE,
+    )
     for score in (9, 10):
-        Prediction.objects.create(evaluation=e, kind="open", qa_type="t", illumination="day", source="real",
-                                  question="q", truth="a", clip_start_s=0, clip_end_s=1, status="done",
-                                  judge_pred="correct", judge_score=score, judge_accuracy=5, judge_relevance=score - 5)
+        Prediction.objects.create(
+            evaluation=e,
+            kind="open",
+            qa_type="t",
+            illumination="day",
+            source="real",
+            question="q",
+            truth="a",
+            clip_start_s=0,
+            clip_end_s=1,
+            status="done",
+            judge_pred="correct",
+            judge_score=score,
+            judge_accuracy=5,
+            judge_relevance=score - 5,
+        )
     assert selectors.report(e)["summary"]["judge_score"]["ci"] == pytest.approx([3.146898, 10.0], abs=1e-5)
     assert selectors.leaderboard(project)[0]["judge_score"]["ci"] == pytest.approx([3.146898, 10.0], abs=1e-5)

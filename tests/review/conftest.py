@@ -34,9 +34,22 @@ def first_pass(project, no_double_check):
         assert item is not None and item.kind == "first_pass", item
         pairs = list(item.unit.qa_pairs.filter(status="draft").order_by("id"))
         deleted = pairs[-2]
-        submit_unit(item.unit_id, user, idempotency_key=f"fp-{item.pk}", additions=[], time_spent_ms=None,
-                    decisions=[Decision(p.pk, "delete" if p is deleted else "keep", reason="vague" if p is deleted else "",
-                                        version=p.version) for p in pairs])
+        submit_unit(
+            item.unit_id,
+            user,
+            idempotency_key=f"fp-{item.pk}",
+            additions=[],
+            time_spent_ms=None,
+            decisions=[
+                Decision(
+                    p.pk,
+                    "delete" if p is deleted else "keep",
+                    reason="vague" if p is deleted else "",
+                    version=p.version,
+                )
+                for p in pairs
+            ],
+        )
         return item.unit
 
     return run

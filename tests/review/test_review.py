@@ -31,18 +31,31 @@ def test_a_submitted_unit_awaits_review_with_its_annotator_and_pass(make_unit, f
 
 
 def test_a_rejected_unit_comes_back_first_to_its_annotator_alone_with_its_comments(
-        make_unit, first_pass, annotator, annotator2, admin_user, reviewer, project):
+    make_unit, first_pass, annotator, annotator2, admin_user, reviewer, project
+):
     make_unit()
     make_unit()
     make_unit()
-    unit = first_pass(annotator)                     # the first unit; two more wait in the queue
+    unit = first_pass(annotator)  # the first unit; two more wait in the queue
     verified = unit.qa_pairs.filter(status="verified").order_by("id").first()
     deleted = unit.qa_pairs.get(status="deleted")
-    result = review_unit(unit.pk, reviewer, "reject", [
-        Comment(verified.pk, "The answer names the wrong object.", ["wrong_answer"]),
-        Comment(deleted.pk, "This one was fine: keep it.", ["wrong_delete"])], "r-1")
+    result = review_unit(
+        unit.pk,
+        reviewer,
+        "reject",
+        [
+            Comment(verified.pk, "The answer names the wrong object.", ["wrong_answer"]),
+            Comment(deleted.pk, "This one was fine: keep it.", ["wrong_delete"]),
+        ],
+        "r-1",
+    )
     rework = QueueItem.objects.get(unit=unit, kind="rework")
-    assert (result.decision, result.state, result.rework_item_id, result.comments) == ("reject", "rejected", rework.pk, 2)
+    assert (result.decision, result.state, result.rework_item_id, result.comments) == (
+        "reject",
+        "rejected",
+        rework.pk,
+        2,
+    )
     assert (rework.assigned_to, rework.status, rework.priority) == (annotator, "open", services.REWORK_PRIORITY)
 
     # Nobody else is served it: the others get the next first passes.
@@ -52,22 +65,31 @@ def test_a_rejected_unit_comes_back_first_to_its_annotator_alone_with_its_commen
     rework.refresh_from_db()
     assert rework.leased_by is None
 
-    item = claim_next(project, annotator)            # first, before the open first pass left for them
+    item = claim_next(project, annotator)  # first, before the open first pass left for them
     assert (item.pk, item.kind) == (rework.pk, "rework")
     payload = unit_payload(item, annotator)
     assert payload["queue"]["kind"] == "rework"
-    assert [q["id"] for q in payload["qa_pairs"]] == [qh(p) for p in unit.qa_pairs.filter(status="verified").order_by("id")]
+    assert [q["id"] for q in payload["qa_pairs"]] == [
+        qh(p) for p in unit.qa_pairs.filter(status="verified").order_by("id")
+    ]
     review = payload["review"]
     assert review["reopened"] is False and review["decision"] == "reject" and review["round"] is None
     assert review["comments"] == [
         {"qa_id": qh(verified), "text": "The answer names the wrong object.", "tags": ["wrong_answer"]},
-        {"qa_id": qh(deleted), "text": "This one was fine: keep it.", "tags": ["wrong_delete"]}]
-    assert [(d["id"], d["status"], d["delete_reason"]) for d in review["deleted_pairs"]] == [(qh(deleted), "deleted", "vague")]
+        {"qa_id": qh(deleted), "text": "This one was fine: keep it.", "tags": ["wrong_delete"]},
+    ]
+    assert [(d["id"], d["status"], d["delete_reason"]) for d in review["deleted_pairs"]] == [
+        (qh(deleted), "deleted", "vague")
+    ]
     assert "reviewer" not in str(review) and "rev" not in {v for v in review.values() if isinstance(v, str)}
 
     # The rework: modify the commented pair, keep the rest, restore the deleted one.
-    decisions = [Decision(p.pk, "modify", answer="a blue cup", version=p.version) if p.pk == verified.pk
-                 else Decision(p.pk, "keep", version=p.version) for p in unit.qa_pairs.filter(status="verified")]
+    decisions = [
+        Decision(p.pk, "modify", answer="a blue cup", version=p.version)
+        if p.pk == verified.pk
+        else Decision(p.pk, "keep", version=p.version)
+        for p in unit.qa_pairs.filter(status="verified")
+    ]
     decisions.append(Decision(deleted.pk, "keep", version=deleted.version))
     out = submit_unit(unit.pk, annotator, idempotency_key="rw-1", decisions=decisions, additions=[], time_spent_ms=None)
     assert (out.kind, out.counts["modified"], out.counts["kept"]) == ("rework", 1, len(decisions) - 1)
@@ -78,33 +100,60 @@ def test_a_rejected_unit_comes_back_first_to_its_annotator_alone_with_its_commen
 
     # The story in the pairs' revision history: keep, the rejection with its comment, the rework's modify.
     revs = list(Revision.objects.filter(qa_pair=verified).order_by("id"))
-    assert [(r.action, r.actor_user) for r in revs] == [("draft", None), ("keep", annotator), ("review", reviewer),
-                                                         ("modify", annotator)]
-    assert revs[2].after["review"] == {"id": result.review_id, "decision": "reject", "round": None,
-                                       "comment": "The answer names the wrong object.", "tags": ["wrong_answer"]}
+    assert [(r.action, r.actor_user) for r in revs] == [
+        ("draft", None),
+        ("keep", annotator),
+        ("review", reviewer),
+        ("modify", annotator),
+    ]
+    assert revs[2].after["review"] == {
+        "id": result.review_id,
+        "decision": "reject",
+        "round": None,
+        "comment": "The answer names the wrong object.",
+        "tags": ["wrong_answer"],
+    }
     assert revs[2].version == revs[1].version and revs[3].submission.item.kind == "rework"
     assert revs[3].after["answer"] == "a blue cup"
     assert [r["action"] for r in history(verified)["revisions"]] == ["draft", "keep", "review", "modify"]
     assert history(verified)["revisions"][2]["reason"] == "reject: The answer names the wrong object. [wrong_answer]"
     assert revs[2].get_action_display() == "reviewed"
-    assert [r.action for r in Revision.objects.filter(qa_pair=deleted).order_by("id")] == ["draft", "delete", "review", "keep"]
+    assert [r.action for r in Revision.objects.filter(qa_pair=deleted).order_by("id")] == [
+        "draft",
+        "delete",
+        "review",
+        "keep",
+    ]
 
 
 def test_a_rework_may_leave_a_deleted_pair_deleted_and_refuses_no_decision_on_a_verified_one(
-        make_unit, first_pass, annotator, reviewer, project):
+    make_unit, first_pass, annotator, reviewer, project
+):
     make_unit()
     unit = first_pass(annotator)
     verified = unit.qa_pairs.filter(status="verified").order_by("id")
     deleted = unit.qa_pairs.get(status="deleted")
     review_unit(unit.pk, reviewer, "reject", [Comment(verified[0].pk, "Reword the question.")], "r-2")
     claim_next(project, annotator)
-    with pytest.raises(Invalid) as refused:           # a verified pair with no decision
-        submit_unit(unit.pk, annotator, idempotency_key="rw-2", additions=[], time_spent_ms=None,
-                    decisions=[Decision(p.pk, "keep") for p in verified[1:]])
+    with pytest.raises(Invalid) as refused:  # a verified pair with no decision
+        submit_unit(
+            unit.pk,
+            annotator,
+            idempotency_key="rw-2",
+            additions=[],
+            time_spent_ms=None,
+            decisions=[Decision(p.pk, "keep") for p in verified[1:]],
+        )
     assert refused.value.errors == {f"qa[{verified[0].pk}]": f"QA pair {verified[0].pk} has no decision"}
     before = deleted.version
-    submit_unit(unit.pk, annotator, idempotency_key="rw-3", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in verified])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="rw-3",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in verified],
+    )
     deleted.refresh_from_db()
     assert (deleted.status, deleted.delete_reason, deleted.version) == ("deleted", "vague", before)
 
@@ -125,33 +174,48 @@ def test_accept_ends_it(make_unit, first_pass, annotator, reviewer, project):
     assert claim_next(project, annotator) is None
 
 
-def test_reopen_is_allowed_until_the_unit_is_reviewed_and_refused_after(make_unit, first_pass, annotator, annotator2,
-                                                                         reviewer, project):
+def test_reopen_is_allowed_until_the_unit_is_reviewed_and_refused_after(
+    make_unit, first_pass, annotator, annotator2, reviewer, project
+):
     make_unit()
     unit = first_pass(annotator)
     with pytest.raises(Forbidden):
-        reopen_unit(unit.pk, annotator2)               # not theirs
+        reopen_unit(unit.pk, annotator2)  # not theirs
     state = reopen_unit(unit.pk, annotator)
     assert state.state == "reopened" and state.rework_item.assigned_to == annotator
     with pytest.raises(Conflict, match="reopened"):
         review_unit(unit.pk, reviewer, "accept", [], "ro-1")
     with pytest.raises(Conflict, match="reopened"):
-        reopen_unit(unit.pk, annotator)                # twice
+        reopen_unit(unit.pk, annotator)  # twice
     item = claim_next(project, annotator)
     part = unit_payload(item, annotator)["review"]
     assert (part["reopened"], part["comments"], len(part["deleted_pairs"])) == (True, [], 1)
-    submit_unit(unit.pk, annotator, idempotency_key="ro-2", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="ro-2",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")],
+    )
     assert ReviewState.objects.get(unit=unit).state == "resubmitted"
-    reopen_unit(unit.pk, annotator)                    # resubmitted, not reviewed yet: still allowed
+    reopen_unit(unit.pk, annotator)  # resubmitted, not reviewed yet: still allowed
     item = claim_next(project, annotator)
-    submit_unit(unit.pk, annotator, idempotency_key="ro-3", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="ro-3",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")],
+    )
     review_unit(unit.pk, reviewer, "accept", [], "ro-4")
     items = QueueItem.objects.filter(unit=unit).count()
     with pytest.raises(Conflict, match="reviewed already"):
         reopen_unit(unit.pk, annotator)
-    assert QueueItem.objects.filter(unit=unit).count() == items and ReviewState.objects.get(unit=unit).state == "accepted"
+    assert (
+        QueueItem.objects.filter(unit=unit).count() == items and ReviewState.objects.get(unit=unit).state == "accepted"
+    )
 
 
 def test_a_rework_unit_cannot_be_skipped(make_unit, first_pass, annotator, reviewer, project):
@@ -165,17 +229,18 @@ def test_a_rework_unit_cannot_be_skipped(make_unit, first_pass, annotator, revie
     assert item.leased_by == annotator and not item.skips.exists()
 
 
-def test_a_reviewer_cannot_review_their_own_unit_nor_one_with_a_pass_open(make_unit, first_pass, annotator, admin_user,
-                                                                          reviewer, project):
+def test_a_reviewer_cannot_review_their_own_unit_nor_one_with_a_pass_open(
+    make_unit, first_pass, annotator, admin_user, reviewer, project
+):
     from annotator.qa.services import set_queue_policy
 
     make_unit()
-    unit = first_pass(reviewer)                      # reviewers annotate too
+    unit = first_pass(reviewer)  # reviewers annotate too
     with pytest.raises(Forbidden, match="someone else reviews it"):
         review_unit(unit.pk, reviewer, "accept", [], "o-1")
     set_queue_policy(project, double_check_share=1.0)
     make_unit()
-    other = first_pass(annotator)                    # a double-check of it is now open
+    other = first_pass(annotator)  # a double-check of it is now open
     assert QueueItem.objects.filter(unit=other, kind="double_check", status="open").exists()
     with pytest.raises(Conflict, match="double-check of this unit is still open"):
         review_unit(other.pk, admin_user, "accept", [], "o-2")
@@ -184,7 +249,8 @@ def test_a_reviewer_cannot_review_their_own_unit_nor_one_with_a_pass_open(make_u
 
 
 def test_comments_must_be_on_the_pairs_the_review_looks_at_and_a_rejection_needs_one(
-        make_unit, first_pass, annotator, reviewer, project):
+    make_unit, first_pass, annotator, reviewer, project
+):
     make_unit()
     make_unit()
     unit = first_pass(annotator)
@@ -192,13 +258,27 @@ def test_comments_must_be_on_the_pairs_the_review_looks_at_and_a_rejection_needs
     pair = unit.qa_pairs.filter(status="verified").first()
     cases = [
         ("reject", [], {"comments": "say what to change: a rejection needs at least one comment on a QA pair"}),
-        ("accept", [Comment(foreign.pk, "other unit")], {"comments[0].qa_id": (
-            f"QA pair {foreign.pk} is not one this review looks at (the unit's verified pairs and those its last pass "
-            "deleted)")}),
-        ("accept", [Comment(pair.pk, "a"), Comment(pair.pk, "b")],
-         {"comments[1].qa_id": f"QA pair {pair.pk} has two comments: write one"}),
+        (
+            "accept",
+            [Comment(foreign.pk, "other unit")],
+            {
+                "comments[0].qa_id": (
+                    f"QA pair {foreign.pk} is not one this review looks at (the unit's verified pairs and those its last pass "
+                    "deleted)"
+                )
+            },
+        ),
+        (
+            "accept",
+            [Comment(pair.pk, "a"), Comment(pair.pk, "b")],
+            {"comments[1].qa_id": f"QA pair {pair.pk} has two comments: write one"},
+        ),
         ("accept", [Comment(pair.pk, "x" * 2001)], {"comments[0].text": "at most 2000 characters"}),
-        ("accept", [Comment(pair.pk, "", [])], {"comments[0]": "write a comment or choose a tag (or leave this QA pair out)"}),
+        (
+            "accept",
+            [Comment(pair.pk, "", [])],
+            {"comments[0]": "write a comment or choose a tag (or leave this QA pair out)"},
+        ),
         ("accept", [Comment(pair.pk, "t", ["Bad Tag"])], {"comments[0].tags[0]": services.TAG_RULE}),
         ("accept", [Comment(pair.pk, "t", [f"t{i}" for i in range(9)])], {"comments[0].tags": "at most 8 tags"}),
         ("maybe", [], {"decision": "decision must be accept or reject"}),
@@ -226,7 +306,8 @@ def test_a_key_used_for_another_review_is_refused(make_unit, first_pass, annotat
 
 
 def test_rework_rate_is_the_share_of_a_persons_reviewed_units_rejected_in_the_period(
-        make_unit, first_pass, annotator, annotator2, reviewer, project):
+    make_unit, first_pass, annotator, annotator2, reviewer, project
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -240,14 +321,25 @@ def test_rework_rate_is_the_share_of_a_persons_reviewed_units_rejected_in_the_pe
     review_unit(a2.pk, reviewer, "accept", [], "rr-2")
     review_unit(b1.pk, reviewer, "accept", [], "rr-3")
     claim_next(project, annotator)
-    submit_unit(a1.pk, annotator, idempotency_key="rr-4", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in a1.qa_pairs.filter(status="verified")])
+    submit_unit(
+        a1.pk,
+        annotator,
+        idempotency_key="rr-4",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in a1.qa_pairs.filter(status="verified")],
+    )
     review_unit(a1.pk, reviewer, "accept", [], "rr-5")  # rejected, then accepted: still counts as rejected
     now = timezone.now()
     rate = REGISTRY["rework_rate"]
-    assert rate(project, [annotator.pk, annotator2.pk, reviewer.pk], Period()) == {annotator.pk: 0.5, annotator2.pk: 0.0}
+    assert rate(project, [annotator.pk, annotator2.pk, reviewer.pk], Period()) == {
+        annotator.pk: 0.5,
+        annotator2.pk: 0.0,
+    }
     assert rate(project, [annotator.pk], Period(end=now - timedelta(hours=1))) == {}
-    assert rate(project, [annotator.pk], Period(start=now - timedelta(hours=1), end=now + timedelta(hours=1))) == {annotator.pk: 0.5}
+    assert rate(project, [annotator.pk], Period(start=now - timedelta(hours=1), end=now + timedelta(hours=1))) == {
+        annotator.pk: 0.5
+    }
 
 
 def test_a_payload_of_any_other_pass_has_no_review_part(make_unit, annotator, project):
@@ -272,8 +364,9 @@ def test_units_submitted_before_review_existed_are_backfilled_by_the_migration(m
     assert ReviewState.objects.count() == 1
 
 
-def test_an_admin_sends_back_an_accepted_unit_through_the_state_lock(make_unit, first_pass, annotator, annotator2,
-                                                                     reviewer, project):
+def test_an_admin_sends_back_an_accepted_unit_through_the_state_lock(
+    make_unit, first_pass, annotator, annotator2, reviewer, project
+):
     make_unit()
     unit = first_pass(annotator)
     review_unit(unit.pk, reviewer, "accept", [], "sb-1")
@@ -286,26 +379,47 @@ def test_an_admin_sends_back_an_accepted_unit_through_the_state_lock(make_unit, 
         review_unit(unit.pk, reviewer, "accept", [], "sb-2")
     claimed = claim_next(project, annotator2)
     assert claimed.pk == item.pk and unit_payload(claimed, annotator2)["review"]["reopened"] is True
-    submit_unit(unit.pk, annotator2, idempotency_key="sb-3", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")])
+    submit_unit(
+        unit.pk,
+        annotator2,
+        idempotency_key="sb-3",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in unit.qa_pairs.filter(status="verified")],
+    )
     state = ReviewState.objects.get(unit=unit)
     assert (state.state, state.annotator) == ("resubmitted", annotator2)
 
 
 def test_a_deleted_pair_a_rework_left_deleted_stays_open_to_the_next_review_and_rework(
-        make_unit, first_pass, annotator, reviewer, project):
+    make_unit, first_pass, annotator, reviewer, project
+):
     make_unit()
     unit = first_pass(annotator)
     deleted = unit.qa_pairs.get(status="deleted")
     verified = list(unit.qa_pairs.filter(status="verified").order_by("id"))
     review_unit(unit.pk, reviewer, "reject", [Comment(verified[0].pk, "Reword it.")], "ch-1")
     claim_next(project, annotator)
-    submit_unit(unit.pk, annotator, idempotency_key="ch-2", additions=[], time_spent_ms=None,   # leaves it deleted
-                decisions=[Decision(p.pk, "keep") for p in verified])
-    review_unit(unit.pk, reviewer, "reject", [Comment(deleted.pk, "Keep this one after all.", ["wrong_delete"])], "ch-3")
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="ch-2",
+        additions=[],
+        time_spent_ms=None,  # leaves it deleted
+        decisions=[Decision(p.pk, "keep") for p in verified],
+    )
+    review_unit(
+        unit.pk, reviewer, "reject", [Comment(deleted.pk, "Keep this one after all.", ["wrong_delete"])], "ch-3"
+    )
     item = claim_next(project, annotator)
     assert [d["id"] for d in unit_payload(item, annotator)["review"]["deleted_pairs"]] == [qh(deleted)]
-    submit_unit(unit.pk, annotator, idempotency_key="ch-4", additions=[], time_spent_ms=None,
-                decisions=[Decision(p.pk, "keep") for p in verified] + [Decision(deleted.pk, "keep")])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="ch-4",
+        additions=[],
+        time_spent_ms=None,
+        decisions=[Decision(p.pk, "keep") for p in verified] + [Decision(deleted.pk, "keep")],
+    )
     deleted.refresh_from_db()
     assert deleted.status == "verified"

@@ -5,15 +5,16 @@ from io import StringIO
 
 import pytest
 
-from annotator.qa.models import QAPair, QueueItem, Revision
 from annotator.demo.review import run_demo
+from annotator.qa.models import QAPair, QueueItem, Revision
 from annotator.review.models import Review, ReviewRound, ReviewState, RoundSummary
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_demo_round_rejects_one_unit_which_is_reworked_and_a_rerun_adds_nothing(make_unit, first_pass, annotator,
-                                                                                     annotator2, project):
+def test_the_demo_round_rejects_one_unit_which_is_reworked_and_a_rerun_adds_nothing(
+    make_unit, first_pass, annotator, annotator2, project
+):
     out = StringIO()
     assert run_demo(project, out) == {"round": None}
     assert "no unit awaits review yet" in out.getvalue()
@@ -34,18 +35,32 @@ def test_the_demo_round_rejects_one_unit_which_is_reworked_and_a_rerun_adds_noth
     assert ReviewState.objects.get(unit_id=rejected).state == "accepted"
     rework = QueueItem.objects.get(unit_id=rejected, kind="rework")
     assert rework.status == "done" and rework.completed_by == rework.assigned_to
-    restored = QAPair.objects.filter(unit_id=rejected, revisions__action="review").filter(
-        revisions__action="delete").distinct().get()
+    restored = (
+        QAPair.objects.filter(unit_id=rejected, revisions__action="review")
+        .filter(revisions__action="delete")
+        .distinct()
+        .get()
+    )
     assert restored.status == "verified"
     assert [r.action for r in Revision.objects.filter(qa_pair=restored).order_by("id")] == [
-        "draft", "delete", "review", "keep", "review"]
+        "draft",
+        "delete",
+        "review",
+        "keep",
+        "review",
+    ]
     text = out.getvalue()
     assert f"rejected unit {rejected} with 2 comments" in text and f"reworked unit {rejected}: 1 modified" in text
     assert "issue tags: wrong_answer 1, wrong_delete 1; summaries sent to 2 annotators" in text
 
     counts = (ReviewRound.objects.count(), Review.objects.count(), QueueItem.objects.count(), Revision.objects.count())
     again = run_demo(project, StringIO())
-    assert (ReviewRound.objects.count(), Review.objects.count(), QueueItem.objects.count(), Revision.objects.count()) == counts
+    assert (
+        ReviewRound.objects.count(),
+        Review.objects.count(),
+        QueueItem.objects.count(),
+        Revision.objects.count(),
+    ) == counts
     assert again == {**result, "reworked": [], "accepted_after_rework": []}
 
 

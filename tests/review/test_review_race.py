@@ -42,8 +42,9 @@ def test_parallel_reviews_with_one_key_all_get_the_replayed_result(make_unit, fi
     pair = unit.qa_pairs.filter(status="verified").order_by("id").first()
     looked_at = unit.qa_pairs.count()  # the verified pairs and the one the first pass deleted
 
-    results, errors = _race(6, lambda i: review_unit(unit.pk, reviewer, "reject", [Comment(pair.pk, "fix it", ["x"])],
-                                                     "same-key"))
+    results, errors = _race(
+        6, lambda i: review_unit(unit.pk, reviewer, "reject", [Comment(pair.pk, "fix it", ["x"])], "same-key")
+    )
 
     assert errors == []
     assert sorted(r.replayed for r in results) == [False] + [True] * 5
@@ -54,13 +55,17 @@ def test_parallel_reviews_with_one_key_all_get_the_replayed_result(make_unit, fi
     assert ReviewState.objects.get(unit=unit).state == "rejected"
 
 
-def test_parallel_reviews_with_different_keys_review_the_unit_once(make_unit, first_pass, annotator, reviewer, admin_user):
+def test_parallel_reviews_with_different_keys_review_the_unit_once(
+    make_unit, first_pass, annotator, reviewer, admin_user
+):
     make_unit()
     unit = first_pass(annotator)
     pair = unit.qa_pairs.filter(status="verified").first()
     people = [reviewer, admin_user] * 2
 
-    results, errors = _race(4, lambda i: review_unit(unit.pk, people[i], "reject", [Comment(pair.pk, f"fix {i}")], f"k-{i}"))
+    results, errors = _race(
+        4, lambda i: review_unit(unit.pk, people[i], "reject", [Comment(pair.pk, f"fix {i}")], f"k-{i}")
+    )
 
     assert len(results) == 1 and len(errors) == 3
     assert all(e.startswith("Conflict: this unit was reviewed already (rejected)") for e in errors), errors
@@ -68,7 +73,8 @@ def test_parallel_reviews_with_different_keys_review_the_unit_once(make_unit, fi
 
 
 def test_closing_a_round_early_while_one_of_its_units_is_reviewed_does_not_deadlock(
-        make_unit, first_pass, annotator, reviewer, project):
+    make_unit, first_pass, annotator, reviewer, project
+):
     """A review locks its unit's state, then the round; closing the round early must take them in the
     same order. The review's side is played step by step so that the close starts between its two
     locks (PostgreSQL would otherwise abort one of them as a deadlock, after ``deadlock_timeout``)."""
@@ -90,8 +96,7 @@ def test_closing_a_round_early_while_one_of_its_units_is_reviewed_does_not_deadl
                 ReviewState.objects.select_for_update().get(unit_id=unit_id)
                 state_held.set()
                 with connection.cursor() as cursor:  # wait until the close waits on a lock
-                    wait_until_a_lock_waits(cursor, pid_of=lambda: closer_pid[0] if closer_pid else None,
-                                            timeout_s=4)
+                    wait_until_a_lock_waits(cursor, pid_of=lambda: closer_pid[0] if closer_pid else None, timeout_s=4)
                 ReviewRound.objects.select_for_update().get(pk=round_.pk)
         except Exception as exc:  # noqa: BLE001 - a deadlock is the failure under test
             errors.append(f"review: {type(exc).__name__}: {exc}")

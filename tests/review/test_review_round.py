@@ -31,28 +31,63 @@ def six(make_unit, first_pass, annotator, annotator2):
 
 
 def test_a_sample_round_is_seeded_and_its_summary_goes_to_the_annotators(six, project, annotator, annotator2, reviewer):
-    out = json.loads(run("--project", project.slug, "--sample", "3", "--seed", "5", "--tag", "wrong_answer",
-                         "--tag", "vague_question", "--json"))
+    out = json.loads(
+        run(
+            "--project",
+            project.slug,
+            "--sample",
+            "3",
+            "--seed",
+            "5",
+            "--tag",
+            "wrong_answer",
+            "--tag",
+            "vague_question",
+            "--json",
+        )
+    )
     ids = sorted(u.pk for u in six)
     assert out["units"] == sorted(random.Random(5).sample(ids, 3))
-    assert (out["sample_size"], out["tags"], out["reviewed"], out["summary"]) == (3, ["wrong_answer", "vague_question"], 0, None)
+    assert (out["sample_size"], out["tags"], out["reviewed"], out["summary"]) == (
+        3,
+        ["wrong_answer", "vague_question"],
+        0,
+        None,
+    )
     round_ = ReviewRound.objects.get()
     by_id = {u.pk: u for u in six}
     first, second, third = (by_id[i] for i in out["units"])
 
-    with pytest.raises(Invalid) as refused:            # a tag outside the round's vocabulary
-        review_unit(first.pk, reviewer, "reject", [Comment(first.qa_pairs.filter(status="verified").first().pk, "x",
-                                                           ["typo"])], "t-0")
+    with pytest.raises(Invalid) as refused:  # a tag outside the round's vocabulary
+        review_unit(
+            first.pk,
+            reviewer,
+            "reject",
+            [Comment(first.qa_pairs.filter(status="verified").first().pk, "x", ["typo"])],
+            "t-0",
+        )
     assert list(refused.value.errors) == ["comments[0].tags[0]"]
 
     def verified(u, n=0):
         return u.qa_pairs.filter(status="verified").order_by("id")[n].pk
 
-    review_unit(first.pk, reviewer, "reject", [Comment(verified(first), "Wrong colour.", ["wrong_answer"]),
-                                               Comment(verified(first, 1), "Which person?", ["vague_question"])], "t-1")
-    review_unit(second.pk, reviewer, "accept", [Comment(verified(second), "Fine, but say 'mug'.", ["wrong_answer"])], "t-2")
+    review_unit(
+        first.pk,
+        reviewer,
+        "reject",
+        [
+            Comment(verified(first), "Wrong colour.", ["wrong_answer"]),
+            Comment(verified(first, 1), "Which person?", ["vague_question"]),
+        ],
+        "t-1",
+    )
+    review_unit(
+        second.pk, reviewer, "accept", [Comment(verified(second), "Fine, but say 'mug'.", ["wrong_answer"])], "t-2"
+    )
     assert ReviewRound.objects.get().closed_at is None and not RoundSummary.objects.exists()
-    last = review_unit(third.pk, reviewer, "reject", [Comment(verified(third), "Not visible.", ["wrong_answer"])], "t-3")
+    last = review_unit(
+        third.pk, reviewer, "reject", [Comment(verified(third), "Not visible.", ["wrong_answer"])], "t-3"
+    )
     assert last.round_closed is True
 
     round_.refresh_from_db()
@@ -62,7 +97,11 @@ def test_a_sample_round_is_seeded_and_its_summary_goes_to_the_annotators(six, pr
     assert [e["text"] for e in s["tags"][0]["examples"]] == ["Wrong colour.", "Fine, but say 'mug'.", "Not visible."]
     # Rejected units are back with their annotators as rework, first in their queue.
     assert sorted(QueueItem.objects.filter(kind="rework").values_list("unit_id", "assigned_to")) == sorted(
-        [(first.pk, ReviewState.objects.get(unit=first).annotator_id), (third.pk, ReviewState.objects.get(unit=third).annotator_id)])
+        [
+            (first.pk, ReviewState.objects.get(unit=first).annotator_id),
+            (third.pk, ReviewState.objects.get(unit=third).annotator_id),
+        ]
+    )
 
     # Each annotator: the round's counts, theirs, and examples from their own units only.
     mine = {r.user_id: r.summary for r in RoundSummary.objects.filter(round=round_)}
@@ -89,7 +128,9 @@ def test_all_takes_every_unit_awaiting_review_and_one_round_is_open_at_a_time(si
     assert f"round {round_.pk} of proj (open): 6 units, 0 reviewed, all units awaiting review" in out
     assert "tags: any" in out
     assert sorted(round_.units.values_list("unit_id", flat=True)) == sorted(u.pk for u in six)
-    with pytest.raises(CommandError, match=f"round {round_.pk} of this project is still open \\(0 of 6 units reviewed\\)"):
+    with pytest.raises(
+        CommandError, match=f"round {round_.pk} of this project is still open \\(0 of 6 units reviewed\\)"
+    ):
         run("--project", project.slug, "--sample", "2")
     assert ReviewRound.objects.count() == 1
 
@@ -98,7 +139,7 @@ def test_all_takes_every_unit_awaiting_review_and_one_round_is_open_at_a_time(si
     assert "(closed): 6 units, 1 reviewed" in closed and "summary: 1 reviewed, 1 accepted, 0 rejected" in closed
     assert not ReviewState.objects.filter(round__isnull=False).exists()
     again = json.loads(run("--project", project.slug, "--all", "--json"))
-    assert sorted(again["units"]) == sorted(u.pk for u in six[1:])   # the accepted one awaits nothing
+    assert sorted(again["units"]) == sorted(u.pk for u in six[1:])  # the accepted one awaits nothing
 
 
 def test_the_command_refuses_bad_arguments_in_plain_words(project, six):
@@ -111,7 +152,7 @@ def test_the_command_refuses_bad_arguments_in_plain_words(project, six):
     with pytest.raises(CommandError, match="this project has no round yet"):
         run("--project", project.slug, "--show")
     with pytest.raises(CommandError):
-        run("--project", project.slug)                 # none of --sample, --all, --show, --close
+        run("--project", project.slug)  # none of --sample, --all, --show, --close
     assert not ReviewRound.objects.exists()
 
 

@@ -35,8 +35,11 @@ NAN = math.nan
 def table(rows, level, raters=None, categories=None) -> Ratings:
     """Ratings from an items x raters list of lists (None or NaN = missing); items 'u01', 'u02', ..."""
     raters = raters or [f"r{j}" for j in range(len(rows[0]))]
-    triples = [(f"u{i + 1:02d}", rater, None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
-               for i, row in enumerate(rows) for rater, v in zip(raters, row)]
+    triples = [
+        (f"u{i + 1:02d}", rater, None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+        for i, row in enumerate(rows)
+        for rater, v in zip(raters, row)
+    ]
     return Ratings.from_triples(triples, level, categories)
 
 
@@ -59,14 +62,28 @@ def value(ratings, name, **kw):
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", Sec. C-D: 4 observers (rows there,
 # columns here) x 12 units, values 1-5, missing data. Also Gwet (2014)'s "4 raters" data set (irrCAC
 # raw_4raters), which moves unit 12's single rating to another rater: same counts per item.
-KRIPPENDORFF = [[1, 1, None, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
-                [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [None, 5, 5, 5], [None, None, 1, 1], [None, 3, None, None]]
+KRIPPENDORFF = [
+    [1, 1, None, 1],
+    [2, 2, 3, 2],
+    [3, 3, 3, 3],
+    [3, 3, 3, 3],
+    [2, 2, 2, 2],
+    [1, 2, 3, 4],
+    [4, 4, 4, 4],
+    [1, 1, 2, 1],
+    [2, 2, 2, 2],
+    [None, 5, 5, 5],
+    [None, None, 1, 1],
+    [None, 3, None, None],
+]
 
 
 # ----------------------------------------------------------------------------- Krippendorff's alpha
 
-@pytest.mark.parametrize("level, expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
-                                             ("ratio", 0.797)])
+
+@pytest.mark.parametrize(
+    "level, expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)]
+)
 def test_alpha_matches_krippendorffs_worked_example_at_every_level(level, expected):
     results, _ = agreement(table(KRIPPENDORFF, level), n_resamples=0, metrics=["krippendorff_alpha"])
     alpha = results["krippendorff_alpha"]
@@ -94,6 +111,7 @@ def test_alpha_above_the_library_cell_budget_comes_from_the_coincidence_sums(mon
 
 # ------------------------------------------------------------------------------ percent agreement
 
+
 def test_percent_agreement_is_the_mean_share_of_agreeing_pairs_per_item():
     # By hand on Krippendorff's data, items with >= 2 ratings: 9 items agree fully (1), units 2 and 8
     # have 3 of 6 pairs agreeing (0.5), unit 6 none (0): (9 * 1 + 2 * 0.5 + 0 - 1) / 11 ... precisely
@@ -113,8 +131,18 @@ FLEISS_1971 = """4 4 4 4 4 4|2 2 2 5 5 5|2 3 3 3 3 5|5 5 5 5 5 5|2 2 2 4 4 4|1 1
 DIAGNOSES = ["depression", "personality disorder", "schizophrenia", "neurosis", "other"]
 
 # Wikipedia, "Fleiss' kappa", worked example: 10 items, 14 raters, 5 categories (counts per category).
-WIKIPEDIA_FLEISS = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-                    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+WIKIPEDIA_FLEISS = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
 
 
 def test_fleiss_kappa_matches_fleiss_1971_table_1():
@@ -133,15 +161,18 @@ def test_fleiss_kappa_matches_the_wikipedia_worked_example():
 def test_fleiss_kappa_uses_the_items_with_the_most_common_number_of_ratings():
     # Two items with only 3 ratings and one with 15 (more than the common 14, but only one such item).
     counts = WIKIPEDIA_FLEISS + [[3, 0, 0, 0, 0], [0, 1, 2, 0, 0], [1, 2, 3, 4, 5]]
-    results, _ = agreement(from_counts(counts, ["c1", "c2", "c3", "c4", "c5"]), n_resamples=0,
-                           metrics=["fleiss_kappa"])
+    results, _ = agreement(from_counts(counts, ["c1", "c2", "c3", "c4", "c5"]), n_resamples=0, metrics=["fleiss_kappa"])
     fleiss = results["fleiss_kappa"]
     assert fleiss.value == pytest.approx(0.20993070442195522, abs=1e-12)
     assert (fleiss.n_items, fleiss.n_raters) == (10, 14)
-    assert "10 items with 14 ratings" in fleiss.method and "3 items with another number of ratings left out" in fleiss.method
+    assert (
+        "10 items with 14 ratings" in fleiss.method
+        and "3 items with another number of ratings left out" in fleiss.method
+    )
 
 
 # ---------------------------------------------------------------------------------- Cohen's kappa
+
 
 def test_cohens_kappa_on_a_two_by_two_table():
     # Wikipedia, "Cohen's kappa", simple example: 50 proposals, yes/yes 20, yes/no 5, no/yes 10,
@@ -157,15 +188,18 @@ def test_cohens_kappa_on_a_two_by_two_table():
 COHEN_HAND = [[1, 1]] * 3 + [[2, 2]] * 2 + [[3, 3]] * 2 + [[1, 2], [2, 3], [1, 3], [2, None]]
 
 
-@pytest.mark.parametrize("level, expected", [
-    # p_o = 0.7, p_e = .5*.3 + .3*.3 + .2*.4 = 0.32: (0.7 - 0.32) / 0.68 = 19/34
-    ("nominal", 19 / 34),
-    # linear |a - b| on the values: observed 4/10 = 0.4; expected .15 + .4 + .09 + .12 + .12 + .06 = 0.94: 1 - 0.4/0.94 = 27/47
-    ("ordinal", 27 / 47),
-    # quadratic (a - b)^2: observed 6/10; expected .15 + .8 + .09 + .12 + .24 + .06 = 1.46: 1 - 0.6/1.46 = 43/73
-    ("interval", 43 / 73),
-    ("ratio", 43 / 73),
-])
+@pytest.mark.parametrize(
+    "level, expected",
+    [
+        # p_o = 0.7, p_e = .5*.3 + .3*.3 + .2*.4 = 0.32: (0.7 - 0.32) / 0.68 = 19/34
+        ("nominal", 19 / 34),
+        # linear |a - b| on the values: observed 4/10 = 0.4; expected .15 + .4 + .09 + .12 + .12 + .06 = 0.94: 1 - 0.4/0.94 = 27/47
+        ("ordinal", 27 / 47),
+        # quadratic (a - b)^2: observed 6/10; expected .15 + .8 + .09 + .12 + .24 + .06 = 1.46: 1 - 0.6/1.46 = 43/73
+        ("interval", 43 / 73),
+        ("ratio", 43 / 73),
+    ],
+)
 def test_cohens_kappa_weights_follow_the_level(level, expected):
     results, _ = agreement(table(COHEN_HAND, level), n_resamples=0, metrics=["cohen_kappa"])
     assert results["cohen_kappa"].value == pytest.approx(expected, abs=1e-12)
@@ -176,9 +210,28 @@ def test_cohens_kappa_weights_follow_the_level(level, expected):
 
 # The irr package's `anxiety` data (Gamer et al., irr 0.84): 20 subjects rated by 3 raters on 1-6,
 # with many ties. irr's kendall(anxiety, correct = TRUE) reports W = 0.54, chi^2(19) = 30.8.
-ANXIETY = [[3, 3, 2], [3, 6, 1], [3, 4, 4], [4, 6, 4], [5, 2, 3], [5, 4, 2], [2, 2, 1], [3, 4, 6], [5, 3, 1],
-           [2, 3, 1], [2, 2, 1], [6, 3, 2], [1, 3, 3], [5, 3, 3], [2, 2, 1], [2, 2, 1], [1, 1, 3], [2, 3, 3],
-           [4, 3, 2], [3, 4, 2]]
+ANXIETY = [
+    [3, 3, 2],
+    [3, 6, 1],
+    [3, 4, 4],
+    [4, 6, 4],
+    [5, 2, 3],
+    [5, 4, 2],
+    [2, 2, 1],
+    [3, 4, 6],
+    [5, 3, 1],
+    [2, 3, 1],
+    [2, 2, 1],
+    [6, 3, 2],
+    [1, 3, 3],
+    [5, 3, 3],
+    [2, 2, 1],
+    [2, 2, 1],
+    [1, 1, 3],
+    [2, 3, 3],
+    [4, 3, 2],
+    [3, 4, 2],
+]
 
 
 def test_kendalls_w_with_ties_matches_irr_and_the_friedman_statistic():
@@ -208,6 +261,7 @@ def test_kendall_w_is_one_for_identical_rankings_and_zero_for_opposed_pairs():
 
 # ----------------------------------------------------------------------------------- Gwet's AC1
 
+
 def test_gwets_ac1_by_hand_with_a_missing_rating():
     # 3 raters, 4 items, categories a/b; item 4 has 2 ratings.
     # p_a = mean(1, 1/3, 1, 0) = 7/12. pi_a = mean(3/3, 2/3, 0, 1/2) = 13/24, pi_b = 11/24.
@@ -224,10 +278,23 @@ def test_gwets_ac1_matches_irrcac_on_gwets_published_data_sets():
     assert results["gwet_ac1"].value == pytest.approx(0.7754440681, abs=1e-10)
     assert results["gwet_ac1"].n_items == 12  # unit 12's single rating enters the category shares
     # Gwet (2014), 5 observers x 15 units on 0-3 with missing ratings: irrCAC gives 0.4966220549.
-    observers = [[1, 1, 2, None, 2], [1, 1, 0, 1, None], [2, 3, 3, 3, None], [None, 0, 0, None, 0],
-                 [0, 0, 0, None, 0], [0, 0, 0, None, 0], [1, 0, 2, None, 1], [1, None, 2, 0, None],
-                 [2, 2, 2, None, 2], [2, 1, 1, 1, None], [None, 1, 0, 0, None], [0, 0, 0, 0, None],
-                 [1, 2, 2, 2, None], [3, 3, 2, 2, 3], [1, 1, 1, None, 1]]
+    observers = [
+        [1, 1, 2, None, 2],
+        [1, 1, 0, 1, None],
+        [2, 3, 3, 3, None],
+        [None, 0, 0, None, 0],
+        [0, 0, 0, None, 0],
+        [0, 0, 0, None, 0],
+        [1, 0, 2, None, 1],
+        [1, None, 2, 0, None],
+        [2, 2, 2, None, 2],
+        [2, 1, 1, 1, None],
+        [None, 1, 0, 0, None],
+        [0, 0, 0, 0, None],
+        [1, 2, 2, 2, None],
+        [3, 3, 2, 2, 3],
+        [1, 1, 1, None, 1],
+    ]
     assert value(table(observers, "nominal"), "gwet_ac1") == pytest.approx(0.4966220549, abs=1e-10)
 
 
@@ -260,6 +327,7 @@ def test_icc_leaves_out_items_some_rater_did_not_rate():
 
 # ------------------------------------------------------ vectorised replicates against the libraries
 
+
 def random_ratings(rng, level, n_raters=None, distinct=None) -> Ratings:
     """Random ratings with ties (few values) and about 20% missing."""
     n = int(rng.integers(8, 40))
@@ -271,14 +339,30 @@ def random_ratings(rng, level, n_raters=None, distinct=None) -> Ratings:
     values[rng.random((n, r)) < 0.2] = np.nan
     values[0] = values[0, 0] if not np.isnan(values[0, 0]) else 3.0  # at least one complete item
     values[1] = values[1, 0] + 1 if not np.isnan(values[1, 0]) else 2.0
-    triples = [(f"i{i:03d}", f"r{j}", None if np.isnan(values[i, j]) else
-                (["north", "east", "south", "west", "up", "down"][int(values[i, j]) % 6] if level == "nominal"
-                 else float(values[i, j]))) for i in range(n) for j in range(r)]
+    triples = [
+        (
+            f"i{i:03d}",
+            f"r{j}",
+            None
+            if np.isnan(values[i, j])
+            else (
+                ["north", "east", "south", "west", "up", "down"][int(values[i, j]) % 6]
+                if level == "nominal"
+                else float(values[i, j])
+            ),
+        )
+        for i in range(n)
+        for j in range(r)
+    ]
     return Ratings.from_triples(triples, level)
 
 
-CASES = [(name, level) for name in METRICS for level in LEVELS
-         if not (name == "kendall_w" and level == "nominal") and not (name == "icc" and level in ("nominal", "ordinal"))]
+CASES = [
+    (name, level)
+    for name in METRICS
+    for level in LEVELS
+    if not (name == "kendall_w" and level == "nominal") and not (name == "icc" and level in ("nominal", "ordinal"))
+]
 
 
 @pytest.mark.parametrize("name, level", CASES)
@@ -286,8 +370,12 @@ def test_the_replicate_with_every_item_weight_one_equals_the_library(name, level
     rng = np.random.default_rng(10 * METRICS.index(name) + LEVELS.index(level))
     checked = 0
     for trial in range(12):
-        ratings = random_ratings(rng, level, n_raters=2 if name == "cohen_kappa" else None,
-                                 distinct=level in ("interval", "ratio") and trial % 2)
+        ratings = random_ratings(
+            rng,
+            level,
+            n_raters=2 if name == "cohen_kappa" else None,
+            distinct=level in ("interval", "ratio") and trial % 2,
+        )
         estimate = metric_estimate(ratings, name)
         replicate = estimate.replicate(estimate.multiplicity[None, :].astype(float))[0]
         assert replicate == pytest.approx(estimate.value, abs=1e-9)
@@ -303,17 +391,25 @@ def test_the_replicate_of_a_resample_equals_the_library_on_the_resampled_items(n
     rng = np.random.default_rng(100 + 10 * METRICS.index(name) + LEVELS.index(level))
     compared = 0
     for trial in range(12):
-        ratings = random_ratings(rng, level, n_raters=2 if name == "cohen_kappa" else None,
-                                 distinct=level in ("interval", "ratio") and trial % 2 and name != "gwet_ac1")
+        ratings = random_ratings(
+            rng,
+            level,
+            n_raters=2 if name == "cohen_kappa" else None,
+            distinct=level in ("interval", "ratio") and trial % 2 and name != "gwet_ac1",
+        )
         estimate = metric_estimate(ratings, name)
         drawn = rng.integers(0, len(estimate.rows), size=len(estimate.rows))
         weights = np.bincount(estimate.pattern[drawn], minlength=len(estimate.multiplicity)).astype(float)
         rows = estimate.rows[drawn]
         values = ratings.values[rows]
-        resampled = Ratings(tuple(f"copy{k:04d}" for k in range(len(rows))), ratings.raters, values,
-                            ratings.categories, ratings.level)
-        if name == "gwet_ac1" and level != "nominal" and len(np.unique(values[~np.isnan(values)])) < len(
-                np.unique(ratings.values[~np.isnan(ratings.values)])):
+        resampled = Ratings(
+            tuple(f"copy{k:04d}" for k in range(len(rows))), ratings.raters, values, ratings.categories, ratings.level
+        )
+        if (
+            name == "gwet_ac1"
+            and level != "nominal"
+            and len(np.unique(values[~np.isnan(values)])) < len(np.unique(ratings.values[~np.isnan(ratings.values)]))
+        ):
             continue  # Q is the data's distinct values: the replicate keeps the full data's Q, as it should
         try:
             expected = metric_estimate(resampled, name).value
@@ -332,12 +428,13 @@ def test_a_chunk_of_resamples_gives_each_resample_its_own_value(name, level):
     n = int(estimate.multiplicity.sum())
     W = np.vstack([estimate.multiplicity, rng.multinomial(n, estimate.multiplicity / n, size=4)]).astype(float)
     together = estimate.replicate(W)
-    one_by_one = np.concatenate([estimate.replicate(W[i:i + 1]) for i in range(len(W))])
+    one_by_one = np.concatenate([estimate.replicate(W[i : i + 1]) for i in range(len(W))])
     assert np.allclose(together, one_by_one, rtol=0, atol=1e-12, equal_nan=True)
     assert together[0] == pytest.approx(estimate.value, abs=1e-9)
 
 
 # ------------------------------------------------------------------------------------- intervals
+
 
 def likert(seed=3, n=200, raters=4) -> Ratings:
     rng = np.random.default_rng(seed)
@@ -345,8 +442,7 @@ def likert(seed=3, n=200, raters=4) -> Ratings:
     values = np.clip(truth[:, None] + rng.integers(-1, 2, size=(n, raters)) * (rng.random((n, raters)) < 0.4), 1, 5)
     values = values.astype(float)
     values[rng.random((n, raters)) < 0.05] = np.nan
-    return Ratings(tuple(f"i{i:03d}" for i in range(n)), tuple(f"r{j}" for j in range(raters)), values, None,
-                   "ordinal")
+    return Ratings(tuple(f"i{i:03d}" for i in range(n)), tuple(f"r{j}" for j in range(raters)), values, None, "ordinal")
 
 
 def test_every_interval_contains_its_point_estimate_and_names_its_method():
@@ -380,15 +476,18 @@ def test_the_interval_does_not_depend_on_the_order_of_the_ratings():
     ratings = likert(n=60)
     triples = ratings.to_triples()
     shuffled = Ratings.from_triples(list(reversed(triples)), "ordinal")
-    assert agreement(shuffled, n_resamples=100)[0] == agreement(Ratings.from_triples(triples, "ordinal"),
-                                                                n_resamples=100)[0]
+    assert (
+        agreement(shuffled, n_resamples=100)[0]
+        == agreement(Ratings.from_triples(triples, "ordinal"), n_resamples=100)[0]
+    )
 
 
 def test_a_narrower_confidence_gives_a_narrower_interval():
     ratings = likert()
     wide = agreement(ratings, n_resamples=300, metrics=["krippendorff_alpha"])[0]["krippendorff_alpha"].ci
-    narrow = agreement(ratings, n_resamples=300, metrics=["krippendorff_alpha"],
-                       confidence=0.5)[0]["krippendorff_alpha"]
+    narrow = agreement(ratings, n_resamples=300, metrics=["krippendorff_alpha"], confidence=0.5)[0][
+        "krippendorff_alpha"
+    ]
     assert wide[0] < narrow.ci[0] < narrow.ci[1] < wide[1]
     assert narrow.method.count("50% interval") == 1
 
@@ -410,18 +509,22 @@ def test_the_bootstrap_mean_of_many_resamples_is_near_the_point_estimate():
     assert 0.005 < replicates.std() < 0.05
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"n_resamples": -1}, "n_resamples must be a whole number"),
-    ({"seed": -2}, "the seed must be a whole number"),
-    ({"confidence": 1.0}, "the confidence must be between 0 and 1"),
-    ({"metrics": ["kappa"]}, "unknown metric 'kappa'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"n_resamples": -1}, "n_resamples must be a whole number"),
+        ({"seed": -2}, "the seed must be a whole number"),
+        ({"confidence": 1.0}, "the confidence must be between 0 and 1"),
+        ({"metrics": ["kappa"]}, "unknown metric 'kappa'"),
+    ],
+)
 def test_bad_arguments_are_refused_in_plain_words(kwargs, message):
     with pytest.raises(AgreementError, match=message):
         agreement(likert(n=20), **kwargs)
 
 
 # ---------------------------------------------------------------------------- not applicable
+
 
 def test_metrics_that_do_not_apply_say_why():
     three = table([[1, 2, 3], [2, 2, 3], [3, 3, 3]], "nominal")
@@ -430,8 +533,9 @@ def test_metrics_that_do_not_apply_say_why():
     assert reasons["kendall_w"] == "Kendall's W ranks the items, and nominal categories have no order"
     assert reasons["icc"].startswith("the ICC needs interval or ratio ratings")
     _, reasons = agreement(table([[1, 2, 3], [2, 2, 3]], "ordinal"), n_resamples=0)
-    assert reasons["icc"] == ("the ICC needs interval or ratio ratings (differences that mean something); "
-                              "these are ordinal")
+    assert reasons["icc"] == (
+        "the ICC needs interval or ratio ratings (differences that mean something); these are ordinal"
+    )
 
 
 def test_too_few_items_is_a_reason_for_every_metric():
@@ -460,6 +564,7 @@ def test_a_continuous_scale_is_not_treated_as_categories():
 
 # --------------------------------------------------------------------------------------- the data
 
+
 def test_from_triples_sorts_items_raters_and_categories():
     ratings = Ratings.from_triples([("b", "y", "no"), ("a", "x", 2), ("a", "y", "no"), ("b", "x", None)], "nominal")
     assert ratings.items == ("a", "b") and ratings.raters == ("x", "y")
@@ -468,17 +573,20 @@ def test_from_triples_sorts_items_raters_and_categories():
     assert not ratings.values.flags.writeable
 
 
-@pytest.mark.parametrize("triples, level, message", [
-    ([("a", "x", 1), ("a", "x", 2)], "ordinal", "rater 'x' rated item 'a' twice"),
-    ([("a", "x", True)], "nominal", "a yes/no value"),
-    ([("a", "x", "high")], "ordinal", "ordinal ratings must be numbers, got the text 'high'"),
-    ([("a", "x", float("nan"))], "interval", "is not a finite number"),
-    ([("a", "x", float("inf"))], "nominal", "is not a finite number"),
-    ([("", "x", 1)], "ordinal", "the item must be a non-empty text"),
-    ([("a", 7, 1)], "ordinal", "the rater must be a non-empty text"),
-    ([("a", "x", [1])], "nominal", "a rating must be a number or a text, got list"),
-    ([("a", "x", 1)], "likert", "the level must be one of"),
-])
+@pytest.mark.parametrize(
+    "triples, level, message",
+    [
+        ([("a", "x", 1), ("a", "x", 2)], "ordinal", "rater 'x' rated item 'a' twice"),
+        ([("a", "x", True)], "nominal", "a yes/no value"),
+        ([("a", "x", "high")], "ordinal", "ordinal ratings must be numbers, got the text 'high'"),
+        ([("a", "x", float("nan"))], "interval", "is not a finite number"),
+        ([("a", "x", float("inf"))], "nominal", "is not a finite number"),
+        ([("", "x", 1)], "ordinal", "the item must be a non-empty text"),
+        ([("a", 7, 1)], "ordinal", "the rater must be a non-empty text"),
+        ([("a", "x", [1])], "nominal", "a rating must be a number or a text, got list"),
+        ([("a", "x", 1)], "likert", "the level must be one of"),
+    ],
+)
 def test_from_triples_refuses_bad_input_in_plain_words(triples, level, message):
     with pytest.raises(AgreementError, match=message):
         Ratings.from_triples(triples, level)
@@ -490,8 +598,11 @@ def test_with_overrides_changes_removes_and_adds_ratings_without_touching_the_or
     changed = ratings.with_overrides({("u01", "r1"): "a", ("u02", "r0"): None, ("u03", "r0"): "c"})
     assert changed.items == ("u01", "u02", "u03")
     assert changed.categories == ("a", "b", "c")  # "b" is no longer used but stays a category
-    assert [[None if math.isnan(v) else changed.categories[int(v)] for v in row]
-            for row in changed.values] == [["a", "a"], [None, "a"], ["c", None]]
+    assert [[None if math.isnan(v) else changed.categories[int(v)] for v in row] for row in changed.values] == [
+        ["a", "a"],
+        [None, "a"],
+        ["c", None],
+    ]
     assert np.array_equal(ratings.values, before)
 
 
@@ -506,6 +617,7 @@ def test_subset_keeps_raters_and_categories_and_refuses_unknown_items():
 
 # ------------------------------------------------------------------- per item, per pair, confusion
 
+
 def test_item_disagreement_per_level():
     rows = [["a", "a", "b"], ["a", None, None], ["b", "b", "b"]]
     assert np.array_equal(item_disagreement(table(rows, "nominal")), [1 - 1 / 3, NAN, 0.0], equal_nan=True)
@@ -518,9 +630,11 @@ def test_item_disagreement_per_level():
 def test_rater_pairs_give_percent_agreement_over_shared_items():
     rows = [["a", "a", None], ["a", "b", None], ["b", "b", "b"], [None, None, "a"]]
     pairs = rater_pairs(table(rows, "nominal", raters=["ann", "bob", "cy"]))
-    assert pairs == {"raters": ["ann", "bob", "cy"],
-                     "agreement": [[1.0, 2 / 3, 1.0], [2 / 3, 1.0, 1.0], [1.0, 1.0, 1.0]],
-                     "shared": [[3, 3, 1], [3, 3, 1], [1, 1, 2]]}
+    assert pairs == {
+        "raters": ["ann", "bob", "cy"],
+        "agreement": [[1.0, 2 / 3, 1.0], [2 / 3, 1.0, 1.0], [1.0, 1.0, 1.0]],
+        "shared": [[3, 3, 1], [3, 3, 1], [1, 1, 2]],
+    }
     lonely = rater_pairs(table([["a", None], [None, "a"]], "nominal"))
     assert lonely["agreement"] == [[1.0, None], [None, 1.0]] and lonely["shared"] == [[1, 0], [0, 1]]
 
@@ -535,6 +649,7 @@ def test_confusion_counts_every_ordered_pair_of_raters_on_an_item():
 
 
 # --------------------------------------------------------------------------------- orderings
+
 
 def test_identical_orders_agree_fully_and_reversed_orders_not_at_all():
     results, per_item = ordering_agreement([[["a", "b", "c"], ["a", "b", "c"]]], n_resamples=0)
@@ -565,6 +680,7 @@ def test_an_order_that_is_not_a_permutation_is_refused():
 
 
 # ---------------------------------------------------------------------------------- free text
+
 
 class CountingEncoder:
     """A stand-in encoder: a fixed vector per text, counting its calls and texts."""
@@ -603,8 +719,11 @@ def test_the_real_encoder_ranks_paraphrase_over_contradiction_over_unrelated_wit
     monkeypatch.setattr(socket, "create_connection", refuse)
     encoder = ag.load_encoder.__wrapped__()  # a fresh load, under the refusal (not the process cache)
     base = "The man opens the fridge."
-    items = [[base, "A person opens the refrigerator."], [base, "The man closes the fridge."],
-             [base, "Blue sky over the sea."]]
+    items = [
+        [base, "A person opens the refrigerator."],
+        [base, "The man closes the fridge."],
+        [base, "Blue sky over the sea."],
+    ]
     result, per_item = semantic_agreement(items, encoder=encoder, n_resamples=100)
     paraphrase, contradiction, unrelated = per_item
     assert paraphrase > contradiction > unrelated

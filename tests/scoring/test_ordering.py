@@ -16,17 +16,24 @@ TRUTH = ["a", "b", "c", "d"]
 
 def test_the_true_order_scores_perfectly():
     s = score(TRUTH, TRUTH)
-    assert s.as_dict() == {"kendall_tau_b": 1.0, "pairwise_accuracy": 1.0, "mean_abs_distance": 0.0, "lcs_ratio": 1.0,
-                           "edit_distance": 0.0, "exact_match": 1.0, "position_accuracy": 1.0}
+    assert s.as_dict() == {
+        "kendall_tau_b": 1.0,
+        "pairwise_accuracy": 1.0,
+        "mean_abs_distance": 0.0,
+        "lcs_ratio": 1.0,
+        "edit_distance": 0.0,
+        "exact_match": 1.0,
+        "position_accuracy": 1.0,
+    }
 
 
 def test_the_reversed_order_has_tau_minus_one():
     s = score(["d", "c", "b", "a"], TRUTH)
     assert s.kendall_tau_b == pytest.approx(-1.0)
     assert s.pairwise_accuracy == 0.0
-    assert s.mean_abs_distance == 2.0          # |0-3| + |1-2| + |2-1| + |3-0| = 8, over 4
-    assert s.lcs_ratio == 0.25                 # any single element
-    assert s.edit_distance == 4.0              # 4 substitutions (b/c do not line up either)
+    assert s.mean_abs_distance == 2.0  # |0-3| + |1-2| + |2-1| + |3-0| = 8, over 4
+    assert s.lcs_ratio == 0.25  # any single element
+    assert s.edit_distance == 4.0  # 4 substitutions (b/c do not line up either)
     assert s.exact_match == 0.0
 
 
@@ -56,11 +63,14 @@ def test_two_frames_and_a_single_free_frame():
     assert one.kendall_tau_b is None and one.pairwise_accuracy is None and one.exact_match == 1.0
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["a", "b", "c"], "expected 4 elements, got 3"),
-    (["a", "b", "c", "x"], "not the item's elements"),
-    (["a", "a", "b", "c"], "not the item's elements"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["a", "b", "c"], "expected 4 elements, got 3"),
+        (["a", "b", "c", "x"], "not the item's elements"),
+        (["a", "a", "b", "c"], "not the item's elements"),
+    ],
+)
 def test_a_response_that_is_not_a_permutation_is_refused(bad, message):
     with pytest.raises(OrderingError, match=message):
         score(bad, TRUTH)
@@ -94,12 +104,13 @@ def test_mean_and_confidence_interval():
     ci = mean_ci([0.5, 0.7, 0.6])
     assert ci["mean"] == pytest.approx(0.6) and ci["n"] == 3
     # t(0.975, 2) = 4.3027; sem = 0.1 / sqrt(3)
-    assert ci["ci_high"] - ci["mean"] == pytest.approx(4.302653 * 0.1 / 3 ** 0.5, rel=1e-5)
+    assert ci["ci_high"] - ci["mean"] == pytest.approx(4.302653 * 0.1 / 3**0.5, rel=1e-5)
     assert mean_ci([0.4]) == {"mean": 0.4, "ci_low": None, "ci_high": None, "n": 1}
     assert mean_ci([None, None])["n"] == 0
 
 
 # ------------------------------------------------------------------------------ many at once
+
 
 def one_at_a_time(predicted, truth, hints, timed_out) -> dict:
     """The scores of one row by the documented rule, through ``score`` (scipy's tau-b): a missing or
@@ -121,7 +132,7 @@ def random_rows(rng: random.Random, count: int, sizes=range(2, 16)) -> list[tupl
     for _ in range(count):
         n = rng.choice(sizes)
         if rng.random() < 0.7:
-            truth = rng.sample(range(1, 10 ** 6), n)
+            truth = rng.sample(range(1, 10**6), n)
         else:
             truth = [f"text {j}" for j in rng.sample(range(999), n)]
         hints = sorted(rng.sample(range(1, n + 1), rng.randint(1, n))) if rng.random() < 0.4 else []
@@ -176,9 +187,15 @@ def test_many_rows_score_exactly_as_one_at_a_time():
 
 
 def test_single_elements_and_all_hint_items_score_as_one_at_a_time():
-    rows = [(["a"], ["a"], [], False), (None, ["a"], [], True), (["a", "b", "c"], ["a", "b", "c"], [1, 2], False),
-            (["a", "b", "c"], ["a", "b", "c"], [1, 2], True), (["a", "b"], ["a", "b"], [1, 2], False),
-            (None, ["a", "b"], [1, 2], True), ([], [], [], False)]
+    rows = [
+        (["a"], ["a"], [], False),
+        (None, ["a"], [], True),
+        (["a", "b", "c"], ["a", "b", "c"], [1, 2], False),
+        (["a", "b", "c"], ["a", "b", "c"], [1, 2], True),
+        (["a", "b"], ["a", "b"], [1, 2], False),
+        (None, ["a", "b"], [1, 2], True),
+        ([], [], [], False),
+    ]
     assert score_many(rows) == [one_at_a_time(*row) for row in rows]
 
 
@@ -190,23 +207,38 @@ def test_large_items_compared_in_blocks_score_as_one_at_a_time(monkeypatch):
 
 def test_a_late_or_missing_answer_scores_as_the_free_elements_reversed():
     # Frames 1 and 3 pinned: the free ones, b and d, reversed (d before b); nothing counts as right.
-    late = {"kendall_tau_b": -1.0, "pairwise_accuracy": 0.0, "mean_abs_distance": 1.0, "lcs_ratio": 0.5,
-            "edit_distance": 2.0, "exact_match": 0.0, "position_accuracy": 0.0}
+    late = {
+        "kendall_tau_b": -1.0,
+        "pairwise_accuracy": 0.0,
+        "mean_abs_distance": 1.0,
+        "lcs_ratio": 0.5,
+        "edit_distance": 2.0,
+        "exact_match": 0.0,
+        "position_accuracy": 0.0,
+    }
     assert score_many([(TRUTH, TRUTH, [1, 3], True), (None, TRUTH, [1, 3], True)]) == [late, late]
 
 
 def test_rows_come_back_in_their_order_across_groups():
     # Three groups, (2, no hints), (4, no hints) and (4, hints 1 and 3), interleaved.
-    rows = [(["b", "a"], ["a", "b"], [], False), (TRUTH, TRUTH, [], False), (["b", "a", "c", "d"], TRUTH, [], False),
-            (["a", "d", "c", "b"], TRUTH, [1, 3], False), (["a", "b"], ["a", "b"], [], False)]
+    rows = [
+        (["b", "a"], ["a", "b"], [], False),
+        (TRUTH, TRUTH, [], False),
+        (["b", "a", "c", "d"], TRUTH, [], False),
+        (["a", "d", "c", "b"], TRUTH, [1, 3], False),
+        (["a", "b"], ["a", "b"], [], False),
+    ]
     assert [s["kendall_tau_b"] for s in score_many(rows)] == [-1.0, 1.0, 0.666666666667, -1.0, 1.0]
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["a", "b", "c"], "expected 4 elements, got 3"),
-    (["a", "b", "c", "x"], r"not the item's elements \(missing \['d'\], unknown \['x'\]\)"),
-    (["a", "a", "b", "c"], r"not the item's elements \(missing \['d'\], unknown \[\]\)"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["a", "b", "c"], "expected 4 elements, got 3"),
+        (["a", "b", "c", "x"], r"not the item's elements \(missing \['d'\], unknown \['x'\]\)"),
+        (["a", "a", "b", "c"], r"not the item's elements \(missing \['d'\], unknown \[\]\)"),
+    ],
+)
 def test_many_rows_refuse_a_response_that_is_not_a_permutation_as_one_row_does(bad, message):
     good = (TRUTH, TRUTH, [], False)
     with pytest.raises(OrderingError, match=message):

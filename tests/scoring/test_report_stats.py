@@ -51,7 +51,9 @@ def test_accuracy_gets_the_wilson_interval():
     assert out["ci"] == pytest.approx([0.30064, 0.95441], abs=1e-5)
     assert out["ci"] == pytest.approx(list(proportion_confint(3, 4, method="wilson")), abs=1e-12)
     # All right: not an empty interval at 1.
-    assert report.summarise([1, 1, 1], "accuracy")["ci"] == pytest.approx(list(proportion_confint(3, 3, method="wilson")))
+    assert report.summarise([1, 1, 1], "accuracy")["ci"] == pytest.approx(
+        list(proportion_confint(3, 3, method="wilson"))
+    )
 
 
 def test_few_values_have_no_interval_and_none_have_no_value():
@@ -63,8 +65,9 @@ def test_few_values_have_no_interval_and_none_have_no_value():
 def test_bootstrap_interval_is_scipys_with_the_same_seed():
     for seed in (0, 7, 12345):
         ours = report.bootstrap_mean(DIFFS, 1000, seed)
-        theirs = stats.bootstrap((DIFFS,), np.mean, method="percentile", n_resamples=1000,
-                                 rng=np.random.default_rng(seed)).confidence_interval
+        theirs = stats.bootstrap(
+            (DIFFS,), np.mean, method="percentile", n_resamples=1000, rng=np.random.default_rng(seed)
+        ).confidence_interval
         assert ours == pytest.approx([theirs.low, theirs.high], abs=1e-12)
 
 
@@ -77,8 +80,9 @@ def test_bootstrap_in_chunks_draws_what_one_draw_would(monkeypatch):
 def test_exact_sign_flip_p_is_scipys():
     # 2^8 = 256 <= 1000 resamples: both enumerate every sign vector, so they agree exactly.
     d = DIFFS[:8]
-    theirs = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=1000,
-                                    rng=np.random.default_rng(0)).pvalue
+    theirs = stats.permutation_test(
+        (d,), np.mean, permutation_type="samples", n_resamples=1000, rng=np.random.default_rng(0)
+    ).pvalue
     assert report.sign_flip_p(d, 1000, 0) == pytest.approx(theirs, abs=1e-15)
     # Hand check on three differences 1, 1, 1: of the 8 sign vectors only +++ reaches mean 1 and only
     # --- reaches -1: p = 2 * 1/8 = 0.25.
@@ -117,10 +121,22 @@ def _records():
     #   key b (day):   p1 1       -> human 1.0;      model 0 -> d = +1.0
     #   key c (night): p2 0       -> human 0.0;      model 0 -> d = 0
     #   key d (night): nobody     ;                  model 1 (unpaired)
-    rows = [("human", "a", "day", 1), ("human", "a", "day", 0), ("human", "b", "day", 1), ("human", "c", "night", 0),
-            ("m1", "a", "day", 1), ("m1", "b", "day", 0), ("m1", "c", "night", 0), ("m1", "d", "night", 1)]
-    return report.Records(respondent=[r[0] for r in rows], key=[r[1] for r in rows],
-                          fields={"illumination": [r[2] for r in rows]}, values=[float(r[3]) for r in rows])
+    rows = [
+        ("human", "a", "day", 1),
+        ("human", "a", "day", 0),
+        ("human", "b", "day", 1),
+        ("human", "c", "night", 0),
+        ("m1", "a", "day", 1),
+        ("m1", "b", "day", 0),
+        ("m1", "c", "night", 0),
+        ("m1", "d", "night", 1),
+    ]
+    return report.Records(
+        respondent=[r[0] for r in rows],
+        key=[r[1] for r in rows],
+        fields={"illumination": [r[2] for r in rows]},
+        values=[float(r[3]) for r in rows],
+    )
 
 
 def test_table_splits_cells_and_pairs_on_keys_both_answered():
@@ -135,7 +151,11 @@ def test_table_splits_cells_and_pairs_on_keys_both_answered():
     assert day["paired"]["m1"]["diff"] == pytest.approx(0.25)
     assert day["paired"]["m1"]["n"] == 2 and day["paired"]["m1"]["p"] == 1.0
     # night: the model answered c and d, people only c: one pair, d = 0.
-    assert night["cells"]["m1"]["n"] == 2 and night["cells"]["human"] == {"value": 0.0, "ci": report.wilson(0, 1), "n": 1}
+    assert night["cells"]["m1"]["n"] == 2 and night["cells"]["human"] == {
+        "value": 0.0,
+        "ci": report.wilson(0, 1),
+        "n": 1,
+    }
     assert night["paired"]["m1"] == {"diff": 0.0, "ci": None, "p": None, "n": 1}
     # all: three pairs, d = -0.5, 1, 0 -> mean 1/6.
     assert everything["paired"]["m1"]["diff"] == pytest.approx(1 / 6) and everything["paired"]["m1"]["n"] == 3
@@ -145,8 +165,9 @@ def test_table_splits_cells_and_pairs_on_keys_both_answered():
 def test_table_by_nothing_is_one_row_and_order_is_kept():
     rows = report.table(_records(), by=[], key="accuracy", seed=0)
     assert len(rows) == 1 and rows[0]["split"] == {}
-    ordered = report.table(_records(), by=["illumination"], key="accuracy", order={"illumination": ["night", "day"]},
-                           overall=False)
+    ordered = report.table(
+        _records(), by=["illumination"], key="accuracy", order={"illumination": ["night", "day"]}, overall=False
+    )
     assert [r["split"]["illumination"] for r in ordered] == ["night", "day"]
 
 

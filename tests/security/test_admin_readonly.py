@@ -3,14 +3,14 @@ delete and add forms (and the bulk delete action) of QA pairs, revisions, verdic
 autosaves and trials changes nothing. QA pairs are edited on their own page, through the service."""
 
 import pytest
-from django.utils import timezone
 from django.forms.models import model_to_dict
+from django.utils import timezone
 
-from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 from annotator.projects.services import ensure_member
 from annotator.qa.models import Autosave, QAPair, QueueItem, Revision, Submission, Verdict
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, autosave, submit_unit
+from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 
 
 @pytest.fixture
@@ -25,19 +25,37 @@ def trail(make_unit, annotator, annotator2, project):
     make_unit(2)
     unit = claim_next(project, annotator).unit
     pairs = list(unit.qa_pairs.order_by("id"))
-    submit_unit(unit.pk, annotator, idempotency_key="k1", time_spent_ms=4000,
-                decisions=[Decision(p.pk, "keep", time_spent_ms=1000) for p in pairs], additions=[])
+    submit_unit(
+        unit.pk,
+        annotator,
+        idempotency_key="k1",
+        time_spent_ms=4000,
+        decisions=[Decision(p.pk, "keep", time_spent_ms=1000) for p in pairs],
+        additions=[],
+    )
     other = claim_next(project, annotator2).unit
     autosave(other.pk, annotator2, {"note": "half done"}, 1_700_000_000_000)
 
     exp = Study.objects.create(project=project, name="pilot", kind="ordering")
     cond = Condition.objects.create(study=exp, number=1, label="baseline", variables={"n_frames": 2, "hints": []})
     a, b = (Element.objects.create(kind="text", text=t) for t in "ab")
-    item = Item.objects.create(condition=cond, index=0, seed=0, truth=[a.pk, b.pk], footage=pairs[0].video,
-                               payload={"shown": [b.pk, a.pk], "hints": []})
+    item = Item.objects.create(
+        condition=cond,
+        index=0,
+        seed=0,
+        truth=[a.pk, b.pk],
+        footage=pairs[0].video,
+        payload={"shown": [b.pk, a.pk], "hints": []},
+    )
     participant = Participant.objects.create(study=exp, user=annotator)
-    Trial.objects.create(participant=participant, item=item, position=0, response=[a.pk, b.pk], client_rt_ms=2500.0,
-                         answered_at=timezone.now())
+    Trial.objects.create(
+        participant=participant,
+        item=item,
+        position=0,
+        response=[a.pk, b.pk],
+        client_rt_ms=2500.0,
+        answered_at=timezone.now(),
+    )
     return pairs[0]
 
 
@@ -67,8 +85,10 @@ def test_a_superuser_can_view_but_not_change_delete_or_add(client, superuser, tr
     assert client.post(_url(obj, "change"), {**fields, "_save": "Save"}).status_code == 403
     assert client.post(_url(obj, "delete"), {"post": "yes"}).status_code == 403
     assert client.post(f"/admin/{meta.app_label}/{meta.model_name}/add/", fields).status_code == 403
-    bulk = client.post(f"/admin/{meta.app_label}/{meta.model_name}/",
-                       {"action": "delete_selected", "_selected_action": [obj.pk], "post": "yes"})
+    bulk = client.post(
+        f"/admin/{meta.app_label}/{meta.model_name}/",
+        {"action": "delete_selected", "_selected_action": [obj.pk], "post": "yes"},
+    )
     assert bulk.status_code == 200  # the action is not offered, so nothing happens
 
     assert _snapshot() == before

@@ -1,8 +1,8 @@
 """Opaque handles (annotator.core.handles): what an annotator's browser gets instead of row ids, so a
 gold copy made at claim time (the newest ids) cannot be told from a real unit (issue 20, section 2)."""
 
-import re
 import random
+import re
 
 import pytest
 from django.test import override_settings
@@ -50,7 +50,9 @@ def test_the_key_is_the_deployments_handle_key_not_its_secret_key():
         assert handles.encode("unit", 7) != handle
     with override_settings(SECRET_KEY="a rotated secret key, long enough to be a real one"):
         assert handles.encode("unit", 7) == handle  # rotating SECRET_KEY renames nothing
-    assert handles.encode("unit", 7, secret="an older key") == handles.encode("unit", 7, secret="an older key") != handle
+    assert (
+        handles.encode("unit", 7, secret="an older key") == handles.encode("unit", 7, secret="an older key") != handle
+    )
 
 
 def test_random_keys_look_like_handles_and_repeat_nothing():

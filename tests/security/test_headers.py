@@ -3,9 +3,11 @@ HttpOnly cookies with DEBUG off (as in the test settings), HSTS on HTTPS."""
 
 import pytest
 
-CSP = ("default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self'; form-action 'self'; "
-       "frame-ancestors 'none'; img-src 'self' data:; media-src 'self' blob:; object-src 'none'; "
-       "script-src 'self'; style-src 'self'")
+CSP = (
+    "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; img-src 'self' data:; media-src 'self' blob:; object-src 'none'; "
+    "script-src 'self'; style-src 'self'"
+)
 
 
 def _directives(header: str) -> dict[str, str]:

@@ -12,17 +12,29 @@ from tests.studies.conftest import api_as, people
 
 pytestmark = pytest.mark.django_db
 
-SUMMARIES = ["C cooks breakfast in a kitchen.", "C rides a bicycle to work.", "C writes at a desk.",
-             "C plays cards with friends."]
+SUMMARIES = [
+    "C cooks breakfast in a kitchen.",
+    "C rides a bicycle to work.",
+    "C writes at a desk.",
+    "C plays cards with friends.",
+]
 
 
 @pytest.fixture
 def life_log(project):
     rows = []
     for i, text in enumerate(SUMMARIES):
-        Video.objects.create(project=project, sha256=f"{i + 1:064x}", filename=f"part{i}.mp4", status="ready",
-                             duration_s=600.0, source="real")
-        rows.append((f"rows[{i}]", {"file": f"part{i}.mp4", "start": f"2024-05-01T{8 + 2 * i:02d}:00:00", "summary": text}))
+        Video.objects.create(
+            project=project,
+            sha256=f"{i + 1:064x}",
+            filename=f"part{i}.mp4",
+            status="ready",
+            duration_s=600.0,
+            source="real",
+        )
+        rows.append(
+            (f"rows[{i}]", {"file": f"part{i}.mp4", "start": f"2024-05-01T{8 + 2 * i:02d}:00:00", "summary": text})
+        )
     return build_life_log(project, "day 1", read_rows(rows)).group
 
 
@@ -49,9 +61,10 @@ def test_an_admin_cannot_register_the_key_of_another_projects_video(s3, project,
     """The bucket is shared by every project: an object another project registered (its video's
     original, left where it was) is that project's, and registering its key would copy its content
     into this project (renditions, frames, exports) for anyone who knows or guesses the key."""
+    from rest_framework.test import APIClient
+
     from annotator.media import services
     from annotator.projects.services import ensure_member, ensure_project, token_for
-    from rest_framework.test import APIClient
 
     client, bucket = s3
     client.put_object(Bucket=bucket, Key="incoming/theirs.mp4", Body=short_video.read_bytes())
@@ -94,11 +107,15 @@ def test_a_life_log_starting_at_the_end_of_the_calendar_is_a_400_that_writes_not
     from annotator.media.models import VideoGroup
     from annotator.projects.services import ensure_member
 
-    video = Video.objects.create(project=project, sha256=f"{99:064x}", filename="late.mp4", status="ready",
-                                 duration_s=600.0, fps=25)
+    video = Video.objects.create(
+        project=project, sha256=f"{99:064x}", filename="late.mp4", status="ready", duration_s=600.0, fps=25
+    )
     admin = api_as(ensure_member("h9-ll-admin", role="admin", project=project)[0])
-    res = admin.post(f"/api/projects/{project.slug}/lifelogs/", {"name": "late", "start": start, "parts": [
-        {"video": video.pk, "offset_s": 500000.0}]}, format="json")
+    res = admin.post(
+        f"/api/projects/{project.slug}/lifelogs/",
+        {"name": "late", "start": start, "parts": [{"video": video.pk, "offset_s": 500000.0}]},
+        format="json",
+    )
     assert res.status_code == 400, res.content
     assert "start" in res.json()["detail"]
     assert not VideoGroup.objects.filter(project=project, name="late").exists()
@@ -113,18 +130,26 @@ def test_footage_seen_in_queues_counts_labelled_videos_and_a_life_logs_other_par
     from annotator.studies.selectors import footage_seen_in_queues
 
     parts = [life_log.members.get(position=i).video for i in range(len(SUMMARIES))]
-    other = Video.objects.create(project=project, sha256=f"{77:064x}", filename="lead.mp4", status="ready",
-                                 duration_s=60.0, fps=25)
-    labelled = Video.objects.create(project=project, sha256=f"{78:064x}", filename="option.mp4", status="ready",
-                                    duration_s=60.0, fps=25)
+    other = Video.objects.create(
+        project=project, sha256=f"{77:064x}", filename="lead.mp4", status="ready", duration_s=60.0, fps=25
+    )
+    labelled = Video.objects.create(
+        project=project, sha256=f"{78:064x}", filename="option.mp4", status="ready", duration_s=60.0, fps=25
+    )
     (person,) = people(project, 1)
     qa_type = QAType.objects.create(project=project, slug="view_match", name="View match")
     unit = WorkUnit.objects.create(project=project, video=other, start_s=0.0, end_s=60.0)
-    QAPair.objects.create(project=project, unit=unit, video=other, qa_type=qa_type,
-                          question="Which video shows the same moment?",
-                          answer="Video 1", clip_start_s=0.0, clip_end_s=60.0,
-                          videos=[{"label": "Video 1", "video_id": labelled.pk, "role": "candidate",
-                                   "start_s": 0.0, "end_s": 60.0}])
+    QAPair.objects.create(
+        project=project,
+        unit=unit,
+        video=other,
+        qa_type=qa_type,
+        question="Which video shows the same moment?",
+        answer="Video 1",
+        clip_start_s=0.0,
+        clip_end_s=60.0,
+        videos=[{"label": "Video 1", "video_id": labelled.pk, "role": "candidate", "start_s": 0.0, "end_s": 60.0}],
+    )
     QueueItem.objects.create(project=project, unit=unit, leased_by=person)
     part_unit = WorkUnit.objects.create(project=project, video=parts[2], start_s=0.0, end_s=600.0)
     QueueItem.objects.create(project=project, unit=part_unit, completed_by=person)
@@ -132,9 +157,14 @@ def test_footage_seen_in_queues_counts_labelled_videos_and_a_life_logs_other_par
     assert {other.pk, labelled.pk, parts[2].pk, parts[0].pk} <= seen
 
 
-@pytest.mark.parametrize("answer", ["08:00 +" + "9" * 400 + "d - 09:00",    # OverflowError (int to float)
-                                    "08:00 +" + "9" * 5000 + "d - 09:00",   # ValueError (int digits limit)
-                                    "[" * 100000])                          # RecursionError (json)
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "08:00 +" + "9" * 400 + "d - 09:00",  # OverflowError (int to float)
+        "08:00 +" + "9" * 5000 + "d - 09:00",  # ValueError (int digits limit)
+        "[" * 100000,
+    ],
+)  # RecursionError (json)
 def test_a_model_answer_that_names_no_usable_interval_is_an_interval_parse_error(answer):
     """Scoring an interval item reads the model's free text; only IntervalParseError is caught there
     (``evaluation.runs._score_interval``), so any other error failed the scoring of the prediction."""

@@ -57,7 +57,9 @@ def test_a_model_named_human_is_never_counted_as_people(world):
     Prediction.objects.filter(model="imp").update(model="human")
     Evaluation.objects.filter(pk=world["evaluation"].pk).update(model="human · 60 s")
     url = f"/api/projects/{project.slug}/report/"
-    body = _client(project, "res", "researcher").get(url, {"study": "timed", "evaluation": world["evaluation"].pk}).json()
+    body = (
+        _client(project, "res", "researcher").get(url, {"study": "timed", "evaluation": world["evaluation"].pk}).json()
+    )
     cells = _all_row(body)
     assert cells["human"]["n"] == 8 and cells["human"]["value"] == 0.5
     assert cells["human (model)"]["n"] == 4 and cells["human · 60 s (model)"]["n"] == 4
@@ -78,11 +80,16 @@ def test_a_report_costing_more_than_its_work_bound_is_a_400_in_words(world, monk
     assert client.get(url, {**query, "resamples": 1000}).status_code == 200
     r = client.get(url, {**query, "resamples": 1001})
     assert r.status_code == 400, r.content
-    assert r.json()["detail"] == ("this report is too large to compute at once (20 answers, 1 table pass, 1001 "
-                                  "resamples): ask for at most 1000 resamples")
+    assert r.json()["detail"] == (
+        "this report is too large to compute at once (20 answers, 1 table pass, 1001 "
+        "resamples): ask for at most 1000 resamples"
+    )
     # A preset splitting people by time limit (60 s, 180 s): one table, then once per people's column.
     r = client.get(url, {**query, "preset": "egoexobench", "resamples": 400})
-    assert r.status_code == 400 and "(20 answers, 3 table passes, 400 resamples): ask for at most 333" in r.json()["detail"]
+    assert (
+        r.status_code == 400
+        and "(20 answers, 3 table passes, 400 resamples): ask for at most 333" in r.json()["detail"]
+    )
     monkeypatch.setattr(selectors, "WORK_MAX", 20 * 50)
     r = client.get(url, query)
     assert r.status_code == 400 and r.json()["detail"].endswith("choose fewer studies or evaluations")

@@ -55,6 +55,7 @@ def test_api_tokens_keep_working_for_a_locked_out_user(client, annotator, projec
         client.post("/accounts/login/", WRONG)
     out = StringIO()
     call_command("createuser", "ann", "--role", "annotator", "--project", project.slug, "--token", stdout=out)
-    response = client.__class__().get(f"/api/projects/{project.slug}/qa-types/",
-                                      HTTP_AUTHORIZATION=f"Token {out.getvalue().strip()}")
+    response = client.__class__().get(
+        f"/api/projects/{project.slug}/qa-types/", HTTP_AUTHORIZATION=f"Token {out.getvalue().strip()}"
+    )
     assert response.status_code == 200

@@ -15,16 +15,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _createuser(name, password, project="proj"):
-    return call_command("createuser", name, "--role", "annotator", "--project", project, "--password", password,
-                        stdout=StringIO())
+    return call_command(
+        "createuser", name, "--role", "annotator", "--project", project, "--password", password, stdout=StringIO()
+    )
 
 
-@pytest.mark.parametrize("password, message", [
-    ("short1", "This password is too short. It must contain at least 8 characters."),
-    ("password123", "This password is too common."),
-    ("3141592653", "This password is entirely numeric."),
-    ("marie-curie", "The password is too similar to the username."),
-])
+@pytest.mark.parametrize(
+    "password, message",
+    [
+        ("short1", "This password is too short. It must contain at least 8 characters."),
+        ("password123", "This password is too common."),
+        ("3141592653", "This password is entirely numeric."),
+        ("marie-curie", "The password is too similar to the username."),
+    ],
+)
 def test_createuser_refuses_a_weak_password_and_creates_nothing(db, password, message):
     with pytest.raises(CommandError) as refused:
         _createuser("marie-curie", password)

@@ -12,36 +12,71 @@ import pytest
 from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
-from annotator.studies.services import create_study
 from annotator.media.models import Video
 from annotator.projects.services import ensure_member, token_for
+from annotator.studies.services import create_study
 
 
 def stored_video(project, path: Path, *, seconds: float, name: str) -> Video:
     """A ready, real video of ``seconds`` (ffmpeg's counting test pattern, 160x120 at 10 fps),
     stored as its own rendition."""
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=160x120:rate=10:duration={seconds}",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", str(path)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc=size=160x120:rate=10:duration={seconds}",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-g",
+            "10",
+            str(path),
+        ],
+        check=True,
+    )
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     with path.open("rb") as fh:
         rendition = default_storage.save(f"renditions/{sha[:16]}/{name}", fh)
-    return Video.objects.create(project=project, sha256=sha, filename=name, status=Video.Status.READY, duration_s=seconds,
-                                fps=10.0, width=160, height=120, rendition=rendition)
+    return Video.objects.create(
+        project=project,
+        sha256=sha,
+        filename=name,
+        status=Video.Status.READY,
+        duration_s=seconds,
+        fps=10.0,
+        width=160,
+        height=120,
+        rendition=rendition,
+    )
 
 
 @pytest.fixture
 def build(project, tmp_path):
     """Factory: an EGO-FLIGHT ordering study over one stored video of ``seconds``; returns it."""
+
     def make(seconds: float = 100.0, *, name: str = "pilot", frame_size: int = 32, **settings):
         video = stored_video(project, tmp_path / f"{name}.mp4", seconds=seconds, name=f"{name}-source.mp4")
-        study, _ = create_study(project, name, "ordering", preset="ego-flight", seed=7,
-                                options={"frame_size": frame_size, "practice_items": 1})
+        study, _ = create_study(
+            project,
+            name,
+            "ordering",
+            preset="ego-flight",
+            seed=7,
+            options={"frame_size": frame_size, "practice_items": 1},
+        )
         for key, value in settings.items():
             setattr(study, key, value)
         study.save()
         study.video = video
         return study
+
     return make
 
 
@@ -52,7 +87,9 @@ def api_as(user) -> APIClient:
 
 
 def people(project, n: int, role: str = "annotator", prefix: str = "p"):
-    return [ensure_member(f"{prefix}{i}", role=role, project=project, password=f"pw-{prefix}{i}-123")[0] for i in range(n)]
+    return [
+        ensure_member(f"{prefix}{i}", role=role, project=project, password=f"pw-{prefix}{i}-123")[0] for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -78,8 +115,19 @@ def verified(project, make_unit, tmp_path):
             pairs = list(item.unit.qa_pairs.order_by("id"))
             gone = {p.pk for p in pairs if p.options is None}
             gone = set(sorted(gone)[:delete_open])
-            submit_unit(item.unit_id, builder, idempotency_key=f"b{item.pk}", time_spent_ms=None, additions=[],
-                        decisions=[Decision(p.pk, "delete", reason="vague", version=p.version) if p.pk in gone
-                                   else Decision(p.pk, "keep", version=p.version) for p in pairs])
+            submit_unit(
+                item.unit_id,
+                builder,
+                idempotency_key=f"b{item.pk}",
+                time_spent_ms=None,
+                additions=[],
+                decisions=[
+                    Decision(p.pk, "delete", reason="vague", version=p.version)
+                    if p.pk in gone
+                    else Decision(p.pk, "keep", version=p.version)
+                    for p in pairs
+                ],
+            )
         return builder, units
+
     return make

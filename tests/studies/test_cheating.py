@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from annotator.adapters import ffmpeg
+from annotator.media.models import Video
 from annotator.studies.models import Condition, Element, Item, Study, Trial
 from annotator.studies.services import create_study, current_trial, enroll, mark_shown, start
-from annotator.media.models import Video
 from tests.studies.conftest import api_as, people
 
 
@@ -20,11 +20,19 @@ from tests.studies.conftest import api_as, people
 def quick(project):
     """A multiple-choice study with one 60 s condition, two items whose right option is B, and one
     practice item before them."""
-    study = Study.objects.create(project=project, name="quick", kind="mcq", questions_per_participant=2, practice_items=1)
+    study = Study.objects.create(
+        project=project, name="quick", kind="mcq", questions_per_participant=2, practice_items=1
+    )
     cond = Condition.objects.create(study=study, number=1, label="quick (60 s)", time_limit_s=60)
     for i, role in enumerate(["scored", "scored", "practice"]):
-        Item.objects.create(condition=cond, index=i, role=role, key=f"q{i}", truth=1,
-                            payload={"question": f"How many cups, {i}?", "options": ["one", "two", "three"], "media": []})
+        Item.objects.create(
+            condition=cond,
+            index=i,
+            role=role,
+            key=f"q{i}",
+            truth=1,
+            payload={"question": f"How many cups, {i}?", "options": ["one", "two", "three"], "media": []},
+        )
     return study
 
 
@@ -63,8 +71,11 @@ def test_practice_feedback_comes_without_the_next_trial_whose_clock_would_otherw
     practice = client.post(f"/api/studies/{quick.pk}/enroll/").json()["trial"]
     assert practice["practice"]
     client.post(f"/api/trials/{practice['trial_id']}/shown/")
-    res = client.post(f"/api/trials/{practice['trial_id']}/answer/", {"response": 0, "client_rt_ms": 2.0,
-                                                                      "idempotency_key": "p"}, format="json")
+    res = client.post(
+        f"/api/trials/{practice['trial_id']}/answer/",
+        {"response": 0, "client_rt_ms": 2.0, "idempotency_key": "p"},
+        format="json",
+    )
     body = res.json()
     assert res.status_code == 200 and body["feedback"] == {"correct": False, "truth": "B"}
     assert body["trial"] is None and body["next"] == "current"
@@ -88,10 +99,20 @@ def test_text_postgres_cannot_store_is_refused_in_an_open_answer(verified, proje
 
 def test_text_elements_are_not_numbered_in_their_true_order(project):
     actions = [{"label": f"step {i}", "start_s": float(i), "end_s": i + 0.5} for i in range(15)]
-    Video.objects.create(project=project, sha256="f" * 64, filename="steps.mp4", status="ready", duration_s=20.0,
-                         annotations={"actions": actions})
-    create_study(project, "texts", "ordering",
-                 options={"conditions": [{"number": 1, "label": "15 texts", "n_frames": 15, "item_kind": "texts"}]})
+    Video.objects.create(
+        project=project,
+        sha256="f" * 64,
+        filename="steps.mp4",
+        status="ready",
+        duration_s=20.0,
+        annotations={"actions": actions},
+    )
+    create_study(
+        project,
+        "texts",
+        "ordering",
+        options={"conditions": [{"number": 1, "label": "15 texts", "n_frames": 15, "item_kind": "texts"}]},
+    )
     item = Item.objects.get()
     assert [Element.objects.get(pk=pk).text for pk in item.truth] == [f"step {i}" for i in range(15)]
     assert item.truth != sorted(item.truth)  # by chance: 1 in 15! (about 1e-12)
@@ -99,9 +120,18 @@ def test_text_elements_are_not_numbered_in_their_true_order(project):
 
 def test_nobody_rates_a_question_with_both_its_own_and_another_pairs_answer(verified, project):
     verified(3)
-    study, _ = create_study(project, "vudg", "likert", preset="vudg-quality",
-                            options={"criteria": ["relevance"], "attention_items": 0, "questions_per_participant": 100,
-                                     "raters_per_item": None})
+    study, _ = create_study(
+        project,
+        "vudg",
+        "likert",
+        preset="vudg-quality",
+        options={
+            "criteria": ["relevance"],
+            "attention_items": 0,
+            "questions_per_participant": 100,
+            "raters_per_item": None,
+        },
+    )
     p = enroll(study, people(project, 1)[0])
     rated = list(Trial.objects.filter(participant=p).values_list("item__qa_pair_id", "item__group"))
     assert {g for _, g in rated} == {"real", "random_matched"}
@@ -110,23 +140,64 @@ def test_nobody_rates_a_question_with_both_its_own_and_another_pairs_answer(veri
 
 
 def test_participants_see_that_a_build_failed_but_not_its_reason(project, admin_user):
-    Study.objects.create(project=project, name="broken", kind="mcq", status="failed",
-                         build_error="a clip of secret-source-name.mp4 is 900 s long")
+    Study.objects.create(
+        project=project,
+        name="broken",
+        kind="mcq",
+        status="failed",
+        build_error="a clip of secret-source-name.mp4 is 900 s long",
+    )
     seen = api_as(people(project, 1)[0]).get(f"/api/projects/{project.slug}/studies/").json()
     assert seen[0]["build_error"] == "the build failed"
-    assert "secret-source-name" in api_as(admin_user).get(f"/api/projects/{project.slug}/studies/").json()[0]["build_error"]
+    assert (
+        "secret-source-name"
+        in api_as(admin_user).get(f"/api/projects/{project.slug}/studies/").json()[0]["build_error"]
+    )
 
 
 def test_study_clips_carry_no_chapters_title_or_creation_time(tmp_path):
     src, meta, dst = tmp_path / "src.mp4", tmp_path / "chapters.txt", tmp_path / "clip.mp4"
-    meta.write_text(";FFMETADATA1\ntitle=walk to the kitchen\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=2000\ntitle=first\n"
-                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=2000\nEND=5000\ntitle=second\n")
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=5",
-                    "-i", str(meta), "-map_metadata", "1", "-map_chapters", "1", "-metadata", "creation_time=2024-01-02T03:04:05Z",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(src)], check=True)
-    probe = lambda path: json.loads(subprocess.run(  # noqa: E731
-        ["ffprobe", "-v", "error", "-print_format", "json", "-show_chapters", "-show_format", str(path)],
-        check=True, capture_output=True, text=True).stdout)
+    meta.write_text(
+        ";FFMETADATA1\ntitle=walk to the kitchen\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=2000\ntitle=first\n"
+        "[CHAPTER]\nTIMEBASE=1/1000\nSTART=2000\nEND=5000\ntitle=second\n"
+    )
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x120:rate=10:duration=5",
+            "-i",
+            str(meta),
+            "-map_metadata",
+            "1",
+            "-map_chapters",
+            "1",
+            "-metadata",
+            "creation_time=2024-01-02T03:04:05Z",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            str(src),
+        ],
+        check=True,
+    )
+
+    def probe(path):
+        return json.loads(
+            subprocess.run(
+                ["ffprobe", "-v", "error", "-print_format", "json", "-show_chapters", "-show_format", str(path)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+
     assert len(probe(src)["chapters"]) == 2  # the source has them
     ffmpeg.run(ffmpeg.clip_args(src, dst, start_s=1.0, end_s=4.0, max_height=120), timeout_s=60, what="clip")
     clip = probe(dst)
@@ -139,7 +210,8 @@ def test_a_studys_own_instructions_reach_the_page_sanitized(quick, project):
     from django.test import Client
 
     Study.objects.filter(pk=quick.pk).update(
-        instructions="**Read carefully.**\n\n<img src=x onerror=\"document.title='owned'\"><script>alert(1)</script>")
+        instructions="**Read carefully.**\n\n<img src=x onerror=\"document.title='owned'\"><script>alert(1)</script>"
+    )
     page = Client()
     page.force_login(people(project, 1)[0])
     html = page.get(f"/projects/{project.slug}/studies/quick/").content.decode()

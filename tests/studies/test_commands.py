@@ -31,14 +31,36 @@ def built(worker, tmp_path):
     long_video = make_video(tmp_path / "walk.mp4", seconds=40.0, audio=False)
     short_video = make_video(tmp_path / "tap.mp4", seconds=12.0, audio=False)
     manifest = tmp_path / "m.jsonl"
-    manifest.write_text("\n".join(json.dumps(x) for x in [
-        {"file": "walk.mp4", "annotations": {"description": "Someone walks down a corridor.",
-                                             "actions": [{"label": "opens a door", "start_s": 16.0, "end_s": 20.0}]}},
-        {"file": "tap.mp4", "annotations": {"description": "A tap drips."}},
-    ]) + "\n")
-    call_command("ingest", str(long_video), str(short_video), "--project", "ord", "--manifest", str(manifest), "--wait",
-                 stdout=StringIO())
-    code, out, _ = _cmd("ordering_create", "--project", "ord", "--preset", "ego-flight", "--name", "pilot", "--practice-items", "1")
+    manifest.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {
+                    "file": "walk.mp4",
+                    "annotations": {
+                        "description": "Someone walks down a corridor.",
+                        "actions": [{"label": "opens a door", "start_s": 16.0, "end_s": 20.0}],
+                    },
+                },
+                {"file": "tap.mp4", "annotations": {"description": "A tap drips."}},
+            ]
+        )
+        + "\n"
+    )
+    call_command(
+        "ingest",
+        str(long_video),
+        str(short_video),
+        "--project",
+        "ord",
+        "--manifest",
+        str(manifest),
+        "--wait",
+        stdout=StringIO(),
+    )
+    code, out, _ = _cmd(
+        "ordering_create", "--project", "ord", "--preset", "ego-flight", "--name", "pilot", "--practice-items", "1"
+    )
     assert code == 0, out
     return out
 
@@ -50,19 +72,33 @@ def test_the_preset_builds_nine_conditions_with_items_and_counts_what_it_skipped
     assert "9 conditions, 10 items, 1 practice items" in built
     assert "condition 5 (long clips): 0 items, 1 videos too short" in built
     conds = {c.number: c for c in Condition.objects.all()}
-    assert [tuple(c.variables[k] for k in ("n_frames", "clip_length", "annotation", "hints")) + (c.baseline,)
-            for c in conds.values()] == [
-        (2, "medium", "brief", [], False), (4, "medium", "brief", [], True), (8, "medium", "brief", [], False),
-        (4, "short", "brief", [], False), (4, "long", "brief", [], False), (4, "medium", "none", [], False),
-        (4, "medium", "comprehensive", [], False), (4, "medium", "brief", [1, 3], False), (4, "medium", "brief", [2, 4], False)]
+    assert [
+        tuple(c.variables[k] for k in ("n_frames", "clip_length", "annotation", "hints")) + (c.baseline,)
+        for c in conds.values()
+    ] == [
+        (2, "medium", "brief", [], False),
+        (4, "medium", "brief", [], True),
+        (8, "medium", "brief", [], False),
+        (4, "short", "brief", [], False),
+        (4, "long", "brief", [], False),
+        (4, "medium", "none", [], False),
+        (4, "medium", "comprehensive", [], False),
+        (4, "medium", "brief", [1, 3], False),
+        (4, "medium", "brief", [2, 4], False),
+    ]
     counts = {n: Item.objects.filter(condition__number=n, role="scored").count() for n in conds}
     assert counts == {1: 1, 2: 1, 3: 1, 4: 3, 5: 0, 6: 1, 7: 1, 8: 1, 9: 1}
     practice = Item.objects.get(role="practice")
     clip = practice.payload["clip"]
     assert practice.condition.baseline and (clip["start_s"], clip["end_s"]) == (15.0, 30.0)
     trial_clips = [i.payload["clip"] for i in Item.objects.filter(role="scored")]
-    assert not [c for c in trial_clips if c["video_id"] == clip["video_id"]  # nor do any of their seconds
-                and c["start_s"] < clip["end_s"] and clip["start_s"] < c["end_s"]]
+    assert not [
+        c
+        for c in trial_clips
+        if c["video_id"] == clip["video_id"]  # nor do any of their seconds
+        and c["start_s"] < clip["end_s"]
+        and clip["start_s"] < c["end_s"]
+    ]
 
     item = Item.objects.get(condition__number=3)
     frames = Element.objects.filter(pk__in=item.truth)
@@ -95,7 +131,9 @@ def test_items_export_predictions_import_and_scores(built, tmp_path):
         lines.append(json.dumps({"model": "backwards", "item_id": it["item_id"], "predicted": it["truth"][::-1]}))
     lines.insert(3, "this is not json")
     lines.insert(6, json.dumps({"model": "oracle", "item_id": 999999, "predicted": [1, 2]}))
-    lines.insert(9, json.dumps({"model": "oracle", "item_id": items[0]["item_id"], "predicted": [items[0]["truth"][0]]}))
+    lines.insert(
+        9, json.dumps({"model": "oracle", "item_id": items[0]["item_id"], "predicted": [items[0]["truth"][0]]})
+    )
     preds = tmp_path / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n")
 
@@ -122,28 +160,51 @@ def test_items_export_predictions_import_and_scores(built, tmp_path):
     assert by[(4, "backwards")]["position_accuracy"]["mean"] == 0.0
 
     again = tmp_path / "again.jsonl"
-    again.write_text(json.dumps({"model": "backwards", "item_id": items[0]["item_id"], "predicted": items[0]["truth"]}) + "\n")
+    again.write_text(
+        json.dumps({"model": "backwards", "item_id": items[0]["item_id"], "predicted": items[0]["truth"]}) + "\n"
+    )
     assert _cmd("ordering_import_predictions", "pilot", str(again))[0] == 0
     assert Prediction.objects.filter(model="backwards").count() == 10  # replaced, not added
     assert Prediction.objects.get(model="backwards", item_id=items[0]["item_id"]).scores["kendall_tau_b"] == 1.0
 
 
-
-def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate_conditions(verified, project, tmp_path):
+def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate_conditions(
+    verified, project, tmp_path
+):
     from annotator.studies.services import score_pending
 
     verified(3)
-    code, stdout, stderr = _cmd("study_create", "--project", project.slug, "--kind", "mcq", "--name", "human-mc",
-                                "--per-type", "30", "--time-limits", "60,180", "--seed", "5", "--json")
+    code, stdout, stderr = _cmd(
+        "study_create",
+        "--project",
+        project.slug,
+        "--kind",
+        "mcq",
+        "--name",
+        "human-mc",
+        "--per-type",
+        "30",
+        "--time-limits",
+        "60,180",
+        "--seed",
+        "5",
+        "--json",
+    )
     assert code == 0, stderr
     made = json.loads(stdout)
     study = Study.objects.get(name="human-mc")
     assert made == {"id": study.pk, "name": "human-mc", "kind": "mcq", "items": 6}  # 3 pairs with options x 2 limits
-    assert [(c.label, c.time_limit_s) for c in study.conditions.all()] == [("quick (60 s)", 60.0), ("deliberate (180 s)", 180.0)]
+    assert [(c.label, c.time_limit_s) for c in study.conditions.all()] == [
+        ("quick (60 s)", 60.0),
+        ("deliberate (180 s)", 180.0),
+    ]
     assert study.independent and study.seed == 5
-    assert study.sampling == {"seed": 5, "per_type": {"object_recognition": {"available": 3, "taken": 3}},
-                              # every item's pair was on a verification unit's page (exposure ledger, issue 19)
-                              "exposure": {"on footage or answers of verification units": 6}}
+    assert study.sampling == {
+        "seed": 5,
+        "per_type": {"object_recognition": {"available": 3, "taken": 3}},
+        # every item's pair was on a verification unit's page (exposure ledger, issue 19)
+        "exposure": {"on footage or answers of verification units": 6},
+    }
 
     out = tmp_path / "items.jsonl"
     assert _cmd("study_items", "human-mc", "--out", str(out))[0] == 0
@@ -152,8 +213,13 @@ def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate
     assert all(i["options"][i["answer_index"]] == "cup" and i["subtask"] == "object_recognition" for i in items)
 
     preds = tmp_path / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"model": m, "item_id": i["item_id"], "predicted": p}) + "\n"
-                             for i in items for m, p in (("oracle", i["answer_index"]), ("first-option", 0))))
+    preds.write_text(
+        "".join(
+            json.dumps({"model": m, "item_id": i["item_id"], "predicted": p}) + "\n"
+            for i in items
+            for m, p in (("oracle", i["answer_index"]), ("first-option", 0))
+        )
+    )
     code, stdout, _ = _cmd("study_import_predictions", "human-mc", str(preds), "--no-wait")
     assert code == 0 and "imported 12 predictions, skipped 0 lines" in stdout
     assert score_pending(study.pk) == 12
@@ -165,8 +231,20 @@ def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate
     assert by[(1, "object_recognition", "first-option")]["mean"] == pytest.approx(first)
 
     # --no-independent lets builders take part; a taken name is refused without writing anything.
-    assert _cmd("study_create", "--project", project.slug, "--kind", "mcq", "--name", "open-mc", "--no-independent",
-                "--json")[0] == 0
+    assert (
+        _cmd(
+            "study_create",
+            "--project",
+            project.slug,
+            "--kind",
+            "mcq",
+            "--name",
+            "open-mc",
+            "--no-independent",
+            "--json",
+        )[0]
+        == 0
+    )
     assert not Study.objects.get(name="open-mc").independent
     with pytest.raises(Exception, match="already exists"):
         call_command("study_create", "--project", project.slug, "--kind", "mcq", "--name", "open-mc", stdout=StringIO())
@@ -175,8 +253,22 @@ def test_a_multiple_choice_study_from_the_command_line_with_quick_and_deliberate
 
 def test_likert_items_carry_their_control_group_for_researchers_only(verified, project, tmp_path):
     verified(2, delete_open=1)  # per unit: one open pair deleted, one open and one multiple-choice pair verified
-    code, stdout, stderr = _cmd("study_create", "--project", project.slug, "--kind", "likert", "--name", "quality",
-                                "--preset", "vudg-quality", "--per-type", "2", "--seed", "3", "--json")
+    code, stdout, stderr = _cmd(
+        "study_create",
+        "--project",
+        project.slug,
+        "--kind",
+        "likert",
+        "--name",
+        "quality",
+        "--preset",
+        "vudg-quality",
+        "--per-type",
+        "2",
+        "--seed",
+        "3",
+        "--json",
+    )
     assert code == 0, stderr
     # Real: 2 scene_description + 2 object_recognition; random-matched: one per real pair; filtered: the 2
     # deleted scene_description pairs. Each rated for relevance and correctness.
@@ -185,8 +277,11 @@ def test_likert_items_carry_their_control_group_for_researchers_only(verified, p
     assert _cmd("study_items", "quality", "--out", str(out))[0] == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     scored = [x for x in lines if x["role"] == "scored"]
-    assert {(x["criterion"], x["group"]) for x in scored} == {(c, g) for c in ("relevance", "correctness")
-                                                              for g in ("real", "random_matched", "filtered")}
-    assert [x["instructed_score"] for x in lines if x["role"] == "attention"] == [Item.objects.get(role="attention").truth]
+    assert {(x["criterion"], x["group"]) for x in scored} == {
+        (c, g) for c in ("relevance", "correctness") for g in ("real", "random_matched", "filtered")
+    }
+    assert [x["instructed_score"] for x in lines if x["role"] == "attention"] == [
+        Item.objects.get(role="attention").truth
+    ]
     # Nothing in what a participant's page is built from names the group.
     assert all("group" not in i.payload for i in Item.objects.filter(condition__study__name="quality"))

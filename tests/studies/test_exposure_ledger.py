@@ -34,19 +34,31 @@ def _take(person, study, response) -> list[Trial]:
 
 
 def _scored_items(participant) -> list[Item]:
-    return [t.item for t in Trial.objects.filter(participant=participant, practice=False).select_related("item")
-            if t.item.role == Item.Role.SCORED]
+    return [
+        t.item
+        for t in Trial.objects.filter(participant=participant, practice=False).select_related("item")
+        if t.item.role == Item.Role.SCORED
+    ]
 
 
 def test_answers_a_likert_study_showed_are_never_asked_in_an_open_answer_study(verified, project):
     verified(3)
-    likert, _ = create_study(project, "vudg", "likert", preset="vudg-quality", seed=2,
-                             options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0})
+    likert, _ = create_study(
+        project,
+        "vudg",
+        "likert",
+        preset="vudg-quality",
+        seed=2,
+        options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0},
+    )
     opened, report = create_study(project, "open", "open_answer", options={"questions_per_participant": 9})
     real = set(Item.objects.filter(condition__study=likert, group="real").values_list("qa_pair_id", flat=True))
     # The build says how many of its items the Likert study gives away (to whoever takes both).
-    assert report.exposure["given away by study vudg"] == Item.objects.filter(condition__study=opened,
-                                                                                qa_pair_id__in=real).count() > 0
+    assert (
+        report.exposure["given away by study vudg"]
+        == Item.objects.filter(condition__study=opened, qa_pair_id__in=real).count()
+        > 0
+    )
     assert opened.sampling["exposure"] == report.exposure
     person, fresh = people(project, 2)
     _take(person, likert, lambda trial: {"score": 3})
@@ -66,16 +78,26 @@ def test_answers_a_likert_study_showed_are_never_asked_in_an_open_answer_study(v
 
 def test_ordering_items_inside_clips_an_mcq_study_played_are_never_served(verified, project):
     verified(1, seconds=100.0)  # one unit: its pairs' clips span the whole 100 s video
-    mcq, _ = create_study(project, "mc", "mcq", options={"time_limits": [60], "questions_per_participant": 5,
-                                                         "attention_items": 0, "practice_items": 0})
+    mcq, _ = create_study(
+        project,
+        "mc",
+        "mcq",
+        options={"time_limits": [60], "questions_per_participant": 5, "attention_items": 0, "practice_items": 0},
+    )
     person, fresh = people(project, 2)
     served = _take(person, mcq, lambda trial: 0)
     assert served
     played = Exposure.objects.filter(person=f"user:{person.pk}", kind="footage", source="study")
     assert played.exists() and {(e.start_s, e.end_s) for e in played} == {(0.0, 100.0)}
 
-    flight, report = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
-                                  options={"frame_size": 32, "practice_items": 1, "questions_per_participant": 12})
+    flight, report = create_study(
+        project,
+        "flight",
+        "ordering",
+        preset="ego-flight",
+        seed=7,
+        options={"frame_size": 32, "practice_items": 1, "questions_per_participant": 12},
+    )
     scored = Item.objects.filter(condition__study=flight, role=Item.Role.SCORED).count()
     assert report.exposure["given away by study mc"] == scored  # every ordering clip lies inside the MCQ clips
     participant = enroll(flight, person)
@@ -95,15 +117,27 @@ def test_a_skipped_queue_unit_still_keeps_its_footage_and_answers_from_the_perso
     set_queue_policy(project, double_check_share=1.0)  # the builder's pass queues a double-check showing the answers
     verified(1, seconds=100.0)
     opened, _ = create_study(project, "open", "open_answer", options={"questions_per_participant": 3})
-    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
-                             options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6})
+    flight, _ = create_study(
+        project,
+        "flight",
+        "ordering",
+        preset="ego-flight",
+        seed=7,
+        options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6},
+    )
     person, fresh = people(project, 2)
     item = claim_next(project, person)
     assert item.kind == "double_check"
     skip_unit(item.unit_id, person, reason="unclear")  # the skip ends the lease: no queue item names them now
     pairs = set(QAPair.objects.filter(unit_id=item.unit_id).values_list("id", flat=True))
-    assert set(Exposure.objects.filter(person=f"user:{person.pk}", ref=f"unit:{item.unit_id}", kind="answer")
-               .values_list("qa_pair_id", flat=True)) == pairs
+    assert (
+        set(
+            Exposure.objects.filter(person=f"user:{person.pk}", ref=f"unit:{item.unit_id}", kind="answer").values_list(
+                "qa_pair_id", flat=True
+            )
+        )
+        == pairs
+    )
 
     assert _scored_items(enroll(opened, person)) == []  # every open question's answer was on the unit's page
     participant = enroll(flight, person)
@@ -119,15 +153,27 @@ def test_an_answer_practice_feedback_showed_is_never_asked_again(verified, proje
     """Found by the review: a practice trial's feedback shows the right option, and the same pair
     came back as a scored item of another MCQ study."""
     verified(3)
-    first, _ = create_study(project, "mca", "mcq", seed=1, options={"time_limits": [60], "per_type": 1,
-                                                                    "practice_items": 1, "attention_items": 0})
-    second, _ = create_study(project, "mcb", "mcq", seed=2, options={"time_limits": [60], "practice_items": 0,
-                                                                     "attention_items": 0, "questions_per_participant": 9})
+    first, _ = create_study(
+        project,
+        "mca",
+        "mcq",
+        seed=1,
+        options={"time_limits": [60], "per_type": 1, "practice_items": 1, "attention_items": 0},
+    )
+    second, _ = create_study(
+        project,
+        "mcb",
+        "mcq",
+        seed=2,
+        options={"time_limits": [60], "practice_items": 0, "attention_items": 0, "questions_per_participant": 9},
+    )
     person = people(project, 1)[0]
     served = _take(person, first, lambda trial: 0)
     practice = [t.item.qa_pair_id for t in served if t.practice]
-    assert len(practice) == 1 and Exposure.objects.filter(person=f"user:{person.pk}", kind="answer",
-                                                          qa_pair_id=practice[0]).exists()
+    assert (
+        len(practice) == 1
+        and Exposure.objects.filter(person=f"user:{person.pk}", kind="answer", qa_pair_id=practice[0]).exists()
+    )
     asked = {i.qa_pair_id for i in _scored_items(enroll(second, person))}
     assert asked and practice[0] not in asked
 
@@ -136,9 +182,13 @@ def test_an_answer_practice_feedback_showed_is_never_asked_again(verified, proje
 def test_the_ledger_is_append_only():
     from django.db import IntegrityError, transaction
 
-    row = Exposure.objects.create(person="user:1", project_id=1, kind="footage", video_id=1, source="queue", ref="unit:1")
-    for change in (lambda: Exposure.objects.filter(pk=row.pk).update(kind="frames"),
-                   lambda: Exposure.objects.filter(pk=row.pk).delete()):
+    row = Exposure.objects.create(
+        person="user:1", project_id=1, kind="footage", video_id=1, source="queue", ref="unit:1"
+    )
+    for change in (
+        lambda: Exposure.objects.filter(pk=row.pk).update(kind="frames"),
+        lambda: Exposure.objects.filter(pk=row.pk).delete(),
+    ):
         with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
             change()
     assert Exposure.objects.get(pk=row.pk).kind == "footage"
@@ -154,14 +204,23 @@ def test_one_record_writes_source_footage_once_in_order_and_a_guard_decides_whet
 
     day = Video.objects.create(project=project, sha256="d" * 64, filename="day.mp4")
     night = Video.objects.create(project=project, sha256="n" * 64, filename="night.mp4", derived_from=day)
-    shown = [ledger.Shown(ledger.FOOTAGE, night.pk, 0, 12.5), ledger.Shown(ledger.ANSWER, qa_pair_id=7),
-             ledger.Shown(ledger.FOOTAGE, day.pk, 0.0, 12.5), ledger.Shown(ledger.FOOTAGE, night.pk)]
+    shown = [
+        ledger.Shown(ledger.FOOTAGE, night.pk, 0, 12.5),
+        ledger.Shown(ledger.ANSWER, qa_pair_id=7),
+        ledger.Shown(ledger.FOOTAGE, day.pk, 0.0, 12.5),
+        ledger.Shown(ledger.FOOTAGE, night.pk),
+    ]
     assert ledger.record("user:1", project.pk, shown, source="queue", ref="unit:1") == 3
-    rows = list(Exposure.objects.order_by("pk").values_list("person", "kind", "video_id", "start_s", "end_s",
-                                                            "qa_pair_id", "ref"))
-    assert rows == [("user:1", "footage", day.pk, 0.0, 12.5, None, "unit:1"),
-                    ("user:1", "answer", None, None, None, 7, "unit:1"),
-                    ("user:1", "footage", day.pk, None, None, None, "unit:1")]
+    rows = list(
+        Exposure.objects.order_by("pk").values_list(
+            "person", "kind", "video_id", "start_s", "end_s", "qa_pair_id", "ref"
+        )
+    )
+    assert rows == [
+        ("user:1", "footage", day.pk, 0.0, 12.5, None, "unit:1"),
+        ("user:1", "answer", None, None, None, 7, "unit:1"),
+        ("user:1", "footage", day.pk, None, None, None, "unit:1"),
+    ]
     never = ('UPDATE "media_video" SET filename = filename WHERE id = %(guard_id)s RETURNING id', {"guard_id": -1})
     assert ledger.record("user:2", project.pk, shown, source="queue", ref="unit:2", guard=never) == (False, 0)
     once = ('UPDATE "media_video" SET filename = filename WHERE id = %(guard_id)s RETURNING id', {"guard_id": day.pk})
@@ -173,10 +232,20 @@ def test_a_panel_participant_is_one_person_across_studies_by_their_pseudonym(ver
     from annotator.studies import links
 
     verified(1, seconds=100.0)
-    mcq, _ = create_study(project, "mc", "mcq", options={"time_limits": [60], "questions_per_participant": 5,
-                                                         "attention_items": 0, "practice_items": 0})
-    flight, _ = create_study(project, "flight", "ordering", preset="ego-flight", seed=7,
-                             options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6})
+    mcq, _ = create_study(
+        project,
+        "mc",
+        "mcq",
+        options={"time_limits": [60], "questions_per_participant": 5, "attention_items": 0, "practice_items": 0},
+    )
+    flight, _ = create_study(
+        project,
+        "flight",
+        "ordering",
+        preset="ego-flight",
+        seed=7,
+        options={"frame_size": 32, "practice_items": 0, "questions_per_participant": 6},
+    )
     ids = links.PanelIds("5f8a-panel-person", "S1", "X1")
     participant, _ = links.open_link(links.create_link(mcq).link, ids)
     start(participant)

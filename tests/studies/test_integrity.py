@@ -42,12 +42,14 @@ def _take_part(user, study, answer) -> list[str]:
         assert set(trial) == TRIAL_KEYS
         for video in trial["content"].get("videos", []):
             assert CLIP_URL.match(video["url"]) and re.fullmatch(r"Video \d+", video["label"])
-            assert page.get(video["url"]).status_code == 200          # the open trial's clip plays
+            assert page.get(video["url"]).status_code == 200  # the open trial's clip plays
         shown = client.post(f"/api/trials/{trial['trial_id']}/shown/")
         bodies.append(shown.content.decode())
-        res = client.post(f"/api/trials/{trial['trial_id']}/answer/",
-                          {"response": answer(trial["content"]), "client_rt_ms": 5.0,
-                           "idempotency_key": f"k{trial['trial_id']}"}, format="json")
+        res = client.post(
+            f"/api/trials/{trial['trial_id']}/answer/",
+            {"response": answer(trial["content"]), "client_rt_ms": 5.0, "idempotency_key": f"k{trial['trial_id']}"},
+            format="json",
+        )
 
 
 def _keys(value) -> set[str]:
@@ -62,7 +64,18 @@ def _keys(value) -> set[str]:
 def _assert_nothing_given_away(bodies: list[str], study, forbidden: list[str], forbidden_keys=frozenset()):
     text = "\n".join(bodies)
     keys = {k for b in bodies[1:] for k in _keys(json.loads(b))}
-    bad = keys & {"item_id", "qa_pair_id", "truth", "answer", "answer_index", "group", "subtask", "seed", "key", *forbidden_keys}
+    bad = keys & {
+        "item_id",
+        "qa_pair_id",
+        "truth",
+        "answer",
+        "answer_index",
+        "group",
+        "subtask",
+        "seed",
+        "key",
+        *forbidden_keys,
+    }
     assert not bad, bad
     for item in Item.objects.filter(condition__study=study).select_related("footage"):
         video = item.footage
@@ -80,7 +93,9 @@ def taken(verified, project):
 
 def test_multiple_choice_sends_no_correctness_and_shuffles_the_right_option(taken, project):
     builder, takers = taken
-    study, report = create_study(project, "mc", "mcq", seed=3, options={"time_limits": [60], "questions_per_participant": 3})
+    study, report = create_study(
+        project, "mc", "mcq", seed=3, options={"time_limits": [60], "questions_per_participant": 3}
+    )
     assert report.items == {1: 3}
     pairs = list(QAPair.objects.filter(options__isnull=False))
     places = {Item.objects.get(qa_pair=p).payload["options"].index(p.options[p.answer_index]) for p in pairs}
@@ -94,11 +109,17 @@ def test_multiple_choice_sends_no_correctness_and_shuffles_the_right_option(take
     # recorded seed, and those seeds move the right option (whether three pairs land in one place
     # depends on their ids, which depend on the tests run before: checked over many seeds instead).
     for p in pairs:
-        assert Item.objects.get(qa_pair=p).payload["options"] == shuffled(list(p.options), p.answer_index,
-                                                                           option_seed(3, p.pk))[0]
+        assert (
+            Item.objects.get(qa_pair=p).payload["options"]
+            == shuffled(list(p.options), p.answer_index, option_seed(3, p.pk))[0]
+        )
     assert places <= {0, 1, 2, 3}
-    assert len({shuffled(list(pairs[0].options), pairs[0].answer_index, option_seed(s, pairs[0].pk))[1]
-                for s in range(40)}) > 1
+    assert (
+        len(
+            {shuffled(list(pairs[0].options), pairs[0].answer_index, option_seed(s, pairs[0].pk))[1] for s in range(40)}
+        )
+        > 1
+    )
     # Every clip the participants fetched is closed to them once their trials are answered.
     person = takers[0]
     page = Client()
@@ -139,7 +160,7 @@ def test_the_queue_does_not_serve_a_unit_whose_pair_the_person_still_has_to_answ
     participant = enroll(study, person)
     start(participant)
     assert Trial.objects.filter(participant=participant).count() == 4  # 2 open pairs per unit (no multiple choice)
-    assert claim_next(project, person) is None      # both double-checks would show pairs of open trials
+    assert claim_next(project, person) is None  # both double-checks would show pairs of open trials
     while (trial := current_trial(participant)) is not None:
         mark_shown(participant, trial.pk)
         answer_trial(participant, trial.pk, "an answer", 1.0, f"k{trial.pk}")
@@ -148,9 +169,19 @@ def test_the_queue_does_not_serve_a_unit_whose_pair_the_person_still_has_to_answ
 
 def test_likert_items_never_say_which_group_they_are_in(verified, project):
     verified(3, delete_open=1)
-    study, _ = create_study(project, "vudg", "likert", preset="vudg-quality", seed=2,
-                            options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0})
-    assert set(Item.objects.filter(condition__study=study).values_list("group", flat=True)) == {"real", "random_matched", "filtered"}
+    study, _ = create_study(
+        project,
+        "vudg",
+        "likert",
+        preset="vudg-quality",
+        seed=2,
+        options={"criteria": ["correctness"], "questions_per_participant": 30, "attention_items": 0},
+    )
+    assert set(Item.objects.filter(condition__study=study).values_list("group", flat=True)) == {
+        "real",
+        "random_matched",
+        "filtered",
+    }
     person = people(project, 1)[0]
     bodies = _take_part(person, study, lambda content: {"score": 3})
     keys = {k for b in bodies[1:] for k in _keys(json.loads(b))}

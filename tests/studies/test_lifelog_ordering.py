@@ -14,17 +14,29 @@ from tests.studies.conftest import api_as, people
 
 pytestmark = pytest.mark.django_db
 
-SUMMARIES = ["C cooks breakfast in a kitchen.", "C rides a bicycle to work.", "C writes at a desk.",
-             "C plays cards with friends."]
+SUMMARIES = [
+    "C cooks breakfast in a kitchen.",
+    "C rides a bicycle to work.",
+    "C writes at a desk.",
+    "C plays cards with friends.",
+]
 
 
 @pytest.fixture
 def life_log(project):
     rows = []
     for i, text in enumerate(SUMMARIES):
-        Video.objects.create(project=project, sha256=f"{i:064x}", filename=f"part{i}.mp4", status="ready",
-                             duration_s=600.0, source="real")
-        rows.append((f"rows[{i}]", {"file": f"part{i}.mp4", "start": f"2024-05-01T{8 + 2 * i:02d}:00:00", "summary": text}))
+        Video.objects.create(
+            project=project,
+            sha256=f"{i:064x}",
+            filename=f"part{i}.mp4",
+            status="ready",
+            duration_s=600.0,
+            source="real",
+        )
+        rows.append(
+            (f"rows[{i}]", {"file": f"part{i}.mp4", "start": f"2024-05-01T{8 + 2 * i:02d}:00:00", "summary": text})
+        )
     return build_life_log(project, "day 1", read_rows(rows)).group
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from annotator.studies import links
 from annotator.studies.models import Participant, Study, Trial
-from annotator.studies.services import create_study
 from tests.studies.conftest import verified  # noqa: F401 (a fixture)
 from tests.studies.test_link_participants import api, browser, enter, panel, through_screening  # noqa: F401
 
@@ -23,15 +21,15 @@ def test_link_pages_are_rate_limited_per_address_with_a_plain_429(panel, setting
     cache.clear()
     # Each panel id from its own browser, all from one address (one browser taking part is not
     # taken over by another id: test_link_participants).
-    assert [enter(browser(), token, pid=f"p{i}").status_code for i in range(3)] == [302, 302, 200]   # p2: full
+    assert [enter(browser(), token, pid=f"p{i}").status_code for i in range(3)] == [302, 302, 200]  # p2: full
     res = enter(browser(), token, pid="p3")
     assert (res.status_code, res["Content-Type"]) == (429, "text/plain; charset=utf-8")
     assert res.content == b"Too many requests from your address. Wait a minute and try again.\n"
     assert 1 <= int(res["Retry-After"]) <= 60
-    assert browser().get("/s/" + "B" * 32 + "/").status_code == 429       # guessing tokens counts too
-    assert Participant.objects.filter(study=study).count() == 2          # p2 found the study full, p3 never got in
+    assert browser().get("/s/" + "B" * 32 + "/").status_code == 429  # guessing tokens counts too
+    assert Participant.objects.filter(study=study).count() == 2  # p2 found the study full, p3 never got in
     other = browser()
-    res = other.get(f"/s/{token}/", {"pid": "p9"}, REMOTE_ADDR="10.1.2.3")   # another address is not held back
+    res = other.get(f"/s/{token}/", {"pid": "p9"}, REMOTE_ADDR="10.1.2.3")  # another address is not held back
     assert res.status_code == 200 and b"This study is full" in res.content
 
 
@@ -66,11 +64,16 @@ def test_a_session_has_no_rights_beyond_its_own_trials(panel, project):
     for url in (f"/api/trials/{their_trial['trial_id']}/shown/", f"/api/trials/{their_trial['trial_id']}/answer/"):
         assert api(mine, url, {"response": 0, "client_rt_ms": 5, "idempotency_key": "x"}).status_code == 404
     assert Trial.objects.get(pk=their_trial["trial_id"]).shown_at is None
-    for url in (f"/api/studies/{study.pk}/results/", f"/api/studies/{study.pk}/items/", f"/api/studies/{study.pk}/trials/",
-                f"/api/studies/{study.pk}/participants/", f"/api/projects/{project.slug}/studies/"):
+    for url in (
+        f"/api/studies/{study.pk}/results/",
+        f"/api/studies/{study.pk}/items/",
+        f"/api/studies/{study.pk}/trials/",
+        f"/api/studies/{study.pk}/participants/",
+        f"/api/projects/{project.slug}/studies/",
+    ):
         assert mine.get(url).status_code in (401, 403), url
     assert api(mine, f"/api/studies/{study.pk}/links/").status_code in (401, 403)
-    assert mine.get(f"/projects/{project.slug}/studies/{study.name}/results/").status_code == 302   # to the login page
+    assert mine.get(f"/projects/{project.slug}/studies/{study.name}/results/").status_code == 302  # to the login page
     assert my_trial["trial_id"] != their_trial["trial_id"]
 
 
@@ -85,10 +88,10 @@ def test_a_session_fetches_only_the_media_of_the_trial_it_is_on(panel, project):
     p = Participant.objects.get()
     practice, scored = Trial.objects.filter(participant=p).order_by("-practice", "position")
     clip = practice.item.payload["media"][0]["name"]
-    assert client.get(f"/files/{clip}").status_code == 200                     # the current trial's clip
-    assert browser().get(f"/files/{clip}").status_code == 302                   # anyone else: to the login page
+    assert client.get(f"/files/{clip}").status_code == 200  # the current trial's clip
+    assert browser().get(f"/files/{clip}").status_code == 302  # anyone else: to the login page
     video = practice.item.footage
-    assert client.get(f"/files/{video.rendition}").status_code == 404          # source footage: never
+    assert client.get(f"/files/{video.rendition}").status_code == 404  # source footage: never
     # The next trial's clip (the test's clips share bytes, so its name is made distinct here) only once it is current.
     scored.item.payload["media"][0]["name"] = "studyclips/next.mp4"
     scored.item.save()
@@ -97,9 +100,9 @@ def test_a_session_fetches_only_the_media_of_the_trial_it_is_on(panel, project):
     api(client, f"/api/trials/{tid}/shown/")
     api(client, f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": "k"})
     assert current_trials_show([p.pk], "studyclips/next.mp4") is True
-    assert current_trials_show([p.pk], clip) is False                          # answered: no longer
+    assert current_trials_show([p.pk], clip) is False  # answered: no longer
     assert client.get(f"/files/{clip}").status_code == 404
     Participant.objects.filter(pk=p.pk).update(status="timed_out")
-    assert current_trials_show([p.pk], "studyclips/next.mp4") is False         # left: nothing
+    assert current_trials_show([p.pk], "studyclips/next.mp4") is False  # left: nothing
     assert client.get(f"/s/{token}/test-clip.mp4").status_code == 200
-    assert browser().get(f"/s/{token}/test-clip.mp4").status_code == 404      # not without the session
+    assert browser().get(f"/s/{token}/test-clip.mp4").status_code == 404  # not without the session

@@ -30,7 +30,7 @@ def everyone(panel):
     enter(done, token, pid="done-person")
     through_screening(done, token)
     answer_all(done, study)
-    Study.objects.filter(pk=study.pk).update(exclusion={"min_median_rt_s": 1.0})   # 5 ms answers are too fast
+    Study.objects.filter(pk=study.pk).update(exclusion={"min_median_rt_s": 1.0})  # 5 ms answers are too fast
     fast = browser()
     enter(fast, token, pid="+cmd-calc")
     through_screening(fast, token)
@@ -42,20 +42,25 @@ def everyone(panel):
     enter(browser(), token, pid="idle-person")
     enter(browser(), token, pid="busy-person")
     Participant.objects.filter(pseudonym=links.pseudonym_of("idle-person")).update(
-        last_active_at=timezone.now() - timedelta(minutes=90))
+        last_active_at=timezone.now() - timedelta(minutes=90)
+    )
     assert links.release_idle() == 1
     return study
 
 
 def test_the_api_exports_each_participant_with_their_status_code_and_times(everyone, project):
     study = everyone
-    researcher, = people(project, 1, role="researcher", prefix="r")
+    (researcher,) = people(project, 1, role="researcher", prefix="r")
     res = api_as(researcher).get(f"/api/studies/{study.pk}/participants/?format=jsonl")
     assert res.status_code == 200 and res["Content-Type"].startswith("application/jsonl")
     rows = [json.loads(line) for line in b"".join(res.streaming_content).decode().splitlines()]
     assert [(r["external_id"], r["status"], r["answered"]) for r in rows] == [
-        ("done-person", "completed", 2), ("+cmd-calc", "excluded", 2), ("returned-person", "returned", 0),
-        ("idle-person", "timed_out", 0), ("busy-person", "in_progress", 0)]
+        ("done-person", "completed", 2),
+        ("+cmd-calc", "excluded", 2),
+        ("returned-person", "returned", 0),
+        ("idle-person", "timed_out", 0),
+        ("busy-person", "in_progress", 0),
+    ]
     by = {r["external_id"]: r for r in rows}
     stored = {p.external_id: p for p in Participant.objects.filter(study=study)}
     for ext, row in by.items():
@@ -71,12 +76,12 @@ def test_the_api_exports_each_participant_with_their_status_code_and_times(every
 
 def test_the_csv_guards_cells_and_the_command_writes_the_same(everyone, project):
     study = everyone
-    researcher, = people(project, 1, role="researcher", prefix="r")
+    (researcher,) = people(project, 1, role="researcher", prefix="r")
     res = api_as(researcher).get(f"/api/studies/{study.pk}/participants/?format=csv")
     text = b"".join(res.streaming_content).decode()
     table = list(csv.DictReader(io.StringIO(text)))
     assert [r["status"] for r in table] == ["completed", "excluded", "returned", "timed_out", "in_progress"]
-    assert table[1]["external_id"] == "'+cmd-calc"                     # not a formula in a spreadsheet
+    assert table[1]["external_id"] == "'+cmd-calc"  # not a formula in a spreadsheet
     out = io.StringIO()
     call_command("study_participants", study.name, "--csv", stdout=out)
     assert out.getvalue() == text
@@ -84,9 +89,9 @@ def test_the_csv_guards_cells_and_the_command_writes_the_same(everyone, project)
 
 def test_only_admins_and_researchers_export_participants_and_a_bad_format_is_a_400(everyone, project, annotator):
     study = everyone
-    reviewer, = people(project, 1, role="reviewer", prefix="v")
+    (reviewer,) = people(project, 1, role="reviewer", prefix="v")
     for user in (annotator, reviewer):
         assert api_as(user).get(f"/api/studies/{study.pk}/participants/").status_code == 403
-    admin, = people(project, 1, role="admin", prefix="a")
+    (admin,) = people(project, 1, role="admin", prefix="a")
     res = api_as(admin).get(f"/api/studies/{study.pk}/participants/?format=xlsx")
     assert (res.status_code, res.json()["errors"]) == (400, {"format": "jsonl or csv"})

@@ -25,10 +25,21 @@ def test_account_and_model_participants_stored_before_stay_valid_and_read_as_bef
         model = OldParticipant.objects.create(study=study, kind="model", model="gpt-4o", stage="done")
     person, model = Participant.objects.get(pk=person.pk), Participant.objects.get(pk=model.pk)
     assert (person.kind, person.user_id, person.pseudonym, person.link_id, person.status, person.export_status) == (
-        "person", user.pk, "", None, "in_progress", "in_progress")
+        "person",
+        user.pk,
+        "",
+        None,
+        "in_progress",
+        "in_progress",
+    )
     assert (model.kind, model.model, model.pseudonym, model.export_status) == ("model", "gpt-4o", "", "completed")
     study = Study.objects.get(pk=study.pk)
-    assert (study.min_viewport_width, study.min_viewport_height, study.abandon_after_min, study.consent) == (1024, 600, 60, "")
+    assert (study.min_viewport_width, study.min_viewport_height, study.abandon_after_min, study.consent) == (
+        1024,
+        600,
+        60,
+        "",
+    )
 
 
 @pytest.fixture
@@ -42,16 +53,16 @@ def test_an_anonymous_person_is_allowed_and_a_pseudonym_enrols_once_per_study(st
     with pytest.raises(IntegrityError), transaction.atomic():
         Participant.objects.create(study=study, pseudonym=pseudonym_of("5f1e0000aa"), external_id="5f1e0000aa")
     other = Study.objects.create(project=project, name="other", kind="mcq")
-    Participant.objects.create(study=other, pseudonym=pseudonym_of("5f1e0000aa"))   # another study: allowed
+    Participant.objects.create(study=other, pseudonym=pseudonym_of("5f1e0000aa"))  # another study: allowed
     assert Participant.objects.filter(pseudonym=pseudonym_of("5f1e0000aa")).count() == 2
 
 
 def test_a_person_with_neither_an_account_nor_a_pseudonym_is_refused(study, annotator):
     with pytest.raises(IntegrityError), transaction.atomic():
         Participant.objects.create(study=study)
-    with pytest.raises(IntegrityError), transaction.atomic():   # an account has no pseudonym
+    with pytest.raises(IntegrityError), transaction.atomic():  # an account has no pseudonym
         Participant.objects.create(study=study, user=annotator, pseudonym=pseudonym_of("x"))
-    with pytest.raises(IntegrityError), transaction.atomic():   # a preview is an account's
+    with pytest.raises(IntegrityError), transaction.atomic():  # a preview is an account's
         Participant.objects.create(study=study, kind="preview")
     assert Participant.objects.filter(study=study).count() == 0
 

@@ -24,9 +24,19 @@ def panel(verified, project):
     question each (so two participants fill it), and a link to it; returns (study, token)."""
     cache.clear()  # the link pages' rate limit counts per address and minute in the cache
     verified(3)
-    study, _ = create_study(project, "panel", "mcq", seed=3,
-                            options={"per_type": 2, "questions_per_participant": 1, "practice_items": 1,
-                                     "attention_items": 0, "raters_per_item": 1})
+    study, _ = create_study(
+        project,
+        "panel",
+        "mcq",
+        seed=3,
+        options={
+            "per_type": 2,
+            "questions_per_participant": 1,
+            "practice_items": 1,
+            "attention_items": 0,
+            "raters_per_item": 1,
+        },
+    )
     study.completion_url = "https://app.prolific.com/submissions/complete"
     study.save()
     return study, links.create_link(study).token
@@ -45,12 +55,13 @@ def form(client, url, data):
 
 
 def api(client, url, body=None):
-    return client.post(url, body or {}, content_type="application/json",
-                       HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    return client.post(
+        url, body or {}, content_type="application/json", HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value
+    )
 
 
 def through_screening(client, token):
-    assert client.get(f"/s/{token}/").status_code == 200                       # the consent page sets the CSRF cookie
+    assert client.get(f"/s/{token}/").status_code == 200  # the consent page sets the CSRF cookie
     assert form(client, f"/s/{token}/consent/", {"decision": "accept"}).status_code == 302
     res = form(client, f"/s/{token}/screening/", {"width": "1366", "height": "768", "codec": "yes", "played": "yes"})
     assert res.status_code == 302, res.content
@@ -66,7 +77,9 @@ def answer_all(client, study):
             continue
         tid = state["trial"]["trial_id"]
         assert api(client, f"/api/trials/{tid}/shown/").status_code == 200
-        res = api(client, f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"})
+        res = api(
+            client, f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"}
+        )
         assert res.status_code == 200, res.content
         answered += 1
         state = res.json()
@@ -80,8 +93,14 @@ def test_a_panel_participant_goes_from_the_link_to_the_completion_code_without_a
     assert (res.status_code, res["Location"]) == (302, f"/s/{token}/")
     p = Participant.objects.get(study=study)
     assert (p.user_id, p.kind, p.pseudonym, p.external_id, p.panel_study_id, p.panel_session_id) == (
-        None, "person", pseudonym_of("5f1e0000aaaabbbbccccdddd"), "5f1e0000aaaabbbbccccdddd", "st-1", "se-1")
-    assert Trial.objects.filter(participant=p).count() == 2                     # 1 practice + 1 scored
+        None,
+        "person",
+        pseudonym_of("5f1e0000aaaabbbbccccdddd"),
+        "5f1e0000aaaabbbbccccdddd",
+        "st-1",
+        "se-1",
+    )
+    assert Trial.objects.filter(participant=p).count() == 2  # 1 practice + 1 scored
     assert client.cookies["sessionid"]["httponly"] is True
     assert b'id="consent"' in client.get(f"/s/{token}/").content
     assert api(client, f"/api/studies/{study.pk}/enroll/").status_code == 409  # not consented yet
@@ -105,7 +124,7 @@ def test_the_same_panel_id_resumes_the_same_participant_from_another_browser_and
     through_screening(first, token)
     enter(second, token)
     assert Participant.objects.filter(study=study).count() == 1
-    assert b'id="take-config"' in second.get(f"/s/{token}/").content           # consent and screening kept
+    assert b'id="take-config"' in second.get(f"/s/{token}/").content  # consent and screening kept
     enter(browser(), token, pid="another-person")
     assert Participant.objects.filter(study=study).count() == 2
 
@@ -122,7 +141,7 @@ def test_a_link_with_another_panel_id_does_not_take_over_a_browser_that_is_takin
     assert res.status_code == 409 and b"already taking this study" in res.content
     assert not Participant.objects.filter(study=study, pseudonym=pseudonym_of("attacker-pid")).exists()
     assert client.cookies["sessionid"].value == key
-    assert b'id="take-config"' in client.get(f"/s/{token}/").content           # still the victim's own page
+    assert b'id="take-config"' in client.get(f"/s/{token}/").content  # still the victim's own page
 
 
 def test_no_trial_is_shown_or_answered_before_consent_and_screening(panel):

@@ -26,8 +26,11 @@ def _answer_all_as(api, study):
             continue
         tid = state["trial"]["trial_id"]
         assert api.post(f"/api/trials/{tid}/shown/").status_code == 200
-        res = api.post(f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"},
-                       format="json")
+        res = api.post(
+            f"/api/trials/{tid}/answer/",
+            {"response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"},
+            format="json",
+        )
         assert res.status_code == 200, res.content
         n += 1
         state = res.json()
@@ -36,10 +39,13 @@ def _answer_all_as(api, study):
 
 def test_a_researcher_previews_a_study_and_nothing_of_it_is_counted(panel, project, client):
     study, token = panel
-    researcher, = people(project, 1, role="researcher", prefix="r")
+    (researcher,) = people(project, 1, role="researcher", prefix="r")
     client.force_login(researcher)
     results = client.get(f"/projects/{project.slug}/studies/{study.name}/results/").content.decode()
-    assert f'href="/projects/{project.slug}/studies/{study.name}/preview/"' in results and "Preview as participant" in results
+    assert (
+        f'href="/projects/{project.slug}/studies/{study.name}/preview/"' in results
+        and "Preview as participant" in results
+    )
     page = client.get(f"/projects/{project.slug}/studies/{study.name}/preview/")
     assert page.status_code == 200 and b'id="preview-banner"' in page.content
     assert f'"enrollUrl": "/api/studies/{study.pk}/enroll/?preview=1"'.encode() in page.content
@@ -63,7 +69,7 @@ def test_a_researcher_previews_a_study_and_nothing_of_it_is_counted(panel, proje
 
 def test_starting_the_preview_again_deletes_the_old_one(panel, project, client):
     study, _ = panel
-    admin, = people(project, 1, role="admin", prefix="a")
+    (admin,) = people(project, 1, role="admin", prefix="a")
     api_as(admin).post(f"/api/studies/{study.pk}/enroll/?preview=1")
     first = Participant.objects.get(study=study, user=admin)
     client.force_login(admin)
@@ -75,11 +81,11 @@ def test_starting_the_preview_again_deletes_the_old_one(panel, project, client):
 
 def test_annotators_and_reviewers_cannot_preview(panel, project, annotator, client):
     study, _ = panel
-    reviewer, = people(project, 1, role="reviewer", prefix="v")
+    (reviewer,) = people(project, 1, role="reviewer", prefix="v")
     for user in (annotator, reviewer):
         client.force_login(user)
         assert client.get(f"/projects/{project.slug}/studies/{study.name}/preview/").status_code == 403
         assert api_as(user).post(f"/api/studies/{study.pk}/enroll/?preview=1").status_code == 403
     assert not Participant.objects.filter(kind="preview").exists()
     body = json.loads(api_as(reviewer).post(f"/api/studies/{study.pk}/enroll/").content)
-    assert "cannot take part" in body["detail"]                # without preview: refused as before
+    assert "cannot take part" in body["detail"]  # without preview: refused as before

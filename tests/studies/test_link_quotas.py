@@ -22,11 +22,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _answer_practice(client, study):
     """Begin and answer the practice trial only; returns the open scored trial's id."""
     from tests.studies.test_link_participants import api
+
     state = api(client, f"/api/studies/{study.pk}/enroll/").json()
     tid = state["trial"]["trial_id"]
     assert state["trial"]["practice"] is True
     api(client, f"/api/trials/{tid}/shown/")
-    assert api(client, f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": "p"}).status_code == 200
+    assert (
+        api(
+            client, f"/api/trials/{tid}/answer/", {"response": 0, "client_rt_ms": 5, "idempotency_key": "p"}
+        ).status_code
+        == 200
+    )
     return client.get(f"/api/studies/{study.pk}/current/").json()["trial"]["trial_id"]
 
 
@@ -39,21 +45,23 @@ def test_an_idle_participant_is_timed_out_and_their_place_freed_while_an_active_
     enter(active, token, pid="active-person")
     assert b"This study is full" in enter(browser(), token, pid="late-person").content
     Participant.objects.filter(pseudonym=links.pseudonym_of("idle-person")).update(
-        last_active_at=timezone.now() - timedelta(minutes=61))
+        last_active_at=timezone.now() - timedelta(minutes=61)
+    )
     Participant.objects.filter(pseudonym=links.pseudonym_of("active-person")).update(
-        last_active_at=timezone.now() - timedelta(minutes=59))
+        last_active_at=timezone.now() - timedelta(minutes=59)
+    )
 
-    job_id = tasks.release_idle_schedule()                     # what beat runs: a job row first
+    job_id = tasks.release_idle_schedule()  # what beat runs: a job row first
     assert Job.objects.get(pk=job_id).task == "studies.release_idle"
     assert links.release_idle() == 1
 
     gone = Participant.objects.get(pseudonym=links.pseudonym_of("idle-person"))
     kept = Participant.objects.get(pseudonym=links.pseudonym_of("active-person"))
     assert (gone.status, gone.export_status, gone.stage) == ("timed_out", "timed_out", "done")
-    assert list(Trial.objects.filter(participant=gone).values_list("practice", flat=True)) == [True]   # answered kept
+    assert list(Trial.objects.filter(participant=gone).values_list("practice", flat=True)) == [True]  # answered kept
     assert not Trial.objects.filter(pk=open_trial).exists()
     assert (kept.status, Trial.objects.filter(participant=kept).count()) == ("in_progress", 2)
-    assert links.release_idle() == 0                           # idempotent
+    assert links.release_idle() == 0  # idempotent
     # The freed item goes to the next person; the timed-out one's session shows the end, not a trial.
     res = enter(browser(), token, pid="late-person")
     assert res.status_code == 302

@@ -53,30 +53,35 @@ def all_at_once(calls: list) -> list[object]:
 def at_once(link: StudyLink, pids: list[str]) -> list[tuple[str, object]]:
     """Open ``link`` with each panel id in its own thread, all released together; returns
     (pid, participant id or the exception's class name) in the order of ``pids``."""
+
     def enter(pid: str):
-        return lambda: links.open_link(StudyLink.objects.select_related("study").get(pk=link.pk),
-                                       links.PanelIds(pid))[0].pk
+        return lambda: (
+            links.open_link(StudyLink.objects.select_related("study").get(pk=link.pk), links.PanelIds(pid))[0].pk
+        )
 
     return list(zip(pids, all_at_once([enter(pid) for pid in pids])))
 
 
 def test_six_people_entering_at_once_fill_two_places_and_no_item_gets_a_second_rater(panel):
-    study, token = panel                                # 2 scored items, 1 rater each, 1 question a person
+    study, token = panel  # 2 scored items, 1 rater each, 1 question a person
     link = links.link_of(token)
     results = at_once(link, [f"racer-{i}" for i in range(6)])
     entered = [r for r in results if isinstance(r[1], int)]
     assert len(entered) == 2
     assert sorted(r[1] for r in results if not isinstance(r[1], int)) == ["StudyFull"] * 4
-    assert Participant.objects.filter(study=study).count() == 2       # the refused keep nothing
-    raters = dict(Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
-                  .annotate(n=Count("trials")).values_list("pk", "n"))
+    assert Participant.objects.filter(study=study).count() == 2  # the refused keep nothing
+    raters = dict(
+        Item.objects.filter(condition__study=study, role=Item.Role.SCORED)
+        .annotate(n=Count("trials"))
+        .values_list("pk", "n")
+    )
     assert sorted(raters.values()) == [1, 1]
     assert Trial.objects.filter(participant__study=study).count() == 4  # 1 practice + 1 scored each
 
 
 def test_a_link_admits_its_maximum_when_people_enter_at_once(panel):
     study, _ = panel
-    study.raters_per_item = 5                           # the cap leaves room for 10: the link's maximum decides
+    study.raters_per_item = 5  # the cap leaves room for 10: the link's maximum decides
     study.save()
     link = links.create_link(study, max_participants=3).link
     results = at_once(link, [f"crowd-{i}" for i in range(7)])
@@ -89,7 +94,7 @@ def test_one_panel_id_opening_the_link_four_times_at_once_is_one_participant(pan
     study, token = panel
     results = at_once(links.link_of(token), ["same-person"] * 4)
     ids = {r[1] for r in results}
-    assert len(ids) == 1 and isinstance(ids.pop(), int)                # each got the same participant
+    assert len(ids) == 1 and isinstance(ids.pop(), int)  # each got the same participant
     assert Participant.objects.filter(study=study).count() == 1
     assert Trial.objects.filter(participant__study=study).count() == 2
 
@@ -100,8 +105,9 @@ def answering_at_once(participant: Participant, trial_id: int, keys: list[str]) 
     from annotator.studies import services
 
     def answer(key: str):
-        return lambda: services.answer_trial(Participant.objects.get(pk=participant.pk), trial_id, 0, 1.0,
-                                             key).idempotency_key
+        return lambda: (
+            services.answer_trial(Participant.objects.get(pk=participant.pk), trial_id, 0, 1.0, key).idempotency_key
+        )
 
     return all_at_once([answer(key) for key in keys])
 
@@ -127,7 +133,7 @@ def test_one_answer_sent_four_times_at_once_is_stored_once_and_each_gets_it_back
     trial = Trial.objects.get(pk=tid)
     assert (trial.idempotency_key, trial.response) == ("same-key", 0)
     participant.refresh_from_db()
-    assert participant.stage == "trials"                               # moved on once, from the practice
+    assert participant.stage == "trials"  # moved on once, from the practice
 
 
 def test_of_four_different_answers_at_once_one_is_stored_and_three_are_told_it_is_answered(on_practice):
@@ -167,14 +173,18 @@ def test_an_entry_holding_the_study_lock_holds_up_neither_a_consent_nor_the_proj
                 done[name] = call()
             finally:
                 connection.close()
+
         return threading.Thread(target=run)
 
     holder = threading.Thread(target=entry)
     holder.start()
     assert locked.wait(30)
-    others = [meanwhile("consent", lambda: links.consent(Participant.objects.get(pk=participant.pk), True).pk),
-              meanwhile("video", lambda: Video.objects.create(project_id=study.project_id, sha256="0" * 64,
-                                                              filename="new.mp4").pk)]
+    others = [
+        meanwhile("consent", lambda: links.consent(Participant.objects.get(pk=participant.pk), True).pk),
+        meanwhile(
+            "video", lambda: Video.objects.create(project_id=study.project_id, sha256="0" * 64, filename="new.mp4").pk
+        ),
+    ]
     for t in others:
         t.start()
     for t in others:

@@ -49,9 +49,19 @@ def no_job_messages(monkeypatch):
 def mcq(verified, project):
     cache.clear()  # the link pages' rate limit
     verified(6)
-    study, _ = create_study(project, "budget", "mcq", seed=3,
-                            options={"per_type": 5, "questions_per_participant": 3, "practice_items": 1,
-                                     "attention_items": 0, "raters_per_item": 10})
+    study, _ = create_study(
+        project,
+        "budget",
+        "mcq",
+        seed=3,
+        options={
+            "per_type": 5,
+            "questions_per_participant": 3,
+            "practice_items": 1,
+            "attention_items": 0,
+            "raters_per_item": 10,
+        },
+    )
     return study, links.create_link(study).token
 
 
@@ -71,8 +81,10 @@ def take_part(study, token: str, pid: str) -> list[tuple[str, int]]:
     counted("page", lambda: client.get(base))
     counted("consent", lambda: client.post(base + "consent/", {"decision": "accept"}))
     counted("page", lambda: client.get(base))
-    counted("screening", lambda: client.post(base + "screening/", {"width": "1366", "height": "768", "codec": "yes",
-                                                                   "played": "yes"}))
+    counted(
+        "screening",
+        lambda: client.post(base + "screening/", {"width": "1366", "height": "768", "codec": "yes", "played": "yes"}),
+    )
     counted("page", lambda: client.get(base))
     state = counted("enroll", lambda: client.post(api + "enroll/", {}, content_type="application/json")).json()
     while state.get("trial") or state.get("next") == "current":
@@ -81,8 +93,14 @@ def take_part(study, token: str, pid: str) -> list[tuple[str, int]]:
             continue
         tid = state["trial"]["trial_id"]
         counted("shown", lambda tid=tid: client.post(f"/api/trials/{tid}/shown/", {}, content_type="application/json"))
-        state = counted("answer", lambda tid=tid: client.post(f"/api/trials/{tid}/answer/", {
-            "response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"}, content_type="application/json")).json()
+        state = counted(
+            "answer",
+            lambda tid=tid: client.post(
+                f"/api/trials/{tid}/answer/",
+                {"response": 0, "client_rt_ms": 5, "idempotency_key": f"k{tid}"},
+                content_type="application/json",
+            ),
+        ).json()
     counted("page", lambda: client.get(base))
     counted("done", lambda: client.get(base + "done/"))
     return log
@@ -92,22 +110,30 @@ def test_each_request_of_a_link_participant_stays_within_its_statements(mcq):
     study, token = mcq
     take_part(study, token, "first-person")  # the first person's requests also make the scoring job's row
     assert take_part(study, token, "second-person") == [
-        ("link", 10),      # link with the resume check, ledger with open trials elsewhere (one statement),
-                           # attention and practice items with the conditions; BEGIN, the participant, then
-                           # under the lock (3 and COMMIT, test_the_link_holds_the_study_lock_for_three_statements);
-                           # the session's row (1: no look-up of its random key, no transaction)
-        ("page", 3), ("consent", 7), ("page", 3), ("screening", 7),
-        ("page", 7),       # the take page: 3, and the made instructions' facts (4, issue 21's 6567f04)
-        ("enroll", 6),     # the first trial served: the ledger with open trials elsewhere, then its stamp
-                           # and ledger rows in one statement
+        ("link", 10),  # link with the resume check, ledger with open trials elsewhere (one statement),
+        # attention and practice items with the conditions; BEGIN, the participant, then
+        # under the lock (3 and COMMIT, test_the_link_holds_the_study_lock_for_three_statements);
+        # the session's row (1: no look-up of its random key, no transaction)
+        ("page", 3),
+        ("consent", 7),
+        ("page", 3),
+        ("screening", 7),
+        ("page", 7),  # the take page: 3, and the made instructions' facts (4, issue 21's 6567f04)
+        ("enroll", 6),  # the first trial served: the ledger with open trials elsewhere, then its stamp
+        # and ledger rows in one statement
         ("shown", 4),
-        ("answer", 10),    # the practice: its feedback, no trial served; the scoring job only read
-                           # (shared lock and whether it is queued, one statement: it is)
+        ("answer", 10),  # the practice: its feedback, no trial served; the scoring job only read
+        # (shared lock and whether it is queued, one statement: it is)
         ("current", 5),
-        ("shown", 4), ("answer", 10),  # with the next trial served
-        ("shown", 4), ("answer", 10),
-        ("shown", 4), ("answer", 10),  # the last: the stage moves to done, nothing served
-        ("page", 3), ("done", 4)]
+        ("shown", 4),
+        ("answer", 10),  # with the next trial served
+        ("shown", 4),
+        ("answer", 10),
+        ("shown", 4),
+        ("answer", 10),  # the last: the stage moves to done, nothing served
+        ("page", 3),
+        ("done", 4),
+    ]
 
 
 def test_the_link_holds_the_study_lock_for_three_statements(mcq):
@@ -123,12 +149,15 @@ def test_the_link_holds_the_study_lock_for_three_statements(mcq):
     assert res.status_code == 302
     first_words = [" ".join(q["sql"].split()[:3]) for q in ctx.captured_queries]
     assert first_words == [
-        'SELECT "studies_studylink"."id", "studies_studylink"."study_id",',   # the link, the study, the resume check
-        "SELECT * FROM",                                                        # the ledger and open trials elsewhere
-        'SELECT "studies_item"."id", "studies_item"."condition_id",',           # practice items, the conditions
-        "BEGIN", 'INSERT INTO "studies_participant"',
-        'SELECT "studies_study"."status" AS',                                   # the lock
-        "WITH chosen AS",                                                       # conditions, memberships, items
-        'INSERT INTO "studies_trial"', "COMMIT",
-        'INSERT INTO "django_session"']
+        'SELECT "studies_studylink"."id", "studies_studylink"."study_id",',  # the link, the study, the resume check
+        "SELECT * FROM",  # the ledger and open trials elsewhere
+        'SELECT "studies_item"."id", "studies_item"."condition_id",',  # practice items, the conditions
+        "BEGIN",
+        'INSERT INTO "studies_participant"',
+        'SELECT "studies_study"."status" AS',  # the lock
+        "WITH chosen AS",  # conditions, memberships, items
+        'INSERT INTO "studies_trial"',
+        "COMMIT",
+        'INSERT INTO "django_session"',
+    ]
     assert ctx.captured_queries[5]["sql"].endswith('FOR NO KEY UPDATE OF "studies_study"')

@@ -90,7 +90,7 @@ def test_an_answer_and_the_idle_release_of_its_person_at_once_both_finish(on_pra
     out = _answer_while(participant, tid, "release", lambda: links.release_idle(now=later))
     assert out == {"answer": tid, "release": 1}
     trials = {t.pk: t for t in Trial.objects.filter(participant=participant)}
-    assert list(trials) == [tid] and trials[tid].idempotency_key == "k"   # the answer kept, the rest released
+    assert list(trials) == [tid] and trials[tid].idempotency_key == "k"  # the answer kept, the rest released
     participant.refresh_from_db()
     assert (participant.status, participant.stage) == (Participant.Status.TIMED_OUT, Participant.Stage.DONE)
 
@@ -105,15 +105,15 @@ def test_an_answer_and_a_preview_started_again_at_once_both_finish(panel, admin_
     preview = links.preview_participant(study, admin_user)
     tid = Trial.objects.filter(participant=preview).order_by("position").values_list("pk", flat=True)[0]
     services.mark_shown(preview, tid)
-    out = _answer_while(preview, tid, "restart",
-                        lambda: links.preview_participant(study, admin_user, restart=True).pk)
+    out = _answer_while(preview, tid, "restart", lambda: links.preview_participant(study, admin_user, restart=True).pk)
     assert out["answer"] == tid and isinstance(out["restart"], int), out
     assert list(Participant.objects.filter(study=study).values_list("pk", flat=True)) == [out["restart"]]
     assert not Trial.objects.filter(participant_id=preview.pk).exists()
 
 
-def test_an_answer_and_the_deletion_of_its_person_s_account_at_once_both_finish(panel, django_user_model,
-                                                                                  no_job_messages):
+def test_an_answer_and_the_deletion_of_its_person_s_account_at_once_both_finish(
+    panel, django_user_model, no_job_messages
+):
     """A person answers (here through their preview) while an admin deletes their account. The
     account's cascade deletes the person's trials, then their participant row; the
     ``pre_delete`` receiver ``links.lock_participants_of`` takes the participant's row first, so the

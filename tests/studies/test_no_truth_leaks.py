@@ -35,6 +35,7 @@ CHANCE_BOUND = 0.5
 def _sorted_by(elements: list[dict], field: str) -> list[int]:
     """A cheat's answer: the free elements sorted by ``field`` (numbers as numbers), pinned hints
     left where they are; returned as positions in the payload."""
+
     def key(i):
         value = elements[i][field]
         return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
@@ -57,8 +58,11 @@ def _take_part_sorting_by_handle(client, experiment_id: int, seen: list) -> None
         assert client.post(f"/api/trials/{trial['trial_id']}/shown/").status_code == 200
         elements = trial["content"]["elements"]
         order = [elements[i]["handle"] for i in _sorted_by(elements, "handle")]
-        res = client.post(f"/api/trials/{trial['trial_id']}/answer/",
-                          {"response": order, "client_rt_ms": 1.0, "idempotency_key": f"k{trial['trial_id']}"}, format="json")
+        res = client.post(
+            f"/api/trials/{trial['trial_id']}/answer/",
+            {"response": order, "client_rt_ms": 1.0, "idempotency_key": f"k{trial['trial_id']}"},
+            format="json",
+        )
         assert res.status_code == 200, res.content
         state = res.json()
         if state.get("next") == "current":  # after practice feedback the next trial is asked for
@@ -86,11 +90,20 @@ def test_participants_sorting_by_any_id_in_the_payload_do_no_better_than_chance(
         text = str(p)
         assert video.filename not in text and video.sha256[:16] not in text and "source" not in text
         item = trials[p["trial_id"]].item
-        assert all(e["handle"] not in (str(eid), f"{frames[eid].t_s:09.3f}") for e, eid in zip(elements, item.payload["shown"]))
+        assert all(
+            e["handle"] not in (str(eid), f"{frames[eid].t_s:09.3f}") for e, eid in zip(elements, item.payload["shown"])
+        )
 
     # Every id-like field, sorted by: no better than chance.
-    fields = sorted({k for p in scored for e in p["content"]["elements"] for k, v in e.items()
-                     if k not in NOT_IDS and isinstance(v, (str, int)) and not isinstance(v, bool)})
+    fields = sorted(
+        {
+            k
+            for p in scored
+            for e in p["content"]["elements"]
+            for k, v in e.items()
+            if k not in NOT_IDS and isinstance(v, (str, int)) and not isinstance(v, bool)
+        }
+    )
     assert fields == ["handle", "url"]
     for field in fields:
         taus = []

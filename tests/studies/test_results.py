@@ -20,8 +20,18 @@ from tests.studies.conftest import api_as, people
 
 # Student's t quantiles for a two-sided 95% interval: t(0.975, 2) and t(0.975, 5).
 T_2, T_5 = 4.302652729911275, 2.570581835636314
-EXPORT_KEYS = {"trial_id", "item_id", "participant", "condition", "response", "scores", "timed_out", "client_rt_ms",
-               "shown_at", "answered_at"}
+EXPORT_KEYS = {
+    "trial_id",
+    "item_id",
+    "participant",
+    "condition",
+    "response",
+    "scores",
+    "timed_out",
+    "client_rt_ms",
+    "shown_at",
+    "answered_at",
+}
 
 
 def _take_part(user, study, answers: list[tuple[bool, float]]) -> None:
@@ -32,9 +42,11 @@ def _take_part(user, study, answers: list[tuple[bool, float]]) -> None:
         client.post(f"/api/trials/{trial['trial_id']}/shown/")
         truth = Trial.objects.get(pk=trial["trial_id"]).item.truth
         choice = truth if right else (truth + 1) % len(trial["content"]["options"])
-        res = client.post(f"/api/trials/{trial['trial_id']}/answer/",
-                          {"response": choice, "client_rt_ms": rt_ms, "idempotency_key": f"k{trial['trial_id']}"},
-                          format="json")
+        res = client.post(
+            f"/api/trials/{trial['trial_id']}/answer/",
+            {"response": choice, "client_rt_ms": rt_ms, "idempotency_key": f"k{trial['trial_id']}"},
+            format="json",
+        )
         assert res.status_code == 200, res.content
         trial = res.json()["trial"]
     assert trial is None
@@ -46,8 +58,13 @@ def study(verified, project):
     ``fast``: 3 of 3 right in 0.1, 0.2 and 0.3 s, so excluded) and two models were scored
     (``oracle`` always right, ``contrarian`` never)."""
     verified(3)
-    study, report = create_study(project, "mc", "mcq", seed=3, options={
-        "time_limits": [60], "questions_per_participant": 3, "exclusion": {"min_median_rt_s": 1.0}})
+    study, report = create_study(
+        project,
+        "mc",
+        "mcq",
+        seed=3,
+        options={"time_limits": [60], "questions_per_participant": 3, "exclusion": {"min_median_rt_s": 1.0}},
+    )
     assert report.items == {1: 3}
     kept, fast = people(project, 2)
     _take_part(kept, study, [(True, 1800.0), (True, 1500.0), (False, 1200.0)])
@@ -80,7 +97,7 @@ def test_results_give_exact_means_intervals_and_n_without_and_with_the_excluded_
     assert Participant.objects.get(user=study.fast).exclusion_reasons == ["median response time 0.20 s is under 1 s"]
 
     kept = _by_respondent(body["rows"])
-    assert list(kept) == ["human", "contrarian", "oracle"]             # humans first, then models by name
+    assert list(kept) == ["human", "contrarian", "oracle"]  # humans first, then models by name
     human = kept["human"]
     assert human["condition"]["number"] == 1 and human["condition"]["time_limit_s"] == 60.0
     assert human["subtask"] == Item.objects.filter(condition__study=study).first().subtask and human["group"] == ""
@@ -93,8 +110,9 @@ def test_results_give_exact_means_intervals_and_n_without_and_with_the_excluded_
 
     everyone = _by_respondent(body["rows_with_excluded"])
     # 1, 1, 0, 1, 1, 1: mean 5/6, standard deviation sqrt(1/6), standard error 1/6.
-    assert everyone["human"]["metrics"]["accuracy"] == pytest.approx({"mean": 5 / 6, "ci_low": 5 / 6 - T_5 / 6,
-                                                                      "ci_high": 1.0, "n": 6})
+    assert everyone["human"]["metrics"]["accuracy"] == pytest.approx(
+        {"mean": 5 / 6, "ci_low": 5 / 6 - T_5 / 6, "ci_high": 1.0, "n": 6}
+    )
     assert everyone["oracle"] == kept["oracle"] and everyone["contrarian"] == kept["contrarian"]
     # One subtask: the overall rows hold the same numbers, with subtask null.
     assert [{**r, "subtask": human["subtask"]} for r in body["overall"]] == body["rows"]
@@ -104,7 +122,8 @@ def test_results_give_exact_means_intervals_and_n_without_and_with_the_excluded_
     [rt] = body["rt"]
     assert rt["condition"]["number"] == 1 and (rt["n"], rt["timed_out"]) == (3, 0)
     assert {k: rt[k] for k in ("mean_s", "median_s", "q1_s", "q3_s", "min_s", "max_s")} == pytest.approx(
-        {"mean_s": 1.5, "median_s": 1.5, "q1_s": 1.35, "q3_s": 1.65, "min_s": 1.2, "max_s": 1.8})
+        {"mean_s": 1.5, "median_s": 1.5, "q1_s": 1.35, "q3_s": 1.65, "min_s": 1.2, "max_s": 1.8}
+    )
     [rt_all] = body["rt_with_excluded"]
     assert (rt_all["n"], rt_all["median_s"], rt_all["min_s"]) == (6, pytest.approx(0.75), pytest.approx(0.1))
     assert rt_all["mean_s"] == pytest.approx(5.1 / 6)
@@ -114,7 +133,7 @@ def test_results_count_answers_still_waiting_for_the_scoring_worker(study, resea
     Trial.objects.filter(participant__user=study.kept).update(scores=None, scored_at=None)
     body = api_as(researcher).get(f"/api/studies/{study.pk}/results/").json()
     assert body["unscored"] == 3
-    assert "human" not in _by_respondent(body["rows"])                 # the kept person's answers are not scored yet
+    assert "human" not in _by_respondent(body["rows"])  # the kept person's answers are not scored yet
     assert _by_respondent(body["rows_with_excluded"])["human"]["metrics"]["accuracy"]["n"] == 3
 
 
@@ -128,7 +147,7 @@ def test_the_trials_export_streams_one_jsonl_line_per_trial_with_pseudonyms(stud
     rows = [json.loads(line) for line in text.splitlines()]
     assert len(rows) == 6 and all(EXPORT_KEYS <= set(r) for r in rows)
     assert {r["participant"] for r in rows} == {pseudonym(study.kept.pk), pseudonym(study.fast.pk)}
-    assert "p0" not in text and "p1" not in text                        # no usernames
+    assert "p0" not in text and "p1" not in text  # no usernames
     trials = {t.pk: t for t in Trial.objects.filter(participant__study=study).select_related("participant")}
     assert {r["trial_id"] for r in rows} == set(trials)
     for r in rows:
@@ -144,8 +163,15 @@ def test_the_trials_export_streams_one_jsonl_line_per_trial_with_pseudonyms(stud
 
 def test_the_trials_export_as_csv_parses_with_the_same_rows(study, researcher):
     client = api_as(researcher)
-    jsonl = {r["trial_id"]: r for r in map(json.loads, b"".join(
-        client.get(f"/api/studies/{study.pk}/trials/?format=jsonl").streaming_content).decode().splitlines())}
+    jsonl = {
+        r["trial_id"]: r
+        for r in map(
+            json.loads,
+            b"".join(client.get(f"/api/studies/{study.pk}/trials/?format=jsonl").streaming_content)
+            .decode()
+            .splitlines(),
+        )
+    }
     res = client.get(f"/api/studies/{study.pk}/trials/?format=csv")
     assert res.status_code == 200 and res["Content-Type"].startswith("text/csv")
     reader = csv.DictReader(io.StringIO(b"".join(res.streaming_content).decode()))
@@ -196,9 +222,9 @@ def test_annotators_outsiders_and_strangers_are_refused_results_and_trials(study
     other = Project.objects.create(slug="other", name="Other")
     outsider = ensure_member("outsider", role="researcher", project=other, password="pw-outsider-123")[0]
     for path in (f"/api/studies/{study.pk}/results/", f"/api/studies/{study.pk}/trials/?format=jsonl"):
-        assert api_as(study.kept).get(path).status_code == 403         # a participant
-        assert api_as(outsider).get(path).status_code == 404          # a researcher of another project
-        assert Client().get(path).status_code == 401                  # nobody logged in
+        assert api_as(study.kept).get(path).status_code == 403  # a participant
+        assert api_as(outsider).get(path).status_code == 404  # a researcher of another project
+        assert Client().get(path).status_code == 401  # nobody logged in
     assert api_as(study.kept).get("/api/studies/999999/results/").status_code == 404
 
 
@@ -209,9 +235,9 @@ def test_the_dashboard_plots_both_views_with_humans_beside_models(study, researc
     assert res.status_code == 200
     html = res.content.decode()
     assert 'id="results-data"' in html and 'id="bars-accuracy"' in html and 'id="rt-hist"' in html
-    assert "<script>" not in html                                   # configuration by json_script only
+    assert "<script>" not in html  # configuration by json_script only
     assert "vendor/chartjs-4.6.1/chart.umd.min.js" in html and "vendor/chartjs-chart-error-bars-4.4.5/" in html
-    assert "median response time 0.20 s is under 1 s" in html        # the participants list says why
+    assert "median response time 0.20 s is under 1 s" in html  # the participants list says why
     charts = res.context["charts"]
     for view, mean, low, n in (("kept", 2 / 3, 2 / 3 - T_2 / 3, 3), ("all", 5 / 6, 5 / 6 - T_5 / 6, 6)):
         [bars] = charts["views"][view]["bars"]
@@ -220,8 +246,9 @@ def test_the_dashboard_plots_both_views_with_humans_beside_models(study, researc
         assert bars["categories"] == ["1. quick (60 s)"]
         assert [s["label"] for s in bars["series"]] == ["humans", "contrarian", "oracle"]
         # The t interval is clipped to accuracy's range [0, 1] (issue 18: no interval outside the metric's range).
-        assert bars["series"][0]["points"] == [pytest.approx({"y": mean, "yMin": max(low, 0.0), "yMax": min(2 * mean - low, 1.0),
-                                                              "n": n})]
+        assert bars["series"][0]["points"] == [
+            pytest.approx({"y": mean, "yMin": max(low, 0.0), "yMax": min(2 * mean - low, 1.0), "n": n})
+        ]
         assert bars["series"][2]["points"] == [{"y": 1.0, "yMin": 1.0, "yMax": 1.0, "n": 3}]
         rt = charts["views"][view]["rt"]
         assert [s["label"] for s in rt["series"]] == ["1. quick (60 s)"] and sum(rt["series"][0]["counts"]) == n
@@ -237,13 +264,19 @@ def test_annotators_do_not_get_the_dashboard(study, project):
 
 def test_response_times_share_bins_and_long_ones_go_to_a_last_open_bin():
     cond = {"number": 1, "label": "quick (60 s)", "time_limit_s": 60.0}
-    hist = dashboard.rt_histogram([{"condition": cond, "rts_s": [0.1, 0.2, 0.3, 1.2, 1.5, 1.8], "timed_out": 1},
-                                   {"condition": {**cond, "number": 2, "label": "none"}, "rts_s": [], "timed_out": 0}])
-    assert hist["edges_s"] == [round(i * 0.1, 6) for i in range(19)]       # 0.1 s bins up to the longest, 1.8 s
+    hist = dashboard.rt_histogram(
+        [
+            {"condition": cond, "rts_s": [0.1, 0.2, 0.3, 1.2, 1.5, 1.8], "timed_out": 1},
+            {"condition": {**cond, "number": 2, "label": "none"}, "rts_s": [], "timed_out": 0},
+        ]
+    )
+    assert hist["edges_s"] == [round(i * 0.1, 6) for i in range(19)]  # 0.1 s bins up to the longest, 1.8 s
     assert hist["series"][0]["counts"] == [0, 1, 1, 1] + [0] * 8 + [1, 0, 0, 1, 0, 1]
     assert hist["series"][1] == {"label": "2. none", "n": 0, "timed_out": 0, "median_s": None, "counts": [0] * 18}
     assert hist["series"][0]["median_s"] == pytest.approx(0.75) and hist["series"][0]["timed_out"] == 1
     # 99 answers in 1-10 s and one of an hour: bins of 0.5 s up to the 99th percentile, the hour past them.
-    slow = dashboard.rt_histogram([{"condition": cond, "rts_s": [1 + i * 0.09 for i in range(99)] + [3600.0], "timed_out": 0}])
+    slow = dashboard.rt_histogram(
+        [{"condition": cond, "rts_s": [1 + i * 0.09 for i in range(99)] + [3600.0], "timed_out": 0}]
+    )
     assert slow["labels"][-1] == f"≥ {slow['edges_s'][-1]:g}" and slow["edges_s"][-1] < 20
     assert slow["series"][0]["counts"][-1] == 1 and sum(slow["series"][0]["counts"]) == 100

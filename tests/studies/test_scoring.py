@@ -17,12 +17,21 @@ from annotator.studies.services import score_pending
 def _ordering_study(project, n_items: int = 40) -> tuple[Study, list[Item]]:
     """An ordering study of ``n_items`` 8-element items (element ids need no rows to be scored)."""
     study = Study.objects.create(project=project, name="race", kind="ordering")
-    cond = Condition.objects.create(study=study, number=1, label="8 frames",
-                                    variables={"n_frames": 8, "clip_length": "medium", "annotation": "none",
-                                               "hints": [], "item_kind": "frames"})
-    items = [Item.objects.create(condition=cond, index=i, truth=list(range(100 * i, 100 * i + 8)),
-                                 payload={"shown": list(range(100 * i, 100 * i + 8))[::-1], "hints": []})
-             for i in range(n_items)]
+    cond = Condition.objects.create(
+        study=study,
+        number=1,
+        label="8 frames",
+        variables={"n_frames": 8, "clip_length": "medium", "annotation": "none", "hints": [], "item_kind": "frames"},
+    )
+    items = [
+        Item.objects.create(
+            condition=cond,
+            index=i,
+            truth=list(range(100 * i, 100 * i + 8)),
+            payload={"shown": list(range(100 * i, 100 * i + 8))[::-1], "hints": []},
+        )
+        for i in range(n_items)
+    ]
     return study, items
 
 
@@ -30,16 +39,34 @@ def _answered_trials(study, items, people) -> list[Trial]:
     """Every person answered every item with the reversed order."""
     now = timezone.now()
     participants = [Participant.objects.create(study=study, user=u, stage="done") for u in people]
-    return Trial.objects.bulk_create([Trial(participant=p, item=item, position=i, response=item.truth[::-1],
-                                            client_rt_ms=900.0, served_at=now, shown_at=now, answered_at=now)
-                                      for p in participants for i, item in enumerate(items)])
+    return Trial.objects.bulk_create(
+        [
+            Trial(
+                participant=p,
+                item=item,
+                position=i,
+                response=item.truth[::-1],
+                client_rt_ms=900.0,
+                served_at=now,
+                shown_at=now,
+                answered_at=now,
+            )
+            for p in participants
+            for i, item in enumerate(items)
+        ]
+    )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_two_scorers_at_once_score_every_row_exactly_once(project):
     study, items = _ordering_study(project)
-    Prediction.objects.bulk_create([Prediction(study=study, model=f"m{m}", item=item, predicted=item.truth[::-1])
-                                    for m in range(20) for item in items])  # 800 unscored predictions
+    Prediction.objects.bulk_create(
+        [
+            Prediction(study=study, model=f"m{m}", item=item, predicted=item.truth[::-1])
+            for m in range(20)
+            for item in items
+        ]
+    )  # 800 unscored predictions
     people = [ensure_member(f"p{i}", role="annotator", project=project)[0] for i in range(5)]
     _answered_trials(study, items, people)  # and 200 answered, unscored trials
     counts: list[int] = []
@@ -75,8 +102,9 @@ def test_a_scorer_skips_rows_another_holds_instead_of_waiting_for_them(project):
     scorer then scores the 30 others and returns while they are held; once the holder lets go
     (rolls back, as a scorer that failed would), the next call scores the 10."""
     study, items = _ordering_study(project)
-    Prediction.objects.bulk_create([Prediction(study=study, model="m", item=item, predicted=item.truth)
-                                    for item in items])
+    Prediction.objects.bulk_create(
+        [Prediction(study=study, model="m", item=item, predicted=item.truth) for item in items]
+    )
     held_ids = list(Prediction.objects.order_by("pk").values_list("pk", flat=True)[:10])
     locked, release = threading.Event(), threading.Event()
 
@@ -124,16 +152,24 @@ def test_what_is_written_is_the_kinds_score_of_each_row(project, annotator):
     p = Participant.objects.create(study=study, user=annotator, stage="trials")
     right, swapped, late, open_ = (
         Trial.objects.create(participant=p, item=items[0], position=0, response=items[0].truth, answered_at=now),
-        Trial.objects.create(participant=p, item=items[1], position=1, answered_at=now,
-                             response=[items[1].truth[1], items[1].truth[0], *items[1].truth[2:]]),
-        Trial.objects.create(participant=p, item=items[2], position=2, response=items[2].truth, timed_out=True,
-                             answered_at=now),
-        Trial.objects.create(participant=p, item=items[3], position=3))
+        Trial.objects.create(
+            participant=p,
+            item=items[1],
+            position=1,
+            answered_at=now,
+            response=[items[1].truth[1], items[1].truth[0], *items[1].truth[2:]],
+        ),
+        Trial.objects.create(
+            participant=p, item=items[2], position=2, response=items[2].truth, timed_out=True, answered_at=now
+        ),
+        Trial.objects.create(participant=p, item=items[3], position=3),
+    )
     model = Prediction.objects.create(study=study, model="m", item=items[3], predicted=items[3].truth[::-1])
     assert score_pending(study.pk) == 4
     rows = {t.pk: t for t in Trial.objects.all()}
-    expected = ordering.score([ScoreRow(t.item.truth, t.item.payload, t.response, t.timed_out)
-                               for t in (right, swapped, late)])
+    expected = ordering.score(
+        [ScoreRow(t.item.truth, t.item.payload, t.response, t.timed_out) for t in (right, swapped, late)]
+    )
     assert [rows[t.pk].scores for t in (right, swapped, late)] == expected
     assert rows[right.pk].scores["exact_match"] == 1.0
     assert rows[swapped.pk].scores["kendall_tau_b"] == round((27 - 1) / 28, 12)

@@ -33,8 +33,16 @@ def _answer(study, item, person) -> Trial:
     """An answered, unscored trial of ``person`` (created as a participant) on ``item``."""
     now = timezone.now()
     participant = Participant.objects.create(study=study, user=person)
-    return Trial.objects.create(participant=participant, item=item, position=0, response=item.truth[::-1],
-                                client_rt_ms=900.0, served_at=now, shown_at=now, answered_at=now)
+    return Trial.objects.create(
+        participant=participant,
+        item=item,
+        position=0,
+        response=item.truth[::-1],
+        client_rt_ms=900.0,
+        served_at=now,
+        shown_at=now,
+        answered_at=now,
+    )
 
 
 def _in_thread(target) -> threading.Thread:
@@ -81,7 +89,7 @@ def test_an_answer_does_not_wait_for_the_queued_scoring_jobs_row(project, sent):
     holding.join(30)
     answering.join(30)
     assert finished_while_held, "the answer waited for the scoring job's row"
-    assert sent == [job.pk]                                   # the queued job's message only
+    assert sent == [job.pk]  # the queued job's message only
     assert Job.objects.get(pk=job.pk).status == Job.Status.QUEUED
 
 
@@ -116,7 +124,7 @@ def test_a_scoring_run_waits_for_an_answer_that_counted_on_the_queued_job_and_sc
     assert waited, "the scoring run did not wait for the open answer"
     assert scored == [1]
     assert Trial.objects.get(pk=trial_ids[0]).scored_at is not None
-    assert len(sent) == 1                                     # the answer queued no second job
+    assert len(sent) == 1  # the answer queued no second job
 
 
 def test_an_answer_after_the_job_was_claimed_queues_it_again(project, sent):
@@ -130,6 +138,6 @@ def test_an_answer_after_the_job_was_claimed_queues_it_again(project, sent):
         Job.objects.filter(pk=job.pk).update(status=status)
         with transaction.atomic():
             services.queue_scoring(study.pk)
-            assert len(sent) == 1 if status == Job.Status.RUNNING else 2   # not before commit
+            assert len(sent) == 1 if status == Job.Status.RUNNING else 2  # not before commit
         assert Job.objects.get(pk=job.pk).status == Job.Status.QUEUED
     assert sent == [job.pk] * 3

@@ -25,7 +25,9 @@ def test_a_pair_whose_video_cannot_be_shown_is_refused_with_its_reason(verified,
         pool = pool.filter(options__isnull=False)
     left_out = {}
     if kind == "open_answer":  # a multiple-choice pair is no open question (issue 21)
-        left_out = {"QA pairs with options (multiple choice, no open question)": pool.filter(options__isnull=False).count()}
+        left_out = {
+            "QA pairs with options (multiple choice, no open question)": pool.filter(options__isnull=False).count()
+        }
         pool = pool.filter(options__isnull=True)
     on_broken = pool.filter(video=broken).count()
     assert on_broken and pool.exclude(video=broken).exists()
@@ -40,8 +42,13 @@ def test_a_pair_whose_video_cannot_be_shown_is_refused_with_its_reason(verified,
 
 def test_qa_types_narrow_the_pool_and_an_unknown_one_is_refused(verified, project):
     verified(2)
-    slugs = sorted(set(QAPair.objects.filter(project=project, status="verified", options__isnull=True)
-                       .values_list("qa_type__slug", flat=True)))  # types with open questions
+    slugs = sorted(
+        set(
+            QAPair.objects.filter(project=project, status="verified", options__isnull=True).values_list(
+                "qa_type__slug", flat=True
+            )
+        )
+    )  # types with open questions
     assert len(slugs) >= 1
     study, _ = create_study(project, "one-type", "open_answer", options={"qa_types": [slugs[0]]})
     assert set(Item.objects.filter(condition__study=study).values_list("subtask", flat=True)) == {slugs[0]}

@@ -7,30 +7,46 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotator.errors import Conflict, DomainError, Forbidden, Invalid
+from annotator.media.models import Video
+from annotator.projects.services import ensure_member
+from annotator.scoring.ordering import shown_order
 from annotator.studies.handles import handles_of
 from annotator.studies.kinds.ordering import EGO_FLIGHT
 from annotator.studies.models import Condition, Element, Item, Participant, Study, Trial
 from annotator.studies.services import answer_trial as _answer
 from annotator.studies.services import current_trial, enroll, mark_shown, score_pending, start
-from annotator.media.models import Video
-from annotator.projects.services import ensure_member
-from annotator.scoring.ordering import shown_order
 
 
 @pytest.fixture
 def experiment(project):
     """The nine preset conditions over 12 medium, 12 short and 12 long clips (fake video rows,
     text-less frame elements), one item per condition and clip of its class, and 2 practice items."""
-    exp = Study.objects.create(project=project, name="pilot", kind="ordering", preset="ego-flight", questions_per_participant=10,
-                               conditions_per_participant=2, practice_items=2,
-                               exclusion={"min_median_rt_s": 2.0, "min_practice_score": 1})
+    exp = Study.objects.create(
+        project=project,
+        name="pilot",
+        kind="ordering",
+        preset="ego-flight",
+        questions_per_participant=10,
+        conditions_per_participant=2,
+        practice_items=2,
+        exclusion={"min_median_rt_s": 2.0, "min_practice_score": 1},
+    )
     video = Video.objects.create(project=project, sha256="e" * 64, filename="v.mp4", status="ready", duration_s=999)
-    clips = {k: [(video, b + i * 40, b + i * 40 + 10) for i in range(12)] for b, k in ((0, "short"), (1000, "medium"), (2000, "long"))}
+    clips = {
+        k: [(video, b + i * 40, b + i * 40 + 10) for i in range(12)]
+        for b, k in ((0, "short"), (1000, "medium"), (2000, "long"))
+    }
     for spec in EGO_FLIGHT:
-        variables = {"n_frames": spec["n_frames"], "clip_length": spec["clip_length"], "annotation": spec["annotation"],
-                     "hints": spec.get("hints", []), "item_kind": "frames"}
-        cond = Condition.objects.create(study=exp, number=spec["number"], label=spec["label"], variables=variables,
-                                        baseline=spec["number"] == 2)
+        variables = {
+            "n_frames": spec["n_frames"],
+            "clip_length": spec["clip_length"],
+            "annotation": spec["annotation"],
+            "hints": spec.get("hints", []),
+            "item_kind": "frames",
+        }
+        cond = Condition.objects.create(
+            study=exp, number=spec["number"], label=spec["label"], variables=variables, baseline=spec["number"] == 2
+        )
         for index, clip in enumerate(clips[spec["clip_length"]]):
             _item(cond, clip, index, practice=False)
         if cond.baseline:
@@ -44,10 +60,21 @@ def _item(cond, clip, index, practice):
     n, hints = cond.variables["n_frames"], cond.variables["hints"]
     elements = [Element.objects.create(kind="text", text=f"{a}-{i}") for i in range(n)]
     order = shown_order(len(elements), index * 31 + cond.number, hints)
-    return Item.objects.create(condition=cond, index=index, role="practice" if practice else "scored", seed=index,
-                               key=f"clip:{video.pk}:{a}:{b}", footage=video, truth=[e.pk for e in elements],
-                               payload={"shown": [elements[i].pk for i in order], "hints": hints, "annotation": "",
-                                        "clip": {"video_id": video.pk, "start_s": a, "end_s": b}})
+    return Item.objects.create(
+        condition=cond,
+        index=index,
+        role="practice" if practice else "scored",
+        seed=index,
+        key=f"clip:{video.pk}:{a}:{b}",
+        footage=video,
+        truth=[e.pk for e in elements],
+        payload={
+            "shown": [elements[i].pk for i in order],
+            "hints": hints,
+            "annotation": "",
+            "clip": {"video_id": video.pk, "start_s": a, "end_s": b},
+        },
+    )
 
 
 def answer_trial(p, trial_id, order, rt_ms, key):
@@ -160,19 +187,39 @@ def test_text_items_order_a_videos_annotated_actions(project):
     from annotator.studies.services import create_study
 
     actions = [{"label": f"step {i}", "start_s": float(i), "end_s": i + 0.5} for i in (4, 0, 2, 3, 1)]
-    Video.objects.create(project=project, sha256="f" * 64, filename="steps.mp4", status="ready", duration_s=20.0,
-                         annotations={"actions": actions})
-    Video.objects.create(project=project, sha256="0" * 64, filename="few.mp4", status="ready", duration_s=20.0,
-                         annotations={"actions": actions[:2]})
+    Video.objects.create(
+        project=project,
+        sha256="f" * 64,
+        filename="steps.mp4",
+        status="ready",
+        duration_s=20.0,
+        annotations={"actions": actions},
+    )
+    Video.objects.create(
+        project=project,
+        sha256="0" * 64,
+        filename="few.mp4",
+        status="ready",
+        duration_s=20.0,
+        annotations={"actions": actions[:2]},
+    )
     lines = []
-    conditions = [{"number": 1, "label": "3 texts", "n_frames": 3, "item_kind": "texts"},
-                  {"number": 2, "label": "5 texts", "n_frames": 5, "item_kind": "texts"}]
-    study, report = create_study(project, "texts", "ordering", options={"conditions": conditions,
-                                                                        "exclusion": {"min_median_rt_s": 1.5}},
-                                 progress=lines.append)
+    conditions = [
+        {"number": 1, "label": "3 texts", "n_frames": 3, "item_kind": "texts"},
+        {"number": 2, "label": "5 texts", "n_frames": 5, "item_kind": "texts"},
+    ]
+    study, report = create_study(
+        project,
+        "texts",
+        "ordering",
+        options={"conditions": conditions, "exclusion": {"min_median_rt_s": 1.5}},
+        progress=lines.append,
+    )
     assert "  condition 1 (3 texts): 1 items, 1 videos with too few actions" in lines
-    assert report.items == {1: 1, 2: 1} and report.skipped == {"videos with fewer than 3 annotated actions": 1,
-                                                                "videos with fewer than 5 annotated actions": 1}
+    assert report.items == {1: 1, 2: 1} and report.skipped == {
+        "videos with fewer than 3 annotated actions": 1,
+        "videos with fewer than 5 annotated actions": 1,
+    }
     five = Item.objects.get(condition__number=2)
     assert [Element.objects.get(pk=pk).text for pk in five.truth] == ["step 0", "step 1", "step 2", "step 3", "step 4"]
     three = Item.objects.get(condition__number=1)
@@ -188,8 +235,10 @@ def test_text_items_order_a_videos_annotated_actions(project):
     with pytest.raises(Invalid) as refused:
         _answer(participant, trial.pk, [handle] * len(trial.item.truth), 5.0, "k")
     n = len(trial.item.truth)
-    assert refused.value.as_body() == {"detail": f"the answer must name each of the {n} elements exactly once",
-                                       "errors": {"response": f"the answer must name each of the {n} elements exactly once"}}
+    assert refused.value.as_body() == {
+        "detail": f"the answer must name each of the {n} elements exactly once",
+        "errors": {"response": f"the answer must name each of the {n} elements exactly once"},
+    }
     assert Study.objects.get(name="texts").exclusion == {"min_median_rt_s": 1.5}
 
 
@@ -265,7 +314,9 @@ def test_a_participant_never_orders_frames_of_footage_they_could_play_in_a_queue
     assert videos == {Video.objects.get(filename="v.mp4").pk}  # never the footage of their queue unit
 
 
-def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_from_their_queue(experiment, project, make_unit, client):
+def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_from_their_queue(
+    experiment, project, make_unit, client
+):
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
 
@@ -283,7 +334,9 @@ def test_footage_a_participant_still_has_to_order_is_not_served_to_them_even_fro
     try:
         assert claim_next(project, person) is None  # the queue does not serve it while they still have to order it
         assert client.get(f"/files/{name}").status_code == 404
-        Trial.objects.filter(participant__user=person).update(answered_at=timezone.now())  # all answered: the study is over
+        Trial.objects.filter(participant__user=person).update(
+            answered_at=timezone.now()
+        )  # all answered: the study is over
         assert claim_next(project, person).unit_id == unit.pk
         assert client.get(f"/files/{name}").status_code == 200
     finally:

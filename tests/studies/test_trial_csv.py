@@ -13,7 +13,7 @@ from tests.studies.conftest import people
 
 pytestmark = pytest.mark.django_db
 
-ANSWERS = ["+cmd|' /C calc'!A0", "=HYPERLINK(\"http://x\")", "@SUM(1)", "-2+3", "a plain answer"]
+ANSWERS = ["+cmd|' /C calc'!A0", '=HYPERLINK("http://x")', "@SUM(1)", "-2+3", "a plain answer"]
 
 
 def test_typed_formulas_reach_the_trial_csv_as_text(verified, project, admin_user):

@@ -20,12 +20,14 @@ ELEMENTS = [101, 102, 103, 104]
 @pytest.fixture
 def make_trial(project, annotator):
     """Factory: a trial of ``annotator`` on one item of a one-condition study of ``kind``."""
+
     def make(kind: str, truth, payload: dict) -> Trial:
         study = Study.objects.create(project=project, name=f"v-{kind}", kind=kind, questions_per_participant=1)
         cond = Condition.objects.create(study=study, number=1, label="one")
         item = Item.objects.create(condition=cond, index=0, truth=truth, payload=payload)
         participant = Participant.objects.create(study=study, user=annotator, stage="trials")
         return Trial.objects.create(participant=participant, item=item, position=0)
+
     return make
 
 
@@ -80,25 +82,43 @@ def test_an_open_answer_is_kept_trimmed(make_trial):
 
 # ------------------------------------------------------------------------------ Likert
 
-LIKERT = {"criterion": "realism", "scale": likert.CRITERIA["realism"], "justify_below": 3, "description": "a day",
-          "media": []}
+LIKERT = {
+    "criterion": "realism",
+    "scale": likert.CRITERIA["realism"],
+    "justify_below": 3,
+    "description": "a day",
+    "media": [],
+}
 
 
-@pytest.mark.parametrize("response, message, field", [
-    (4, 'the answer must be {"score": 1-5, "justification": "..."}', "response"),
-    ({"score": 4, "comment": "x"}, 'the answer must be {"score": 1-5, "justification": "..."}', "response"),
-    ({"score": 0}, "the score must be a whole number from 1 to 5", "score"),
-    ({"score": 6}, "the score must be a whole number from 1 to 5", "score"),
-    ({"score": 4.5}, "the score must be a whole number from 1 to 5", "score"),
-    ({"score": True}, "the score must be a whole number from 1 to 5", "score"),
-    ({"justification": "fine"}, "the score must be a whole number from 1 to 5", "score"),
-    ({"score": 4, "justification": 5}, "the justification must be a text of at most 2000 characters", "justification"),
-    ({"score": 4, "justification": "x" * 2001}, "the justification must be a text of at most 2000 characters",
-     "justification"),
-    ({"score": 2}, "a score below 3 needs a short justification: say what is wrong", "justification"),
-    ({"score": 1, "justification": "   "}, "a score below 3 needs a short justification: say what is wrong",
-     "justification"),
-])
+@pytest.mark.parametrize(
+    "response, message, field",
+    [
+        (4, 'the answer must be {"score": 1-5, "justification": "..."}', "response"),
+        ({"score": 4, "comment": "x"}, 'the answer must be {"score": 1-5, "justification": "..."}', "response"),
+        ({"score": 0}, "the score must be a whole number from 1 to 5", "score"),
+        ({"score": 6}, "the score must be a whole number from 1 to 5", "score"),
+        ({"score": 4.5}, "the score must be a whole number from 1 to 5", "score"),
+        ({"score": True}, "the score must be a whole number from 1 to 5", "score"),
+        ({"justification": "fine"}, "the score must be a whole number from 1 to 5", "score"),
+        (
+            {"score": 4, "justification": 5},
+            "the justification must be a text of at most 2000 characters",
+            "justification",
+        ),
+        (
+            {"score": 4, "justification": "x" * 2001},
+            "the justification must be a text of at most 2000 characters",
+            "justification",
+        ),
+        ({"score": 2}, "a score below 3 needs a short justification: say what is wrong", "justification"),
+        (
+            {"score": 1, "justification": "   "},
+            "a score below 3 needs a short justification: say what is wrong",
+            "justification",
+        ),
+    ],
+)
 def test_likert_refuses_a_bad_rating_in_plain_words(make_trial, response, message, field):
     trial = make_trial("likert", None, LIKERT)
     error = _refused(likert.validate, trial, response)
@@ -109,7 +129,9 @@ def test_likert_refuses_a_bad_rating_in_plain_words(make_trial, response, messag
 def test_likert_takes_a_score_with_its_justification_trimmed(make_trial):
     trial = make_trial("likert", None, LIKERT)
     assert likert.validate(trial, {"score": 2, "justification": " the kitchen changes mid-way "}) == {
-        "score": 2, "justification": "the kitchen changes mid-way"}
+        "score": 2,
+        "justification": "the kitchen changes mid-way",
+    }
     assert likert.validate(trial, {"score": 3}) == {"score": 3, "justification": ""}
     assert likert.validate(trial, {"score": 5, "justification": None}) == {"score": 5, "justification": ""}
 
@@ -129,6 +151,7 @@ def test_a_likert_prediction_must_be_a_whole_score(make_trial, predicted):
 
 # ------------------------------------------------------------------------------ ordering
 
+
 def _ordering_trial(make_trial, hints=()):
     return make_trial("ordering", ELEMENTS, {"shown": [103, 101, 104, 102], "hints": list(hints), "annotation": ""})
 
@@ -143,11 +166,14 @@ def test_an_ordering_in_handles_is_stored_as_element_ids(make_trial):
     assert ordering.validate(trial, _handles(trial, [102, 101, 104, 103])) == [102, 101, 104, 103]
 
 
-@pytest.mark.parametrize("order, message, field", [
-    ([101, 102, 103], "the answer must name each of the 4 elements exactly once", "response"),
-    ([101, 102, 103, 103], "the answer must name each of the 4 elements exactly once", "response"),
-    ([101, 102, 103, 999], "order[3] is not one of this trial's elements", "order[3]"),
-])
+@pytest.mark.parametrize(
+    "order, message, field",
+    [
+        ([101, 102, 103], "the answer must name each of the 4 elements exactly once", "response"),
+        ([101, 102, 103, 103], "the answer must name each of the 4 elements exactly once", "response"),
+        ([101, 102, 103, 999], "order[3] is not one of this trial's elements", "order[3]"),
+    ],
+)
 def test_an_ordering_that_is_not_the_trials_elements_is_refused(make_trial, order, message, field):
     trial = _ordering_trial(make_trial)
     error = _refused(ordering.validate, trial, _handles(trial, order))
@@ -192,11 +218,15 @@ def test_an_ordering_prediction_is_the_items_element_ids(make_trial):
 
 # ------------------------------------------------------------------------------ through the service
 
-@pytest.mark.parametrize("kind, truth, payload, bad, good", [
-    ("mcq", 1, MCQ, 7, 1),
-    ("open_answer", "water", OPEN, "   ", "water"),
-    ("likert", None, LIKERT, {"score": 2}, {"score": 2, "justification": "blurry"}),
-])
+
+@pytest.mark.parametrize(
+    "kind, truth, payload, bad, good",
+    [
+        ("mcq", 1, MCQ, 7, 1),
+        ("open_answer", "water", OPEN, "   ", "water"),
+        ("likert", None, LIKERT, {"score": 2}, {"score": 2, "justification": "blurry"}),
+    ],
+)
 def test_a_refused_answer_leaves_the_trial_unanswered(project, annotator, kind, truth, payload, bad, good):
     study = Study.objects.create(project=project, name=f"svc-{kind}", kind=kind, questions_per_participant=1)
     cond = Condition.objects.create(study=study, number=1, label="one")

@@ -45,8 +45,9 @@ def at(day, clock: str) -> datetime:
 
 def _lease(item: QueueItem, user) -> None:
     now = timezone.now()
-    QueueItem.objects.filter(pk=item.pk).update(leased_by=user, lease_expires_at=now + timedelta(hours=1),
-                                                claimed_at=now - timedelta(hours=1))
+    QueueItem.objects.filter(pk=item.pk).update(
+        leased_by=user, lease_expires_at=now + timedelta(hours=1), claimed_at=now - timedelta(hours=1)
+    )
 
 
 def _submit(item, user, decisions, key, time_spent_ms=None):
@@ -56,10 +57,12 @@ def _submit(item, user, decisions, key, time_spent_ms=None):
 
 def _done_by_rows(item, user, pairs):
     """A pass written as rows: the item done by ``user``, a keep verdict per pair."""
-    QueueItem.objects.filter(pk=item.pk).update(status=QueueItem.Status.DONE, completed_by=user,
-                                                completed_at=timezone.now())
-    Verdict.objects.bulk_create([Verdict(item=item, qa_pair=p, user=user, action="keep", after=p.snapshot())
-                                 for p in pairs])
+    QueueItem.objects.filter(pk=item.pk).update(
+        status=QueueItem.Status.DONE, completed_by=user, completed_at=timezone.now()
+    )
+    Verdict.objects.bulk_create(
+        [Verdict(item=item, qa_pair=p, user=user, action="keep", after=p.snapshot()) for p in pairs]
+    )
 
 
 @pytest.fixture
@@ -85,8 +88,13 @@ def team(project, make_unit):
 
     first = {name: u.queue_items.get() for name, u in units.items()}
     q1, m1 = pairs(u1)
-    _submit(first["U1"], a, [Decision(q1.pk, "modify", answer="a better answer"), Decision(m1.pk, "keep")], "a-u1",
-            time_spent_ms=95_000)
+    _submit(
+        first["U1"],
+        a,
+        [Decision(q1.pk, "modify", answer="a better answer"), Decision(m1.pk, "keep")],
+        "a-u1",
+        time_spent_ms=95_000,
+    )
     q2, m2 = pairs(units["U2"])
     _submit(first["U2"], a, [Decision(q2.pk, "keep"), Decision(m2.pk, "keep")], "a-u2", time_spent_ms=38_000)
     _done_by_rows(first["U4"], a, pairs(u4))
@@ -104,20 +112,45 @@ def team(project, make_unit):
     # The submit hook wrote one submit beat per real submit, at its real time; replace them by the script.
     hooked = list(Beat.objects.order_by("id").values_list("user__username", "kind", "item_id"))
     Beat.objects.all().delete()
-    done_at = {first["U1"]: at(DAY1, "09:01:40"), first["U2"]: at(DAY1, "09:02:20"), first["U4"]: at(DAY1, "12:00:45"),
-               overlap: at(DAY1, "10:01:10"), first["U3"]: at(DAY1, "10:04:05"),
-               dc1: at(DAY2, "14:00:40"), dc2: at(DAY2, "14:01:10"), first["U5"]: at(DAY2, "14:02:30")}
+    done_at = {
+        first["U1"]: at(DAY1, "09:01:40"),
+        first["U2"]: at(DAY1, "09:02:20"),
+        first["U4"]: at(DAY1, "12:00:45"),
+        overlap: at(DAY1, "10:01:10"),
+        first["U3"]: at(DAY1, "10:04:05"),
+        dc1: at(DAY2, "14:00:40"),
+        dc2: at(DAY2, "14:01:10"),
+        first["U5"]: at(DAY2, "14:02:30"),
+    }
     for item, when in done_at.items():
         QueueItem.objects.filter(pk=item.pk).update(completed_at=when)
     script = [
-        (a, first["U1"], DAY1, [("09:00:00", "claim"), ("09:00:30", "heartbeat"), ("09:01:00", "heartbeat"),
-                                ("09:01:20", "autosave"), ("09:01:40", "submit")]),
+        (
+            a,
+            first["U1"],
+            DAY1,
+            [
+                ("09:00:00", "claim"),
+                ("09:00:30", "heartbeat"),
+                ("09:01:00", "heartbeat"),
+                ("09:01:20", "autosave"),
+                ("09:01:40", "submit"),
+            ],
+        ),
         (a, first["U2"], DAY1, [("09:01:50", "claim"), ("09:02:20", "submit")]),
         (a, first["U4"], DAY1, [("12:00:00", "claim"), ("12:00:45", "submit")]),
-        (b, overlap, DAY1, [("10:00:00", "claim"), ("10:00:30", "heartbeat"), ("10:01:00", "autosave"),
-                            ("10:01:10", "submit")]),
-        (b, first["U3"], DAY1, [("10:03:00", "claim"), ("10:03:30", "heartbeat"), ("10:04:00", "heartbeat"),
-                                ("10:04:05", "submit")]),
+        (
+            b,
+            overlap,
+            DAY1,
+            [("10:00:00", "claim"), ("10:00:30", "heartbeat"), ("10:01:00", "autosave"), ("10:01:10", "submit")],
+        ),
+        (
+            b,
+            first["U3"],
+            DAY1,
+            [("10:03:00", "claim"), ("10:03:30", "heartbeat"), ("10:04:00", "heartbeat"), ("10:04:05", "submit")],
+        ),
         (c, dc1, DAY2, [("14:00:00", "claim"), ("14:00:40", "submit")]),
         (c, dc2, DAY2, [("14:00:50", "claim"), ("14:01:10", "submit")]),
         (c, first["U5"], DAY2, [("14:02:00", "claim"), ("14:02:30", "submit")]),
@@ -125,5 +158,15 @@ def team(project, make_unit):
     for user, item, day, beats in script:
         for clock, kind in beats:
             activity.beat(project.pk, user.pk, item.pk, kind, at=at(day, clock))
-    return {"project": project, "A": a, "B": b, "C": c, "admin": admin, "reviewer": reviewer, "units": units,
-            "hooked": hooked, "rework": rework, "items": {"A-U1": first["U1"], "B-U1": overlap}}
+    return {
+        "project": project,
+        "A": a,
+        "B": b,
+        "C": c,
+        "admin": admin,
+        "reviewer": reviewer,
+        "units": units,
+        "hooked": hooked,
+        "rework": rework,
+        "items": {"A-U1": first["U1"], "B-U1": overlap},
+    }

@@ -24,8 +24,18 @@ def test_the_idle_cut_is_two_heartbeats_and_15_seconds(settings):
 
 @pytest.mark.django_db
 def test_gaps_under_the_cut_count_and_an_idle_gap_adds_nothing(project, annotator):
-    _beats(project, annotator, [(0, "claim"), (30, "heartbeat"), (60, "heartbeat"), (80, "autosave"),
-                                (80 + 7200, "claim"), (80 + 7200 + 20, "submit")])
+    _beats(
+        project,
+        annotator,
+        [
+            (0, "claim"),
+            (30, "heartbeat"),
+            (60, "heartbeat"),
+            (80, "autosave"),
+            (80 + 7200, "claim"),
+            (80 + 7200 + 20, "submit"),
+        ],
+    )
     # 30 + 30 + 20 (claim to the autosave), then 2 h asleep: nothing, then 20 s to the submit = 100 s.
     assert activity.active_seconds(project, [annotator.pk], Period()) == {annotator.pk: 100.0}
 
@@ -50,13 +60,18 @@ def test_a_page_left_open_counts_only_ten_minutes_of_heartbeats(project, annotat
 @pytest.mark.django_db
 def test_a_period_clips_a_gap_across_midnight(project, annotator):
     midnight = datetime(2026, 3, 3, tzinfo=UTC)
-    for at, kind in ((midnight - timedelta(seconds=30), "claim"), (midnight + timedelta(seconds=20), "autosave"),
-                     (midnight + timedelta(seconds=50), "submit")):
+    for at, kind in (
+        (midnight - timedelta(seconds=30), "claim"),
+        (midnight + timedelta(seconds=20), "autosave"),
+        (midnight + timedelta(seconds=50), "submit"),
+    ):
         activity.beat(project.pk, annotator.pk, None, kind, at=at)
     day1 = Period(midnight - timedelta(days=1), midnight)
     day2 = Period(midnight, midnight + timedelta(days=1))
     assert activity.active_seconds(project, [annotator.pk], day1) == {annotator.pk: 30.0}  # 23:59:30 -> 24:00
-    assert activity.active_seconds(project, [annotator.pk], day2) == {annotator.pk: 50.0}  # 00:00 -> 00:00:20 -> 00:00:50
+    assert activity.active_seconds(project, [annotator.pk], day2) == {
+        annotator.pk: 50.0
+    }  # 00:00 -> 00:00:20 -> 00:00:50
     assert activity.active_seconds(project, [annotator.pk], Period()) == {annotator.pk: 80.0}
 
 

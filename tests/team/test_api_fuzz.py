@@ -20,9 +20,12 @@ def worked(fuzz_data):  # noqa: F811
 @pytest.mark.parametrize("who", ["admin", "annotator"])
 def test_the_team_api_answers_every_generated_request_as_documented(worked, live_server, session, who):  # noqa: F811
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json").include(
-        path_regex=r"/api/projects/\{slug\}/(annotators|pay)/$")
+        path_regex=r"/api/projects/\{slug\}/(annotators|pay)/$"
+    )
     assert sorted(r.ok().label for r in schema.get_all_operations()) == [
-        "GET /api/projects/{slug}/annotators/", "GET /api/projects/{slug}/pay/"]
+        "GET /api/projects/{slug}/annotators/",
+        "GET /api/projects/{slug}/pay/",
+    ]
     cases, failures = _fuzz(schema, session, live_server.url, worked["tokens"][who], worked)
     assert not failures, "\n\n".join(failures)
     assert cases >= 2 * 2 * 5

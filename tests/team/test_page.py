@@ -37,9 +37,11 @@ def test_the_page_shows_the_figures_and_the_pay_of_the_period(team):
     html = res.content.decode()
     assert res.status_code == 200
     # ann: 2 units, 4 QA pairs, 185 s active = 3 min 05 s, 70 s per unit, 25.0% overridden of 4, 50.0% agreement of 2.
-    assert ('<tr><th scope="row">ann</th><td class="num">2</td><td class="num">4</td>\n        '
-            '<td class="num">3 min 05 s</td><td class="num">1 min 10 s</td><td class="num">–</td>\n        '
-            '<td class="num">25.0% (n = 4)</td><td class="num">50.0% (n = 2)</td><td class="num">–</td>') in html
+    assert (
+        '<tr><th scope="row">ann</th><td class="num">2</td><td class="num">4</td>\n        '
+        '<td class="num">3 min 05 s</td><td class="num">1 min 10 s</td><td class="num">–</td>\n        '
+        '<td class="num">25.0% (n = 4)</td><td class="num">50.0% (n = 2)</td><td class="num">–</td>'
+    ) in html
     assert '<td class="num" id="pay-total">120.00 EUR</td>' in html
     assert 'href="/projects/proj/team/pay.csv?period=custom&amp;from=2026-03-02&amp;to=2026-03-03"' in html
 
@@ -64,16 +66,20 @@ def test_the_csv_download_is_the_pay_report(team):
     res = _as(team["admin"]).get("/projects/proj/team/pay.csv", DAYS)
     assert res["Content-Type"] == "text/csv; charset=utf-8"
     assert res["Content-Disposition"] == 'attachment; filename="proj-pay-2026-03-02-to-2026-03-03.csv"'
-    assert res.content.decode().splitlines() == ["user,units,videos,active_hours,amount,currency",
-                                                 "ann,3,2,0.05,40.00,EUR", "ann2,2,2,0.04,40.00,EUR",
-                                                 "ann3,2,2,0.02,40.00,EUR"]
+    assert res.content.decode().splitlines() == [
+        "user,units,videos,active_hours,amount,currency",
+        "ann,3,2,0.05,40.00,EUR",
+        "ann2,2,2,0.04,40.00,EUR",
+        "ann3,2,2,0.02,40.00,EUR",
+    ]
 
 
 @pytest.mark.django_db
 def test_a_bad_rate_keeps_what_was_typed_and_saves_nothing(team):
     client = _as(team["admin"])
-    res = client.post("/projects/proj/team/?period=all", {"basis": "video", "amount": "-3", "currency": "euro",
-                                                          "count_gold": "on"})
+    res = client.post(
+        "/projects/proj/team/?period=all", {"basis": "video", "amount": "-3", "currency": "euro", "count_gold": "on"}
+    )
     assert res.status_code == 400
     html = res.content.decode()
     assert '<span class="field-error" id="amount-error">an amount from 0 to 99999999.99 with at most 2 decimals' in html
@@ -83,5 +89,12 @@ def test_a_bad_rate_keeps_what_was_typed_and_saves_nothing(team):
     res = client.post("/projects/proj/team/?period=all", {"basis": "hour", "amount": "18", "currency": "eur"})
     assert (res.status_code, res["Location"]) == (302, "/projects/proj/team/?period=all#pay")
     rate = PayRate.objects.get()
-    assert (rate.basis, str(rate.amount), rate.currency, rate.count_gold, rate.count_qualification, rate.count_rework,
-            rate.updated_by) == ("hour", "18.00", "EUR", False, False, False, team["admin"])
+    assert (
+        rate.basis,
+        str(rate.amount),
+        rate.currency,
+        rate.count_gold,
+        rate.count_qualification,
+        rate.count_rework,
+        rate.updated_by,
+    ) == ("hour", "18.00", "EUR", False, False, False, team["admin"])

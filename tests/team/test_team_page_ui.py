@@ -49,10 +49,22 @@ def test_an_admin_reads_figures_sets_the_rate_and_downloads_the_pay_by_keyboard(
     page.wait_for_url("**/team/?period=custom&from=2026-03-02&to=2026-03-03")
 
     expect(page.locator("#figures thead th")).to_have_text(
-        ["Annotator", "Units", "QA pairs", "Active time", "Per unit", "Gold accuracy", "Overridden", "Agreement",
-         "Rework rate", "Page time"])
+        [
+            "Annotator",
+            "Units",
+            "QA pairs",
+            "Active time",
+            "Per unit",
+            "Gold accuracy",
+            "Overridden",
+            "Agreement",
+            "Rework rate",
+            "Page time",
+        ]
+    )
     expect(page.locator("#figures tbody tr").nth(0).locator("th, td")).to_have_text(
-        ["ann", "2", "4", "3 min 05 s", "1 min 10 s", "–", "25.0% (n = 4)", "50.0% (n = 2)", "–", "2 min 13 s"])
+        ["ann", "2", "4", "3 min 05 s", "1 min 10 s", "–", "25.0% (n = 4)", "50.0% (n = 2)", "–", "2 min 13 s"]
+    )
     expect(page.locator("#figures tbody tr").nth(2).locator("th")).to_have_text("ann3")
     expect(page.locator("#rate-now")).to_have_text("No rate is set: the report counts, without amounts.")
 
@@ -74,7 +86,8 @@ def test_an_admin_reads_figures_sets_the_rate_and_downloads_the_pay_by_keyboard(
     page.wait_for_url("**/team/?period=custom&from=2026-03-02&to=2026-03-03#pay")
     expect(page.locator("#rate-now")).to_contain_text("The rate is 20.00 EUR per video")
     expect(page.locator("#pay-report tbody tr").nth(0).locator("th, td")).to_have_text(
-        ["ann", "3", "2", "0.05", "40.00 EUR"])
+        ["ann", "3", "2", "0.05", "40.00 EUR"]
+    )
     expect(page.locator("#pay-total")).to_have_text("120.00 EUR")
 
     page.get_by_role("link", name="Download the pay report (CSV)").focus()
@@ -83,9 +96,12 @@ def test_an_admin_reads_figures_sets_the_rate_and_downloads_the_pay_by_keyboard(
     saved = tmp_path / "pay.csv"
     download.value.save_as(saved)
     assert download.value.suggested_filename == "proj-pay-2026-03-02-to-2026-03-03.csv"
-    assert saved.read_text().splitlines() == ["user,units,videos,active_hours,amount,currency",
-                                              "ann,3,2,0.05,40.00,EUR", "ann2,2,2,0.04,40.00,EUR",
-                                              "ann3,2,2,0.02,40.00,EUR"]
+    assert saved.read_text().splitlines() == [
+        "user,units,videos,active_hours,amount,currency",
+        "ann,3,2,0.05,40.00,EUR",
+        "ann2,2,2,0.04,40.00,EUR",
+        "ann3,2,2,0.02,40.00,EUR",
+    ]
     Path("/tmp/team").mkdir(parents=True, exist_ok=True)
     page.screenshot(path="/tmp/team/team-page.png", full_page=True)
     assert problems == []

@@ -19,13 +19,16 @@ def test_axe_names_serious_and_critical_faults_and_runs_under_the_apps_csp(live_
     page.set_content(FAULTY)
     found = axe.violations(page)
     assert [(v["id"], v["impact"], v["nodes"]) for v in found] == [
-        ("button-name", "critical", ["button"]), ("color-contrast", "serious", ["p"]),
-        ("document-title", "serious", ["html"]), ("html-has-lang", "serious", ["html"]),
-        ("image-alt", "critical", ["img"])]
+        ("button-name", "critical", ["button"]),
+        ("color-contrast", "serious", ["p"]),
+        ("document-title", "serious", ["html"]),
+        ("html-has-lang", "serious", ["html"]),
+        ("image-alt", "critical", ["img"]),
+    ]
     assert axe.counts(found)["image-alt"] == 1
-    assert axe.violations(page, impacts=("moderate",)) == []              # main and h1 are there
+    assert axe.violations(page, impacts=("moderate",)) == []  # main and h1 are there
 
-    response = page.goto(f"{live_server.url}/accounts/login/")            # the app's own header
+    response = page.goto(f"{live_server.url}/accounts/login/")  # the app's own header
     assert "script-src 'self'" in response.headers["content-security-policy"]
     assert axe.violations(page) == []
     assert refused == []

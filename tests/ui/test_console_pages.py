@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from annotator.qa.models import QueueItem
 from annotator.qa.queue import claim_next
 from annotator.qa.services import Decision, set_queue_policy, submit_unit
-from tests.ui.conftest import log_in
 from tests.conftest import uh
+from tests.ui.conftest import log_in
 
 VIEWPORT = {"width": 1366, "height": 768}
 
@@ -19,13 +19,20 @@ def _fits(page) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_admin_filters_and_assigns_by_keyboard_and_annotator_reopens(live_server, browser, make_unit, project,
-                                                                    admin_user, annotator, annotator2):
+def test_admin_filters_and_assigns_by_keyboard_and_annotator_reopens(
+    live_server, browser, make_unit, project, admin_user, annotator, annotator2
+):
     set_queue_policy(project, double_check_share=0)
     first, second = make_unit(1), make_unit(1)
     item = claim_next(project, annotator)
-    submit_unit(item.unit_id, annotator, idempotency_key="k", time_spent_ms=1000, additions=[],
-                decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.all()])
+    submit_unit(
+        item.unit_id,
+        annotator,
+        idempotency_key="k",
+        time_spent_ms=1000,
+        additions=[],
+        decisions=[Decision(p.pk, "keep") for p in item.unit.qa_pairs.all()],
+    )
     errors: list[str] = []
 
     context, page = log_in(browser, live_server.url, "boss", "pw-boss-123")

@@ -19,14 +19,18 @@ VIEWPORT = {"width": 1366, "height": 768}
 
 
 def _in_view(page, selector: str) -> bool:
-    return page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-        return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }""", selector)
+    return page.evaluate(
+        """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }""",
+        selector,
+    )
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_an_admin_exports_by_format_and_filters_as_a_job_and_downloads_the_zip(live_server, browser, worker, project,
-                                                                                admin_user, make_unit):
+def test_an_admin_exports_by_format_and_filters_as_a_job_and_downloads_the_zip(
+    live_server, browser, worker, project, admin_user, make_unit
+):
     unit = make_unit(1)
     QAPair.objects.filter(unit=unit).update(status="verified", provenance="machine_kept", verified_at=timezone.now())
     base = live_server.url
@@ -44,14 +48,16 @@ def test_an_admin_exports_by_format_and_filters_as_a_job_and_downloads_the_zip(l
     page.locator("#export-start").click()
     first = page.locator(".export-item").first
     expect(first).to_have_attribute("data-status", "done", timeout=30_000)
-    expect(first.locator(".export-state")).to_have_text("No verified QA pair matches these filters: nothing to download.")
+    expect(first.locator(".export-state")).to_have_text(
+        "No verified QA pair matches these filters: nothing to download."
+    )
     expect(first).to_contain_text("JSONL · no media · illumination night")
     assert first.locator("a").count() == 0
 
     # VLMEvalKit, by keyboard from the format radios: the zip holds its TSV and dataset class.
     page.get_by_label("Illumination").select_option("")
     page.get_by_label("VLMEvalKit").check()
-    page.get_by_label("VLMEvalKit").press("Enter")   # Enter in a form field submits it
+    page.get_by_label("VLMEvalKit").press("Enter")  # Enter in a form field submits it
     first = page.locator(".export-item").first
     expect(first).to_have_attribute("data-status", "done", timeout=60_000)
     expect(first).to_contain_text("VLMEvalKit · no media")
@@ -59,7 +65,9 @@ def test_an_admin_exports_by_format_and_filters_as_a_job_and_downloads_the_zip(l
     expect(link).to_contain_text("Download VLMEvalKit (zip,")
     expect(first.locator(".export-state")).to_contain_text("2 QA pairs")
     answer = context.request.get(base + link.get_attribute("href"))
-    assert answer.status == 200 and answer.headers["content-disposition"] == 'attachment; filename="proj-vlmevalkit.zip"'
+    assert (
+        answer.status == 200 and answer.headers["content-disposition"] == 'attachment; filename="proj-vlmevalkit.zip"'
+    )
     names = zipfile.ZipFile(io.BytesIO(answer.body())).namelist()
     assert sorted(names) == ["proj-vlmevalkit/proj.tsv", "proj-vlmevalkit/vlmevalkit_dataset.py"]
     tsv = zipfile.ZipFile(io.BytesIO(answer.body())).read("proj-vlmevalkit/proj.tsv").decode()

@@ -10,9 +10,11 @@ from playwright.sync_api import expect
 from annotator.qa.models import QAType
 from tests.ui.conftest import log_in
 
-ATTACK = ("**Be precise.**\n\n<img src=x onerror=\"document.title='owned-{who}';window.__owned='{who}'\">\n\n"
-          "<script>document.title='scripted-{who}';window.__owned='{who}-script'</script>\n\n"
-          "<a href=\"javascript:void(window.__owned='{who}-link')\">help</a>")
+ATTACK = (
+    "**Be precise.**\n\n<img src=x onerror=\"document.title='owned-{who}';window.__owned='{who}'\">\n\n"
+    "<script>document.title='scripted-{who}';window.__owned='{who}-script'</script>\n\n"
+    "<a href=\"javascript:void(window.__owned='{who}-link')\">help</a>"
+)
 
 
 def _csp_messages(page) -> list[str]:
@@ -75,7 +77,9 @@ def test_the_django_admin_works_under_the_policy(live_server, browser, make_unit
     page.get_by_role("link", name="Qa pairs").click()
     expect(page.locator("#result_list tbody tr")).to_have_count(2)
     page.locator("#result_list tbody tr th a").first.click()
-    expect(page.locator(".field-page a")).to_have_attribute("href", f"/projects/{project.slug}/qa/{page.url.split('/')[-3]}/")
+    expect(page.locator(".field-page a")).to_have_attribute(
+        "href", f"/projects/{project.slug}/qa/{page.url.split('/')[-3]}/"
+    )
     page.goto(f"{live_server.url}/admin/projects/project/{project.pk}/change/")  # a form with an inline and its JS
     expect(page.locator("input[name=_save]")).to_be_visible()
     rows = page.locator("#memberships-group tr.form-row:not(.empty-form)")

@@ -50,8 +50,9 @@ def test_the_time_spent_survives_a_reload(live_server, browser, make_unit, proje
     context.close()
 
 
-def test_a_takeover_carries_the_work_to_the_new_holder_and_tells_the_first(live_server, browser, make_unit, project,
-                                                                          annotator, annotator2):
+def test_a_takeover_carries_the_work_to_the_new_holder_and_tells_the_first(
+    live_server, browser, make_unit, project, annotator, annotator2
+):
     set_queue_policy(project, double_check_share=0)
     make_unit(n_open=1)
     a_context, a_page = _open_verify(browser, live_server, "ann", 2)
@@ -93,11 +94,14 @@ def test_a_takeover_carries_the_work_to_the_new_holder_and_tells_the_first(live_
     b_context.close()
 
 
-def test_an_overlap_pass_is_not_carried_over_and_the_admin_sees_the_work(live_server, browser, make_unit, project,
-                                                                         annotator, annotator2, admin_user):
+def test_an_overlap_pass_is_not_carried_over_and_the_admin_sees_the_work(
+    live_server, browser, make_unit, project, annotator, annotator2, admin_user
+):
     set_queue_policy(project, double_check_share=0, overlap_share=1.0, overlap_k=2)
     unit = make_unit(n_open=1)
-    QueueItem.objects.filter(kind="first_pass").update(leased_by=admin_user, lease_expires_at=timezone.now() + timedelta(hours=1))
+    QueueItem.objects.filter(kind="first_pass").update(
+        leased_by=admin_user, lease_expires_at=timezone.now() + timedelta(hours=1)
+    )
     a_context, a_page = _open_verify(browser, live_server, "ann", 2)
     expect(a_page.locator("#kind")).to_have_text("Overlap (blind)")
     # The page says what the pass is for and what becomes of a disagreement (issue 20, section 4).
@@ -115,7 +119,9 @@ def test_an_overlap_pass_is_not_carried_over_and_the_admin_sees_the_work(live_se
     expect(b_page.locator("#carried")).to_be_hidden()
 
     a_page.keyboard.press("j")
-    expect(a_page.locator("#lease-lost")).to_contain_text("This is a blind overlap pass, so your work was not passed on")
+    expect(a_page.locator("#lease-lost")).to_contain_text(
+        "This is a blind overlap pass, so your work was not passed on"
+    )
 
     admin_context, admin_page = log_in(browser, live_server.url, "boss", "pw-boss-123")
     admin_page.goto(f"{live_server.url}/projects/proj/progress/")
@@ -128,7 +134,9 @@ def test_an_overlap_pass_is_not_carried_over_and_the_admin_sees_the_work(live_se
         context.close()
 
 
-def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(live_server, browser, make_unit, project, annotator):
+def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(
+    live_server, browser, make_unit, project, annotator
+):
     unit = make_unit(n_open=2)
     mc = unit.qa_pairs.order_by("id").last()
     context, page = _open_verify(browser, live_server, "ann", 3)
@@ -158,9 +166,13 @@ def test_a_refused_submit_shows_each_error_on_its_card_and_focuses_the_first(liv
 
     cards = page.locator("#cards > li")
     expect(page.locator("#errors")).to_contain_text("the submit has errors; nothing was saved")
-    expect(cards.nth(0).locator(".card-errors")).to_contain_text("Time spent: 7,200 s is more time than has passed since you took this unit")
+    expect(cards.nth(0).locator(".card-errors")).to_contain_text(
+        "Time spent: 7,200 s is more time than has passed since you took this unit"
+    )
     expect(cards.nth(1).locator(".card-errors")).to_contain_text("Answer: answer must not be empty")
-    expect(cards.nth(2).locator(".card-errors")).to_contain_text(f"QA pair {qh(mc)} has no decision")  # by handle (issue 20)
+    expect(cards.nth(2).locator(".card-errors")).to_contain_text(
+        f"QA pair {qh(mc)} has no decision"
+    )  # by handle (issue 20)
     expect(cards.nth(3).locator(".card-errors")).to_contain_text("Question: question must not be empty")
     expect(cards.nth(0)).to_be_focused()
     assert Submission.objects.count() == 0

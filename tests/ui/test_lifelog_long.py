@@ -16,12 +16,26 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_two_hour_life_log_plays_from_a_click_at_07_30(long_video, live_server, browser, project, admin_user):
-    later = Video.objects.create(project=project, sha256=hashlib.sha256(b"later").hexdigest(), filename="later.mp4",
-                                 status="ready", duration_s=600.0, fps=10.0, width=160, height=68)
-    log = build_life_log(project, "long day", read_rows([
-        ("rows[0]", {"sha256": long_video.sha256, "start": "2024-05-01T06:00:00", "summary": "C rides."}),
-        ("rows[1]", {"file": later.filename, "start": "2024-05-01T08:30:00"}),
-    ])).group
+    later = Video.objects.create(
+        project=project,
+        sha256=hashlib.sha256(b"later").hexdigest(),
+        filename="later.mp4",
+        status="ready",
+        duration_s=600.0,
+        fps=10.0,
+        width=160,
+        height=68,
+    )
+    log = build_life_log(
+        project,
+        "long day",
+        read_rows(
+            [
+                ("rows[0]", {"sha256": long_video.sha256, "start": "2024-05-01T06:00:00", "summary": "C rides."}),
+                ("rows[1]", {"file": later.filename, "start": "2024-05-01T08:30:00"}),
+            ]
+        ),
+    ).group
     context, page = log_in(browser, live_server.url, "boss", "pw-boss-123")
     fetched = []
     page.on("request", lambda request: fetched.append(request.url))
@@ -37,9 +51,12 @@ def test_a_two_hour_life_log_plays_from_a_click_at_07_30(long_video, live_server
     started = time.monotonic()
     page.mouse.click(box["x"] + box["width"] * 5400 / span, box["y"] + box["height"] * 0.7)
     # Within a pixel of 07:30:00 (one px is about 7 s here), playing in the first part.
-    page.wait_for_function("() => lifelog.player.part === 0 && !document.getElementById('lifelog-video').paused "
-                           "&& Math.abs(document.getElementById('lifelog-video').currentTime - 5400) < 15 "
-                           "&& document.getElementById('lifelog-video').readyState >= 3", timeout=10000)
+    page.wait_for_function(
+        "() => lifelog.player.part === 0 && !document.getElementById('lifelog-video').paused "
+        "&& Math.abs(document.getElementById('lifelog-video').currentTime - 5400) < 15 "
+        "&& document.getElementById('lifelog-video').readyState >= 3",
+        timeout=10000,
+    )
     print(f"click at 07:30:00 to playing: {time.monotonic() - started:.2f} s")
     expect(page.locator("#lifelog-clock")).to_contain_text("07:")
     assert any(url.endswith(".m4s") for url in fetched)

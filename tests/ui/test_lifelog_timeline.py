@@ -29,7 +29,9 @@ def life_log(worker, project, tmp_path):
         rows.append({"path": f"p{i}.mp4", "start": start, "summary": f"activity {i}"})
     manifest = tmp_path / "day.jsonl"
     manifest.write_text("\n".join(json.dumps(r) for r in rows))
-    call_command("lifelog_build", "--project", project.slug, "--name", "day", "--manifest", str(manifest), stdout=StringIO())
+    call_command(
+        "lifelog_build", "--project", project.slug, "--name", "day", "--manifest", str(manifest), stdout=StringIO()
+    )
     wait_for(lambda: Video.objects.filter(status="ready").count() == 3, what="3 parts transcoded")
     return VideoGroup.objects.get(name="day")
 
@@ -40,9 +42,11 @@ def _click_at(page, t):
 
 
 def _state(page):
-    return page.evaluate("() => ({part: lifelog.player.part, local: lifelog.player.localTime, "
-                         "virtual: lifelog.player.currentTime, src: document.getElementById('lifelog-video').currentSrc, "
-                         "playing: !document.getElementById('lifelog-video').paused})")
+    return page.evaluate(
+        "() => ({part: lifelog.player.part, local: lifelog.player.localTime, "
+        "virtual: lifelog.player.currentTime, src: document.getElementById('lifelog-video').currentSrc, "
+        "playing: !document.getElementById('lifelog-video').paused})"
+    )
 
 
 def test_click_plays_the_right_part_and_playback_crosses_gaps(live_server, browser, project, admin_user, life_log):
@@ -50,15 +54,20 @@ def test_click_plays_the_right_part_and_playback_crosses_gaps(live_server, brows
     page.goto(f"{live_server.url}/projects/{project.slug}/lifelogs/")
     page.get_by_role("link", name="day").click()
     expect(page.locator(".lifelog-block")).to_have_count(3)
-    expect(page.locator(".lifelog-gap-row")).to_have_text([
-        "gap 08:00:04 – 08:00:10: 6 s not recorded", "gap 08:00:14 – 08:00:20: 6 s not recorded"])
+    expect(page.locator(".lifelog-gap-row")).to_have_text(
+        ["gap 08:00:04 – 08:00:10: 6 s not recorded", "gap 08:00:14 – 08:00:20: 6 s not recorded"]
+    )
     expect(page.locator("#lifelog-summary")).to_contain_text("3 parts from 08:00:00 to 08:00:24")
-    urls = [p["url"] for p in page.evaluate("() => JSON.parse(document.getElementById('lifelog-config').textContent).parts")]
+    urls = [
+        p["url"] for p in page.evaluate("() => JSON.parse(document.getElementById('lifelog-config').textContent).parts")
+    ]
 
     # A click at virtual 12 s (08:00:12) plays part 2 at 2 s of its video.
     _click_at(page, 12.0)
-    page.wait_for_function("() => lifelog.player.part === 1 && !document.getElementById('lifelog-video').paused "
-                           "&& document.getElementById('lifelog-video').readyState >= 2")
+    page.wait_for_function(
+        "() => lifelog.player.part === 1 && !document.getElementById('lifelog-video').paused "
+        "&& document.getElementById('lifelog-video').readyState >= 2"
+    )
     s = _state(page)
     assert s["src"].endswith(urls[1])
     assert 1.8 <= s["local"] <= 3.0, s
@@ -69,15 +78,20 @@ def test_click_plays_the_right_part_and_playback_crosses_gaps(live_server, brows
     page.wait_for_function("() => document.getElementById('lifelog-video').paused")
     _click_at(page, 6.0)
     expect(page.locator("#lifelog-note")).to_have_text("Skipped 4 s not recorded (08:00:06 – 08:00:10).")
-    page.wait_for_function("() => lifelog.player.part === 1 && lifelog.player.localTime < 1.0 "
-                           "&& !document.getElementById('lifelog-video').paused")
+    page.wait_for_function(
+        "() => lifelog.player.part === 1 && lifelog.player.localTime < 1.0 "
+        "&& !document.getElementById('lifelog-video').paused"
+    )
     assert 10.0 <= _state(page)["virtual"] < 11.0
 
     # Played from 3 s of part 1, playback ends it, jumps the 6 s gap and goes on in part 2.
     _click_at(page, 3.0)
     page.wait_for_function("() => lifelog.player.part === 0")
-    page.wait_for_function("() => lifelog.player.part === 1 && lifelog.player.localTime > 0.2 "
-                           "&& !document.getElementById('lifelog-video').paused", timeout=15000)
+    page.wait_for_function(
+        "() => lifelog.player.part === 1 && lifelog.player.localTime > 0.2 "
+        "&& !document.getElementById('lifelog-video').paused",
+        timeout=15000,
+    )
     s = _state(page)
     assert s["src"].endswith(urls[1]) and s["virtual"] >= 10.2, s
     expect(page.locator("#lifelog-note")).to_have_text("Skipped 6 s not recorded (08:00:04 – 08:00:10).")
@@ -107,13 +121,28 @@ def test_the_verify_page_plays_a_life_log_unit_in_virtual_time(live_server, brow
     from annotator.drafts.templates import DraftSpec
     from annotator.qa.models import QAType
 
-    QAType.objects.create(project=project, slug="moment_query", name="Moment query", set_kind="life_log",
-                          answer_kind="interval")
+    QAType.objects.create(
+        project=project, slug="moment_query", name="Moment query", set_kind="life_log", answer_kind="interval"
+    )
     first = life_log.members.get(position=0).video
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"),
-                                  video=first)
-    save_drafts(job, [DraftSpec("moment_query", "When is the second part?", "08:00:10-08:00:14", 0.0, SPAN,
-                                source_key="m", params={"answer_start_s": 10.0, "answer_end_s": 14.0})], actor="t")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=first
+    )
+    save_drafts(
+        job,
+        [
+            DraftSpec(
+                "moment_query",
+                "When is the second part?",
+                "08:00:10-08:00:14",
+                0.0,
+                SPAN,
+                source_key="m",
+                params={"answer_start_s": 10.0, "answer_end_s": 14.0},
+            )
+        ],
+        actor="t",
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -132,13 +161,16 @@ def test_the_verify_page_plays_a_life_log_unit_in_virtual_time(live_server, brow
     # 5 s is in the first gap, so the player says so and goes on at the second part.
     expect(page.locator("#loop-note")).to_have_text("Looping 8:00:05.0 – 8:00:19.0")
     expect(page.locator("#zoom-level")).to_have_text("×1.7")
-    expect(page.locator("#toast")).to_have_text("Not recorded from 8:00:04.0 to 8:00:10.0 (0:00:06.0): playing from the "
-                                                "next part, at 8:00:10.0.")
+    expect(page.locator("#toast")).to_have_text(
+        "Not recorded from 8:00:04.0 to 8:00:10.0 (0:00:06.0): playing from the next part, at 8:00:10.0."
+    )
     page.locator("body").click(position={"x": 5, "y": 5})
-    page.keyboard.press("ArrowRight")        # virtual 11 s: 1 s into the second part
-    page.wait_for_function("(u) => { const v = document.querySelector('#players video'); "
-                           "return v.currentSrc.endsWith(u) && v.readyState >= 1 && Math.abs(v.currentTime - 1.0) < 0.3; }",
-                           arg=names[1])
+    page.keyboard.press("ArrowRight")  # virtual 11 s: 1 s into the second part
+    page.wait_for_function(
+        "(u) => { const v = document.querySelector('#players video'); "
+        "return v.currentSrc.endsWith(u) && v.readyState >= 1 && Math.abs(v.currentTime - 1.0) < 0.3; }",
+        arg=names[1],
+    )
     expect(page.locator("#clock")).to_have_text("8:00:11.0")  # the log's wall clock at virtual 11 s (issue 21)
     assert not errors, errors
     context.close()

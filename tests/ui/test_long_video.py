@@ -17,10 +17,24 @@ SEEK_TO_S = 5400.0  # 1:30:00
 @pytest.mark.django_db(transaction=True)
 def test_a_two_hour_video_plays_from_1_30_00_within_2_s(long_video, live_server, browser, project, annotator):
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES,
-                                                              prompt_version="templates-v1"), video=long_video)
-    save_drafts(job, [DraftSpec("scene_sequence", "In what order do the riders pass?", "left to right", 0.0,
-                                long_video.duration_s, source_key="0")], actor="templates/templates-v1")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        video=long_video,
+    )
+    save_drafts(
+        job,
+        [
+            DraftSpec(
+                "scene_sequence",
+                "In what order do the riders pass?",
+                "left to right",
+                0.0,
+                long_video.duration_s,
+                source_key="0",
+            )
+        ],
+        actor="templates/templates-v1",
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     fetched, refused = [], []
     page.on("request", lambda request: fetched.append(request.url))
@@ -35,7 +49,9 @@ def test_a_two_hour_video_plays_from_1_30_00_within_2_s(long_video, live_server,
     page.evaluate(f"""() => {{ const v = document.querySelector('#players video');
                                window.seekedAt = performance.now(); v.currentTime = {SEEK_TO_S}; v.play(); }}""")
     # currentTime past 1:30:00 means frames there were decoded and are playing; within 2 s of the seek.
-    page.wait_for_function(f"() => document.querySelector('#players video').currentTime > {SEEK_TO_S + 0.2}", timeout=2000)
+    page.wait_for_function(
+        f"() => document.querySelector('#players video').currentTime > {SEEK_TO_S + 0.2}", timeout=2000
+    )
     took_ms = page.evaluate("() => performance.now() - window.seekedAt")
     assert took_ms < 2000
     assert any(url.endswith("-01080.m4s") for url in fetched)  # the segment holding 5400 s (5 s segments)
@@ -66,10 +82,15 @@ def test_a_long_video_with_sound_plays_its_hls_with_audio(live_server, browser, 
     video = services.transcode(ingest_now(project, make_video(tmp_path / "tone.mp4", seconds=24.0, size="160x120")).pk)
     assert video.hls.name and video.audio_codec == "aac"
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES,
-                                                              prompt_version="templates-v1"), video=video)
-    save_drafts(job, [DraftSpec("scene_sequence", "What sound plays?", "a tone", 0.0, 24.0, source_key="0")],
-                actor="templates/templates-v1")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        video=video,
+    )
+    save_drafts(
+        job,
+        [DraftSpec("scene_sequence", "What sound plays?", "a tone", 0.0, 24.0, source_key="0")],
+        actor="templates/templates-v1",
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
     expect(page.locator("#cards > li")).to_have_count(1)
@@ -78,5 +99,7 @@ def test_a_long_video_with_sound_plays_its_hls_with_audio(live_server, browser, 
     page.evaluate("() => { const v = document.querySelector('#players video'); v.currentTime = 15; v.play(); }")
     page.wait_for_function("() => document.querySelector('#players video').currentTime > 15.5", timeout=5000)
     # Chromium's count of decoded audio bytes: the muxed AAC track of the fMP4 segments is played too.
-    page.wait_for_function("() => document.querySelector('#players video').webkitAudioDecodedByteCount > 0", timeout=5000)
+    page.wait_for_function(
+        "() => document.querySelector('#players video').webkitAudioDecodedByteCount > 0", timeout=5000
+    )
     context.close()

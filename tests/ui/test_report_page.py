@@ -27,10 +27,11 @@ def test_the_report_page_draws_people_beside_models(live_server, browser, world)
     page.get_by_label("Illumination").check()
     page.get_by_role("button", name="Show the report").click()
     page.wait_for_function("() => Chart.getChart(document.getElementById('report-chart-0'))")
-    page.wait_for_timeout(1000)                                          # the bars' entry animation
+    page.wait_for_timeout(1000)  # the bars' entry animation
     expect(page.locator("input[name=by][value=illumination]")).to_be_checked()
     expect(page.locator("#report-table-0 thead")).to_have_text(
-        "Illumination human ev imp mp human − ev human − imp human − mp", use_inner_text=True)
+        "Illumination human ev imp mp human − ev human − imp human − mp", use_inner_text=True
+    )
     expect(page.locator("#report-table-0 tbody tr").first).to_contain_text("day")
     expect(page.locator("#report-table-0 tbody tr").first).to_contain_text("0.600 [")
     expect(page.locator("h2").first).to_have_text("Report: Accuracy")

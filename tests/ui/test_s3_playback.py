@@ -22,12 +22,24 @@ from tests.ui.conftest import log_in
 
 
 @pytest.mark.browser
-def test_a_long_video_on_s3_plays_through_files_redirects(s3, s3_endpoint, s3_built_settings, live_server, browser, worker,
-                                                          project, admin_user, annotator, tmp_path, settings):
+def test_a_long_video_on_s3_plays_through_files_redirects(
+    s3, s3_endpoint, s3_built_settings, live_server, browser, worker, project, admin_user, annotator, tmp_path, settings
+):
     client, bucket = s3
-    client.put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [{
-        "AllowedOrigins": [live_server.url], "AllowedMethods": ["GET", "HEAD"], "AllowedHeaders": ["*"],
-        "ExposeHeaders": ["Content-Range", "Content-Length"], "MaxAgeSeconds": 600}]})
+    client.put_bucket_cors(
+        Bucket=bucket,
+        CORSConfiguration={
+            "CORSRules": [
+                {
+                    "AllowedOrigins": [live_server.url],
+                    "AllowedMethods": ["GET", "HEAD"],
+                    "AllowedHeaders": ["*"],
+                    "ExposeHeaders": ["Content-Range", "Content-Length"],
+                    "MaxAgeSeconds": 600,
+                }
+            ]
+        },
+    )
     settings.CONTENT_SECURITY_POLICY = s3_built_settings["csp"]  # as the settings build it for this endpoint
     assert s3_endpoint in settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]["connect-src"]
     settings.MEDIA_HLS_MIN_DURATION_S = 1.0  # a 12 s video stands in for a long one
@@ -42,10 +54,15 @@ def test_a_long_video_on_s3_plays_through_files_redirects(s3, s3_endpoint, s3_bu
     assert video.status == "ready" and video.hls.name, video.error
 
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES,
-                                                              prompt_version="templates-v1"), video=video)
-    save_drafts(job, [DraftSpec("scene_sequence", "What is shown?", "a test card", 0.0, video.duration_s,
-                                source_key="0")], actor="templates/templates-v1")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        video=video,
+    )
+    save_drafts(
+        job,
+        [DraftSpec("scene_sequence", "What is shown?", "a test card", 0.0, video.duration_s, source_key="0")],
+        actor="templates/templates-v1",
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     fetched, refused, failed = [], [], []
     page.on("response", lambda response: fetched.append((response.url, response.status)))

@@ -38,7 +38,9 @@ SHOTS = Path(os.environ.get("STUDY_LINK_SHOTS", "/tmp/study-link-shots"))
 def _context(browser):
     """A fresh browser (context) at 1366x768 whose visits to the panel's site are answered here."""
     context = browser.new_context(viewport={"width": 1366, "height": 768})
-    context.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="panel", content_type="text/plain"))
+    context.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="panel", content_type="text/plain")
+    )
     return context
 
 
@@ -70,7 +72,7 @@ def _to_instructions(page, base, token, pid, shots=False):
         _shot(page, "1-consent")
     page.keyboard.press("Enter")
     expect(page.locator("#screening h1")).to_have_text("Check your browser")
-    expect(page.locator("#screening-continue")).to_be_enabled(timeout=20_000)   # the 2 s test clip played to its end
+    expect(page.locator("#screening-continue")).to_be_enabled(timeout=20_000)  # the 2 s test clip played to its end
     expect(page.locator("#check-played")).to_have_text("Test video: played.")
     expect(page.locator("#check-viewport")).to_have_text("Window size: 1366 x 768, fine.")
     expect(page.locator("#screening-continue")).to_be_focused()
@@ -93,9 +95,20 @@ def _wait_shown(page):
 def test_a_panel_participant_goes_from_the_link_to_the_completion_code(verified, live_server, browser, project):
     cache.clear()
     verified(3)
-    study, _ = create_study(project, "panel-e2e", "mcq", seed=3,
-                            options={"per_type": 2, "time_limits": [300], "questions_per_participant": 1,
-                                     "practice_items": 1, "attention_items": 0, "raters_per_item": 1})
+    study, _ = create_study(
+        project,
+        "panel-e2e",
+        "mcq",
+        seed=3,
+        options={
+            "per_type": 2,
+            "time_limits": [300],
+            "questions_per_participant": 1,
+            "practice_items": 1,
+            "attention_items": 0,
+            "raters_per_item": 1,
+        },
+    )
     study.completion_url = PANEL
     study.debrief = "Thank you. **This study measured** how people answer questions about videos."
     study.save()
@@ -123,12 +136,12 @@ def test_a_panel_participant_goes_from_the_link_to_the_completion_code(verified,
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")
     participant = Participant.objects.get(study=study)
     open_trial = Trial.objects.get(participant=participant, answered_at__isnull=True)
-    page.reload()                                                     # a reload resumes the same trial
+    page.reload()  # a reload resumes the same trial
     _wait_shown(page)
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")
     assert Trial.objects.get(participant=participant, answered_at__isnull=True).pk == open_trial.pk
 
-    two = _context(browser)                                           # another browser, the same PROLIFIC_PID
+    two = _context(browser)  # another browser, the same PROLIFIC_PID
     other = two.new_page()
     other.goto(_url(base, token, "5f1e0000000000000000aaaa"))
     _wait_shown(other)
@@ -150,10 +163,12 @@ def test_a_panel_participant_goes_from_the_link_to_the_completion_code(verified,
     code = participant.completion_code
     expect(page.locator("#code")).to_have_text(code)
     _shot(page, "7-done")
-    page.wait_for_url(f"{PANEL}?cc={code}", timeout=10_000)           # the completion redirect with the code
+    page.wait_for_url(f"{PANEL}?cc={code}", timeout=10_000)  # the completion redirect with the code
     one.close()
-    assert (participant.export_status, Trial.objects.filter(participant=participant, answered_at__isnull=False).count()) == (
-        "completed", 2)
+    assert (
+        participant.export_status,
+        Trial.objects.filter(participant=participant, answered_at__isnull=False).count(),
+    ) == ("completed", 2)
 
     # --- An abandoned participant holds the second place until the periodic release frees it.
     idle = _context(browser)
@@ -170,18 +185,20 @@ def test_a_panel_participant_goes_from_the_link_to_the_completion_code(verified,
     Participant.objects.filter(pk=abandoned.pk).update(last_active_at=timezone.now() - timedelta(minutes=61))
     assert links.release_idle() == 1
     assert Trial.objects.filter(participant=abandoned).count() == 0
-    _to_instructions(lp, base, token, "5f1e0000000000000000cccc")     # the released place is taken
+    _to_instructions(lp, base, token, "5f1e0000000000000000cccc")  # the released place is taken
     lp.keyboard.press("Enter")
     _wait_shown(lp)
     expect(lp.locator("#trial-title")).to_have_text("Practice 1 of 1")
     late.close()
 
     # --- The participant CSV for approving payments.
-    researcher, = people(project, 1, role="researcher", prefix="r")
+    (researcher,) = people(project, 1, role="researcher", prefix="r")
     res = api_as(researcher).get(f"/api/studies/{study.pk}/participants/?format=csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(res.streaming_content).decode())))
     assert [(r["external_id"], r["status"]) for r in rows] == [
-        ("5f1e0000000000000000aaaa", "completed"), ("5f1e0000000000000000bbbb", "timed_out"),
-        ("5f1e0000000000000000cccc", "in_progress")]
+        ("5f1e0000000000000000aaaa", "completed"),
+        ("5f1e0000000000000000bbbb", "timed_out"),
+        ("5f1e0000000000000000cccc", "in_progress"),
+    ]
     assert rows[0]["completion_code"] == code and re.fullmatch(r"[A-Z2-9]{10}", code)
     assert errors == []

@@ -50,11 +50,17 @@ def _answer_posts(page) -> list:
     return posts
 
 
-def test_a_timed_multiple_choice_trial_moves_on_when_its_countdown_runs_out(verified, live_server, browser, project,
-                                                                              annotator):
+def test_a_timed_multiple_choice_trial_moves_on_when_its_countdown_runs_out(
+    verified, live_server, browser, project, annotator
+):
     verified(2)
-    study, _ = create_study(project, "quick", "mcq", seed=1,
-                            options={"time_limits": [3], "questions_per_participant": 2, "practice_items": 0})
+    study, _ = create_study(
+        project,
+        "quick",
+        "mcq",
+        seed=1,
+        options={"time_limits": [3], "questions_per_participant": 2, "practice_items": 0},
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     errors = _begin(page, f"{live_server.url}/projects/{project.slug}/studies/quick/", "Timed multiple choice")
 
@@ -63,10 +69,10 @@ def test_a_timed_multiple_choice_trial_moves_on_when_its_countdown_runs_out(veri
     expect(page.locator("#widget input[type=radio]")).to_have_count(4)
     assert _seconds_left(page) in (2, 3)
     expect(page.locator("#trial-note")).to_have_text("")
-    page.keyboard.press("2")                                  # chosen, but never answered
+    page.keyboard.press("2")  # chosen, but never answered
     expect(page.locator("#widget input[type=radio]").nth(1)).to_be_checked()
     page.wait_for_function("() => document.querySelector('#countdown').textContent === 'Time left 0:01'")
-    expect(page.locator("#trial-title")).to_have_text("Question 2 of 2", timeout=5_000)   # moved on by itself
+    expect(page.locator("#trial-title")).to_have_text("Question 2 of 2", timeout=5_000)  # moved on by itself
     # ... and says the last one was missed (issue 21)
     expect(page.locator("#trial-note")).to_have_text("Time ran out on the last question: it counts as not answered.")
     assert errors == []
@@ -79,13 +85,25 @@ def test_a_timed_multiple_choice_trial_moves_on_when_its_countdown_runs_out(veri
     assert second.answered_at is None and second.served_at is not None
 
 
-def test_a_likert_rating_below_three_is_not_sent_without_a_justification(verified, live_server, browser, project,
-                                                                         annotator):
+def test_a_likert_rating_below_three_is_not_sent_without_a_justification(
+    verified, live_server, browser, project, annotator
+):
     verified(2)
-    study, _ = create_study(project, "ratings", "likert", seed=1,
-                            options={"source": "qa", "criteria": ["correctness"], "justify_below": 3,
-                                     "control_groups": False, "attention_items": 0, "questions_per_participant": 1,
-                                     "conditions_per_participant": 1})
+    study, _ = create_study(
+        project,
+        "ratings",
+        "likert",
+        seed=1,
+        options={
+            "source": "qa",
+            "criteria": ["correctness"],
+            "justify_below": 3,
+            "control_groups": False,
+            "attention_items": 0,
+            "questions_per_participant": 1,
+            "conditions_per_participant": 1,
+        },
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     posts = _answer_posts(page)
     errors = _begin(page, f"{live_server.url}/projects/{project.slug}/studies/ratings/", "Likert rating")
@@ -96,8 +114,10 @@ def test_a_likert_rating_below_three_is_not_sent_without_a_justification(verifie
     page.keyboard.press("2")
     expect(page.locator("#widget input[type=radio]").nth(1)).to_be_checked()
     expect(page.locator("#justification")).to_have_attribute("required", "")
-    expect(page.locator("#justification-needed")).to_contain_text("You gave 2, which is below 3: please write a short justification")
-    page.keyboard.press("Enter")                              # refused by the page
+    expect(page.locator("#justification-needed")).to_contain_text(
+        "You gave 2, which is below 3: please write a short justification"
+    )
+    page.keyboard.press("Enter")  # refused by the page
     expect(page.locator("#error")).to_be_visible()
     expect(page.locator("#error")).to_contain_text("A score below 3 needs a short justification")
     expect(page.locator("#justification")).to_be_focused()
@@ -125,18 +145,18 @@ def test_an_open_answer_is_typed_and_sent(verified, live_server, browser, projec
     errors = _begin(page, f"{live_server.url}/projects/{project.slug}/studies/open/", "Open answer")
 
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")
-    expect(page.locator("#countdown")).to_be_hidden()         # no time limit
-    page.locator("#answer").click()                           # nothing written yet: refused by the page
+    expect(page.locator("#countdown")).to_be_hidden()  # no time limit
+    page.locator("#answer").click()  # nothing written yet: refused by the page
     expect(page.locator("#error")).to_have_text("Write your answer first.")
     page.locator("#open-answer").click()
     page.keyboard.type("A counter counts up")
-    page.keyboard.press("Shift+Enter")                        # a new line, not an answer
+    page.keyboard.press("Shift+Enter")  # a new line, not an answer
     page.keyboard.type("on colour bars.")
     expect(page.locator("#trial")).to_be_visible()
     expect(page.locator("#open-answer")).to_have_value("A counter counts up\non colour bars.")
     expect(page.locator("#widget .muted")).to_contain_text("Enter answers; Shift+Enter starts a new line.")
     expect(page.locator("#answer")).to_have_text("Answer (Enter)")
-    page.keyboard.press("Enter")                              # the button says Enter, and Enter sends (issue 21)
+    page.keyboard.press("Enter")  # the button says Enter, and Enter sends (issue 21)
     expect(page.locator("#done")).to_be_visible()
     assert errors == []
     context.close()
@@ -148,9 +168,19 @@ def test_an_open_answer_is_typed_and_sent(verified, live_server, browser, projec
 
 def test_an_eight_frame_ordering_item_fits_one_row_at_1366_by_768(live_server, browser, project, annotator, tmp_path):
     stored_video(project, tmp_path / "twenty.mp4", seconds=20.0, name="twenty.mp4")
-    create_study(project, "eight", "ordering", seed=1, options={
-        "conditions": [{"number": 1, "label": "8 frames", "n_frames": 8, "clip_length": "medium", "annotation": "none"}],
-        "frame_size": 224, "questions_per_participant": 1})
+    create_study(
+        project,
+        "eight",
+        "ordering",
+        seed=1,
+        options={
+            "conditions": [
+                {"number": 1, "label": "8 frames", "n_frames": 8, "clip_length": "medium", "annotation": "none"}
+            ],
+            "frame_size": 224,
+            "questions_per_participant": 1,
+        },
+    )
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
     page.goto(f"{live_server.url}/accounts/login/")
@@ -162,13 +192,15 @@ def test_an_eight_frame_ordering_item_fits_one_row_at_1366_by_768(live_server, b
 
     frames = page.locator("#frames > li")
     expect(frames).to_have_count(8)
-    assert page.evaluate("() => [...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 224)")
+    assert page.evaluate(
+        "() => [...document.querySelectorAll('#frames img')].every(i => i.complete && i.naturalWidth === 224)"
+    )
     boxes = [frames.nth(i).bounding_box() for i in range(8)]
     tops = {round(b["y"]) for b in boxes}
-    assert len(tops) == 1, boxes                              # one row
+    assert len(tops) == 1, boxes  # one row
     assert all(b["x"] >= 0 and b["x"] + b["width"] <= 1366 for b in boxes), boxes
-    assert all(b["y"] + b["height"] <= 768 for b in boxes), boxes   # on screen: the trial counts as visible
-    assert all(b["width"] < 224 for b in boxes), boxes        # scaled down from 224 px
+    assert all(b["y"] + b["height"] <= 768 for b in boxes), boxes  # on screen: the trial counts as visible
+    assert all(b["width"] < 224 for b in boxes), boxes  # scaled down from 224 px
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 1366
     before = [frames.nth(i).get_attribute("data-handle") for i in range(8)]
     page.locator("#frames > li").first.focus()
@@ -185,23 +217,29 @@ def test_an_eight_frame_ordering_item_fits_one_row_at_1366_by_768(live_server, b
     assert trial.shown_at is not None and trial.client_rt_ms > 0
 
 
-def test_a_reload_mid_trial_resumes_the_same_trial_with_the_time_so_far(verified, live_server, browser, project,
-                                                                        annotator):
+def test_a_reload_mid_trial_resumes_the_same_trial_with_the_time_so_far(
+    verified, live_server, browser, project, annotator
+):
     verified(1)
-    create_study(project, "resume", "mcq", seed=1,
-                 options={"time_limits": [30], "questions_per_participant": 1, "practice_items": 0})
+    create_study(
+        project,
+        "resume",
+        "mcq",
+        seed=1,
+        options={"time_limits": [30], "questions_per_participant": 1, "practice_items": 0},
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
     url = f"{live_server.url}/projects/{project.slug}/studies/resume/"
     errors = _begin(page, url, "Timed multiple choice")
     trial_id = _wait_shown(page)
     assert _seconds_left(page) == 30
-    page.keyboard.press("C")                                  # chosen, not sent
+    page.keyboard.press("C")  # chosen, not sent
     page.wait_for_timeout(3000)
     assert _seconds_left(page) <= 27
 
     page.reload()
-    expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")      # the same trial ...
-    assert _seconds_left(page) <= 27                          # ... its countdown going on, not from 30 s
+    expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")  # the same trial ...
+    assert _seconds_left(page) <= 27  # ... its countdown going on, not from 30 s
     assert _wait_shown(page) == trial_id
     expect(page.locator("#widget input[type=radio]").nth(2)).to_be_checked()  # the unsent choice is kept
     page.wait_for_timeout(500)
@@ -216,13 +254,25 @@ def test_a_reload_mid_trial_resumes_the_same_trial_with_the_time_so_far(verified
     assert 3500 <= trial.client_rt_ms <= server_rt_ms(trial) + 100, (trial.client_rt_ms, server_rt_ms(trial))
 
 
-def test_a_page_slower_to_show_a_trial_than_the_server_allows_counts_from_the_servers_time(live_server, browser, project,
-                                                                                           annotator, tmp_path, settings):
+def test_a_page_slower_to_show_a_trial_than_the_server_allows_counts_from_the_servers_time(
+    live_server, browser, project, annotator, tmp_path, settings
+):
     settings.STUDY_SHOW_MAX_MS = 1000  # the server stamps "shown" at most 1 s after serving the trial
     stored_video(project, tmp_path / "twenty.mp4", seconds=20.0, name="twenty.mp4")
-    create_study(project, "slow", "ordering", seed=1, options={
-        "conditions": [{"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "none"}],
-        "frame_size": 64, "questions_per_participant": 1, "time_limits": [30]})
+    create_study(
+        project,
+        "slow",
+        "ordering",
+        seed=1,
+        options={
+            "conditions": [
+                {"number": 1, "label": "4 frames", "n_frames": 4, "clip_length": "medium", "annotation": "none"}
+            ],
+            "frame_size": 64,
+            "questions_per_participant": 1,
+            "time_limits": [30],
+        },
+    )
     context, page = log_in(browser, live_server.url, "ann", "pw-ann-123")
 
     def slow(route):  # the frames take 3 s to arrive
@@ -243,6 +293,8 @@ def test_a_page_slower_to_show_a_trial_than_the_server_allows_counts_from_the_se
     trial = Trial.objects.get(participant__user=annotator)
     assert (trial.shown_at - trial.served_at).total_seconds() == pytest.approx(1.0)
     # The page's time counts from the server's "shown" too: at least the 2 s it waited beyond the allowance.
-    assert server_rt_ms(trial) - 300 <= trial.client_rt_ms <= server_rt_ms(trial) + 100, (trial.client_rt_ms,
-                                                                                             server_rt_ms(trial))
+    assert server_rt_ms(trial) - 300 <= trial.client_rt_ms <= server_rt_ms(trial) + 100, (
+        trial.client_rt_ms,
+        server_rt_ms(trial),
+    )
     assert trial.client_rt_ms >= 2000

@@ -56,10 +56,22 @@ def footage(worker, project, tmp_path):
 
 
 def _pair(unit, qt, question, options, answer_index, *, start, end, **fields) -> QAPair:
-    return QAPair.objects.create(project=unit.project, unit=unit, video=unit.video, qa_type=qt, origin="human",
-                                 question=question, answer=options[answer_index], options=options,
-                                 answer_index=answer_index, clip_start_s=start, clip_end_s=end, status="verified",
-                                 provenance="human_added", **fields)
+    return QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qt,
+        origin="human",
+        question=question,
+        answer=options[answer_index],
+        options=options,
+        answer_index=answer_index,
+        clip_start_s=start,
+        clip_end_s=end,
+        status="verified",
+        provenance="human_added",
+        **fields,
+    )
 
 
 def _open(browser, live_server, project, study_name):
@@ -70,13 +82,23 @@ def _open(browser, live_server, project, study_name):
     page = context.new_page()
     problems, responses = [], []
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error" or "Content Security Policy" in m.text else None)
-    page.add_init_script("document.addEventListener('securitypolicyviolation', e => "
-                         "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" or "Content Security Policy" in m.text
+            else None
+        ),
+    )
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => "
+        "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
+    )
     # When each <video> first had its first frame (performance.now()), to compare with the trial clock's start.
-    page.add_init_script("window.__playableAt = new WeakMap(); document.addEventListener('loadeddata', e => { "
-                         "if (!__playableAt.has(e.target)) __playableAt.set(e.target, performance.now()); }, true);")
+    page.add_init_script(
+        "window.__playableAt = new WeakMap(); document.addEventListener('loadeddata', e => { "
+        "if (!__playableAt.has(e.target)) __playableAt.set(e.target, performance.now()); }, true);"
+    )
     page.on("response", lambda r: responses.append(r) if "/api/" in r.url else None)
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", "ann")
@@ -85,11 +107,13 @@ def _open(browser, live_server, project, study_name):
     page.wait_for_url(f"{live_server.url}/")
     page.goto(f"{live_server.url}/projects/{project.slug}/studies/{study_name}/")
     expect(page.locator("#instructions")).to_be_visible()
-    page.keyboard.press("Enter")                                # Begin: enrols and shows the first trial
+    page.keyboard.press("Enter")  # Begin: enrols and shows the first trial
     page.wait_for_selector("#trial[data-shown]", state="attached", timeout=30_000)
     # The trial clock started once the first video (the leader, or the life log's player) was playable.
-    playable, shown = page.evaluate("() => [__playableAt.get(document.querySelector('#widget video')), "
-                                    "parseFloat(document.querySelector('#trial').dataset.shownAt)]")
+    playable, shown = page.evaluate(
+        "() => [__playableAt.get(document.querySelector('#widget video')), "
+        "parseFloat(document.querySelector('#trial').dataset.shownAt)]"
+    )
     assert playable is not None and shown >= playable, (playable, shown)
     return context, page, problems, responses
 
@@ -111,7 +135,7 @@ def _fetched_nothing_of_the_source(responses, footage_names, page_html=""):
         assert name not in page_html, name
     assert bodies, "the page fetched nothing"
     blob = "\n".join(bodies)
-    assert '"videos"' in blob                                   # the payload is among them
+    assert '"videos"' in blob  # the payload is among them
     for name in footage_names:
         assert name not in blob and name.rsplit(".", 1)[0] not in blob, name
     for word in ("video_id", "start_s", "end_s", "virtual_start_s", "renditions/", "group_id"):
@@ -129,15 +153,21 @@ def _shot(page, tmp_path, name):
     print(f"screenshot: {path}")
 
 
-def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footage, live_server, browser, project,
-                                                                        annotator, tmp_path):
+def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(
+    footage, live_server, browser, project, annotator, tmp_path
+):
     ego, left, right = (footage[n] for n in SIZES)
     group = make_ego_exo_set(ego, [(left, 0.5), (right, 1.0)], name="street")
     qt = QAType.objects.create(project=project, slug="view_relation", name="View relation", set_kind="ego_exo")
     unit = WorkUnit.objects.create(project=project, video=ego, group=group, start_s=0.0, end_s=8.0)
     _pair(unit, qt, "Which view shows the scene from above?", ["ego", "exo 1", "exo 2"], 1, start=0.5, end=6.5)
-    create_study(project, "views", "mcq", seed=2, options={"qa_types": ["view_relation"], "practice_items": 0,
-                                                           "questions_per_participant": 1})
+    create_study(
+        project,
+        "views",
+        "mcq",
+        seed=2,
+        options={"qa_types": ["view_relation"], "practice_items": 0, "questions_per_participant": 1},
+    )
     context, page, problems, responses = _open(browser, live_server, project, "views")
 
     item = _item("views")
@@ -146,7 +176,7 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
     expect(page.locator("#widget video")).to_have_count(3)
     expect(page.locator("#widget .study-videos")).to_have_attribute("data-layout", "sync")
     assert page.evaluate("() => [...document.querySelectorAll('#widget video')].every(v => !v.controls)")
-    expect(page.locator("#widget .study-play")).to_have_count(1)    # one control for all views
+    expect(page.locator("#widget .study-play")).to_have_count(1)  # one control for all views
     expect(page.locator("#widget .study-seek")).to_have_count(1)
     # Each view's clip is 6 s (the pair's range in the view's own time).
     page.wait_for_function("() => [...document.querySelectorAll('#widget video')].every(v => v.readyState >= 1)")
@@ -171,10 +201,13 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
     assert page.evaluate(PLAYING) and max(spreads) <= 0.25, spreads
     assert page.evaluate(TIMES)[0] >= 1.0
     # A follower pushed 1 s off (as a stalled decoder would leave it) is brought back to the leader.
-    page.evaluate("() => { const v = document.querySelectorAll('#widget .study-views video')[2]; v.currentTime += 1.0; }")
-    page.wait_for_function(f"() => {{ const t = ({TIMES})(); return Math.max(...t) - Math.min(...t) <= 0.25; }}",
-                           timeout=2_000)
-    page.keyboard.press("Space")                                # pauses them all
+    page.evaluate(
+        "() => { const v = document.querySelectorAll('#widget .study-views video')[2]; v.currentTime += 1.0; }"
+    )
+    page.wait_for_function(
+        f"() => {{ const t = ({TIMES})(); return Math.max(...t) - Math.min(...t) <= 0.25; }}", timeout=2_000
+    )
+    page.keyboard.press("Space")  # pauses them all
     page.wait_for_function("() => [...document.querySelectorAll('#widget video')].every(v => v.paused)")
     expect(page.locator("#widget .study-play")).to_have_text("Play")
 
@@ -210,30 +243,38 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(footag
     assert trial.response == 1 and trial.shown_at is not None
 
 
-def test_five_views_fit_one_row_with_the_options_at_1366_by_768(footage, live_server, browser, project, annotator,
-                                                                 tmp_path):
+def test_five_views_fit_one_row_with_the_options_at_1366_by_768(
+    footage, live_server, browser, project, annotator, tmp_path
+):
     for name, size in (("cam-exo-back.mp4", "288x216"), ("cam-exo-top.mp4", "256x144")):  # sizes differ: bytes differ
         make_video(tmp_path / name, seconds=8.0, size=size, audio=False)
         call_command("ingest", str(tmp_path / name), "--project", project.slug, "--wait", stdout=StringIO())
     wait_for(lambda: Video.objects.filter(project=project, status="ready").count() == 5, what="5 videos transcoded")
     videos = {v.filename: v for v in Video.objects.filter(project=project)}
     exos = ["cam-exo-left.mp4", "cam-exo-right.mp4", "cam-exo-back.mp4", "cam-exo-top.mp4"]
-    group = make_ego_exo_set(videos["cam-ego-street.mp4"], [(videos[n], 0.25 * i) for i, n in enumerate(exos)],
-                             name="square")
+    group = make_ego_exo_set(
+        videos["cam-ego-street.mp4"], [(videos[n], 0.25 * i) for i, n in enumerate(exos)], name="square"
+    )
     qt = QAType.objects.create(project=project, slug="view_relation", name="View relation", set_kind="ego_exo")
-    unit = WorkUnit.objects.create(project=project, video=videos["cam-ego-street.mp4"], group=group, start_s=0.0,
-                                   end_s=8.0)
+    unit = WorkUnit.objects.create(
+        project=project, video=videos["cam-ego-street.mp4"], group=group, start_s=0.0, end_s=8.0
+    )
     labels = ["ego", "exo 1", "exo 2", "exo 3", "exo 4"]
     _pair(unit, qt, "Which view is behind the camera wearer?", labels, 3, start=0.5, end=6.5)
-    create_study(project, "five", "mcq", seed=2, options={"qa_types": ["view_relation"], "practice_items": 0,
-                                                          "questions_per_participant": 1})
+    create_study(
+        project,
+        "five",
+        "mcq",
+        seed=2,
+        options={"qa_types": ["view_relation"], "practice_items": 0, "questions_per_participant": 1},
+    )
     context, page, problems, responses = _open(browser, live_server, project, "five")
 
     assert _labels(page) == stimulus.from_json(_item("five").payload).labels == labels
     expect(page.locator("#widget .study-views")).to_have_attribute("data-rows", "1")
     boxes = [page.locator("#widget .study-views figure").nth(i).bounding_box() for i in range(5)]
-    assert len({round(b["y"]) for b in boxes}) == 1, boxes     # one row of five
-    assert all(b["height"] >= 180 for b in boxes), boxes       # a picture, not a strip
+    assert len({round(b["y"]) for b in boxes}) == 1, boxes  # one row of five
+    assert all(b["height"] >= 180 for b in boxes), boxes  # a picture, not a strip
     assert all(b["y"] >= 0 and b["y"] + b["height"] <= HEIGHT and b["x"] + b["width"] <= WIDTH for b in boxes), boxes
     _shot(page, tmp_path, "sync-5-views")
     assert _in_view(page, "#widget .study-player-bar") and _in_view(page, "#widget .study-options")
@@ -248,18 +289,33 @@ def test_five_views_fit_one_row_with_the_options_at_1366_by_768(footage, live_se
     context.close()
 
 
-def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label(footage, live_server, browser,
-                                                                               project, annotator, tmp_path):
+def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label(
+    footage, live_server, browser, project, annotator, tmp_path
+):
     ego, left, right = (footage[n] for n in SIZES)
     qt = QAType.objects.create(project=project, slug="task_relation", name="Task relation")
     unit = WorkUnit.objects.create(project=project, video=ego, start_s=0.0, end_s=8.0)
-    _pair(unit, qt, "Which candidate video matches the activities in the query video?", ["Video 1", "Video 2"], 1,
-          start=0.0, end=8.0, videos=[
-              {"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
-              {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
-              {"label": "Video 2", "video_id": right.pk, "role": "candidate", "start_s": 2.0, "end_s": 5.0}])
-    create_study(project, "candidates", "mcq", seed=2, options={"qa_types": ["task_relation"], "practice_items": 0,
-                                                                "questions_per_participant": 1})
+    _pair(
+        unit,
+        qt,
+        "Which candidate video matches the activities in the query video?",
+        ["Video 1", "Video 2"],
+        1,
+        start=0.0,
+        end=8.0,
+        videos=[
+            {"label": "Query video", "video_id": ego.pk, "role": "query", "start_s": 0.0, "end_s": 4.0},
+            {"label": "Video 1", "video_id": left.pk, "role": "candidate", "start_s": 1.0, "end_s": 3.0},
+            {"label": "Video 2", "video_id": right.pk, "role": "candidate", "start_s": 2.0, "end_s": 5.0},
+        ],
+    )
+    create_study(
+        project,
+        "candidates",
+        "mcq",
+        seed=2,
+        options={"qa_types": ["task_relation"], "practice_items": 0, "questions_per_participant": 1},
+    )
     context, page, problems, responses = _open(browser, live_server, project, "candidates")
 
     item = _item("candidates")
@@ -267,9 +323,10 @@ def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label
     assert _labels(page) == stimulus.from_json(item.payload).labels == ["Query video", "Video 1", "Video 2"]
     expect(page.locator("#widget .study-videos")).to_have_attribute("data-layout", "labelled")
     expect(page.locator("#widget video")).to_have_count(3)
-    assert page.evaluate("() => [...document.querySelectorAll('#widget video')].map(v => [v.controls, v.getAttribute('aria-label')])") == [
-        [True, "Query video"], [True, "Video 1"], [True, "Video 2"]]
-    expect(page.locator("#widget .study-player-bar")).to_have_count(0)   # no shared control: separate videos
+    assert page.evaluate(
+        "() => [...document.querySelectorAll('#widget video')].map(v => [v.controls, v.getAttribute('aria-label')])"
+    ) == [[True, "Query video"], [True, "Video 1"], [True, "Video 2"]]
+    expect(page.locator("#widget .study-player-bar")).to_have_count(0)  # no shared control: separate videos
     page.wait_for_function("() => [...document.querySelectorAll('#widget video')].every(v => v.readyState >= 1)")
     durations = page.evaluate("() => [...document.querySelectorAll('#widget video')].map(v => v.duration)")
     assert [round(d) for d in durations] == [4, 2, 3], durations
@@ -277,7 +334,11 @@ def test_labelled_videos_each_play_in_their_own_player_under_exactly_their_label
     # Each plays on its own: playing Video 2 leaves the others where they are.
     page.evaluate("() => document.querySelectorAll('#widget video')[2].play()")
     page.wait_for_function("() => document.querySelectorAll('#widget video')[2].currentTime > 0.5")
-    assert page.evaluate("() => [...document.querySelectorAll('#widget video')].map(v => v.paused)") == [True, True, False]
+    assert page.evaluate("() => [...document.querySelectorAll('#widget video')].map(v => v.paused)") == [
+        True,
+        True,
+        False,
+    ]
 
     assert _in_view(page, "#widget .study-videos") and _in_view(page, "#widget .study-options")
     assert _in_view(page, "#answer")
@@ -306,8 +367,9 @@ def life_log(worker, project, tmp_path):
     return log
 
 
-def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(life_log, live_server, browser,
-                                                                            project, annotator, tmp_path):
+def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(
+    life_log, live_server, browser, project, annotator, tmp_path
+):
     first = life_log.members.get(position=0).video
     qt = QAType.objects.create(project=project, slug="log_query", name="Log query", set_kind="life_log")
     unit = WorkUnit.objects.create(project=project, video=first, group=life_log, start_s=0.0, end_s=14.0)
@@ -315,8 +377,9 @@ def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(li
     pair = _pair(unit, qt, "What does the camera wearer do before the break?", ["cook", "read"], 0, start=1.0, end=12.0)
     # An open question: no options (a pair with options is no open-answer item, issue 21).
     QAPair.objects.filter(pk=pair.pk).update(options=None, answer_index=None)
-    create_study(project, "log", "open_answer", seed=2, options={"qa_types": ["log_query"],
-                                                                 "questions_per_participant": 1})
+    create_study(
+        project, "log", "open_answer", seed=2, options={"qa_types": ["log_query"], "questions_per_participant": 1}
+    )
     context, page, problems, responses = _open(browser, live_server, project, "log")
 
     item = _item("log")
@@ -325,14 +388,15 @@ def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(li
     expect(page.locator("#widget .study-videos")).to_have_attribute("data-layout", "life_log")
     expect(page.locator("#widget video")).to_have_count(1)
     clock = page.locator("#widget .study-clock")
-    expect(clock).to_have_text("08:00:01")                      # clock_start at virtual 0
+    expect(clock).to_have_text("08:00:01")  # clock_start at virtual 0
     # The seek bar: 11 s with the two parts (0-3 s, 9-11 s) drawn, the gap between them empty.
     assert page.locator("#widget .study-seek").get_attribute("max") == "11"
     track = page.locator("#widget .study-seek-track").bounding_box()
     blocks = [page.locator("#widget .study-seek-part").nth(i).bounding_box() for i in range(2)]
     expect(page.locator("#widget .study-seek-part")).to_have_count(2)
-    spans = sorted(((b["x"] - track["x"]) / track["width"], (b["x"] + b["width"] - track["x"]) / track["width"])
-                   for b in blocks)
+    spans = sorted(
+        ((b["x"] - track["x"]) / track["width"], (b["x"] + b["width"] - track["x"]) / track["width"]) for b in blocks
+    )
     assert [(round(a * 11, 1), round(b * 11, 1)) for a, b in spans] == [(0.0, 3.0), (9.0, 11.0)], spans
 
     # Space while writing the answer types a space and plays nothing (the answer box has focus).
@@ -356,8 +420,10 @@ def test_a_life_log_plays_in_virtual_time_with_its_wall_clock_jumping_the_gap(li
 
     # A click on the seek bar in the gap (virtual 6 s) plays the second part from its start.
     page.locator("#widget .study-seek").click(position={"x": track["width"] * 6 / 11, "y": track["height"] / 2})
-    page.wait_for_function("() => { const p = document.querySelector('#widget .study-life-log').player; "
-                           "return p.part === 1 && p.currentTime >= 9 && p.currentTime < 10.5; }")
+    page.wait_for_function(
+        "() => { const p = document.querySelector('#widget .study-life-log').player; "
+        "return p.part === 1 && p.currentTime >= 9 && p.currentTime < 10.5; }"
+    )
     html = page.content()
     page.locator("#open-answer").press("Control+Enter")
     expect(page.locator("#done")).to_be_visible()

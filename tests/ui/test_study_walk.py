@@ -42,11 +42,14 @@ def _page(browser, live_server):
 
 def _in_view_unscrolled(page, selector) -> bool:
     """``selector`` wholly inside the 1366x768 viewport, the page not scrolled in either direction."""
-    return page.evaluate("""(sel) => {
+    return page.evaluate(
+        """(sel) => {
         const r = document.querySelector(sel).getBoundingClientRect();
         return window.scrollY === 0 && window.scrollX === 0 && r.top >= 0 && r.left >= 0
             && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
-    }""", selector)
+    }""",
+        selector,
+    )
 
 
 def _no_sideways_scroll(page) -> bool:
@@ -59,35 +62,46 @@ def _shot(page, name):
 
 
 def test_a_two_clip_multiple_choice_study_fits_says_what_it_does_and_shows_the_choice_beside_the_right_one(
-        verified, live_server, browser, project, annotator):
+    verified, live_server, browser, project, annotator
+):
     _, units = verified(3)
     first, second = (u.video for u in units[:2])
     for pair in QAPair.objects.filter(project=project, options__isnull=False):
-        QAPair.objects.filter(pk=pair.pk).update(videos=[
-            {"label": "Video 1", "video_id": first.pk, "start_s": 0.0, "end_s": 4.0},
-            {"label": "Video 2", "video_id": second.pk, "start_s": 1.0, "end_s": 5.0}])
-    create_study(project, "two-clips", "mcq", seed=3,
-                 options={"per_type": 2, "practice_items": 1, "questions_per_participant": 2, "attention_items": 0})
+        QAPair.objects.filter(pk=pair.pk).update(
+            videos=[
+                {"label": "Video 1", "video_id": first.pk, "start_s": 0.0, "end_s": 4.0},
+                {"label": "Video 2", "video_id": second.pk, "start_s": 1.0, "end_s": 5.0},
+            ]
+        )
+    create_study(
+        project,
+        "two-clips",
+        "mcq",
+        seed=3,
+        options={"per_type": 2, "practice_items": 1, "questions_per_participant": 2, "attention_items": 0},
+    )
     context, page, errors = _page(browser, live_server)
     held, gate = [], {"open": False}
-    page.route("**/files/studyclips/*",                                       # the clips wait until let go
-               lambda route: route.continue_() if gate["open"] else held.append(route))
+    page.route(
+        "**/files/studyclips/*",  # the clips wait until let go
+        lambda route: route.continue_() if gate["open"] else held.append(route),
+    )
     page.goto(f"{live_server.url}/projects/{project.slug}/studies/two-clips/")
 
     expect(page.locator("#instructions")).to_be_visible()
     text = page.locator("#instructions .markdown").inner_text()
     assert "The first question is practice: afterwards you see the right option." in text
     assert "time limit" not in text.lower() and "Play the clips as often as you like" in text
-    page.keyboard.press("Enter")                                              # begin
+    page.keyboard.press("Enter")  # begin
     expect(page.locator("#trial-title")).to_have_text("Practice 1 of 1")
     expect(page.locator("#widget video")).to_have_count(2)
-    page.keyboard.press("Enter")                                              # too early: the clips are not there
+    page.keyboard.press("Enter")  # too early: the clips are not there
     expect(page.locator("#status")).to_have_text("Wait until everything is shown.")
     gate["open"] = True
     for route in held:
         route.continue_()
     page.wait_for_selector("#trial[data-shown]", state="attached", timeout=20_000)
-    expect(page.locator("#status")).to_have_text("")                          # cleared once the trial is visible
+    expect(page.locator("#status")).to_have_text("")  # cleared once the trial is visible
 
     assert _in_view_unscrolled(page, "#answer"), page.locator("#answer").bounding_box()
     assert _in_view_unscrolled(page, "#widget .study-options legend")
@@ -101,10 +115,12 @@ def test_a_two_clip_multiple_choice_study_fits_says_what_it_does_and_shows_the_c
     page.keyboard.press("Enter")
     expect(page.locator("#feedback")).to_be_visible()
     expect(page.locator("#feedback-verdict")).to_have_text("Not quite.")
-    expect(page.locator("#feedback-choice")).to_have_text(f"You chose {'ABCD'[wrong]}. The right option was {'ABCD'[right]}.")
+    expect(page.locator("#feedback-choice")).to_have_text(
+        f"You chose {'ABCD'[wrong]}. The right option was {'ABCD'[right]}."
+    )
     _shot(page, "mcq-feedback")
     assert axe.violations(page) == []
-    page.keyboard.press("Enter")                                              # continue
+    page.keyboard.press("Enter")  # continue
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 2")
     page.wait_for_selector("#trial[data-shown]", state="attached", timeout=20_000)
     assert _in_view_unscrolled(page, "#answer")
@@ -112,12 +128,25 @@ def test_a_two_clip_multiple_choice_study_fits_says_what_it_does_and_shows_the_c
     context.close()
 
 
-def test_a_likert_rating_keeps_answer_in_view_and_enter_sends_from_the_justification(verified, live_server, browser,
-                                                                                    project, annotator):
+def test_a_likert_rating_keeps_answer_in_view_and_enter_sends_from_the_justification(
+    verified, live_server, browser, project, annotator
+):
     verified(1)
-    create_study(project, "rate", "likert", seed=1, options={
-        "source": "qa", "criteria": ["correctness"], "justify_below": 3, "control_groups": False, "attention_items": 0,
-        "questions_per_participant": 1, "conditions_per_participant": 1})
+    create_study(
+        project,
+        "rate",
+        "likert",
+        seed=1,
+        options={
+            "source": "qa",
+            "criteria": ["correctness"],
+            "justify_below": 3,
+            "control_groups": False,
+            "attention_items": 0,
+            "questions_per_participant": 1,
+            "conditions_per_participant": 1,
+        },
+    )
     context, page, errors = _page(browser, live_server)
     page.goto(f"{live_server.url}/projects/{project.slug}/studies/rate/")
     expect(page.locator("#instructions")).to_be_visible()
@@ -127,7 +156,9 @@ def test_a_likert_rating_keeps_answer_in_view_and_enter_sends_from_the_justifica
     page.wait_for_selector("#trial[data-shown]", state="attached", timeout=20_000)
     assert _in_view_unscrolled(page, "#answer"), page.locator("#answer").bounding_box()
     # the scale and the justification box too, above the Answer row that stays at the bottom
-    answer_top = page.locator("#widget").evaluate("() => document.querySelector('.submit-row').getBoundingClientRect().top")
+    answer_top = page.locator("#widget").evaluate(
+        "() => document.querySelector('.submit-row').getBoundingClientRect().top"
+    )
     box = page.locator("#justification").bounding_box()
     assert _in_view_unscrolled(page, ".study-scale") and box["y"] + box["height"] <= answer_top, (box, answer_top)
     assert _no_sideways_scroll(page)
@@ -137,11 +168,11 @@ def test_a_likert_rating_keeps_answer_in_view_and_enter_sends_from_the_justifica
     page.keyboard.press("2")
     page.locator("#justification").click()
     page.keyboard.type("The answer names")
-    page.keyboard.press("Shift+Enter")                                        # a new line, not an answer
+    page.keyboard.press("Shift+Enter")  # a new line, not an answer
     page.keyboard.type("the wrong object.")
     expect(page.locator("#trial")).to_be_visible()
     expect(page.locator("#justification")).to_have_value("The answer names\nthe wrong object.")
-    page.keyboard.press("Enter")                                              # sends, from the box
+    page.keyboard.press("Enter")  # sends, from the box
     expect(page.locator("#done")).to_be_visible()
     assert errors == []
     context.close()
@@ -165,10 +196,11 @@ def test_a_researcher_edits_the_instructions_from_the_preview(verified, live_ser
     page.goto(f"{live_server.url}/projects/{project.slug}/studies/mc/preview/")
     expect(page.locator("#instructions")).to_be_visible()
     expect(page.locator("#instructions .markdown")).to_contain_text("You have 1 minute for each question")
-    assert axe.violations(page) == []                       # the banner's actions were under 4.5:1 contrast
+    assert axe.violations(page) == []  # the banner's actions were under 4.5:1 contrast
     page.locator("#preview-instructions").click()
     expect(page.locator("#instructions-text")).to_have_value(
-        __import__("re").compile(r"^You will see a question about one or more video clips"))
+        __import__("re").compile(r"^You will see a question about one or more video clips")
+    )
     assert axe.violations(page) == []
     page.locator("#instructions-text").fill("Look at both clips, then **choose**.")
     page.locator("#instructions-form button[type=submit]").click()

@@ -11,12 +11,14 @@ from tests.ui import axe
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-IN_VIEW = ("(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
-           " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }")
+IN_VIEW = (
+    "(sel) => { const r = document.querySelector(sel).getBoundingClientRect();"
+    " return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"
+)
 
 
 def test_keys_legend_clock_toast_and_skip_reasons_at_1366(live_server, browser, make_unit, annotator):
-    make_unit(n_open=0)                                          # two units of one QA pair each
+    make_unit(n_open=0)  # two units of one QA pair each
     make_unit(n_open=0)
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
@@ -39,11 +41,11 @@ def test_keys_legend_clock_toast_and_skip_reasons_at_1366(live_server, browser, 
     first = page.locator("#cards > li").first.get_attribute("data-qa-id")
     page.keyboard.press("s")
     expect(page.locator("#skip-dialog")).to_be_visible()
-    page.keyboard.press("4")                                     # Other ...
-    page.keyboard.press("Enter")                                 # ... with no words
+    page.keyboard.press("4")  # Other ...
+    page.keyboard.press("Enter")  # ... with no words
     expect(page.locator("#skip-error")).to_have_text("Say why in a few words.")
     assert Skip.objects.count() == 0
-    page.keyboard.press("2")                                     # the video is unclear
+    page.keyboard.press("2")  # the video is unclear
     assert page.locator("#skip-reason").get_attribute("maxlength") == str(500 - len("The video is unclear: "))
     page.locator("#skip-reason").fill("too dark to tell the objects apart")
     page.keyboard.press("Enter")
@@ -55,14 +57,14 @@ def test_keys_legend_clock_toast_and_skip_reasons_at_1366(live_server, browser, 
     expect(page.locator("#cards > li").first).not_to_have_attribute("data-qa-id", first)
     expect(page.locator("#cards > li")).to_have_count(1)
     slider = page.locator("#brightness input[type=range]")
-    slider.click()                                               # the middle of 0.5..3: 1.7 or so
+    slider.click()  # the middle of 0.5..3: 1.7 or so
     before = slider.input_value()
-    page.keyboard.press("ArrowRight")                            # a seek, not brighter
+    page.keyboard.press("ArrowRight")  # a seek, not brighter
     assert slider.input_value() == before
     page.keyboard.press("m")
     expect(page.locator("#audio")).to_have_text("Sound on (M)")
-    page.locator("#rate").select_option("1.5")                   # the select has the focus
-    page.keyboard.press("ArrowUp")                               # the previous item, not a faster rate
+    page.locator("#rate").select_option("1.5")  # the select has the focus
+    page.keyboard.press("ArrowUp")  # the previous item, not a faster rate
     assert page.locator("#rate").input_value() == "1.5"
     page.keyboard.press("v")
     expect(page.locator("#cards > li").first).to_have_attribute("data-state", "keep")
@@ -72,11 +74,11 @@ def test_keys_legend_clock_toast_and_skip_reasons_at_1366(live_server, browser, 
     page.keyboard.press("?")
     expect(page.locator("#keys")).to_be_visible()
     expect(page.locator("#keys")).to_contain_text("Ctrl+Enter")
-    assert axe.violations(page) == []                            # the panel open
+    assert axe.violations(page) == []  # the panel open
     assert page.evaluate(IN_VIEW, "#keys-close")
     page.keyboard.press("Escape")
     expect(page.locator("#keys")).to_be_hidden()
-    page.get_by_role("button", name="Keys (?)").click()          # also by its button
+    page.get_by_role("button", name="Keys (?)").click()  # also by its button
     expect(page.locator("#keys")).to_be_visible()
     page.keyboard.press("?")
     expect(page.locator("#keys")).to_be_hidden()

@@ -15,14 +15,18 @@ VIEWPORT = {"width": 1366, "height": 768}
 
 
 def _in_view(page, selector: str) -> bool:
-    return page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-        return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }""", selector)
+    return page.evaluate(
+        """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }""",
+        selector,
+    )
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_an_admin_uploads_previews_filters_and_retries_videos(live_server, browser, worker, project, admin_user,
-                                                              short_video, corrupt_video):
+def test_an_admin_uploads_previews_filters_and_retries_videos(
+    live_server, browser, worker, project, admin_user, short_video, corrupt_video
+):
     base = live_server.url
     context, page = log_in(browser, base, "boss", "pw-boss-123")
     page.set_viewport_size(VIEWPORT)
@@ -52,7 +56,8 @@ def test_an_admin_uploads_previews_filters_and_retries_videos(live_server, brows
     expect(failed.locator(".video-error")).to_have_text(f"Failed: {bad.error}")
     expect(failed).to_contain_text("Refused before it was stored: fix the file and upload it again.")
     assert axe.violations(page) == [] and page.evaluate(
-        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
 
     poster.focus()
     page.keyboard.press("Enter")
@@ -75,10 +80,14 @@ def test_an_admin_uploads_previews_filters_and_retries_videos(live_server, brows
     expect(page.locator(".video-name")).to_have_text(["short.mp4"])
 
     # A transcode that gave up (its worker killed three times): the reason, and Retry runs it again.
-    Video.objects.filter(pk=good.pk).update(status="failed", error="gave up after 3 deliveries: a worker died on it each time")
+    Video.objects.filter(pk=good.pk).update(
+        status="failed", error="gave up after 3 deliveries: a worker died on it each time"
+    )
     page.reload()
     card = page.locator(".video-card[data-status=failed]")
-    expect(card.locator(".video-error")).to_have_text("Failed: gave up after 3 deliveries: a worker died on it each time")
+    expect(card.locator(".video-error")).to_have_text(
+        "Failed: gave up after 3 deliveries: a worker died on it each time"
+    )
     card.get_by_role("button", name="Retry short.mp4").click()
     expect(page.locator(".messages")).to_have_text("short.mp4: its transcode is queued again.")
     wait_for(lambda: Video.objects.get(pk=good.pk).status == "ready", what="the transcode retried")

@@ -57,7 +57,7 @@ def test_a_submit_whose_response_is_lost_is_retried_and_applied_once(live_server
     def drop_the_first_response(route):
         calls.append(route.request.post_data)
         if len(calls) == 1:
-            route.fetch()          # the server receives and applies the submit ...
+            route.fetch()  # the server receives and applies the submit ...
             route.abort("connectionreset")  # ... but the answer never reaches the page
         else:
             route.continue_()
@@ -74,7 +74,9 @@ def test_a_submit_whose_response_is_lost_is_retried_and_applied_once(live_server
     context.close()
 
 
-def test_a_concurrent_edit_is_shown_as_a_conflict_and_can_be_overruled(live_server, browser, make_unit, annotator, admin_user):
+def test_a_concurrent_edit_is_shown_as_a_conflict_and_can_be_overruled(
+    live_server, browser, make_unit, annotator, admin_user
+):
     unit = make_unit(n_open=1)
     set_queue_policy(unit.project, double_check_share=0)
     context, page = _open_verify(browser, live_server, 2)
@@ -96,14 +98,20 @@ def test_a_concurrent_edit_is_shown_as_a_conflict_and_can_be_overruled(live_serv
     context.close()
 
 
-def test_the_day_night_player_keeps_both_videos_within_one_frame(worker, live_server, browser, project, annotator, tmp_path):
+def test_the_day_night_player_keeps_both_videos_within_one_frame(
+    worker, live_server, browser, project, annotator, tmp_path
+):
     clip = make_video(tmp_path / "route.mp4", seconds=8.0)
     call_command("ingest", str(clip), "--project", project.slug, "--wait", stdout=StringIO())
     call_command("derive_night", "--project", project.slug, "--levels", "easy", stdout=StringIO())
     apply_preset(project, "egonight")
     day = Video.objects.get(filename="route.mp4")
-    job = DraftJob.objects.create(run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=day)
-    save_drafts(job, [DraftSpec("object_recognition", "What is shown?", "a test pattern", 0.0, 8.0, source_key="o")], actor="t")
+    job = DraftJob.objects.create(
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="t"), video=day
+    )
+    save_drafts(
+        job, [DraftSpec("object_recognition", "What is shown?", "a test pattern", 0.0, 8.0, source_key="o")], actor="t"
+    )
     context, page = _open_verify(browser, live_server, 1)
     videos = page.locator("#players video")
     expect(videos).to_have_count(2)
@@ -112,7 +120,9 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(worker, live_se
     times = "[...document.querySelectorAll('#players video')].map(v => v.currentTime)"
 
     page.evaluate("document.querySelector('#players video').currentTime = 3.0")  # seek the day video
-    page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }}")
+    page.wait_for_function(
+        f"() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }}"
+    )
     page.keyboard.press("Space")
     page.wait_for_timeout(1200)
     playing = [page.evaluate(times) for _ in range(5)]

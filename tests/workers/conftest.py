@@ -37,10 +37,29 @@ class RedisServer:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout.strip() == b"PONG",
-                 timeout=10)
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.tmp),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(
+            lambda: (
+                subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout.strip()
+                == b"PONG"
+            ),
+            timeout=10,
+        )
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -61,8 +80,13 @@ def process_env(broker_url: str, **extra: str) -> dict[str, str]:
     """Environment for a subprocess that must see this test's database and broker."""
     from django.db import connection
 
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "POSTGRES_DB": connection.settings_dict["NAME"],
-            "TEST_CELERY_BROKER_URL": broker_url, **extra}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "POSTGRES_DB": connection.settings_dict["NAME"],
+        "TEST_CELERY_BROKER_URL": broker_url,
+        **extra,
+    }
 
 
 @contextmanager
@@ -71,14 +95,35 @@ def worker_process(broker_url: str, log: Path, *, beat: bool = False, queues: st
     every queue of ``settings.WORKER_QUEUES`` by default), optionally with beat embedded."""
     from django.conf import settings
 
-    args = [str(REPO / ".venv/bin/celery"), "-A", "workers", "worker", "--pool", "prefork", "--concurrency", "1",
-            "--loglevel", "INFO", "-n", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle",
-            "-Q", queues or ",".join(settings.WORKER_QUEUES)]
+    args = [
+        str(REPO / ".venv/bin/celery"),
+        "-A",
+        "workers",
+        "worker",
+        "--pool",
+        "prefork",
+        "--concurrency",
+        "1",
+        "--loglevel",
+        "INFO",
+        "-n",
+        f"test-{uuid.uuid4().hex[:8]}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "-Q",
+        queues or ",".join(settings.WORKER_QUEUES),
+    ]
     if beat:
         args += ["-B", "--schedule", str(log.with_suffix(".beat"))]
     with log.open("w") as out:
-        proc = subprocess.Popen(args, cwd=REPO, env=process_env(broker_url, **extra_env), stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            args,
+            cwd=REPO,
+            env=process_env(broker_url, **extra_env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         yield proc
     finally:
@@ -112,6 +157,11 @@ def processes_matching(text: str) -> list[tuple[int, int, str]]:
 
 def run_manage(broker_url: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """``manage.py ARGS`` in a subprocess on this test's database and broker."""
-    return subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", *args], cwd=REPO, env=process_env(broker_url),
-                          capture_output=True, text=True, timeout=timeout)
-
+    return subprocess.run(
+        [str(REPO / ".venv/bin/python"), "manage.py", *args],
+        cwd=REPO,
+        env=process_env(broker_url),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -15,8 +15,13 @@ from redis import Redis
 from tests.conftest import REPO, wait_for
 
 # Ticks of half a second, a lock that outlives a dead holder by 2 s, and a job every second.
-FAST = {"BEAT_MAX_INTERVAL_S": "0.5", "BEAT_LOCK_TIMEOUT_S": "2", "JOBS_RECONCILE_EVERY_S": "1",
-        "GOLD_PREMAKE_EVERY_S": "1", "LOG_FORMAT": "text"}
+FAST = {
+    "BEAT_MAX_INTERVAL_S": "0.5",
+    "BEAT_LOCK_TIMEOUT_S": "2",
+    "JOBS_RECONCILE_EVERY_S": "1",
+    "GOLD_PREMAKE_EVERY_S": "1",
+    "LOG_FORMAT": "text",
+}
 
 
 @contextmanager
@@ -24,9 +29,23 @@ def beat_process(broker_url: str, log: Path):
     """``celery -A workers beat`` exactly as deployed (no scheduler option: the settings choose it)."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "TEST_CELERY_BROKER_URL": broker_url, **FAST}
     with log.open("w") as out:
-        proc = subprocess.Popen([str(REPO / ".venv/bin/celery"), "-A", "workers", "beat", "--loglevel", "INFO",
-                                 "--schedule", str(log.with_suffix(".schedule"))],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                str(REPO / ".venv/bin/celery"),
+                "-A",
+                "workers",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(log.with_suffix(".schedule")),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         yield proc
     finally:
@@ -47,15 +66,21 @@ def test_a_second_beat_sends_nothing_until_the_first_is_killed_then_takes_over(o
     logs = {name: tmp_path / f"beat-{name}.log" for name in "ab"}
     with ExitStack() as stack:
         first = stack.enter_context(beat_process(own_redis.url, logs["a"]))
-        wait_for(lambda: f"gen{first.pid}" in _senders(client, "core.reconcile_jobs"), timeout=90,
-                 what="the first beat sending the reconciler")
+        wait_for(
+            lambda: f"gen{first.pid}" in _senders(client, "core.reconcile_jobs"),
+            timeout=90,
+            what="the first beat sending the reconciler",
+        )
         second = stack.enter_context(beat_process(own_redis.url, logs["b"]))
         wait_for(lambda: "beat: Starting..." in logs["b"].read_text(), timeout=90, what="the second beat starting")
 
         # While both run: three more reconciler runs, every one sent by the first beat.
         sent_before = len(_senders(client, "core.reconcile_jobs"))
-        wait_for(lambda: len(_senders(client, "core.reconcile_jobs")) >= sent_before + 3, timeout=30,
-                 what="three reconciler runs with both beats up")
+        wait_for(
+            lambda: len(_senders(client, "core.reconcile_jobs")) >= sent_before + 3,
+            timeout=30,
+            what="three reconciler runs with both beats up",
+        )
         assert second.poll() is None  # waiting for the lock, not dead
         assert set(_senders(client, "core.reconcile_jobs")) == {f"gen{first.pid}"}
         assert set(_senders(client, "gold.premake")) == {f"gen{first.pid}"}
@@ -66,8 +91,11 @@ def test_a_second_beat_sends_nothing_until_the_first_is_killed_then_takes_over(o
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         killed_at = time.monotonic()
-        wait_for(lambda: f"gen{second.pid}" in _senders(client, "core.reconcile_jobs"), timeout=30,
-                 what="the second beat sending the reconciler")
+        wait_for(
+            lambda: f"gen{second.pid}" in _senders(client, "core.reconcile_jobs"),
+            timeout=30,
+            what="the second beat sending the reconciler",
+        )
         took_over_s = time.monotonic() - killed_at
         senders = _senders(client, "core.reconcile_jobs")
         # One sender at a time: the first's runs, then only the second's.
@@ -89,9 +117,14 @@ def test_a_beat_lives_through_a_redis_restart_and_only_the_lock_holder_sends(own
     from workers.beat import OneBeatScheduler
 
     app = Celery("beat-test", set_as_current=False)
-    app.conf.update(broker_url=own_redis.url, redbeat_redis_url=own_redis.url, redbeat_redis_options={},
-                    redbeat_lock_timeout=30, beat_max_loop_interval=0.5,
-                    beat_schedule={"tick": {"task": "beat-test.tick", "schedule": 0.1}})
+    app.conf.update(
+        broker_url=own_redis.url,
+        redbeat_redis_url=own_redis.url,
+        redbeat_redis_options={},
+        redbeat_lock_timeout=30,
+        beat_max_loop_interval=0.5,
+        beat_schedule={"tick": {"task": "beat-test.tick", "schedule": 0.1}},
+    )
     client = Redis.from_url(own_redis.url)
 
     def sent() -> int:

@@ -75,8 +75,9 @@ def test_the_reconciler_backs_off_between_sends(project, settings):
     settings.JOBS_RESEND_AFTER_S = 60
     job_id = jobs.enqueue("studies.score", 1)
     # Sent 3 times already, last 3 minutes ago: the next send waits 60 x 2^2 = 240 s.
-    Job.objects.filter(pk=job_id).update(sends=3, sent_at=timezone.now() - timedelta(seconds=180),
-                                         due_at=timezone.now() - timedelta(hours=1))
+    Job.objects.filter(pk=job_id).update(
+        sends=3, sent_at=timezone.now() - timedelta(seconds=180), due_at=timezone.now() - timedelta(hours=1)
+    )
     assert jobs.reconcile().resent == 0
     Job.objects.filter(pk=job_id).update(sent_at=timezone.now() - timedelta(seconds=250))
     assert jobs.reconcile().resent == 1
@@ -116,9 +117,20 @@ def test_every_task_has_its_own_time_limit_and_there_is_no_global_one():
     jobs._load_tasks()
     assert app.conf.task_time_limit is None
     limits = {name: (app.tasks[name].time_limit, app.tasks[name].soft_time_limit) for name in jobs.REGISTRY}
-    assert set(limits) == {"media.transcode", "media.derive_night", "drafts.run", "studies.score",
-                           "studies.build", "studies.release_idle", "agreement.compute", "agreement.overlap_consensus",
-                           "evaluation.run", "evaluation.judge_study", "qa.export", "review.settle_gold"}
+    assert set(limits) == {
+        "media.transcode",
+        "media.derive_night",
+        "drafts.run",
+        "studies.score",
+        "studies.build",
+        "studies.release_idle",
+        "agreement.compute",
+        "agreement.overlap_consensus",
+        "evaluation.run",
+        "evaluation.judge_study",
+        "qa.export",
+        "review.settle_gold",
+    }
     assert all(hard and soft and soft < hard for hard, soft in limits.values())
     assert app.tasks["core.reconcile_jobs"].time_limit == 300
     assert app.tasks["agreement.schedule"].time_limit == 300
@@ -126,8 +138,21 @@ def test_every_task_has_its_own_time_limit_and_there_is_no_global_one():
 
 def test_ffmpeg_over_its_timeout_is_killed_with_its_process_group(tmp_path):
     out = tmp_path / "endless.mp4"
-    args = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-re", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=5",
-            "-t", "600", str(out)]
+    args = [
+        "ffmpeg",
+        "-v",
+        "error",
+        "-nostdin",
+        "-y",
+        "-re",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc=size=64x64:rate=5",
+        "-t",
+        "600",
+        str(out),
+    ]
     with pytest.raises(ffmpeg.MediaError, match="ffmpeg took longer than 1 s"):
         ffmpeg.run(args, timeout_s=1, what="endless")
     assert processes_matching(str(out)) == []
@@ -155,5 +180,10 @@ def test_work_queued_before_job_rows_existed_is_adopted_and_then_sent_by_the_rec
     adopt(apps, None)
 
     job = Job.objects.get()
-    assert (job.key, job.args, job.status, job.sent_at) == (f"media.transcode:{stranded.pk}", [stranded.pk], "queued", None)
+    assert (job.key, job.args, job.status, job.sent_at) == (
+        f"media.transcode:{stranded.pk}",
+        [stranded.pk],
+        "queued",
+        None,
+    )
     assert jobs.reconcile().resent == 1

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import requests
-
 from django.utils import timezone
 
 from annotator.media.models import Video
@@ -34,32 +33,54 @@ def _files(folder: str) -> list[Path]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shared_disk(
-        own_redis, s3, s3_endpoint, project, admin_user, client, tmp_path):
+    own_redis, s3, s3_endpoint, project, admin_user, client, tmp_path
+):
     s3_client, bucket = s3
-    own = {name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
-           for name in ("media-worker", "other-worker", "ingest", "export")}
-    common = {**KEYS, "STORAGE_BACKEND": "s3", "AWS_STORAGE_BUCKET_NAME": bucket, "AWS_S3_ENDPOINT_URL": s3_endpoint,
-              "MEDIA_HLS_MIN_DURATION_S": "1"}  # a 12 s video stands in for a long one: HLS too
+    own = {
+        name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
+        for name in ("media-worker", "other-worker", "ingest", "export")
+    }
+    common = {
+        **KEYS,
+        "STORAGE_BACKEND": "s3",
+        "AWS_STORAGE_BUCKET_NAME": bucket,
+        "AWS_S3_ENDPOINT_URL": s3_endpoint,
+        "MEDIA_HLS_MIN_DURATION_S": "1",
+    }  # a 12 s video stands in for a long one: HLS too
     (tmp_path / "source").mkdir()
     source = make_video(tmp_path / "source" / "clip.mp4", seconds=12.0)
 
-    with worker_process(own_redis.url, tmp_path / "media.log", queues="media", **common, **own["media-worker"]), \
-            worker_process(own_redis.url, tmp_path / "other.log", queues="models,scores,default", **common,
-                           **own["other-worker"]):
-        done = subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", "ingest", str(source), "--project", project.slug],
-                              cwd=REPO, env=process_env(own_redis.url, **common, **own["ingest"]),
-                              capture_output=True, text=True, timeout=300)
+    with (
+        worker_process(own_redis.url, tmp_path / "media.log", queues="media", **common, **own["media-worker"]),
+        worker_process(
+            own_redis.url, tmp_path / "other.log", queues="models,scores,default", **common, **own["other-worker"]
+        ),
+    ):
+        done = subprocess.run(
+            [str(REPO / ".venv/bin/python"), "manage.py", "ingest", str(source), "--project", project.slug],
+            cwd=REPO,
+            env=process_env(own_redis.url, **common, **own["ingest"]),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         video = Video.objects.get(project=project)
-        wait_for(lambda: Video.objects.get(pk=video.pk).status != Video.Status.PROCESSING, timeout=240,
-                 what="the transcode on the media worker")
+        wait_for(
+            lambda: Video.objects.get(pk=video.pk).status != Video.Status.PROCESSING,
+            timeout=240,
+            what="the transcode on the media worker",
+        )
 
     video.refresh_from_db()
     assert video.status == Video.Status.READY, video.error
     names = {video.original.name, video.rendition.name, video.poster.name, video.hls.name, video.thumbnails_vtt.name}
     assert "" not in names
-    stored = {item["Key"] for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-              for item in page.get("Contents", [])}
+    stored = {
+        item["Key"]
+        for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        for item in page.get("Contents", [])
+    }
     assert names <= stored
     hls_folder = video.hls.name.rsplit("/", 1)[0] + "/"
     assert any(key.startswith(hls_folder) and key.endswith(".m4s") for key in stored)
@@ -82,15 +103,40 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
     # An export with media, by another process: the verified pair's clip cut from the bucket's file.
     qa_type = QAType.objects.create(project=project, slug="scene_description", name="Scene description")
     unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=12.0)
-    pair = QAPair.objects.create(project=project, unit=unit, video=video, qa_type=qa_type, origin="human",
-                                 question="What happens?", answer="A test card.", clip_start_s=1.0, clip_end_s=3.0,
-                                 status="verified", provenance="human_added", verified_at=timezone.now())
+    pair = QAPair.objects.create(
+        project=project,
+        unit=unit,
+        video=video,
+        qa_type=qa_type,
+        origin="human",
+        question="What happens?",
+        answer="A test card.",
+        clip_start_s=1.0,
+        clip_end_s=3.0,
+        status="verified",
+        provenance="human_added",
+        verified_at=timezone.now(),
+    )
     Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
     out = tmp_path / "exported" / "qa.jsonl"
-    done = subprocess.run([str(REPO / ".venv/bin/python"), "manage.py", "export_qa", "--project", project.slug,
-                           "--out", str(out), "--with-media", str(out.parent / "clips")],
-                          cwd=REPO, env=process_env(own_redis.url, **common, **own["export"]),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            str(REPO / ".venv/bin/python"),
+            "manage.py",
+            "export_qa",
+            "--project",
+            project.slug,
+            "--out",
+            str(out),
+            "--with-media",
+            str(out.parent / "clips"),
+        ],
+        cwd=REPO,
+        env=process_env(own_redis.url, **common, **own["export"]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["media_path"] for row in rows] == [f"clips/{video.sha256[:16]}_1000-3000.mp4"]

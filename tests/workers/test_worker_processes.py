@@ -38,11 +38,22 @@ def test_a_worker_killed_mid_transcode_leaves_no_ffmpeg_and_the_redelivery_makes
         assert _work_dirs(video.pk)
         os.kill(pool_pid, signal.SIGKILL)
 
-        wait_for(lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(_transcoding(video.pk))),
-                 timeout=10, what="the orphaned ffmpeg dying")
-        wait_for(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, timeout=180, what="the redelivered transcode")
+        wait_for(
+            lambda: not any(pid == ffmpeg_pid for pid, _, _ in processes_matching(_transcoding(video.pk))),
+            timeout=10,
+            what="the orphaned ffmpeg dying",
+        )
+        wait_for(
+            lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY,
+            timeout=180,
+            what="the redelivered transcode",
+        )
         # The row is marked done just after the service's own update.
-        wait_for(lambda: Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.DONE, timeout=30, what="the job finishing")
+        wait_for(
+            lambda: Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.DONE,
+            timeout=30,
+            what="the job finishing",
+        )
 
     job = Job.objects.get(key=f"media.transcode:{video.pk}")
     assert (job.status, job.deliveries) == ("done", 2)
@@ -63,7 +74,11 @@ def test_a_video_ingested_while_the_broker_is_down_is_made_ready_by_the_reconcil
         assert (video.status, job.status, job.sent_at, job.sends) == ("processing", "queued", None, 0)
 
         own_redis.start()
-        wait_for(lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY, timeout=120, what="the reconciler's resend")
+        wait_for(
+            lambda: Video.objects.get(pk=video.pk).status == Video.Status.READY,
+            timeout=120,
+            what="the reconciler's resend",
+        )
         wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.DONE, timeout=30, what="the job finishing")
 
     job.refresh_from_db()
@@ -79,20 +94,27 @@ def test_a_long_transcode_on_the_media_queue_does_not_delay_a_score(own_redis, t
     unit = make_unit()
     # One subprocess (on the workers' broker) ingests, waits for the transcode to run, then queues
     # the scoring job: a manage.py start is slow on a busy machine.
-    script = (f"import time; from annotator import jobs; from annotator.core.models import Job; "
-              f"from django.core.management import call_command; "
-              f"call_command('ingest', {str(two_hour_video)!r}, '--project', 'queues'); "
-              f"deadline = time.monotonic() + 120\n"
-              f"while not Job.objects.filter(key__startswith='media.transcode:', status='running').exists() "
-              f"and time.monotonic() < deadline: time.sleep(0.1)\n"
-              f"jobs.enqueue('agreement.overlap_consensus', {unit.pk})")
-    with worker_process(own_redis.url, tmp_path / "media.log", queues="media"), \
-            worker_process(own_redis.url, tmp_path / "scores.log", queues="scores"):
+    script = (
+        f"import time; from annotator import jobs; from annotator.core.models import Job; "
+        f"from django.core.management import call_command; "
+        f"call_command('ingest', {str(two_hour_video)!r}, '--project', 'queues'); "
+        f"deadline = time.monotonic() + 120\n"
+        f"while not Job.objects.filter(key__startswith='media.transcode:', status='running').exists() "
+        f"and time.monotonic() < deadline: time.sleep(0.1)\n"
+        f"jobs.enqueue('agreement.overlap_consensus', {unit.pk})"
+    )
+    with (
+        worker_process(own_redis.url, tmp_path / "media.log", queues="media"),
+        worker_process(own_redis.url, tmp_path / "scores.log", queues="scores"),
+    ):
         done = run_manage(own_redis.url, "shell", "-c", script, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
         video = Video.objects.get(project__slug="queues")
         assert Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.RUNNING
-        wait_for(lambda: Job.objects.filter(key=f"agreement.overlap_consensus:{unit.pk}", status=Job.Status.DONE).exists(),
-                 timeout=90, what="the scoring job, done while the transcode runs")
+        wait_for(
+            lambda: Job.objects.filter(key=f"agreement.overlap_consensus:{unit.pk}", status=Job.Status.DONE).exists(),
+            timeout=90,
+            what="the scoring job, done while the transcode runs",
+        )
         assert Video.objects.get(pk=video.pk).status == Video.Status.PROCESSING
         assert Job.objects.get(key=f"media.transcode:{video.pk}").status == Job.Status.RUNNING

@@ -6,166 +6,239 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-        ('projects', '0001_initial'),
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
-    ]
+    dependencies = [("projects", "0001_initial"), migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.CreateModel(
-            name='Computation',
+            name="Computation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trigger', models.CharField(default='schedule', max_length=20)),
-                ('fingerprint', models.CharField(blank=True, max_length=64)),
-                ('watermark', models.JSONField(blank=True, null=True)),
-                ('seed', models.BigIntegerField(default=0)),
-                ('n_resamples', models.PositiveIntegerField(default=1000)),
-                ('library_versions', models.JSONField(default=dict)),
-                ('details', models.JSONField(default=dict)),
-                ('skipped', models.JSONField(default=dict, help_text='subset -> metric -> why it does not apply.')),
-                ('started_at', models.DateTimeField()),
-                ('computed_at', models.DateTimeField()),
-                ('seconds', models.FloatField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("trigger", models.CharField(default="schedule", max_length=20)),
+                ("fingerprint", models.CharField(blank=True, max_length=64)),
+                ("watermark", models.JSONField(blank=True, null=True)),
+                ("seed", models.BigIntegerField(default=0)),
+                ("n_resamples", models.PositiveIntegerField(default=1000)),
+                ("library_versions", models.JSONField(default=dict)),
+                ("details", models.JSONField(default=dict)),
+                ("skipped", models.JSONField(default=dict, help_text="subset -> metric -> why it does not apply.")),
+                ("started_at", models.DateTimeField()),
+                ("computed_at", models.DateTimeField()),
+                ("seconds", models.FloatField(default=0)),
             ],
-            options={
-                'ordering': ['-computed_at', '-id'],
-            },
+            options={"ordering": ["-computed_at", "-id"]},
         ),
         migrations.CreateModel(
-            name='RatingSet',
+            name="RatingSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100)),
-                ('source', models.CharField(choices=[('external', 'external ratings'), ('judge', 'model judge and human re-judges')], default='external', max_length=10)),
-                ('level', models.CharField(choices=[('nominal', 'nominal'), ('ordinal', 'ordinal'), ('interval', 'interval'), ('ratio', 'ratio')], max_length=10)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rating_sets', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.SlugField(max_length=100)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("external", "external ratings"), ("judge", "model judge and human re-judges")],
+                        default="external",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "level",
+                    models.CharField(
+                        choices=[
+                            ("nominal", "nominal"),
+                            ("ordinal", "ordinal"),
+                            ("interval", "interval"),
+                            ("ratio", "ratio"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rating_sets", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['project', 'name'],
-            },
+            options={"ordering": ["project", "name"]},
         ),
         migrations.CreateModel(
-            name='Rating',
+            name="Rating",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item', models.CharField(max_length=200)),
-                ('rater', models.CharField(max_length=200)),
-                ('value', models.JSONField()),
-                ('rating_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='agreement.ratingset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("item", models.CharField(max_length=200)),
+                ("rater", models.CharField(max_length=200)),
+                ("value", models.JSONField()),
+                (
+                    "rating_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ratings", to="agreement.ratingset"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Report',
+            name="Report",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(max_length=200)),
-                ('subset', models.CharField(blank=True, max_length=300)),
-                ('metric', models.CharField(max_length=50)),
-                ('level', models.CharField(blank=True, max_length=10)),
-                ('round', models.CharField(choices=[('first', 'first round'), ('consensus', 'after the consensus round')], default='first', max_length=10)),
-                ('value', models.FloatField()),
-                ('ci_low', models.FloatField(blank=True, null=True)),
-                ('ci_high', models.FloatField(blank=True, null=True)),
-                ('n_items', models.PositiveIntegerField()),
-                ('n_raters', models.PositiveIntegerField()),
-                ('method', models.TextField()),
-                ('library_versions', models.JSONField(default=dict)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('computed_at', models.DateTimeField()),
-                ('computation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reports', to='agreement.computation')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("scope", models.CharField(max_length=200)),
+                ("subset", models.CharField(blank=True, max_length=300)),
+                ("metric", models.CharField(max_length=50)),
+                ("level", models.CharField(blank=True, max_length=10)),
+                (
+                    "round",
+                    models.CharField(
+                        choices=[("first", "first round"), ("consensus", "after the consensus round")],
+                        default="first",
+                        max_length=10,
+                    ),
+                ),
+                ("value", models.FloatField()),
+                ("ci_low", models.FloatField(blank=True, null=True)),
+                ("ci_high", models.FloatField(blank=True, null=True)),
+                ("n_items", models.PositiveIntegerField()),
+                ("n_raters", models.PositiveIntegerField()),
+                ("method", models.TextField()),
+                ("library_versions", models.JSONField(default=dict)),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("computed_at", models.DateTimeField()),
+                (
+                    "computation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reports", to="agreement.computation"
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['scope', 'subset', 'metric', 'level', 'round', 'computed_at'],
-            },
+            options={"ordering": ["scope", "subset", "metric", "level", "round", "computed_at"]},
         ),
         migrations.CreateModel(
-            name='Scope',
+            name="Scope",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=200)),
-                ('watermark', models.JSONField(blank=True, null=True)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('computing_since', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agreement_scopes', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=200)),
+                ("watermark", models.JSONField(blank=True, null=True)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                ("computing_since", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agreement_scopes",
+                        to="projects.project",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['project', 'key'],
-            },
+            options={"ordering": ["project", "key"]},
         ),
         migrations.CreateModel(
-            name='ConsensusItem',
+            name="ConsensusItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('subset', models.CharField(blank=True, max_length=300)),
-                ('item', models.CharField(max_length=200)),
-                ('label', models.TextField(blank=True)),
-                ('link', models.CharField(blank=True, max_length=300)),
-                ('level', models.CharField(blank=True, max_length=10)),
-                ('disagreement', models.FloatField(help_text='0 (all agree) to 1, when it was sent.')),
-                ('answers', models.JSONField(default=list)),
-                ('status', models.CharField(choices=[('open', 'open'), ('done', 'reconciled')], default='open', max_length=10)),
-                ('sent_at', models.DateTimeField(auto_now_add=True)),
-                ('consensus', models.JSONField(blank=True, null=True)),
-                ('note', models.TextField(blank=True)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('reviewer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('sent_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('scope', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consensus_items', to='agreement.scope')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("subset", models.CharField(blank=True, max_length=300)),
+                ("item", models.CharField(max_length=200)),
+                ("label", models.TextField(blank=True)),
+                ("link", models.CharField(blank=True, max_length=300)),
+                ("level", models.CharField(blank=True, max_length=10)),
+                ("disagreement", models.FloatField(help_text="0 (all agree) to 1, when it was sent.")),
+                ("answers", models.JSONField(default=list)),
+                (
+                    "status",
+                    models.CharField(choices=[("open", "open"), ("done", "reconciled")], default="open", max_length=10),
+                ),
+                ("sent_at", models.DateTimeField(auto_now_add=True)),
+                ("consensus", models.JSONField(blank=True, null=True)),
+                ("note", models.TextField(blank=True)),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "sent_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "scope",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="consensus_items",
+                        to="agreement.scope",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['status', '-disagreement', 'id'],
-            },
+            options={"ordering": ["status", "-disagreement", "id"]},
         ),
         migrations.AddField(
-            model_name='computation',
-            name='scope',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='computations', to='agreement.scope'),
+            model_name="computation",
+            name="scope",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="computations", to="agreement.scope"
+            ),
         ),
         migrations.CreateModel(
-            name='ConsensusRating',
+            name="ConsensusRating",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rater', models.CharField(max_length=200)),
-                ('value', models.JSONField(blank=True, null=True)),
-                ('consensus_item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='agreement.consensusitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rater", models.CharField(max_length=200)),
+                ("value", models.JSONField(blank=True, null=True)),
+                (
+                    "consensus_item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ratings",
+                        to="agreement.consensusitem",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('consensus_item', 'rater'), name='consensus_rating_unique')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("consensus_item", "rater"), name="consensus_rating_unique")
+                ]
             },
         ),
         migrations.AddConstraint(
-            model_name='ratingset',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='ratingset_unique_name'),
+            model_name="ratingset",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="ratingset_unique_name"),
         ),
         migrations.AddConstraint(
-            model_name='rating',
-            constraint=models.UniqueConstraint(fields=('rating_set', 'item', 'rater'), name='rating_unique_per_rater'),
+            model_name="rating",
+            constraint=models.UniqueConstraint(fields=("rating_set", "item", "rater"), name="rating_unique_per_rater"),
         ),
         migrations.AddIndex(
-            model_name='report',
-            index=models.Index(fields=['project', 'scope', 'computed_at'], name='agreement_report_scope'),
+            model_name="report",
+            index=models.Index(fields=["project", "scope", "computed_at"], name="agreement_report_scope"),
         ),
         migrations.AddConstraint(
-            model_name='scope',
-            constraint=models.UniqueConstraint(fields=('project', 'key'), name='agreement_scope_unique_key'),
+            model_name="scope",
+            constraint=models.UniqueConstraint(fields=("project", "key"), name="agreement_scope_unique_key"),
         ),
         migrations.AddConstraint(
-            model_name='consensusitem',
-            constraint=models.UniqueConstraint(fields=('scope', 'subset', 'item'), name='consensus_unique_item'),
+            model_name="consensusitem",
+            constraint=models.UniqueConstraint(fields=("scope", "subset", "item"), name="consensus_unique_item"),
         ),
         migrations.AddIndex(
-            model_name='computation',
-            index=models.Index(fields=['scope', '-computed_at'], name='agreement_comp_latest'),
+            model_name="computation", index=models.Index(fields=["scope", "-computed_at"], name="agreement_comp_latest")
         ),
     ]

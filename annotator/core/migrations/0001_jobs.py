@@ -4,36 +4,52 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task', models.CharField(max_length=100)),
-                ('key', models.CharField(max_length=200, unique=True)),
-                ('args', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='queued', max_length=10)),
-                ('deliveries', models.PositiveIntegerField(default=0)),
-                ('max_deliveries', models.PositiveIntegerField(default=3)),
-                ('sends', models.PositiveIntegerField(default=0)),
-                ('due_at', models.DateTimeField(help_text="Not to run before this time (a retry's backoff).")),
-                ('sent_at', models.DateTimeField(blank=True, help_text='When a message was last published; null: never (broker down).', null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('result', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("task", models.CharField(max_length=100)),
+                ("key", models.CharField(max_length=200, unique=True)),
+                ("args", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("deliveries", models.PositiveIntegerField(default=0)),
+                ("max_deliveries", models.PositiveIntegerField(default=3)),
+                ("sends", models.PositiveIntegerField(default=0)),
+                ("due_at", models.DateTimeField(help_text="Not to run before this time (a retry's backoff).")),
+                (
+                    "sent_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When a message was last published; null: never (broker down).", null=True
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("result", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['id'],
-                'indexes': [models.Index(condition=models.Q(('status__in', ['queued', 'running'])), fields=['status', 'updated_at'], name='job_unfinished')],
+                "ordering": ["id"],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("status__in", ["queued", "running"])),
+                        fields=["status", "updated_at"],
+                        name="job_unfinished",
+                    )
+                ],
             },
-        ),
+        )
     ]

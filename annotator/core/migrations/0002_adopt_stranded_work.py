@@ -10,8 +10,10 @@ def adopt(apps, schema_editor):
     Video = apps.get_model("media", "Video")
     DraftJob = apps.get_model("drafts", "DraftJob")
     now = timezone.now()
-    rows = [Job(task="media.transcode", key=f"media.transcode:{pk}", args=[pk], max_deliveries=3, due_at=now)
-            for pk in Video.objects.filter(status="processing").values_list("pk", flat=True)]
+    rows = [
+        Job(task="media.transcode", key=f"media.transcode:{pk}", args=[pk], max_deliveries=3, due_at=now)
+        for pk in Video.objects.filter(status="processing").values_list("pk", flat=True)
+    ]
     for pk, pipeline in DraftJob.objects.filter(status="queued").values_list("pk", "run__pipeline"):
         task = "drafts.templates" if pipeline == "templates" else "drafts.llm"
         rows.append(Job(task=task, key=f"{task}:{pk}", args=[pk], max_deliveries=6, due_at=now))
@@ -19,10 +21,6 @@ def adopt(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("core", "0001_jobs"),
-        ("media", "0001_initial"),
-        ("drafts", "0001_initial"),
-    ]
+    dependencies = [("core", "0001_jobs"), ("media", "0001_initial"), ("drafts", "0001_initial")]
 
     operations = [migrations.RunPython(adopt, migrations.RunPython.noop)]

@@ -5,82 +5,127 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-        ('media', '0001_initial'),
-        ('projects', '0001_initial'),
-    ]
+    dependencies = [("media", "0001_initial"), ("projects", "0001_initial")]
 
     operations = [
         migrations.CreateModel(
-            name='DraftRun',
+            name="DraftRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pipeline', models.CharField(choices=[('templates', 'annotation-derived templates'), ('llm', 'OpenAI-compatible model')], max_length=20)),
-                ('model', models.CharField(blank=True, help_text='Model name; blank for templates.', max_length=200)),
-                ('prompt_version', models.CharField(max_length=50)),
-                ('qa_type', models.CharField(blank=True, help_text='For llm runs: the QA type asked for.', max_length=64)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='draft_runs', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "pipeline",
+                    models.CharField(
+                        choices=[("templates", "annotation-derived templates"), ("llm", "OpenAI-compatible model")],
+                        max_length=20,
+                    ),
+                ),
+                ("model", models.CharField(blank=True, help_text="Model name; blank for templates.", max_length=200)),
+                ("prompt_version", models.CharField(max_length=50)),
+                (
+                    "qa_type",
+                    models.CharField(blank=True, help_text="For llm runs: the QA type asked for.", max_length=64),
+                ),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="draft_runs", to="projects.project"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='DraftJob',
+            name="DraftJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('done', 'done'), ('failed', 'failed')], default='queued', max_length=20)),
-                ('attempts', models.IntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('n_drafts', models.IntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='draft_jobs', to='media.video')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='drafts.draftrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "queued"), ("done", "done"), ("failed", "failed")],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("attempts", models.IntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("n_drafts", models.IntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="draft_jobs", to="media.video"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to="drafts.draftrun"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ModelCall',
+            name="ModelCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attempt', models.IntegerField()),
-                ('model', models.CharField(max_length=200)),
-                ('request', models.JSONField(help_text='Prompt text and frame timestamps (images are not stored).')),
-                ('raw_output', models.TextField(blank=True)),
-                ('prompt_tokens', models.IntegerField(blank=True, null=True)),
-                ('completion_tokens', models.IntegerField(blank=True, null=True)),
-                ('latency_ms', models.IntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='drafts.draftjob')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("attempt", models.IntegerField()),
+                ("model", models.CharField(max_length=200)),
+                ("request", models.JSONField(help_text="Prompt text and frame timestamps (images are not stored).")),
+                ("raw_output", models.TextField(blank=True)),
+                ("prompt_tokens", models.IntegerField(blank=True, null=True)),
+                ("completion_tokens", models.IntegerField(blank=True, null=True)),
+                ("latency_ms", models.IntegerField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="calls", to="drafts.draftjob"
+                    ),
+                ),
+            ],
+            options={"ordering": ["id"]},
+        ),
+        migrations.CreateModel(
+            name="Draft",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("qa_type", models.CharField(max_length=64)),
+                ("question", models.TextField()),
+                ("answer", models.TextField()),
+                ("options", models.JSONField(blank=True, null=True)),
+                ("answer_index", models.IntegerField(blank=True, null=True)),
+                ("clip_start_s", models.FloatField()),
+                ("clip_end_s", models.FloatField()),
+                (
+                    "source_key",
+                    models.CharField(
+                        blank=True,
+                        help_text="What produced it within the job (template name and index); unique per job.",
+                        max_length=100,
+                    ),
+                ),
+                (
+                    "params",
+                    models.JSONField(blank=True, default=dict, help_text="E.g. the recorded option-shuffle seed."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="drafts", to="drafts.draftjob"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Draft',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('qa_type', models.CharField(max_length=64)),
-                ('question', models.TextField()),
-                ('answer', models.TextField()),
-                ('options', models.JSONField(blank=True, null=True)),
-                ('answer_index', models.IntegerField(blank=True, null=True)),
-                ('clip_start_s', models.FloatField()),
-                ('clip_end_s', models.FloatField()),
-                ('source_key', models.CharField(blank=True, help_text='What produced it within the job (template name and index); unique per job.', max_length=100)),
-                ('params', models.JSONField(blank=True, default=dict, help_text='E.g. the recorded option-shuffle seed.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='drafts', to='drafts.draftjob')),
-            ],
-            options={
-                'constraints': [models.UniqueConstraint(fields=('job', 'source_key'), name='draft_unique_source_key')],
+                "constraints": [models.UniqueConstraint(fields=("job", "source_key"), name="draft_unique_source_key")]
             },
         ),
         migrations.AddConstraint(
-            model_name='draftjob',
-            constraint=models.UniqueConstraint(fields=('run', 'video'), name='draftjob_unique_video'),
+            model_name="draftjob",
+            constraint=models.UniqueConstraint(fields=("run", "video"), name="draftjob_unique_video"),
         ),
     ]

@@ -18,142 +18,243 @@ def settle_old_runs(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('drafts', '0001_initial'),
-        ('projects', '0001_initial'),
+        ("drafts", "0001_initial"),
+        ("projects", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='draftjob',
-            name='stage',
-            field=models.CharField(blank=True, help_text='The stage running now, or the one that failed.', max_length=40),
+            model_name="draftjob",
+            name="stage",
+            field=models.CharField(
+                blank=True, help_text="The stage running now, or the one that failed.", max_length=40
+            ),
         ),
         migrations.AddField(
-            model_name='draftjob',
-            name='summary',
-            field=models.JSONField(blank=True, default=dict, help_text='Pipeline counts, e.g. flagged or dropped items.'),
+            model_name="draftjob",
+            name="summary",
+            field=models.JSONField(
+                blank=True, default=dict, help_text="Pipeline counts, e.g. flagged or dropped items."
+            ),
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="draftrun",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
+        ),
+        migrations.AddField(model_name="draftrun", name="error", field=models.TextField(blank=True)),
+        migrations.AddField(
+            model_name="draftrun", name="finished_at", field=models.DateTimeField(blank=True, null=True)
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='error',
-            field=models.TextField(blank=True),
+            model_name="draftrun",
+            name="servers",
+            field=models.JSONField(blank=True, default=dict, help_text="Stage -> server snapshot."),
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='finished_at',
-            field=models.DateTimeField(blank=True, null=True),
+            model_name="draftrun", name="started_at", field=models.DateTimeField(blank=True, null=True)
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='servers',
-            field=models.JSONField(blank=True, default=dict, help_text='Stage -> server snapshot.'),
+            model_name="draftrun",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "queued"),
+                    ("running", "running"),
+                    ("done", "done"),
+                    ("failed", "failed (some videos)"),
+                    ("cancelled", "cancelled"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='started_at',
-            field=models.DateTimeField(blank=True, null=True),
+            model_name="modelcall", name="cache_key", field=models.CharField(blank=True, db_index=True, max_length=64)
         ),
         migrations.AddField(
-            model_name='draftrun',
-            name='status',
-            field=models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed (some videos)'), ('cancelled', 'cancelled')], default='queued', max_length=20),
+            model_name="modelcall",
+            name="cached_from",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="drafts.modelcall",
+            ),
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='cache_key',
-            field=models.CharField(blank=True, db_index=True, max_length=64),
-        ),
-        migrations.AddField(
-            model_name='modelcall',
-            name='cached_from',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='drafts.modelcall'),
-        ),
-        migrations.AddField(
-            model_name='modelcall',
-            name='cost_usd',
+            model_name="modelcall",
+            name="cost_usd",
             field=models.FloatField(blank=True, help_text="Estimated from tokens and the server's prices.", null=True),
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='output',
-            field=models.JSONField(blank=True, help_text='The validated answer (null when it failed).', null=True),
+            model_name="modelcall",
+            name="output",
+            field=models.JSONField(blank=True, help_text="The validated answer (null when it failed).", null=True),
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='project',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='model_calls', to='projects.project'),
+            model_name="modelcall",
+            name="project",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="model_calls",
+                to="projects.project",
+            ),
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='prompt_version',
-            field=models.CharField(blank=True, max_length=50),
+            model_name="modelcall", name="prompt_version", field=models.CharField(blank=True, max_length=50)
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='retry_after_s',
-            field=models.FloatField(blank=True, null=True),
+            model_name="modelcall", name="retry_after_s", field=models.FloatField(blank=True, null=True)
         ),
-        migrations.AddField(
-            model_name='modelcall',
-            name='stage',
-            field=models.CharField(blank=True, max_length=40),
+        migrations.AddField(model_name="modelcall", name="stage", field=models.CharField(blank=True, max_length=40)),
+        migrations.AlterField(
+            model_name="draftjob",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "queued"),
+                    ("running", "running"),
+                    ("done", "done"),
+                    ("failed", "failed"),
+                    ("cancelled", "cancelled"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='draftjob',
-            name='status',
-            field=models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='queued', max_length=20),
+            model_name="draftrun",
+            name="pipeline",
+            field=models.CharField(
+                choices=[
+                    ("templates", "annotation-derived templates"),
+                    ("llm", "OpenAI-compatible model, one prompt"),
+                    ("egonight", "EgoNight day-augmented (caption, questions, answer)"),
+                    ("vudg", "VUDG multi-expert cascade (open QA, distractors, review)"),
+                    ("egoexobench_checks", "EgoExoBench checks (consistency, text-only, hard negatives)"),
+                    ("import", "import QA pairs or predictions from JSONL"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='draftrun',
-            name='pipeline',
-            field=models.CharField(choices=[('templates', 'annotation-derived templates'), ('llm', 'OpenAI-compatible model, one prompt'), ('egonight', 'EgoNight day-augmented (caption, questions, answer)'), ('vudg', 'VUDG multi-expert cascade (open QA, distractors, review)'), ('egoexobench_checks', 'EgoExoBench checks (consistency, text-only, hard negatives)'), ('import', 'import QA pairs or predictions from JSONL')], max_length=20),
+            model_name="modelcall",
+            name="job",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="calls",
+                to="drafts.draftjob",
+            ),
         ),
         migrations.AlterField(
-            model_name='modelcall',
-            name='job',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='drafts.draftjob'),
-        ),
-        migrations.AlterField(
-            model_name='modelcall',
-            name='request',
-            field=models.JSONField(help_text="The stage's input: prompt text and frame timestamps (images are not stored)."),
+            model_name="modelcall",
+            name="request",
+            field=models.JSONField(
+                help_text="The stage's input: prompt text and frame timestamps (images are not stored)."
+            ),
         ),
         migrations.CreateModel(
-            name='ModelServer',
+            name="ModelServer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=64)),
-                ('base_url', models.URLField(max_length=500)),
-                ('model', models.CharField(max_length=200)),
-                ('key_env', models.CharField(blank=True, help_text='Environment variable holding the API key.', max_length=100, validators=[django.core.validators.RegexValidator('^[A-Za-z_][A-Za-z0-9_]*$', 'an environment variable name: letters, digits and _')])),
-                ('concurrency', models.PositiveIntegerField(default=4, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(256)])),
-                ('price_prompt_per_mtok', models.FloatField(default=0.0, help_text='USD per million prompt tokens.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(10000.0)])),
-                ('price_completion_per_mtok', models.FloatField(default=0.0, help_text='USD per million completion tokens.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(10000.0)])),
-                ('timeout_s', models.FloatField(default=120.0, help_text='Seconds to wait for one reply.', validators=[django.core.validators.MinValueValidator(1.0), django.core.validators.MaxValueValidator(3600.0)])),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='model_servers', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.SlugField(max_length=64)),
+                ("base_url", models.URLField(max_length=500)),
+                ("model", models.CharField(max_length=200)),
+                (
+                    "key_env",
+                    models.CharField(
+                        blank=True,
+                        help_text="Environment variable holding the API key.",
+                        max_length=100,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z_][A-Za-z0-9_]*$", "an environment variable name: letters, digits and _"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "concurrency",
+                    models.PositiveIntegerField(
+                        default=4,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(256),
+                        ],
+                    ),
+                ),
+                (
+                    "price_prompt_per_mtok",
+                    models.FloatField(
+                        default=0.0,
+                        help_text="USD per million prompt tokens.",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(10000.0),
+                        ],
+                    ),
+                ),
+                (
+                    "price_completion_per_mtok",
+                    models.FloatField(
+                        default=0.0,
+                        help_text="USD per million completion tokens.",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(10000.0),
+                        ],
+                    ),
+                ),
+                (
+                    "timeout_s",
+                    models.FloatField(
+                        default=120.0,
+                        help_text="Seconds to wait for one reply.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1.0),
+                            django.core.validators.MaxValueValidator(3600.0),
+                        ],
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="model_servers", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['name'],
-            },
+            options={"ordering": ["name"]},
         ),
         migrations.AddField(
-            model_name='modelcall',
-            name='server',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='calls', to='drafts.modelserver'),
+            model_name="modelcall",
+            name="server",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="calls",
+                to="drafts.modelserver",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='modelserver',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='modelserver_unique_name'),
+            model_name="modelserver",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="modelserver_unique_name"),
         ),
         migrations.RunPython(settle_old_runs, migrations.RunPython.noop),
     ]

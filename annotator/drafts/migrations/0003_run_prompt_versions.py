@@ -4,15 +4,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('drafts', '0002_models_in_the_loop'),
-    ]
+    dependencies = [("drafts", "0002_models_in_the_loop")]
 
     operations = [
         migrations.AlterField(
-            model_name='draftrun',
-            name='prompt_version',
-            field=models.CharField(help_text='Per stage for multi-stage runs: stage:version, ...', max_length=300),
-        ),
+            model_name="draftrun",
+            name="prompt_version",
+            field=models.CharField(help_text="Per stage for multi-stage runs: stage:version, ...", max_length=300),
+        )
     ]

@@ -5,19 +5,15 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('drafts', '0004_key_env_rule'),
-        ('inference', '0001_initial'),
-        ('evaluation', '0005_servers_and_calls_in_inference'),
+        ("drafts", "0004_key_env_rule"),
+        ("inference", "0001_initial"),
+        ("evaluation", "0005_servers_and_calls_in_inference"),
     ]
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            state_operations=[
-                migrations.DeleteModel(name='ModelCall'),
-                migrations.DeleteModel(name='ModelServer'),
-            ],
+            state_operations=[migrations.DeleteModel(name="ModelCall"), migrations.DeleteModel(name="ModelServer")],
             database_operations=[],
-        ),
+        )
     ]

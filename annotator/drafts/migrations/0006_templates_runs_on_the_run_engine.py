@@ -20,11 +20,12 @@ def hand_over_task(apps, task: str) -> None:
     waiting = list(Job.objects.filter(task=task, status__in=["queued", "running"]))
     if not waiting:
         return
-    run_of = dict(DraftJob.objects.filter(pk__in=[j.args[0] for j in waiting if j.args])
-                  .values_list("pk", "run_id"))
+    run_of = dict(DraftJob.objects.filter(pk__in=[j.args[0] for j in waiting if j.args]).values_list("pk", "run_id"))
     runs = sorted({run_of[j.args[0]] for j in waiting if j.args and j.args[0] in run_of})
-    Job.objects.bulk_create([Job(task="drafts.run", key=f"drafts.run:{r}", args=[r], max_deliveries=3, due_at=now)
-                             for r in runs], ignore_conflicts=True)
+    Job.objects.bulk_create(
+        [Job(task="drafts.run", key=f"drafts.run:{r}", args=[r], max_deliveries=3, due_at=now) for r in runs],
+        ignore_conflicts=True,
+    )
     for job in waiting:
         run = run_of.get(job.args[0]) if job.args else None
         job.status, job.finished_at = "done", now
@@ -37,10 +38,6 @@ def hand_over(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ("core", "0002_adopt_stranded_work"),
-        ("drafts", "0005_servers_and_calls_to_inference"),
-    ]
+    dependencies = [("core", "0002_adopt_stranded_work"), ("drafts", "0005_servers_and_calls_to_inference")]
 
     operations = [migrations.RunPython(hand_over, migrations.RunPython.noop)]

@@ -24,8 +24,17 @@ from django.db import migrations
 # The same hand-over as drafts.0006 did for the templates task (a module name that starts with a digit).
 HANDOVER = importlib.import_module("annotator.drafts.migrations.0006_templates_runs_on_the_run_engine")
 
-SNAPSHOT_KEYS = ("server", "server_id", "base_url", "model", "key_env", "concurrency", "timeout_s",
-                 "price_prompt_per_mtok", "price_completion_per_mtok")
+SNAPSHOT_KEYS = (
+    "server",
+    "server_id",
+    "base_url",
+    "model",
+    "key_env",
+    "concurrency",
+    "timeout_s",
+    "price_prompt_per_mtok",
+    "price_completion_per_mtok",
+)
 
 
 def snapshot_of(run) -> dict:
@@ -46,10 +55,6 @@ def hand_over(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ("core", "0002_adopt_stranded_work"),
-        ("drafts", "0006_templates_runs_on_the_run_engine"),
-    ]
+    dependencies = [("core", "0002_adopt_stranded_work"), ("drafts", "0006_templates_runs_on_the_run_engine")]
 
     operations = [migrations.RunPython(hand_over, migrations.RunPython.noop)]

@@ -36,8 +36,13 @@ class JobContext:
     """One video's job as a pipeline sees it: the run, the job, its video, the endpoint of each
     stage, and helpers to sample frames and call stages (recording the stage being worked on)."""
 
-    def __init__(self, run: DraftRun, job: DraftJob, endpoints: dict[str, engine.Endpoint],
-                 cancelled: Callable[[], bool] | None = None):
+    def __init__(
+        self,
+        run: DraftRun,
+        job: DraftJob,
+        endpoints: dict[str, engine.Endpoint],
+        cancelled: Callable[[], bool] | None = None,
+    ):
         self.run, self.job, self.video, self.endpoints = run, job, job.video, endpoints
         self.params = run.params or {}
         # Whether the run was cancelled: the run engine's flag, shared by the slice's threads (read
@@ -51,10 +56,19 @@ class JobContext:
         if self.job.stage != stage:
             self.job.stage = stage
             DraftJob.objects.filter(pk=self.job.pk).update(stage=stage)
-        return engine.call_stage(stage, self.endpoints[stage], inp, project_id=self.run.project_id, job=self.job,
-                                 use_cache=self.params.get("cache", True), cancelled=self.cancelled)
+        return engine.call_stage(
+            stage,
+            self.endpoints[stage],
+            inp,
+            project_id=self.run.project_id,
+            job=self.job,
+            use_cache=self.params.get("cache", True),
+            cancelled=self.cancelled,
+        )
 
-    def frames(self, video: Video, times_s: list[float], *, max_side: int = FRAME_MAX_SIDE) -> tuple[str, Callable[[], list[bytes]]]:
+    def frames(
+        self, video: Video, times_s: list[float], *, max_side: int = FRAME_MAX_SIDE
+    ) -> tuple[str, Callable[[], list[bytes]]]:
         """(image key, loader) for frames of ``video`` at ``times_s`` (seconds): the key names them
         by content (``frame_key``) for the cache; the loader samples them (``sample_frames``) once
         per job (stages of one clip share them)."""

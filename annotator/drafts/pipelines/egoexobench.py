@@ -102,7 +102,10 @@ def _check_verdict(out: dict, ctx: dict) -> None:
     others = [x for x in out["also_correct"] if keyed is None or x != LETTERS[keyed]]  # the key itself is no news
     if any(x not in LETTERS[:n] for x in others):
         raise engine.MalformedModelOutput(
-            f"also_correct may only name options A to {LETTERS[n - 1]}" if n else "an open-ended item has no options to name")
+            f"also_correct may only name options A to {LETTERS[n - 1]}"
+            if n
+            else "an open-ended item has no options to name"
+        )
     if out["label"] == "consistent" and others:
         raise engine.MalformedModelOutput("a consistent item has no other correct option; label it inconsistent")
     if out["label"] == "inconsistent" and not out["reason"].strip():
@@ -112,42 +115,61 @@ def _check_verdict(out: dict, ctx: dict) -> None:
 
 
 def _check_letter(out: dict, ctx: dict) -> None:
-    if out["answer"] not in LETTERS[:ctx["n_options"]]:
+    if out["answer"] not in LETTERS[: ctx["n_options"]]:
         raise engine.MalformedModelOutput(f"answer must be one of the letters A to {LETTERS[ctx['n_options'] - 1]}")
 
 
-VERDICT_SCHEMA = _obj(label={"type": "string", "enum": ["consistent", "inconsistent"]},
-                      reason={"type": "string"},
-                      also_correct={"type": "array", "items": {"type": "string", "enum": list(LETTERS)}})
+VERDICT_SCHEMA = _obj(
+    label={"type": "string", "enum": ["consistent", "inconsistent"]},
+    reason={"type": "string"},
+    also_correct={"type": "array", "items": {"type": "string", "enum": list(LETTERS)}},
+)
 
-CONSISTENCY = engine.register(engine.Stage(
-    name="consistency_check", prompt_version="egoexo-consistency-v1",
-    system=("You verify question-answer pairs of a video benchmark against the video's original annotations. "
+CONSISTENCY = engine.register(
+    engine.Stage(
+        name="consistency_check",
+        prompt_version="egoexo-consistency-v1",
+        system=(
+            "You verify question-answer pairs of a video benchmark against the video's original annotations. "
             "Label the pair inconsistent if the question is ambiguous, if the keyed answer contradicts or is not "
             "supported by the annotations, or if it admits more than one plausible answer; otherwise consistent. "
             "Give a short reason. For a multiple-choice item, list in also_correct the letters of the other options "
-            "that are also correct (an empty list if none). Reply in JSON."),
-    schema=VERDICT_SCHEMA, check=_check_verdict,
-))
+            "that are also correct (an empty list if none). Reply in JSON."
+        ),
+        schema=VERDICT_SCHEMA,
+        check=_check_verdict,
+    )
+)
 # A prompt variant of the same stage (not registered: the stage's name is the consistency check's).
 DISTRACTOR_CHECK = engine.Stage(
-    name="consistency_check", prompt_version="egoexo-distractors-v1",
-    system=("You check the distractors (wrong options) of a multiple-choice item of a video benchmark against the "
-            "video's original annotations. A distractor must be clearly wrong: list in also_correct the letters of "
-            "the distractors that are also correct or could plausibly be, and label the item inconsistent if there "
-            "are any, consistent if none. Give a short reason. Reply in JSON."),
-    schema=VERDICT_SCHEMA, check=_check_verdict,
+    name="consistency_check",
+    prompt_version="egoexo-distractors-v1",
+    system=(
+        "You check the distractors (wrong options) of a multiple-choice item of a video benchmark against the "
+        "video's original annotations. A distractor must be clearly wrong: list in also_correct the letters of "
+        "the distractors that are also correct or could plausibly be, and label the item inconsistent if there "
+        "are any, consistent if none. Give a short reason. Reply in JSON."
+    ),
+    schema=VERDICT_SCHEMA,
+    check=_check_verdict,
 )
-TEXT_ONLY = engine.register(engine.Stage(
-    name="text_only", prompt_version="egoexo-text-only-v1",
-    # EgoExoBench Fig. 11, the prompt of the text-only filter.
-    system=("Carefully read the question and all the options, and based on the information provided, select and "
-            "provide the most likely correct answer. Reply in JSON with the letter of the option."),
-    schema=_obj(answer={"type": "string", "enum": list(LETTERS)}), check=_check_letter,
-))
+TEXT_ONLY = engine.register(
+    engine.Stage(
+        name="text_only",
+        prompt_version="egoexo-text-only-v1",
+        # EgoExoBench Fig. 11, the prompt of the text-only filter.
+        system=(
+            "Carefully read the question and all the options, and based on the information provided, select and "
+            "provide the most likely correct answer. Reply in JSON with the letter of the option."
+        ),
+        schema=_obj(answer={"type": "string", "enum": list(LETTERS)}),
+        check=_check_letter,
+    )
+)
 
 
 # ----------------------------------------------------------------------------- pure helpers
+
 
 def seed_of(*parts) -> int:
     """A 32-bit seed from ``parts`` (stable across processes, unlike ``hash``)."""
@@ -169,7 +191,7 @@ def text_only_shuffles(n_options: int, answer_index: int, k: int, base: str) -> 
     for i in range(tries):
         seed = seed_of(base, i)
         rng = random.Random(seed)
-        used = {o.index(answer_index) for o in (order for _, order in out[i - i % n_options:i])}
+        used = {o.index(answer_index) for o in (order for _, order in out[i - i % n_options : i])}
         while True:
             order = rng.sample(range(n_options), n_options)
             if tuple(order) not in seen and order.index(answer_index) not in used:
@@ -200,10 +222,17 @@ def annotations_text(annotations: dict) -> str:
         lines.append("Actions:")
         for a in actions:
             start, end = a.get("start_s"), a.get("end_s")
-            when = f"{start:.1f}-{end:.1f} s: " if isinstance(start, (int, float)) and isinstance(end, (int, float)) else ""
+            when = (
+                f"{start:.1f}-{end:.1f} s: "
+                if isinstance(start, (int, float)) and isinstance(end, (int, float))
+                else ""
+            )
             lines.append(f"- {when}{str(a['label']).strip()}")
-    counts = [c for c in annotations.get("counts") or [] if isinstance(c, dict) and str(c.get("what") or "").strip()
-              and isinstance(c.get("count"), int)]
+    counts = [
+        c
+        for c in annotations.get("counts") or []
+        if isinstance(c, dict) and str(c.get("what") or "").strip() and isinstance(c.get("count"), int)
+    ]
     if counts:
         lines.append("Counts:")
         for c in counts:
@@ -240,8 +269,9 @@ def rank_candidates(correct: str, pool: list[str], encode, near_identical: float
     return sorted(ranked, key=lambda c: (-c.similarity, c.text))
 
 
-def pick_distractors(ranked: list[Candidate], n: int, rejected: set[str],
-                     near_identical: float = NEAR_IDENTICAL) -> list[Candidate]:
+def pick_distractors(
+    ranked: list[Candidate], n: int, rejected: set[str], near_identical: float = NEAR_IDENTICAL
+) -> list[Candidate]:
     """The first ``n`` of ``ranked`` not ``rejected`` and not a paraphrase (cosine >=
     ``near_identical``) of one already picked, so the options differ clearly; fewer when they run out."""
     chosen: list[Candidate] = []
@@ -268,8 +298,9 @@ def encode(texts: list[str]) -> np.ndarray:
     with _encode_lock:
         missing = list(dict.fromkeys(t for t in texts if t not in _vectors))
         if missing:
-            new = load_encoder().encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                        show_progress_bar=False)
+            new = load_encoder().encode(
+                missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
             for text, vector in zip(missing, np.asarray(new, dtype=np.float32)):
                 _vectors[text] = vector / max(float(np.linalg.norm(vector)), 1e-12)
         for text in texts:
@@ -281,6 +312,7 @@ def encode(texts: list[str]) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the pipeline
+
 
 @dataclass
 class _Change:
@@ -299,9 +331,11 @@ def _actor(ctx: JobContext) -> str:
 
 
 def _item_text(pair: QAPair, options: list[str] | None, answer_index: int | None, annotations: str) -> str:
-    head = (f"Source annotations of the video:\n{annotations or '(none)'}\n\n"
-            f"QA type: {pair.qa_type.name}. Clip: {pair.clip_start_s:.1f} s to {pair.clip_end_s:.1f} s of the video.\n"
-            f"Question: {pair.question}\n")
+    head = (
+        f"Source annotations of the video:\n{annotations or '(none)'}\n\n"
+        f"QA type: {pair.qa_type.name}. Clip: {pair.clip_start_s:.1f} s to {pair.clip_end_s:.1f} s of the video.\n"
+        f"Question: {pair.question}\n"
+    )
     if options is None:
         return head + f"Answer: {pair.answer}"
     return head + f"Options:\n{lettered(options)}\nKeyed answer: {LETTERS[answer_index]}"
@@ -316,9 +350,13 @@ class _Pool:
 
     def texts(self, qa_type_id: int) -> list[str]:
         if qa_type_id not in self._texts:
-            rows = (QAPair.objects.filter(project_id=self.project_id, qa_type_id=qa_type_id, video__domain=self.domain)
-                    .exclude(status=QAPair.Status.DELETED).values("answer").annotate(last=Max("id"))
-                    .order_by("-last")[:MAX_CANDIDATES])
+            rows = (
+                QAPair.objects.filter(project_id=self.project_id, qa_type_id=qa_type_id, video__domain=self.domain)
+                .exclude(status=QAPair.Status.DELETED)
+                .values("answer")
+                .annotate(last=Max("id"))
+                .order_by("-last")[:MAX_CANDIDATES]
+            )
             self._texts[qa_type_id] = [r["answer"] for r in rows]
         return self._texts[qa_type_id]
 
@@ -337,18 +375,33 @@ class EgoExoBenchChecks(PipelineDef):
         require(isinstance(consistency, bool), "consistency must be true or false")
         require(isinstance(hard, bool), "hard_negatives must be true or false")
         require(policy in POLICIES, "text_only must be flag, drop or off")
-        require(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_K,
-                f"k must be a whole number from 1 to {MAX_K}")
-        require(isinstance(near, (int, float)) and not isinstance(near, bool) and 0 < near <= 1,
-                "near_identical must be a number above 0 and at most 1")
-        require(consistency or hard or policy != "off",
-                "every check is off: turn on consistency, hard_negatives or text_only")
+        require(
+            isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_K,
+            f"k must be a whole number from 1 to {MAX_K}",
+        )
+        require(
+            isinstance(near, (int, float)) and not isinstance(near, bool) and 0 < near <= 1,
+            "near_identical must be a number above 0 and at most 1",
+        )
+        require(
+            consistency or hard or policy != "off",
+            "every check is off: turn on consistency, hard_negatives or text_only",
+        )
         wanted = params.get("qa_type", "")
         if wanted:
-            require(QAType.objects.filter(project=project, slug=wanted).exists(),
-                    f"project {project.slug} has no QA type {wanted!r}", "qa_type")
-        return {**params, "consistency": consistency, "hard_negatives": hard, "text_only": policy, "k": k,
-                "near_identical": float(near)}
+            require(
+                QAType.objects.filter(project=project, slug=wanted).exists(),
+                f"project {project.slug} has no QA type {wanted!r}",
+                "qa_type",
+            )
+        return {
+            **params,
+            "consistency": consistency,
+            "hard_negatives": hard,
+            "text_only": policy,
+            "k": k,
+            "near_identical": float(near),
+        }
 
     def _drafts(self, run):
         # Real units' drafts only: a gold, qualification or tutorial copy keeps the drafts it was made with.
@@ -367,8 +420,17 @@ class EgoExoBenchChecks(PipelineDef):
         p, video = ctx.params, ctx.video
         pairs = list(self._drafts(ctx.run).filter(video=video).select_related("qa_type").order_by("id"))
         annotations = annotations_text(video.annotations or {})
-        summary = {"checked": 0, "inconsistent": 0, "text_only_flagged": 0, "dropped": 0, "hard_negatives_set": 0,
-                   "hard_negatives_failed": 0, "hard_negatives_too_few": 0, "no_annotations": 0, "no_scenario": 0}
+        summary = {
+            "checked": 0,
+            "inconsistent": 0,
+            "text_only_flagged": 0,
+            "dropped": 0,
+            "hard_negatives_set": 0,
+            "hard_negatives_failed": 0,
+            "hard_negatives_too_few": 0,
+            "no_annotations": 0,
+            "no_scenario": 0,
+        }
         if p["consistency"] and not annotations:
             summary["no_annotations"] = 1
         if p["hard_negatives"] and not video.domain.strip():
@@ -387,7 +449,9 @@ class EgoExoBenchChecks(PipelineDef):
                 outcome["consistency"] = verdict
                 if verdict["label"] == "inconsistent":
                     inconsistent = True
-                    also = "".join(f" (also correct: {x}. {options[LETTERS.index(x)]})" for x in verdict["also_correct"])
+                    also = "".join(
+                        f" (also correct: {x}. {options[LETTERS.index(x)]})" for x in verdict["also_correct"]
+                    )
                     change.flags.append(f"inconsistent with the source annotations: {verdict['reason']}{also}")
                     summary["inconsistent"] += 1
             if multiple_choice and not inconsistent and p["hard_negatives"] and pool is not None:
@@ -399,8 +463,10 @@ class EgoExoBenchChecks(PipelineDef):
                     summary["hard_negatives_set"] += 1
                 elif hard["status"] == "failed":
                     rejected = ", ".join(f"'{t}'" for t in hard["rejected"])
-                    change.flags.append(f"hard-negative distractors: every candidate set had an option that is also "
-                                        f"correct (rejected {rejected}); the drafted options were kept")
+                    change.flags.append(
+                        f"hard-negative distractors: every candidate set had an option that is also "
+                        f"correct (rejected {rejected}); the drafted options were kept"
+                    )
                     summary["hard_negatives_failed"] += 1
                 elif hard["status"] == "too_few":
                     summary["hard_negatives_too_few"] += 1
@@ -408,8 +474,10 @@ class EgoExoBenchChecks(PipelineDef):
                 result = self._text_only(ctx, pair, options, index, p["k"])
                 outcome["text_only"] = result
                 if result["right"] == result["of"]:
-                    reason = (f"answerable without the video: a model chose the right option in {result['of']} of "
-                              f"{result['of']} text-only tries, the options reshuffled each time")
+                    reason = (
+                        f"answerable without the video: a model chose the right option in {result['of']} of "
+                        f"{result['of']} text-only tries, the options reshuffled each time"
+                    )
                     if p["text_only"] == "drop":
                         change.drop, result["outcome"] = reason, "dropped"
                         summary["dropped"] += 1
@@ -427,11 +495,14 @@ class EgoExoBenchChecks(PipelineDef):
     # ------------------------------------------------------------------ the checks
 
     def _consistency(self, ctx, pair, options, index, annotations) -> dict:
-        out = ctx.call("consistency_check", engine.StageInput(
-            text=_item_text(pair, options, index, annotations) + "\nIs this pair consistent with the annotations?",
-            context={"n_options": len(options) if options else 0, "answer_index": index},
-            record={"qa_pair": pair.pk, "check": "consistency"},
-        ))
+        out = ctx.call(
+            "consistency_check",
+            engine.StageInput(
+                text=_item_text(pair, options, index, annotations) + "\nIs this pair consistent with the annotations?",
+                context={"n_options": len(options) if options else 0, "answer_index": index},
+                record={"qa_pair": pair.pk, "check": "consistency"},
+            ),
+        )
         keyed = LETTERS[index] if options else None
         also = sorted({x for x in out["also_correct"] if x != keyed})
         return {"label": out["label"], "reason": out["reason"].strip(), "also_correct": also}
@@ -447,22 +518,38 @@ class EgoExoBenchChecks(PipelineDef):
         for round_ in range(MAX_ROUNDS):
             chosen = pick_distractors(ranked, n, set(rejected), near)
             if len(chosen) < n:
-                return {"status": "failed" if rejected else "too_few", "seed": None, "rounds": round_,
-                        "distractors": [], "rejected": rejected}
+                return {
+                    "status": "failed" if rejected else "too_few",
+                    "seed": None,
+                    "rounds": round_,
+                    "distractors": [],
+                    "rejected": rejected,
+                }
             seed = seed_of("hard-negatives", pair.pk, round_)
             options, index = shuffled_options(correct, [c.text for c in chosen], seed)
-            out = _call_variant(ctx, DISTRACTOR_CHECK, engine.StageInput(
-                text=(_item_text(pair, options, index, annotations)
-                      + f"\nDistractors to check: {', '.join(LETTERS[i] for i in range(len(options)) if i != index)}"),
-                context={"n_options": len(options), "answer_index": index, "distractors": True},
-                record={"qa_pair": pair.pk, "check": "distractors", "seed": seed},
-            ))
+            out = _call_variant(
+                ctx,
+                DISTRACTOR_CHECK,
+                engine.StageInput(
+                    text=(
+                        _item_text(pair, options, index, annotations)
+                        + f"\nDistractors to check: {', '.join(LETTERS[i] for i in range(len(options)) if i != index)}"
+                    ),
+                    context={"n_options": len(options), "answer_index": index, "distractors": True},
+                    record={"qa_pair": pair.pk, "check": "distractors", "seed": seed},
+                ),
+            )
             bad = [options[LETTERS.index(x)] for x in sorted(set(out["also_correct"])) if x != LETTERS[index]]
             if not bad:
                 same = options == pair.options
-                return {"status": "unchanged" if same else "set", "seed": seed, "rounds": round_ + 1,
-                        "distractors": [{"text": c.text, "similarity": round(c.similarity, 4)} for c in chosen],
-                        "rejected": rejected, "options": (options, index)}
+                return {
+                    "status": "unchanged" if same else "set",
+                    "seed": seed,
+                    "rounds": round_ + 1,
+                    "distractors": [{"text": c.text, "similarity": round(c.similarity, 4)} for c in chosen],
+                    "rejected": rejected,
+                    "options": (options, index),
+                }
             rejected += bad
         return {"status": "failed", "seed": None, "rounds": MAX_ROUNDS, "distractors": [], "rejected": rejected}
 
@@ -470,14 +557,18 @@ class EgoExoBenchChecks(PipelineDef):
         tries = []
         for seed, order in text_only_shuffles(len(options), index, k, f"text-only:{pair.pk}"):
             shown = [options[i] for i in order]
-            out = ctx.call("text_only", engine.StageInput(
-                text=f"Question: {pair.question}\nOptions:\n{lettered(shown)}\nThe answer is:",
-                context={"n_options": len(shown)},
-                record={"qa_pair": pair.pk, "seed": seed, "order": order},
-            ))
+            out = ctx.call(
+                "text_only",
+                engine.StageInput(
+                    text=f"Question: {pair.question}\nOptions:\n{lettered(shown)}\nThe answer is:",
+                    context={"n_options": len(shown)},
+                    record={"qa_pair": pair.pk, "seed": seed, "order": order},
+                ),
+            )
             picked = order[LETTERS.index(out["answer"])]
-            tries.append({"seed": seed, "order": order, "letter": out["answer"], "picked": picked,
-                          "correct": picked == index})
+            tries.append(
+                {"seed": seed, "order": order, "letter": out["answer"], "picked": picked, "correct": picked == index}
+            )
         right = sum(t["correct"] for t in tries)
         return {"tries": tries, "right": right, "of": len(tries), "outcome": "kept"}
 
@@ -487,18 +578,26 @@ class EgoExoBenchChecks(PipelineDef):
     def _commit(job: DraftJob, changes: list[_Change], actor: str) -> None:
         """Write every pair's change, or none: runs inside the job's save transaction."""
         current = {p.pk: p for p in QAPair.objects.select_for_update().filter(pk__in=[c.pair_id for c in changes])}
-        stale = [c for c in changes if c.pair_id not in current or current[c.pair_id].version != c.version
-                 or current[c.pair_id].status != QAPair.Status.DRAFT]
+        stale = [
+            c
+            for c in changes
+            if c.pair_id not in current
+            or current[c.pair_id].version != c.version
+            or current[c.pair_id].status != QAPair.Status.DRAFT
+        ]
         if stale:
-            raise Conflict(f"QA pair {', '.join(str(c.pair_id) for c in stale)} changed since the checks read "
-                           f"{'it' if len(stale) == 1 else 'them'}; nothing of this video was written: resume the run "
-                           f"to check again")
+            raise Conflict(
+                f"QA pair {', '.join(str(c.pair_id) for c in stale)} changed since the checks read "
+                f"{'it' if len(stale) == 1 else 'them'}; nothing of this video was written: resume the run "
+                f"to check again"
+            )
         for c in changes:
             version = c.version
             if c.options is not None:
                 options, index, note = c.options
-                version = qa_services.set_options_by_model(c.pair_id, source=actor, version=version, options=options,
-                                                           answer_index=index, note=note).version
+                version = qa_services.set_options_by_model(
+                    c.pair_id, source=actor, version=version, options=options, answer_index=index, note=note
+                ).version
             if c.drop:
                 qa_services.drop_by_model(c.pair_id, source=actor, version=version, reason=c.drop)
             elif c.flags:
@@ -512,8 +611,15 @@ def _call_variant(ctx: JobContext, stage: engine.Stage, inp: engine.StageInput) 
     if ctx.job.stage != stage.name:
         ctx.job.stage = stage.name
         DraftJob.objects.filter(pk=ctx.job.pk).update(stage=stage.name)
-    return engine.call_stage(stage, ctx.endpoints[stage.name], inp, project_id=ctx.run.project_id, job=ctx.job,
-                             use_cache=ctx.params.get("cache", True), cancelled=ctx.cancelled)
+    return engine.call_stage(
+        stage,
+        ctx.endpoints[stage.name],
+        inp,
+        project_id=ctx.run.project_id,
+        job=ctx.job,
+        use_cache=ctx.params.get("cache", True),
+        cancelled=ctx.cancelled,
+    )
 
 
 register(EgoExoBenchChecks())

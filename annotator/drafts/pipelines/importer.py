@@ -163,8 +163,12 @@ def _interval(row: dict) -> tuple[float, float] | None:
     or None when absent (missing, null, or the export's -1.0 for a non-interval item). Raises RowError
     for one without the other, a value that is not a number of seconds from 0, or end <= start."""
     start, end = row.get("answer_start_s"), row.get("answer_end_s")
-    if start in (None, -1, -1.0) and end in (None, -1, -1.0) and not isinstance(start, bool) \
-            and not isinstance(end, bool):
+    if (
+        start in (None, -1, -1.0)
+        and end in (None, -1, -1.0)
+        and not isinstance(start, bool)
+        and not isinstance(end, bool)
+    ):
         return None
     if start is None or end is None:
         raise RowError("an interval answer needs both answer_start_s and answer_end_s")
@@ -211,8 +215,9 @@ def _labelled_videos(value, options) -> list[dict] | None:
             try:
                 ref = _video_ref(entry.get("video"))
             except RowError:
-                raise RowError(f"videos[{k}] ({label}) must name its video: video (a SHA-256 or file name) "
-                               f"or video_id") from None
+                raise RowError(
+                    f"videos[{k}] ({label}) must name its video: video (a SHA-256 or file name) or video_id"
+                ) from None
         span = None
         if entry.get("start_s") is not None or entry.get("end_s") is not None:
             span = (_seconds(entry.get("start_s"), f"{label} start_s"), _seconds(entry.get("end_s"), f"{label} end_s"))
@@ -261,14 +266,18 @@ def parse_row(row) -> dict:
             truth_index, index = index, None
         if index is None:  # the choice named by its text or letter
             letter = LETTER.match(answer)
-            by_text = [i for i, o in enumerate(options) if " ".join(o.lower().split()) == " ".join(answer.lower().split())]
+            by_text = [
+                i for i, o in enumerate(options) if " ".join(o.lower().split()) == " ".join(answer.lower().split())
+            ]
             if by_text:
                 index = by_text[0]
             elif letter and ord(letter.group(1).upper()) - 65 < len(options):
                 index = ord(letter.group(1).upper()) - 65
             else:
-                raise RowError(f"the {'prediction' if kind == 'prediction' else 'answer'} is neither an option's "
-                               f"letter nor one of the options")
+                raise RowError(
+                    f"the {'prediction' if kind == 'prediction' else 'answer'} is neither an option's "
+                    f"letter nor one of the options"
+                )
     errors: dict[str, str] = {}
     check_options(options, index, "row", errors)
     if options is None and index is not None:
@@ -281,8 +290,11 @@ def parse_row(row) -> dict:
         answer = options[index]
     videos = _labelled_videos(row.get("videos"), options)
     original_id = row.get("id")
-    if isinstance(original_id, bool) or not (original_id is None or isinstance(original_id, int)
-                                             or (isinstance(original_id, str) and len(original_id) <= 200)):
+    if isinstance(original_id, bool) or not (
+        original_id is None
+        or isinstance(original_id, int)
+        or (isinstance(original_id, str) and len(original_id) <= 200)
+    ):
         raise RowError("id must be a number or a text of at most 200 characters")
     draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
     model = row.get("model", draft.get("model") if draft else None)
@@ -293,14 +305,31 @@ def parse_row(row) -> dict:
     exported = isinstance(row.get("video"), dict) and "provenance" in row
     original = None
     if exported:
-        original = {"project": row.get("project"), "provenance": row.get("provenance"),
-                    "pipeline": (draft.get("pipeline") or None) if draft else None, "verified_at": row.get("verified_at")}
+        original = {
+            "project": row.get("project"),
+            "provenance": row.get("provenance"),
+            "pipeline": (draft.get("pipeline") or None) if draft else None,
+            "verified_at": row.get("verified_at"),
+        }
     elif isinstance(truth_index, int) and not isinstance(truth_index, bool):
         original = {"truth_index": truth_index}
-    return {"video": video, "qa_type": qa_type.strip(), "question": question, "answer": answer, "options": options,
-            "answer_index": index, "clip": _clip(row), "interval": interval,
-            "set_kind": _kind(row, "set_kind", SET_KINDS), "answer_kind": _kind(row, "answer_kind", ANSWER_KINDS),
-            "kind": kind, "original_id": original_id, "model": model, "original": original, "videos": videos}
+    return {
+        "video": video,
+        "qa_type": qa_type.strip(),
+        "question": question,
+        "answer": answer,
+        "options": options,
+        "answer_index": index,
+        "clip": _clip(row),
+        "interval": interval,
+        "set_kind": _kind(row, "set_kind", SET_KINDS),
+        "answer_kind": _kind(row, "answer_kind", ANSWER_KINDS),
+        "kind": kind,
+        "original_id": original_id,
+        "model": model,
+        "original": original,
+        "videos": videos,
+    }
 
 
 def _lines(path: Path, digest):
@@ -404,12 +433,18 @@ class Import(PipelineDef):
         if n_errors:
             shown = "; ".join(f"line {n}: {why}" for n, why in sorted(errors + late)[:MAX_ERRORS_SHOWN])
             more = f" (the first {MAX_ERRORS_SHOWN} shown)" if n_errors > MAX_ERRORS_SHOWN else ""
-            raise Invalid(f"{path.name}: {n_errors} malformed line{'s' if n_errors > 1 else ''}{more}; nothing was "
-                          f"imported: {shown}", errors={"file": shown})
+            raise Invalid(
+                f"{path.name}: {n_errors} malformed line{'s' if n_errors > 1 else ''}{more}; nothing was "
+                f"imported: {shown}",
+                errors={"file": shown},
+            )
         if not rows:
             shown = "; ".join(f"line {u['line']}: {u['reason']}" for u in unknown[:MAX_ERRORS_SHOWN])
-            raise Invalid(f"{path.name}: no row names a usable video of project {project.slug}"
-                          + (f": {shown}" if shown else " (the file has no rows)"), errors={"file": "no usable rows"})
+            raise Invalid(
+                f"{path.name}: no row names a usable video of project {project.slug}"
+                + (f": {shown}" if shown else " (the file has no rows)"),
+                errors={"file": "no usable rows"},
+            )
 
         by_video: dict[int, list[dict]] = {}
         for number, row in rows:
@@ -417,19 +452,31 @@ class Import(PipelineDef):
         stored = f"imports/{project.pk}/{uuid.uuid4().hex}/"
         for video_id, video_rows in by_video.items():
             default_storage.save(f"{stored}{video_id}.json", ContentFile(json.dumps(video_rows).encode()))
-        default_storage.save(f"{stored}index.json",
-                             ContentFile(json.dumps({str(v): len(r) for v, r in by_video.items()}).encode()))
+        default_storage.save(
+            f"{stored}index.json", ContentFile(json.dumps({str(v): len(r) for v, r in by_video.items()}).encode())
+        )
         kinds = {row["qa_type"]: (row["set_kind"], row["answer_kind"]) for _, row in rows}
         for slug in sorted(kinds):
             qa_type = qa_services.ensure_qa_type(project, slug)
             if (qa_type.set_kind, qa_type.answer_kind) != kinds[slug]:  # just created: the kinds its rows declare
                 QAType.objects.filter(pk=qa_type.pk).update(set_kind=kinds[slug][0], answer_kind=kinds[slug][1])
-        return {**params, "file": name, "imported_from": path.name, "file_sha256": digest.hexdigest(), "stored": stored,
-                "rows": len(rows) + len(unknown), "importable_rows": len(rows), "videos": len(by_video),
-                "unknown_rows": len(unknown), "unknown_videos": unknown[:MAX_UNKNOWN_SHOWN]}
+        return {
+            **params,
+            "file": name,
+            "imported_from": path.name,
+            "file_sha256": digest.hexdigest(),
+            "stored": stored,
+            "rows": len(rows) + len(unknown),
+            "importable_rows": len(rows),
+            "videos": len(by_video),
+            "unknown_rows": len(unknown),
+            "unknown_videos": unknown[:MAX_UNKNOWN_SHOWN],
+        }
 
     @staticmethod
-    def _resolve(project, rows: list[tuple[int, dict]]) -> tuple[list[tuple[int, dict]], list[dict], list[tuple[int, str]]]:
+    def _resolve(
+        project, rows: list[tuple[int, dict]]
+    ) -> tuple[list[tuple[int, dict]], list[dict], list[tuple[int, str]]]:
         """Rows with ``video_id``, their clip and interval answer checked against the unit they will
         open (the video, or for a life-log QA type the logs the video leads as first part, in virtual
         seconds); the unknown-video reports ({line, video, reason}); and the errors (line, why): clips
@@ -440,8 +487,10 @@ class Import(PipelineDef):
             by_sha[video.sha256] = video
             by_name.setdefault(video.filename, []).append(video)
             by_id[video.pk] = video
-        types = {t.slug: (t.set_kind, t.answer_kind, None)
-                 for t in QAType.objects.filter(project=project).only("slug", "set_kind", "answer_kind")}
+        types = {
+            t.slug: (t.set_kind, t.answer_kind, None)
+            for t in QAType.objects.filter(project=project).only("slug", "set_kind", "answer_kind")
+        }
         log_spans: dict[int, list[tuple[str, float]]] = {}
         known, unknown, errors = [], [], []
         for number, row in rows:
@@ -453,11 +502,19 @@ class Import(PipelineDef):
                 shown = ref["filename"]
                 named = by_name.get(shown, [])
                 video = named[0] if len(named) == 1 else None
-                reason = (None if video else f"no video named {shown} in project {project.slug}" if not named
-                          else f"{len(named)} videos are named {shown}: name it by its sha256")
+                reason = (
+                    None
+                    if video
+                    else f"no video named {shown} in project {project.slug}"
+                    if not named
+                    else f"{len(named)} videos are named {shown}: name it by its sha256"
+                )
             if video is not None and (video.status == Video.Status.FAILED or not video.duration_s):
-                video, reason = None, f"video {video.filename} " + (
-                    "failed to ingest" if video.status == Video.Status.FAILED else "has not been probed yet")
+                video, reason = (
+                    None,
+                    f"video {video.filename} "
+                    + ("failed to ingest" if video.status == Video.Status.FAILED else "has not been probed yet"),
+                )
             if video is None:
                 unknown.append({"line": number, "video": shown, "reason": reason})
                 continue
@@ -465,11 +522,17 @@ class Import(PipelineDef):
                 set_kind, answer_kind = _type_kinds(types, row, number)
                 if set_kind == QAType.SetKind.LIFE_LOG:
                     if video.pk not in log_spans:
-                        log_spans[video.pk] = [(g.name, life_log_span(g)) for g in qa_services.groups_led_by(
-                            video, VideoGroup.Kind.LIFE_LOG, VideoGroupMember.Role.PART)]
+                        log_spans[video.pk] = [
+                            (g.name, life_log_span(g))
+                            for g in qa_services.groups_led_by(
+                                video, VideoGroup.Kind.LIFE_LOG, VideoGroupMember.Role.PART
+                            )
+                        ]
                     if not log_spans[video.pk]:
-                        raise RowError(f"{video.filename} is not the first part of a life log, and rows of the life-log "
-                                       f"QA type {row['qa_type']} name the log's first part (times are virtual seconds)")
+                        raise RowError(
+                            f"{video.filename} is not the first part of a life log, and rows of the life-log "
+                            f"QA type {row['qa_type']} name the log's first part (times are virtual seconds)"
+                        )
                     name, span = min(log_spans[video.pk], key=lambda g: g[1])
                     unit = f"life log {name} ({span:g} virtual s)"
                 else:
@@ -479,20 +542,34 @@ class Import(PipelineDef):
                     raise RowError(f"the clip starts at {clip[0]:g} s, after the end of {unit}")
                 interval = row["interval"]
                 if interval is not None and answer_kind != QAType.AnswerKind.INTERVAL:
-                    raise RowError(f"qa_type {row['qa_type']} has text answers, not a time interval: drop answer_start_s "
-                                   f"and answer_end_s, or import it into an interval QA type")
+                    raise RowError(
+                        f"qa_type {row['qa_type']} has text answers, not a time interval: drop answer_start_s "
+                        f"and answer_end_s, or import it into an interval QA type"
+                    )
                 if interval is None and answer_kind == QAType.AnswerKind.INTERVAL:
-                    raise RowError(f"qa_type {row['qa_type']} answers with a time interval: give answer_start_s and "
-                                   f"answer_end_s")
+                    raise RowError(
+                        f"qa_type {row['qa_type']} answers with a time interval: give answer_start_s and answer_end_s"
+                    )
                 if interval is not None and interval[1] > span + 1e-6:
                     raise RowError(f"the answer interval {interval[0]:g}-{interval[1]:g} s is not within {unit}")
                 labelled = _resolve_labelled(row.get("videos"), project, by_sha, by_name, by_id)
             except RowError as exc:
                 errors.append((number, str(exc)))
                 continue
-            known.append((number, {**row, "video_id": video.pk, "clip": [clip[0], min(clip[1], span)],
-                                   "interval": list(interval) if interval else None, "videos": labelled,
-                                   "set_kind": set_kind, "answer_kind": answer_kind}))
+            known.append(
+                (
+                    number,
+                    {
+                        **row,
+                        "video_id": video.pk,
+                        "clip": [clip[0], min(clip[1], span)],
+                        "interval": list(interval) if interval else None,
+                        "videos": labelled,
+                        "set_kind": set_kind,
+                        "answer_kind": answer_kind,
+                    },
+                )
+            )
         return known, unknown, errors
 
     def select(self, run):
@@ -504,25 +581,46 @@ class Import(PipelineDef):
         p, video = ctx.params, ctx.video
         with default_storage.open(f"{p['stored']}{video.pk}.json") as fh:
             rows = json.load(fh)
-        done = set(Draft.objects.filter(job__run__project_id=ctx.run.project_id, job__video=video,
-                                        params__file_sha256=p["file_sha256"]).values_list("params__line", flat=True))
+        done = set(
+            Draft.objects.filter(
+                job__run__project_id=ctx.run.project_id, job__video=video, params__file_sha256=p["file_sha256"]
+            ).values_list("params__line", flat=True)
+        )
         specs = []
         for row in rows:
             if row["line"] in done:
                 continue
-            provenance = {"imported_from": p["imported_from"], "file_sha256": p["file_sha256"], "line": row["line"],
-                          "kind": row["kind"], "original_id": row["original_id"], "model": row["model"]}
+            provenance = {
+                "imported_from": p["imported_from"],
+                "file_sha256": p["file_sha256"],
+                "line": row["line"],
+                "kind": row["kind"],
+                "original_id": row["original_id"],
+                "model": row["model"],
+            }
             if row["original"] is not None:
                 provenance["original"] = row["original"]
             if row.get("videos"):
                 provenance["videos"] = row["videos"]  # copied to the QA pair's videos when its unit opens
             if row.get("interval"):  # the QA pair's interval answer when its unit opens (qa.services._draft_interval)
                 provenance["answer_start_s"], provenance["answer_end_s"] = row["interval"]
-            specs.append(DraftSpec(row["qa_type"], row["question"], row["answer"], *row["clip"],
-                                   source_key=f"line-{row['line']}", options=row["options"],
-                                   answer_index=row["answer_index"], params=provenance))
-        summary = {"imported": len(specs), "predictions": sum(s.params["kind"] == "prediction" for s in specs),
-                   "already_imported": len(rows) - len(specs)}
+            specs.append(
+                DraftSpec(
+                    row["qa_type"],
+                    row["question"],
+                    row["answer"],
+                    *row["clip"],
+                    source_key=f"line-{row['line']}",
+                    options=row["options"],
+                    answer_index=row["answer_index"],
+                    params=provenance,
+                )
+            )
+        summary = {
+            "imported": len(specs),
+            "predictions": sum(s.params["kind"] == "prediction" for s in specs),
+            "already_imported": len(rows) - len(specs),
+        }
         return Result(specs=specs, summary=summary)
 
 

@@ -28,10 +28,15 @@ from annotator.qa import services as qa_services
 
 PAIRS = 5  # QA pairs asked for per clip (at most ``llm_format.MAX_PAIRS`` are accepted)
 
-STAGE = engine.register(engine.Stage(
-    name="llm", prompt_version=llm_format.PROMPT_VERSION, system=llm_format.SYSTEM_PROMPT, schema=None,
-    check=llm_format.check_reply,
-))
+STAGE = engine.register(
+    engine.Stage(
+        name="llm",
+        prompt_version=llm_format.PROMPT_VERSION,
+        system=llm_format.SYSTEM_PROMPT,
+        schema=None,
+        check=llm_format.check_reply,
+    )
+)
 
 
 class Llm(PipelineDef):
@@ -49,8 +54,11 @@ class Llm(PipelineDef):
         """``qa_type`` is created if the project lacks it (``runs.start`` lets only the command
         do that); ``frames`` defaults to ``LLM_FRAMES``. Raises Invalid for frames outside 1-32."""
         frames = params.get("frames", settings.LLM_FRAMES)
-        require(isinstance(frames, int) and not isinstance(frames, bool) and 1 <= frames <= 32,
-                "frames must be a whole number from 1 to 32", "frames")
+        require(
+            isinstance(frames, int) and not isinstance(frames, bool) and 1 <= frames <= 32,
+            "frames must be a whole number from 1 to 32",
+            "frames",
+        )
         qa_services.ensure_qa_type(project, params["qa_type"])
         return {**params, "frames": frames}
 
@@ -58,18 +66,33 @@ class Llm(PipelineDef):
         video, run = ctx.video, ctx.run
         qa_type = qa_services.ensure_qa_type(run.project, run.qa_type)
         specs, summary = [], {"clips": 0}
-        for k, clip in enumerate(llm_format.clips_for(qa_type.clip_policy, qa_type.window_s, video.duration_s,
-                                                      settings.LLM_WINDOWS)):
+        for k, clip in enumerate(
+            llm_format.clips_for(qa_type.clip_policy, qa_type.window_s, video.duration_s, settings.LLM_WINDOWS)
+        ):
             times = ffmpeg.sample_times(clip[0], clip[1], ctx.params["frames"])  # seconds of the video
             key, frames = ctx.frames(video, times)
-            text = llm_format.user_text(qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=PAIRS, clip=clip)
-            reply = ctx.call("llm", engine.StageInput(
-                text=text, image_key=key, images=frames,
-                record={"video": video.sha256, "frame_times_s": times, "clip_s": list(clip), "qa_type": qa_type.slug},
-            ))
+            text = llm_format.user_text(
+                qa_type.name, qa_type.guidelines, times, video.duration_s, n_pairs=PAIRS, clip=clip
+            )
+            reply = ctx.call(
+                "llm",
+                engine.StageInput(
+                    text=text,
+                    image_key=key,
+                    images=frames,
+                    record={
+                        "video": video.sha256,
+                        "frame_times_s": times,
+                        "clip_s": list(clip),
+                        "qa_type": qa_type.slug,
+                    },
+                ),
+            )
             summary["clips"] += 1
-            specs += [DraftSpec(qa_type.slug, q, a, clip[0], clip[1], source_key=f"{qa_type.slug}-{k}-{i}")
-                      for i, (q, a) in enumerate(llm_format.parse_answer(reply["text"]))]
+            specs += [
+                DraftSpec(qa_type.slug, q, a, clip[0], clip[1], source_key=f"{qa_type.slug}-{k}-{i}")
+                for i, (q, a) in enumerate(llm_format.parse_answer(reply["text"]))
+            ]
         return Result(specs=specs, summary=summary)
 
 

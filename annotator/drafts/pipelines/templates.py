@@ -29,8 +29,11 @@ class Templates(PipelineDef):
     def select(self, run: DraftRun) -> tuple[list[Video], dict[str, int]]:
         """Ready videos with annotations that no templates run has drafted; the others counted as
         failed, still processing, already drafted or no annotations."""
-        already = set(DraftJob.objects.filter(run__project=run.project, run__pipeline=Pipeline.TEMPLATES,
-                                              status=DraftJob.Status.DONE).values_list("video_id", flat=True))
+        already = set(
+            DraftJob.objects.filter(
+                run__project=run.project, run__pipeline=Pipeline.TEMPLATES, status=DraftJob.Status.DONE
+            ).values_list("video_id", flat=True)
+        )
         skipped = {"failed": 0, "still processing": 0, "already drafted": 0, "no annotations": 0}
         chosen = []
         for video in Video.objects.filter(project=run.project):
@@ -56,8 +59,9 @@ class Templates(PipelineDef):
         specs = build_template_drafts(video.annotations, video.duration_s, distractor_pool=pool, seed=seed)
         for slug in {s.qa_type for s in specs}:
             name, policy = TEMPLATE_QA_TYPES[slug]
-            qa_services.ensure_qa_type(project, slug, name=name, clip_policy=policy,
-                                       window_s=COUNT_WINDOW_S if policy == "window" else None)
+            qa_services.ensure_qa_type(
+                project, slug, name=name, clip_policy=policy, window_s=COUNT_WINDOW_S if policy == "window" else None
+            )
         return Result(specs=specs)
 
 

@@ -7,143 +7,315 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('drafts', '0002_models_in_the_loop'),
-        ('media', '0001_initial'),
-        ('projects', '0001_initial'),
-        ('qa', '0003_autosave_claimed_at'),
+        ("drafts", "0002_models_in_the_loop"),
+        ("media", "0001_initial"),
+        ("projects", "0001_initial"),
+        ("qa", "0003_autosave_claimed_at"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(help_text='The model evaluated.', max_length=200)),
-                ('judge_model', models.CharField(max_length=200)),
-                ('endpoint', models.JSONField(help_text="Snapshot of the evaluated model's server.")),
-                ('judge_endpoint', models.JSONField(help_text="Snapshot of the judge's server.")),
-                ('n_frames', models.PositiveSmallIntegerField(default=8, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(64)])),
-                ('qa_type', models.CharField(blank=True, help_text="Only this QA type ('' for all).", max_length=64)),
-                ('rubric', models.CharField(choices=[('egonight', 'EgoNight: correct/incorrect and a score 0-5 (seed 000 App. A.5.1)'), ('vudg', 'VUDG: accuracy 0-5 and relevance 0-5 (seed 004 Sec. 3.4)')], default='egonight', max_length=10)),
-                ('prompt_version', models.CharField(max_length=100)),
-                ('use_cache', models.BooleanField(default=True)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'done, some items failed'), ('cancelled', 'cancelled')], default='queued', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('judge_server', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='drafts.modelserver')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='projects.project')),
-                ('server', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='drafts.modelserver')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(help_text="The model evaluated.", max_length=200)),
+                ("judge_model", models.CharField(max_length=200)),
+                ("endpoint", models.JSONField(help_text="Snapshot of the evaluated model's server.")),
+                ("judge_endpoint", models.JSONField(help_text="Snapshot of the judge's server.")),
+                (
+                    "n_frames",
+                    models.PositiveSmallIntegerField(
+                        default=8,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(64),
+                        ],
+                    ),
+                ),
+                ("qa_type", models.CharField(blank=True, help_text="Only this QA type ('' for all).", max_length=64)),
+                (
+                    "rubric",
+                    models.CharField(
+                        choices=[
+                            ("egonight", "EgoNight: correct/incorrect and a score 0-5 (seed 000 App. A.5.1)"),
+                            ("vudg", "VUDG: accuracy 0-5 and relevance 0-5 (seed 004 Sec. 3.4)"),
+                        ],
+                        default="egonight",
+                        max_length=10,
+                    ),
+                ),
+                ("prompt_version", models.CharField(max_length=100)),
+                ("use_cache", models.BooleanField(default=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("failed", "done, some items failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "judge_server",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="drafts.modelserver",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="evaluations", to="projects.project"
+                    ),
+                ),
+                (
+                    "server",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="drafts.modelserver",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['-created_at', '-id'],
-            },
+            options={"ordering": ["-created_at", "-id"]},
         ),
         migrations.CreateModel(
-            name='Prediction',
+            name="Prediction",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('single', 'single video'), ('day', 'day video of a pair'), ('night', 'night video of a pair')], default='single', max_length=10)),
-                ('kind', models.CharField(choices=[('mcq', 'multiple choice'), ('open', 'open-ended')], max_length=10)),
-                ('qa_type', models.CharField(max_length=64)),
-                ('illumination', models.CharField(help_text='day, night, other or unknown.', max_length=20)),
-                ('source', models.CharField(max_length=20)),
-                ('provenance', models.CharField(blank=True, max_length=20)),
-                ('question', models.TextField()),
-                ('truth', models.TextField()),
-                ('options', models.JSONField(blank=True, null=True)),
-                ('answer_index', models.IntegerField(blank=True, null=True)),
-                ('clip_start_s', models.FloatField()),
-                ('clip_end_s', models.FloatField()),
-                ('frame_times', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='queued', max_length=10)),
-                ('stage', models.CharField(blank=True, help_text='The stage running now, or the one that failed.', max_length=20)),
-                ('attempts', models.IntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('prediction', models.TextField(blank=True)),
-                ('choice_letter', models.CharField(blank=True, max_length=2)),
-                ('choice_index', models.IntegerField(blank=True, null=True)),
-                ('correct', models.BooleanField(blank=True, null=True)),
-                ('judge_pred', models.CharField(blank=True, max_length=10)),
-                ('judge_score', models.SmallIntegerField(blank=True, null=True)),
-                ('judge_accuracy', models.SmallIntegerField(blank=True, null=True)),
-                ('judge_relevance', models.SmallIntegerField(blank=True, null=True)),
-                ('judge_reason', models.TextField(blank=True)),
-                ('judge_output', models.JSONField(blank=True, null=True)),
-                ('call_ids', models.JSONField(blank=True, default=list)),
-                ('cost_usd', models.FloatField(default=0.0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='predictions', to='evaluation.evaluation')),
-                ('judge_call', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='drafts.modelcall')),
-                ('predict_call', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='drafts.modelcall')),
-                ('qa_pair', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='qa.qapair')),
-                ('video', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='media.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("single", "single video"),
+                            ("day", "day video of a pair"),
+                            ("night", "night video of a pair"),
+                        ],
+                        default="single",
+                        max_length=10,
+                    ),
+                ),
+                ("kind", models.CharField(choices=[("mcq", "multiple choice"), ("open", "open-ended")], max_length=10)),
+                ("qa_type", models.CharField(max_length=64)),
+                ("illumination", models.CharField(help_text="day, night, other or unknown.", max_length=20)),
+                ("source", models.CharField(max_length=20)),
+                ("provenance", models.CharField(blank=True, max_length=20)),
+                ("question", models.TextField()),
+                ("truth", models.TextField()),
+                ("options", models.JSONField(blank=True, null=True)),
+                ("answer_index", models.IntegerField(blank=True, null=True)),
+                ("clip_start_s", models.FloatField()),
+                ("clip_end_s", models.FloatField()),
+                ("frame_times", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "queued"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "stage",
+                    models.CharField(
+                        blank=True, help_text="The stage running now, or the one that failed.", max_length=20
+                    ),
+                ),
+                ("attempts", models.IntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("prediction", models.TextField(blank=True)),
+                ("choice_letter", models.CharField(blank=True, max_length=2)),
+                ("choice_index", models.IntegerField(blank=True, null=True)),
+                ("correct", models.BooleanField(blank=True, null=True)),
+                ("judge_pred", models.CharField(blank=True, max_length=10)),
+                ("judge_score", models.SmallIntegerField(blank=True, null=True)),
+                ("judge_accuracy", models.SmallIntegerField(blank=True, null=True)),
+                ("judge_relevance", models.SmallIntegerField(blank=True, null=True)),
+                ("judge_reason", models.TextField(blank=True)),
+                ("judge_output", models.JSONField(blank=True, null=True)),
+                ("call_ids", models.JSONField(blank=True, default=list)),
+                ("cost_usd", models.FloatField(default=0.0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="predictions",
+                        to="evaluation.evaluation",
+                    ),
+                ),
+                (
+                    "judge_call",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="drafts.modelcall",
+                    ),
+                ),
+                (
+                    "predict_call",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="drafts.modelcall",
+                    ),
+                ),
+                (
+                    "qa_pair",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to="qa.qapair"
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to="media.video"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='RejudgeSample',
+            name="RejudgeSample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('size', models.PositiveIntegerField()),
-                ('seed', models.BigIntegerField()),
-                ('n_items', models.PositiveIntegerField()),
-                ('rating_set', models.SlugField(max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('evaluation', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='rejudge', to='evaluation.evaluation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("size", models.PositiveIntegerField()),
+                ("seed", models.BigIntegerField()),
+                ("n_items", models.PositiveIntegerField()),
+                ("rating_set", models.SlugField(max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "evaluation",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rejudge", to="evaluation.evaluation"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RejudgeItem',
+            name="RejudgeItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('judge_label', models.CharField(max_length=10)),
-                ('verdict', models.CharField(blank=True, choices=[('', 'not yet'), ('right', 'the judge is right'), ('wrong', 'the judge is wrong')], default='', max_length=10)),
-                ('human_label', models.CharField(blank=True, max_length=10)),
-                ('judged_at', models.DateTimeField(blank=True, null=True)),
-                ('claimed_until', models.DateTimeField(blank=True, null=True)),
-                ('claimed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('judged_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('prediction', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='evaluation.prediction')),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='evaluation.rejudgesample')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                ("judge_label", models.CharField(max_length=10)),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[("", "not yet"), ("right", "the judge is right"), ("wrong", "the judge is wrong")],
+                        default="",
+                        max_length=10,
+                    ),
+                ),
+                ("human_label", models.CharField(blank=True, max_length=10)),
+                ("judged_at", models.DateTimeField(blank=True, null=True)),
+                ("claimed_until", models.DateTimeField(blank=True, null=True)),
+                (
+                    "claimed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "judged_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "prediction",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="evaluation.prediction"
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="evaluation.rejudgesample"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['sample', 'position'],
-            },
+            options={"ordering": ["sample", "position"]},
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('n_frames__gte', 1), ('n_frames__lte', 64)), name='evaluation_frames_in_bounds'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("n_frames__gte", 1), ("n_frames__lte", 64)), name="evaluation_frames_in_bounds"
+            ),
         ),
         migrations.AddIndex(
-            model_name='prediction',
-            index=models.Index(fields=['evaluation', 'status'], name='prediction_eval_status'),
+            model_name="prediction", index=models.Index(fields=["evaluation", "status"], name="prediction_eval_status")
         ),
         migrations.AddConstraint(
-            model_name='prediction',
-            constraint=models.UniqueConstraint(fields=('evaluation', 'qa_pair', 'role'), name='prediction_unique_item'),
+            model_name="prediction",
+            constraint=models.UniqueConstraint(fields=("evaluation", "qa_pair", "role"), name="prediction_unique_item"),
         ),
         migrations.AddIndex(
-            model_name='rejudgeitem',
-            index=models.Index(condition=models.Q(('verdict', '')), fields=['sample', 'position'], name='rejudge_open'),
+            model_name="rejudgeitem",
+            index=models.Index(condition=models.Q(("verdict", "")), fields=["sample", "position"], name="rejudge_open"),
         ),
         migrations.AddConstraint(
-            model_name='rejudgeitem',
-            constraint=models.UniqueConstraint(fields=('sample', 'position'), name='rejudge_unique_position'),
+            model_name="rejudgeitem",
+            constraint=models.UniqueConstraint(fields=("sample", "position"), name="rejudge_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='rejudgeitem',
-            constraint=models.UniqueConstraint(fields=('sample', 'prediction'), name='rejudge_unique_prediction'),
+            model_name="rejudgeitem",
+            constraint=models.UniqueConstraint(fields=("sample", "prediction"), name="rejudge_unique_prediction"),
         ),
     ]

@@ -4,40 +4,59 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('evaluation', '0001_initial'),
-    ]
+    dependencies = [("evaluation", "0001_initial")]
 
     operations = [
         migrations.AddField(
-            model_name='prediction',
-            name='intervals',
-            field=models.JSONField(blank=True, default=list, help_text='Interval items: [[start, end], ...] read from the answer, best first.'),
+            model_name="prediction",
+            name="intervals",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="Interval items: [[start, end], ...] read from the answer, best first.",
+            ),
         ),
         migrations.AddField(
-            model_name='prediction',
-            name='tious',
-            field=models.JSONField(blank=True, default=list, help_text="Interval items: each interval's tIoU with the truth."),
+            model_name="prediction",
+            name="tious",
+            field=models.JSONField(
+                blank=True, default=list, help_text="Interval items: each interval's tIoU with the truth."
+            ),
         ),
         migrations.AddField(
-            model_name='prediction',
-            name='truth_end_s',
-            field=models.FloatField(blank=True, help_text='Interval items: the true end, seconds.', null=True),
+            model_name="prediction",
+            name="truth_end_s",
+            field=models.FloatField(blank=True, help_text="Interval items: the true end, seconds.", null=True),
         ),
         migrations.AddField(
-            model_name='prediction',
-            name='truth_start_s',
-            field=models.FloatField(blank=True, help_text='Interval items: the true start, seconds.', null=True),
+            model_name="prediction",
+            name="truth_start_s",
+            field=models.FloatField(blank=True, help_text="Interval items: the true start, seconds.", null=True),
         ),
         migrations.AlterField(
-            model_name='prediction',
-            name='kind',
-            field=models.CharField(choices=[('mcq', 'multiple choice'), ('open', 'open-ended'), ('interval', 'a time interval (temporal localisation)')], max_length=10),
+            model_name="prediction",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("mcq", "multiple choice"),
+                    ("open", "open-ended"),
+                    ("interval", "a time interval (temporal localisation)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='prediction',
-            name='role',
-            field=models.CharField(choices=[('single', 'single video'), ('day', 'day video of a pair'), ('night', 'night video of a pair'), ('life_log', 'a life log, in virtual time')], default='single', max_length=10),
+            model_name="prediction",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("single", "single video"),
+                    ("day", "day video of a pair"),
+                    ("night", "night video of a pair"),
+                    ("life_log", "a life log, in virtual time"),
+                ],
+                default="single",
+                max_length=10,
+            ),
         ),
     ]

@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('evaluation', '0002_h5_interval_items'),
-    ]
+    dependencies = [("evaluation", "0002_h5_interval_items")]
 
     operations = [
         migrations.AlterField(
-            model_name='prediction',
-            name='role',
-            field=models.CharField(choices=[('single', 'single video'), ('day', 'day video of a pair'), ('night', 'night video of a pair'), ('life_log', 'a life log, in virtual time'), ('ego_exo', 'every view of an ego-exo set'), ('videos', 'the labelled videos of an item')], default='single', max_length=10),
-        ),
+            model_name="prediction",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("single", "single video"),
+                    ("day", "day video of a pair"),
+                    ("night", "night video of a pair"),
+                    ("life_log", "a life log, in virtual time"),
+                    ("ego_exo", "every view of an ego-exo set"),
+                    ("videos", "the labelled videos of an item"),
+                ],
+                default="single",
+                max_length=10,
+            ),
+        )
     ]

@@ -5,66 +5,124 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('drafts', '0004_key_env_rule'),
-        ('evaluation', '0003_h8_multi_video_roles'),
-        ('media', '0002_hls_multiview_lifelog'),
-        ('qa', '0004_sets_intervals'),
-        ('studies', '0006_model_participants'),
+        ("drafts", "0004_key_env_rule"),
+        ("evaluation", "0003_h8_multi_video_roles"),
+        ("media", "0002_hls_multiview_lifelog"),
+        ("qa", "0004_sets_intervals"),
+        ("studies", "0006_model_participants"),
     ]
 
     operations = [
-        migrations.RemoveConstraint(
-            model_name='prediction',
-            name='prediction_unique_item',
+        migrations.RemoveConstraint(model_name="prediction", name="prediction_unique_item"),
+        migrations.AddField(
+            model_name="evaluation",
+            name="ablation",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("", "none"),
+                    ("text_only", "text only (no frames)"),
+                    ("one_frame", "one frame per video"),
+                    ("shuffled_frames", "frames in a shuffled order"),
+                    ("no_hints", "ordering hints not stated"),
+                ],
+                default="",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='ablation',
-            field=models.CharField(blank=True, choices=[('', 'none'), ('text_only', 'text only (no frames)'), ('one_frame', 'one frame per video'), ('shuffled_frames', 'frames in a shuffled order'), ('no_hints', 'ordering hints not stated')], default='', max_length=20),
+            model_name="evaluation",
+            name="frames_by_condition",
+            field=models.JSONField(
+                blank=True, default=dict, help_text="Study evaluations: frames per condition number (else n_frames)."
+            ),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='frames_by_condition',
-            field=models.JSONField(blank=True, default=dict, help_text='Study evaluations: frames per condition number (else n_frames).'),
+            model_name="evaluation",
+            name="participant",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The model participant its study answers are stored as.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="studies.participant",
+            ),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='participant',
-            field=models.ForeignKey(blank=True, help_text='The model participant its study answers are stored as.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='studies.participant'),
+            model_name="evaluation",
+            name="study",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Evaluated on this study's scored items, with what its participants got.",
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="studies.study",
+            ),
         ),
         migrations.AddField(
-            model_name='evaluation',
-            name='study',
-            field=models.ForeignKey(blank=True, help_text="Evaluated on this study's scored items, with what its participants got.", null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.study'),
+            model_name="prediction",
+            name="response",
+            field=models.JSONField(
+                blank=True,
+                help_text="Study items: the answer in the study kind's stored form (None: unreadable).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='prediction',
-            name='response',
-            field=models.JSONField(blank=True, help_text="Study items: the answer in the study kind's stored form (None: unreadable).", null=True),
-        ),
-        migrations.AddField(
-            model_name='prediction',
-            name='study_item',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.item'),
+            model_name="prediction",
+            name="study_item",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="studies.item"
+            ),
         ),
         migrations.AlterField(
-            model_name='prediction',
-            name='kind',
-            field=models.CharField(choices=[('mcq', 'multiple choice'), ('open', 'open-ended'), ('interval', 'a time interval (temporal localisation)'), ('ordering', 'an order of frames or texts (a study item)'), ('rating', 'a rating 1-5 (a study item)')], max_length=10),
+            model_name="prediction",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("mcq", "multiple choice"),
+                    ("open", "open-ended"),
+                    ("interval", "a time interval (temporal localisation)"),
+                    ("ordering", "an order of frames or texts (a study item)"),
+                    ("rating", "a rating 1-5 (a study item)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='prediction',
-            name='role',
-            field=models.CharField(choices=[('single', 'single video'), ('day', 'day video of a pair'), ('night', 'night video of a pair'), ('life_log', 'a life log, in virtual time'), ('ego_exo', 'every view of an ego-exo set'), ('videos', 'the labelled videos of an item'), ('study', 'a study item, as its participants got it')], default='single', max_length=10),
+            model_name="prediction",
+            name="role",
+            field=models.CharField(
+                choices=[
+                    ("single", "single video"),
+                    ("day", "day video of a pair"),
+                    ("night", "night video of a pair"),
+                    ("life_log", "a life log, in virtual time"),
+                    ("ego_exo", "every view of an ego-exo set"),
+                    ("videos", "the labelled videos of an item"),
+                    ("study", "a study item, as its participants got it"),
+                ],
+                default="single",
+                max_length=10,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='prediction',
-            constraint=models.UniqueConstraint(condition=models.Q(('study_item__isnull', True)), fields=('evaluation', 'qa_pair', 'role'), name='prediction_unique_item'),
+            model_name="prediction",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("study_item__isnull", True)),
+                fields=("evaluation", "qa_pair", "role"),
+                name="prediction_unique_item",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='prediction',
-            constraint=models.UniqueConstraint(condition=models.Q(('study_item__isnull', False)), fields=('evaluation', 'study_item'), name='prediction_unique_study_item'),
+            model_name="prediction",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("study_item__isnull", False)),
+                fields=("evaluation", "study_item"),
+                name="prediction_unique_study_item",
+            ),
         ),
     ]

@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('evaluation', '0005_servers_and_calls_in_inference'),
-    ]
+    dependencies = [("evaluation", "0005_servers_and_calls_in_inference")]
 
     operations = [
         migrations.AlterField(
-            model_name='evaluation',
-            name='rubric',
-            field=models.CharField(choices=[('egonight', 'EgoNight: correct/incorrect and a score 0-5'), ('vudg', 'VUDG: accuracy 0-5 and relevance 0-5')], default='egonight', max_length=10),
-        ),
+            model_name="evaluation",
+            name="rubric",
+            field=models.CharField(
+                choices=[
+                    ("egonight", "EgoNight: correct/incorrect and a score 0-5"),
+                    ("vudg", "VUDG: accuracy 0-5 and relevance 0-5"),
+                ],
+                default="egonight",
+                max_length=10,
+            ),
+        )
     ]

@@ -19,47 +19,61 @@ DROP FUNCTION IF EXISTS exposure_append_only();
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Exposure',
+            name="Exposure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('person', models.CharField(max_length=80)),
-                ('project_id', models.BigIntegerField()),
-                ('kind', models.CharField(choices=[('footage', 'footage played'), ('frames', 'frames shown'), ('answer', 'QA answer shown'), ('options', 'QA options shown'), ('question', 'QA question shown')], max_length=10)),
-                ('video_id', models.BigIntegerField(blank=True, null=True)),
-                ('start_s', models.FloatField(blank=True, null=True)),
-                ('end_s', models.FloatField(blank=True, null=True)),
-                ('qa_pair_id', models.BigIntegerField(blank=True, null=True)),
-                ('source', models.CharField(choices=[('queue', 'verification queue'), ('study', 'study trial')], max_length=10)),
-                ('ref', models.CharField(help_text='What showed it: unit:<id> or trial:<id>.', max_length=40)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("person", models.CharField(max_length=80)),
+                ("project_id", models.BigIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("footage", "footage played"),
+                            ("frames", "frames shown"),
+                            ("answer", "QA answer shown"),
+                            ("options", "QA options shown"),
+                            ("question", "QA question shown"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("video_id", models.BigIntegerField(blank=True, null=True)),
+                ("start_s", models.FloatField(blank=True, null=True)),
+                ("end_s", models.FloatField(blank=True, null=True)),
+                ("qa_pair_id", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("queue", "verification queue"), ("study", "study trial")], max_length=10
+                    ),
+                ),
+                ("ref", models.CharField(help_text="What showed it: unit:<id> or trial:<id>.", max_length=40)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
-            options={
-                'indexes': [models.Index(fields=['project_id', 'person'], name='exposure_person')],
-            },
+            options={"indexes": [models.Index(fields=["project_id", "person"], name="exposure_person")]},
         ),
         migrations.CreateModel(
-            name='Refusal',
+            name="Refusal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('person', models.CharField(max_length=80)),
-                ('project_id', models.BigIntegerField()),
-                ('study_id', models.BigIntegerField()),
-                ('item_id', models.BigIntegerField()),
-                ('reason', models.CharField(max_length=40)),
-                ('when', models.CharField(choices=[('enrolment', 'at enrolment'), ('serve', 'when served')], max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("person", models.CharField(max_length=80)),
+                ("project_id", models.BigIntegerField()),
+                ("study_id", models.BigIntegerField()),
+                ("item_id", models.BigIntegerField()),
+                ("reason", models.CharField(max_length=40)),
+                (
+                    "when",
+                    models.CharField(choices=[("enrolment", "at enrolment"), ("serve", "when served")], max_length=10),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
-            options={
-                'indexes': [models.Index(fields=['project_id', 'study_id'], name='refusal_study')],
-            },
+            options={"indexes": [models.Index(fields=["project_id", "study_id"], name="refusal_study")]},
         ),
         migrations.RunSQL(APPEND_ONLY, DROP_APPEND_ONLY),
     ]

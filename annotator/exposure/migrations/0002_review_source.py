@@ -4,15 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('exposure', '0001_ledger'),
-    ]
+    dependencies = [("exposure", "0001_ledger")]
 
     operations = [
         migrations.AlterField(
-            model_name='exposure',
-            name='source',
-            field=models.CharField(choices=[('queue', 'verification queue'), ('study', 'study trial'), ('review', 'review page')], max_length=10),
-        ),
+            model_name="exposure",
+            name="source",
+            field=models.CharField(
+                choices=[("queue", "verification queue"), ("study", "study trial"), ("review", "review page")],
+                max_length=10,
+            ),
+        )
     ]

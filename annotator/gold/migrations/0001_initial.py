@@ -7,199 +7,384 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0001_initial'),
-        ('qa', '0005_team_assignment'),
+        ("projects", "0001_initial"),
+        ("qa", "0005_team_assignment"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Attempt',
+            name="Attempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('threshold', models.FloatField()),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('decisions', models.PositiveIntegerField(default=0)),
-                ('agreed', models.PositiveIntegerField(default=0)),
-                ('score', models.FloatField(blank=True, null=True)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qualification_attempts', to='projects.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                ("threshold", models.FloatField()),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("decisions", models.PositiveIntegerField(default=0)),
+                ("agreed", models.PositiveIntegerField(default=0)),
+                ("score", models.FloatField(blank=True, null=True)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="qualification_attempts",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Copy',
+            name="Copy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pairs', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('attempt', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='copies', to='gold.attempt')),
-                ('unit', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='gold_copy', to='qa.workunit')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("pairs", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "attempt",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="copies",
+                        to="gold.attempt",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_copy", to="qa.workunit"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Pause',
+            name="Pause",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.TextField()),
-                ('accuracy', models.FloatField()),
-                ('window', models.PositiveSmallIntegerField()),
-                ('threshold', models.FloatField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('lifted_at', models.DateTimeField(blank=True, null=True)),
-                ('note', models.TextField(blank=True)),
-                ('lifted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_pauses', to='projects.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reason", models.TextField()),
+                ("accuracy", models.FloatField()),
+                ("window", models.PositiveSmallIntegerField()),
+                ("threshold", models.FloatField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("lifted_at", models.DateTimeField(blank=True, null=True)),
+                ("note", models.TextField(blank=True)),
+                (
+                    "lifted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_pauses", to="projects.project"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['-id'],
-            },
+            options={"ordering": ["-id"]},
         ),
         migrations.CreateModel(
-            name='Policy',
+            name="Policy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('gold_rate', models.FloatField(default=0.05, help_text='Share of claims that serve a gold copy (0 to 0.5).')),
-                ('threshold', models.FloatField(default=0.8, help_text='Share of decisions that must agree with the known ones: to qualify, and over the last K gold units to stay unpaused (0 to 1).')),
-                ('tries', models.PositiveSmallIntegerField(default=3, help_text='Tries a person has at the qualification set.')),
-                ('window', models.PositiveSmallIntegerField(default=10, help_text='K: gold units over which accuracy is judged.')),
-                ('qualification_required', models.BooleanField(default=False, help_text='Annotators get real units only once they passed the qualification set.')),
-                ('seed', models.IntegerField(default=0, help_text='Seed of the gold draws and of the choice of verified units.')),
-                ('tutorial', models.TextField(blank=True, help_text="Markdown of the project's tutorial page.")),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='gold_policy', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "gold_rate",
+                    models.FloatField(default=0.05, help_text="Share of claims that serve a gold copy (0 to 0.5)."),
+                ),
+                (
+                    "threshold",
+                    models.FloatField(
+                        default=0.8,
+                        help_text="Share of decisions that must agree with the known ones: to qualify, and over the last K gold units to stay unpaused (0 to 1).",
+                    ),
+                ),
+                (
+                    "tries",
+                    models.PositiveSmallIntegerField(
+                        default=3, help_text="Tries a person has at the qualification set."
+                    ),
+                ),
+                (
+                    "window",
+                    models.PositiveSmallIntegerField(
+                        default=10, help_text="K: gold units over which accuracy is judged."
+                    ),
+                ),
+                (
+                    "qualification_required",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Annotators get real units only once they passed the qualification set.",
+                    ),
+                ),
+                (
+                    "seed",
+                    models.IntegerField(
+                        default=0, help_text="Seed of the gold draws and of the choice of verified units."
+                    ),
+                ),
+                ("tutorial", models.TextField(blank=True, help_text="Markdown of the project's tutorial page.")),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_policy", to="projects.project"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Result',
+            name="Result",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('gold', 'gold check'), ('qualification', 'qualification'), ('example', 'tutorial example')], max_length=20)),
-                ('decisions', models.PositiveIntegerField()),
-                ('agreed', models.PositiveIntegerField()),
-                ('details', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('attempt', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='results', to='gold.attempt')),
-                ('copy', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='result', to='gold.copy')),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='qa.queueitem')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_results', to='projects.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("gold", "gold check"),
+                            ("qualification", "qualification"),
+                            ("example", "tutorial example"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("decisions", models.PositiveIntegerField()),
+                ("agreed", models.PositiveIntegerField()),
+                ("details", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "attempt",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="results",
+                        to="gold.attempt",
+                    ),
+                ),
+                (
+                    "copy",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="result", to="gold.copy"
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="qa.queueitem"),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_results", to="projects.project"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('gold', 'gold check'), ('qualification', 'qualification'), ('example', 'tutorial example')], max_length=20)),
-                ('footage', django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(), default=list, size=None)),
-                ('active', models.BooleanField(default=True)),
-                ('position', models.IntegerField(default=0, help_text='Order within its role (qualification set, tutorial).')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_sources', to='projects.project')),
-                ('unit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_sources', to='qa.workunit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("gold", "gold check"),
+                            ("qualification", "qualification"),
+                            ("example", "tutorial example"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "footage",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.BigIntegerField(), default=list, size=None
+                    ),
+                ),
+                ("active", models.BooleanField(default=True)),
+                (
+                    "position",
+                    models.IntegerField(default=0, help_text="Order within its role (qualification set, tutorial)."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_sources", to="projects.project"
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_sources", to="qa.workunit"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['role', 'position', 'id'],
-            },
+            options={"ordering": ["role", "position", "id"]},
         ),
         migrations.CreateModel(
-            name='Known',
+            name="Known",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('keep', 'keep'), ('modify', 'modify'), ('delete', 'delete')], max_length=10)),
-                ('reason', models.CharField(blank=True, max_length=20)),
-                ('shown', models.JSONField()),
-                ('expected', models.JSONField()),
-                ('explanation', models.TextField(blank=True)),
-                ('qa_pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='qa.qapair')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='known', to='gold.source')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("keep", "keep"), ("modify", "modify"), ("delete", "delete")], max_length=10
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=20)),
+                ("shown", models.JSONField()),
+                ("expected", models.JSONField()),
+                ("explanation", models.TextField(blank=True)),
+                (
+                    "qa_pair",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="qa.qapair"),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="known", to="gold.source"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.AddField(
-            model_name='copy',
-            name='source',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='copies', to='gold.source'),
+            model_name="copy",
+            name="source",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="copies", to="gold.source"
+            ),
         ),
         migrations.CreateModel(
-            name='Standing',
+            name="Standing",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('claims', models.BigIntegerField(default=0)),
-                ('qualified_at', models.DateTimeField(blank=True, null=True)),
-                ('paused', models.BooleanField(default=False)),
-                ('extra_tries', models.PositiveSmallIntegerField(default=0)),
-                ('window_from', models.BigIntegerField(default=0, help_text='Gold results with a larger id count for the window.')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("claims", models.BigIntegerField(default=0)),
+                ("qualified_at", models.DateTimeField(blank=True, null=True)),
+                ("paused", models.BooleanField(default=False)),
+                ("extra_tries", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "window_from",
+                    models.BigIntegerField(default=0, help_text="Gold results with a larger id count for the window."),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.project"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='attempt',
-            constraint=models.UniqueConstraint(fields=('project', 'user', 'number'), name='gold_attempt_number'),
+            model_name="attempt",
+            constraint=models.UniqueConstraint(fields=("project", "user", "number"), name="gold_attempt_number"),
         ),
         migrations.AddConstraint(
-            model_name='pause',
-            constraint=models.UniqueConstraint(condition=models.Q(('lifted_at__isnull', True)), fields=('project', 'user'), name='gold_pause_one_open'),
+            model_name="pause",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("lifted_at__isnull", True)), fields=("project", "user"), name="gold_pause_one_open"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='policy',
-            constraint=models.CheckConstraint(condition=models.Q(('gold_rate__gte', 0), ('gold_rate__lte', 0.5)), name='gold_policy_rate_bounds'),
+            model_name="policy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("gold_rate__gte", 0), ("gold_rate__lte", 0.5)), name="gold_policy_rate_bounds"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='policy',
-            constraint=models.CheckConstraint(condition=models.Q(('threshold__gte', 0), ('threshold__lte', 1)), name='gold_policy_threshold_0_1'),
+            model_name="policy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("threshold__gte", 0), ("threshold__lte", 1)), name="gold_policy_threshold_0_1"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='policy',
-            constraint=models.CheckConstraint(condition=models.Q(('tries__gte', 1), ('tries__lte', 20)), name='gold_policy_tries'),
+            model_name="policy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("tries__gte", 1), ("tries__lte", 20)), name="gold_policy_tries"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='policy',
-            constraint=models.CheckConstraint(condition=models.Q(('window__gte', 1), ('window__lte', 200)), name='gold_policy_window'),
+            model_name="policy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("window__gte", 1), ("window__lte", 200)), name="gold_policy_window"
+            ),
         ),
         migrations.AddIndex(
-            model_name='result',
-            index=models.Index(fields=['project', 'user', 'role', 'id'], name='gold_result_person'),
+            model_name="result", index=models.Index(fields=["project", "user", "role", "id"], name="gold_result_person")
         ),
         migrations.AddIndex(
-            model_name='source',
-            index=models.Index(fields=['project', 'role', 'active'], name='gold_source_role'),
+            model_name="source", index=models.Index(fields=["project", "role", "active"], name="gold_source_role")
         ),
         migrations.AddConstraint(
-            model_name='source',
-            constraint=models.UniqueConstraint(fields=('unit',), name='gold_source_one_role_per_unit'),
+            model_name="source",
+            constraint=models.UniqueConstraint(fields=("unit",), name="gold_source_one_role_per_unit"),
         ),
         migrations.AddConstraint(
-            model_name='known',
-            constraint=models.UniqueConstraint(fields=('source', 'qa_pair'), name='gold_known_once_per_pair'),
+            model_name="known",
+            constraint=models.UniqueConstraint(fields=("source", "qa_pair"), name="gold_known_once_per_pair"),
         ),
         migrations.AddIndex(
-            model_name='copy',
-            index=models.Index(fields=['user', 'source'], name='gold_copy_user_source'),
+            model_name="copy", index=models.Index(fields=["user", "source"], name="gold_copy_user_source")
         ),
         migrations.AddConstraint(
-            model_name='standing',
-            constraint=models.UniqueConstraint(fields=('project', 'user'), name='gold_standing_once'),
+            model_name="standing",
+            constraint=models.UniqueConstraint(fields=("project", "user"), name="gold_standing_once"),
         ),
     ]

@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('gold', '0001_initial'),
-    ]
+    dependencies = [("gold", "0001_initial")]
 
     operations = [
         migrations.AddField(
-            model_name='standing',
-            name='pause_from',
-            field=models.BigIntegerField(blank=True, help_text='The claim count from which an open pause refuses claims (none: at once).', null=True),
-        ),
+            model_name="standing",
+            name="pause_from",
+            field=models.BigIntegerField(
+                blank=True,
+                help_text="The claim count from which an open pause refuses claims (none: at once).",
+                null=True,
+            ),
+        )
     ]

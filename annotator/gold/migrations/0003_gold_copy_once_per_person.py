@@ -18,12 +18,20 @@ def one_copy_per_person(apps, schema_editor):
     exposure rows and results all stay."""
     Copy = apps.get_model("gold", "Copy")
     QueueItem = apps.get_model("qa", "QueueItem")
-    groups = (Copy.objects.filter(attempt__isnull=True, user__isnull=False).values("user_id", "source_id")
-              .annotate(n=models.Count("id")).filter(n__gt=1))
+    groups = (
+        Copy.objects.filter(attempt__isnull=True, user__isnull=False)
+        .values("user_id", "source_id")
+        .annotate(n=models.Count("id"))
+        .filter(n__gt=1)
+    )
     for group in groups:
         copies = list(Copy.objects.filter(attempt__isnull=True, user_id=group["user_id"], source_id=group["source_id"]))
-        first_claim = {c.pk: QueueItem.objects.filter(unit_id=c.unit_id, claimed_at__isnull=False)
-                       .aggregate(at=models.Min("claimed_at"))["at"] for c in copies}
+        first_claim = {
+            c.pk: QueueItem.objects.filter(unit_id=c.unit_id, claimed_at__isnull=False).aggregate(
+                at=models.Min("claimed_at")
+            )["at"]
+            for c in copies
+        }
         copies.sort(key=lambda c: (first_claim[c.pk] is None, first_claim[c.pk] or c.created_at, c.pk))
         for extra in copies[1:]:
             if first_claim[extra.pk] is None:
@@ -33,17 +41,20 @@ def one_copy_per_person(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('gold', '0002_pause_delay'),
-        ('qa', '0007_revision_review_action'),
+        ("gold", "0002_pause_delay"),
+        ("qa", "0007_revision_review_action"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RunPython(one_copy_per_person, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='copy',
-            constraint=models.UniqueConstraint(condition=models.Q(('attempt__isnull', True), ('user__isnull', False)), fields=('user', 'source'), name='gold_copy_once_per_person'),
+            model_name="copy",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("attempt__isnull", True), ("user__isnull", False)),
+                fields=("user", "source"),
+                name="gold_copy_once_per_person",
+            ),
         ),
     ]

@@ -6,13 +6,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('inference', '0001_initial'),
-        ('drafts', '0005_servers_and_calls_to_inference'),
-    ]
+    dependencies = [("inference", "0001_initial"), ("drafts", "0005_servers_and_calls_to_inference")]
 
     operations = [
-        migrations.AlterModelTable(name='modelserver', table=None),
-        migrations.AlterModelTable(name='modelcall', table=None),
+        migrations.AlterModelTable(name="modelserver", table=None),
+        migrations.AlterModelTable(name="modelcall", table=None),
     ]

@@ -5,89 +5,142 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-        ('projects', '0001_initial'),
-    ]
+    dependencies = [("projects", "0001_initial")]
 
     operations = [
         migrations.CreateModel(
-            name='Video',
+            name="Video",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sha256', models.CharField(max_length=64)),
-                ('filename', models.CharField(max_length=255)),
-                ('size_bytes', models.BigIntegerField(default=0)),
-                ('original', models.FileField(blank=True, max_length=500, upload_to='')),
-                ('status', models.CharField(choices=[('processing', 'processing'), ('ready', 'ready'), ('failed', 'failed')], default='processing', max_length=20)),
-                ('error', models.TextField(blank=True)),
-                ('container', models.CharField(blank=True, max_length=100)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('fps', models.FloatField(blank=True, null=True)),
-                ('frame_count', models.IntegerField(blank=True, null=True)),
-                ('width', models.IntegerField(blank=True, null=True)),
-                ('height', models.IntegerField(blank=True, null=True)),
-                ('video_codec', models.CharField(blank=True, max_length=50)),
-                ('audio_codec', models.CharField(blank=True, max_length=50)),
-                ('rotation', models.IntegerField(default=0)),
-                ('source', models.CharField(choices=[('real', 'real'), ('synthetic', 'synthetic')], default='real', max_length=20)),
-                ('illumination', models.CharField(blank=True, choices=[('day', 'day'), ('night', 'night'), ('other', 'other')], max_length=20)),
-                ('difficulty', models.CharField(blank=True, choices=[('easy', 'easy'), ('medium', 'medium'), ('hard', 'hard')], max_length=20)),
-                ('domain', models.CharField(blank=True, max_length=100)),
-                ('scenario', models.CharField(blank=True, max_length=200)),
-                ('view', models.CharField(blank=True, choices=[('ego', 'ego'), ('exo', 'exo')], max_length=10)),
-                ('annotations', models.JSONField(blank=True, default=dict, help_text='Structured annotations from the manifest: description, objects, actions, counts.')),
-                ('extra', models.JSONField(blank=True, default=dict, help_text='Other manifest keys, kept as given.')),
-                ('rendition', models.FileField(blank=True, max_length=500, upload_to='')),
-                ('poster', models.FileField(blank=True, max_length=500, upload_to='')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('derived_from', models.ForeignKey(blank=True, help_text='For synthetic videos made from another (e.g. a night rendition of a day clip).', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='derivatives', to='media.video')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='videos', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("sha256", models.CharField(max_length=64)),
+                ("filename", models.CharField(max_length=255)),
+                ("size_bytes", models.BigIntegerField(default=0)),
+                ("original", models.FileField(blank=True, max_length=500, upload_to="")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("processing", "processing"), ("ready", "ready"), ("failed", "failed")],
+                        default="processing",
+                        max_length=20,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("container", models.CharField(blank=True, max_length=100)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("fps", models.FloatField(blank=True, null=True)),
+                ("frame_count", models.IntegerField(blank=True, null=True)),
+                ("width", models.IntegerField(blank=True, null=True)),
+                ("height", models.IntegerField(blank=True, null=True)),
+                ("video_codec", models.CharField(blank=True, max_length=50)),
+                ("audio_codec", models.CharField(blank=True, max_length=50)),
+                ("rotation", models.IntegerField(default=0)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("real", "real"), ("synthetic", "synthetic")], default="real", max_length=20
+                    ),
+                ),
+                (
+                    "illumination",
+                    models.CharField(
+                        blank=True, choices=[("day", "day"), ("night", "night"), ("other", "other")], max_length=20
+                    ),
+                ),
+                (
+                    "difficulty",
+                    models.CharField(
+                        blank=True, choices=[("easy", "easy"), ("medium", "medium"), ("hard", "hard")], max_length=20
+                    ),
+                ),
+                ("domain", models.CharField(blank=True, max_length=100)),
+                ("scenario", models.CharField(blank=True, max_length=200)),
+                ("view", models.CharField(blank=True, choices=[("ego", "ego"), ("exo", "exo")], max_length=10)),
+                (
+                    "annotations",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Structured annotations from the manifest: description, objects, actions, counts.",
+                    ),
+                ),
+                ("extra", models.JSONField(blank=True, default=dict, help_text="Other manifest keys, kept as given.")),
+                ("rendition", models.FileField(blank=True, max_length=500, upload_to="")),
+                ("poster", models.FileField(blank=True, max_length=500, upload_to="")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "derived_from",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="For synthetic videos made from another (e.g. a night rendition of a day clip).",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="derivatives",
+                        to="media.video",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="videos", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='VideoGroup',
+            name="VideoGroup",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('day_night', 'day-night pair')], max_length=20)),
-                ('name', models.CharField(max_length=255)),
-                ('params', models.JSONField(blank=True, default=dict, help_text='E.g. how a synthetic member was derived.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='video_groups', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("day_night", "day-night pair")], max_length=20)),
+                ("name", models.CharField(max_length=255)),
+                (
+                    "params",
+                    models.JSONField(blank=True, default=dict, help_text="E.g. how a synthetic member was derived."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="video_groups", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='VideoGroupMember',
+            name="VideoGroupMember",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('day', 'day'), ('night', 'night')], max_length=20)),
-                ('offset_s', models.FloatField(default=0.0)),
-                ('group', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='members', to='media.videogroup')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='media.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("role", models.CharField(choices=[("day", "day"), ("night", "night")], max_length=20)),
+                ("offset_s", models.FloatField(default=0.0)),
+                (
+                    "group",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="members", to="media.videogroup"
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memberships", to="media.video"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['group', 'role'],
-            },
+            options={"ordering": ["group", "role"]},
         ),
         migrations.AddConstraint(
-            model_name='video',
-            constraint=models.UniqueConstraint(fields=('project', 'sha256'), name='video_unique_content_per_project'),
+            model_name="video",
+            constraint=models.UniqueConstraint(fields=("project", "sha256"), name="video_unique_content_per_project"),
         ),
         migrations.AddConstraint(
-            model_name='videogroup',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='videogroup_unique_name'),
+            model_name="videogroup",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="videogroup_unique_name"),
         ),
         migrations.AddConstraint(
-            model_name='videogroupmember',
-            constraint=models.UniqueConstraint(fields=('group', 'role'), name='groupmember_unique_role'),
+            model_name="videogroupmember",
+            constraint=models.UniqueConstraint(fields=("group", "role"), name="groupmember_unique_role"),
         ),
     ]

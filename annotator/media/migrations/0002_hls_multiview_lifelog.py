@@ -4,47 +4,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('media', '0001_initial'),
-    ]
+    dependencies = [("media", "0001_initial")]
 
     operations = [
-        migrations.AlterModelOptions(
-            name='videogroupmember',
-            options={'ordering': ['group', 'role', 'position']},
-        ),
-        migrations.RemoveConstraint(
-            model_name='videogroupmember',
-            name='groupmember_unique_role',
+        migrations.AlterModelOptions(name="videogroupmember", options={"ordering": ["group", "role", "position"]}),
+        migrations.RemoveConstraint(model_name="videogroupmember", name="groupmember_unique_role"),
+        migrations.AddField(
+            model_name="video",
+            name="hls",
+            field=models.FileField(
+                blank=True,
+                help_text="HLS master playlist, for videos longer than MEDIA_HLS_MIN_DURATION_S (blank for short ones).",
+                max_length=500,
+                upload_to="",
+            ),
         ),
         migrations.AddField(
-            model_name='video',
-            name='hls',
-            field=models.FileField(blank=True, help_text='HLS master playlist, for videos longer than MEDIA_HLS_MIN_DURATION_S (blank for short ones).', max_length=500, upload_to=''),
+            model_name="video",
+            name="thumbnails_vtt",
+            field=models.FileField(
+                blank=True,
+                help_text="WebVTT of timeline thumbnails (sprite sheet regions, #xywh).",
+                max_length=500,
+                upload_to="",
+            ),
         ),
         migrations.AddField(
-            model_name='video',
-            name='thumbnails_vtt',
-            field=models.FileField(blank=True, help_text='WebVTT of timeline thumbnails (sprite sheet regions, #xywh).', max_length=500, upload_to=''),
-        ),
-        migrations.AddField(
-            model_name='videogroupmember',
-            name='position',
-            field=models.PositiveIntegerField(default=0),
+            model_name="videogroupmember", name="position", field=models.PositiveIntegerField(default=0)
         ),
         migrations.AlterField(
-            model_name='videogroup',
-            name='kind',
-            field=models.CharField(choices=[('day_night', 'day-night pair'), ('ego_exo', 'ego-exo set'), ('life_log', 'life log')], max_length=20),
+            model_name="videogroup",
+            name="kind",
+            field=models.CharField(
+                choices=[("day_night", "day-night pair"), ("ego_exo", "ego-exo set"), ("life_log", "life log")],
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='videogroupmember',
-            name='role',
-            field=models.CharField(choices=[('day', 'day'), ('night', 'night'), ('ego', 'ego'), ('exo', 'exo'), ('part', 'life-log part')], max_length=20),
+            model_name="videogroupmember",
+            name="role",
+            field=models.CharField(
+                choices=[("day", "day"), ("night", "night"), ("ego", "ego"), ("exo", "exo"), ("part", "life-log part")],
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='videogroupmember',
-            constraint=models.UniqueConstraint(fields=('group', 'role', 'position'), name='groupmember_unique_role_position'),
+            model_name="videogroupmember",
+            constraint=models.UniqueConstraint(
+                fields=("group", "role", "position"), name="groupmember_unique_role_position"
+            ),
         ),
     ]

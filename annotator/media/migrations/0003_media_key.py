@@ -41,11 +41,16 @@ class Migration(migrations.Migration):
         migrations.AddField(model_name="video", name="media_key", field=models.CharField(max_length=13, null=True)),
         migrations.RunPython(fill, migrations.RunPython.noop),
         migrations.AlterField(
-            model_name="video", name="media_key",
+            model_name="video",
+            name="media_key",
             field=models.CharField(
-                default=annotator.core.handles.random_key, editable=False, max_length=13, unique=True,
+                default=annotator.core.handles.random_key,
+                editable=False,
+                max_length=13,
+                unique=True,
                 help_text="The name of the folders of its rendition, poster, HLS and thumbnails "
-                          "(media.streaming.media_key): 13 random letters, so a media URL says nothing of the "
-                          "video's id or age (issue 20)."),
+                "(media.streaming.media_key): 13 random letters, so a media URL says nothing of the "
+                "video's id or age (issue 20).",
+            ),
         ),
     ]

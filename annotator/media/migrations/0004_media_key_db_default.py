@@ -6,14 +6,15 @@ enough for a folder name that must not tell the video's id or age, and of the sa
 
 from django.db import migrations
 
-DEFAULT = ("(translate(substr(md5(random()::text || clock_timestamp()::text), 1, 12), '0189', 'wxyz') "
-           "|| 'a')")
+DEFAULT = "(translate(substr(md5(random()::text || clock_timestamp()::text), 1, 12), '0189', 'wxyz') || 'a')"
 
 
 class Migration(migrations.Migration):
     dependencies = [("media", "0003_media_key")]
 
     operations = [
-        migrations.RunSQL(f"ALTER TABLE media_video ALTER COLUMN media_key SET DEFAULT {DEFAULT}",
-                          "ALTER TABLE media_video ALTER COLUMN media_key DROP DEFAULT"),
+        migrations.RunSQL(
+            f"ALTER TABLE media_video ALTER COLUMN media_key SET DEFAULT {DEFAULT}",
+            "ALTER TABLE media_video ALTER COLUMN media_key DROP DEFAULT",
+        )
     ]

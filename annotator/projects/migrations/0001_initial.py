@@ -6,43 +6,94 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
-    ]
+    dependencies = [migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('guidelines', models.TextField(blank=True, help_text='Markdown shown to annotators while working.')),
-                ('double_check_share', models.FloatField(default=0.2, help_text='Share of first-pass units sent to double-check, chosen at random (0 to 1).')),
-                ('overlap_share', models.FloatField(default=0.0, help_text='Share of new units verified blind by overlap_k distinct annotators (0 to 1).')),
-                ('overlap_k', models.PositiveSmallIntegerField(default=2, help_text='Distinct annotators per overlap unit, the first pass included (2 or more).')),
-                ('queue_seed', models.IntegerField(default=0, help_text='Seed of the random double-check and overlap choices.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("guidelines", models.TextField(blank=True, help_text="Markdown shown to annotators while working.")),
+                (
+                    "double_check_share",
+                    models.FloatField(
+                        default=0.2,
+                        help_text="Share of first-pass units sent to double-check, chosen at random (0 to 1).",
+                    ),
+                ),
+                (
+                    "overlap_share",
+                    models.FloatField(
+                        default=0.0,
+                        help_text="Share of new units verified blind by overlap_k distinct annotators (0 to 1).",
+                    ),
+                ),
+                (
+                    "overlap_k",
+                    models.PositiveSmallIntegerField(
+                        default=2,
+                        help_text="Distinct annotators per overlap unit, the first pass included (2 or more).",
+                    ),
+                ),
+                (
+                    "queue_seed",
+                    models.IntegerField(default=0, help_text="Seed of the random double-check and overlap choices."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['slug'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('double_check_share__gte', 0), ('double_check_share__lte', 1)), name='project_double_check_share_0_1'), models.CheckConstraint(condition=models.Q(('overlap_share__gte', 0), ('overlap_share__lte', 1)), name='project_overlap_share_0_1'), models.CheckConstraint(condition=models.Q(('overlap_k__gte', 2)), name='project_overlap_k_2')],
+                "ordering": ["slug"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("double_check_share__gte", 0), ("double_check_share__lte", 1)),
+                        name="project_double_check_share_0_1",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("overlap_share__gte", 0), ("overlap_share__lte", 1)),
+                        name="project_overlap_share_0_1",
+                    ),
+                    models.CheckConstraint(condition=models.Q(("overlap_k__gte", 2)), name="project_overlap_k_2"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('admin', 'admin'), ('reviewer', 'reviewer'), ('annotator', 'annotator'), ('researcher', 'researcher')], max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("admin", "admin"),
+                            ("reviewer", "reviewer"),
+                            ("annotator", "annotator"),
+                            ("researcher", "researcher"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memberships", to="projects.project"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'user'), name='membership_unique_user')],
+                "constraints": [models.UniqueConstraint(fields=("project", "user"), name="membership_unique_user")]
             },
         ),
     ]

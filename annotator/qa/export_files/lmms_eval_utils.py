@@ -21,9 +21,11 @@ import re
 HERE = os.path.dirname(os.path.abspath(__file__))
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MC_PROMPT = "Answer with the option's letter from the given choices directly."
-OPEN_PROMPT = ("Please carefully read the question, use the visual cues in the video to answer the question: "
-               "{question}\nDo not include any other content. You need to answer the question in any case and not "
-               "demand additional context information.")
+OPEN_PROMPT = (
+    "Please carefully read the question, use the visual cues in the video to answer the question: "
+    "{question}\nDo not include any other content. You need to answer the question in any case and not "
+    "demand additional context information."
+)
 
 _extract = None
 
@@ -84,7 +86,7 @@ def metric_names(qa_type, condition):
 def score(doc, prediction):
     """1.0 if ``prediction`` (the model's text) answers ``doc``, else 0.0 (see the module docstring)."""
     if doc["options"]:
-        letters = LETTERS[:len(doc["options"])]
+        letters = LETTERS[: len(doc["options"])]
         return float(extract_mcq_answer(str(prediction or ""), letters) == doc["answer"])
     return float(_norm(prediction) == _norm(doc["answer"]))
 

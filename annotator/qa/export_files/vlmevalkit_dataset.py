@@ -84,8 +84,9 @@ def accuracy_table(data, extract):
     all items ("Overall", ""), each category (""), and each category and condition."""
     data = data.copy()
     data["condition"] = data["condition"].fillna("").astype(str)
-    data["hit"] = [float(extract(str(row["prediction"]), options_of(row)) == row["answer"])
-                   for _, row in data.iterrows()]
+    data["hit"] = [
+        float(extract(str(row["prediction"]), options_of(row)) == row["answer"]) for _, row in data.iterrows()
+    ]
     rows = [("Overall", "", len(data), data["hit"].mean())]
     for category, part in data.groupby("category", sort=True):
         rows.append((category, "", len(part), part["hit"].mean()))

@@ -46,7 +46,7 @@ from pathlib import Path
 from annotator.projects.models import Project
 
 # The formats register themselves in import order (FORMATS lists them so).
-from annotator.qa.exports import jsonl, parquet, vlmevalkit, lmms_eval  # noqa: F401, I001  (registration, in this order)
+from annotator.qa.exports import jsonl, lmms_eval, parquet, vlmevalkit  # noqa: F401, I001  (registration, in this order)
 from annotator.qa.exports.base import FILES, REGISTRY, ExportResult, Format, register
 from annotator.qa.exports.card import CARD_MARK, DATA_PATTERNS, data_fingerprint, dataset_card, write_card
 from annotator.qa.exports.items import LETTERS, eval_items
@@ -59,18 +59,54 @@ from annotator.qa.exports.schema import NO_FLOAT, NO_INT, row_schema
 from annotator.qa.exports.vlmevalkit import write_vlmevalkit
 
 __all__ = [
-    "CARD_MARK", "CHUNK_ROWS", "DATA_PATTERNS", "FILES", "FORMATS", "LETTERS", "NO_FLOAT", "NO_INT", "NO_MEDIA_LMMS",
-    "REGISTRY", "ClipMedia", "ExportResult", "Filters", "Format", "Media", "clip_name", "count_rows",
-    "data_fingerprint", "dataset_card", "eval_items", "export", "iter_rows", "jsonl_chunks", "max_options",
-    "parquet_layout", "register", "row_schema", "write_card", "write_jsonl", "write_lmms_eval", "write_parquet",
+    "CARD_MARK",
+    "CHUNK_ROWS",
+    "DATA_PATTERNS",
+    "FILES",
+    "FORMATS",
+    "LETTERS",
+    "NO_FLOAT",
+    "NO_INT",
+    "NO_MEDIA_LMMS",
+    "REGISTRY",
+    "ClipMedia",
+    "ExportResult",
+    "Filters",
+    "Format",
+    "Media",
+    "clip_name",
+    "count_rows",
+    "data_fingerprint",
+    "dataset_card",
+    "eval_items",
+    "export",
+    "iter_rows",
+    "jsonl_chunks",
+    "max_options",
+    "parquet_layout",
+    "register",
+    "row_schema",
+    "write_card",
+    "write_jsonl",
+    "write_lmms_eval",
+    "write_parquet",
     "write_vlmevalkit",
 ]
 
 FORMATS = tuple(REGISTRY)  # ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
 
 
-def export(project: Project, fmt: str, out: Path | None, *, filters: Filters = Filters(),
-           media_dir: Path | None = None, stream=None, progress=None, task: str | None = None) -> ExportResult:
+def export(
+    project: Project,
+    fmt: str,
+    out: Path | None,
+    *,
+    filters: Filters = Filters(),
+    media_dir: Path | None = None,
+    stream=None,
+    progress=None,
+    task: str | None = None,
+) -> ExportResult:
     """Write the export of ``project`` in format ``fmt`` (one of ``FORMATS``) to ``out`` (a file;
     for ``lmms-eval`` a folder), or JSONL to the binary ``stream`` when ``out`` is None.
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 
+
 @dataclass
 class ExportResult:
     """What an export wrote: ``rows`` (QA pairs), ``items`` (rows of the written file, after
@@ -41,8 +42,9 @@ def _counted(rows: Iterable[dict], result: ExportResult) -> Iterator[dict]:
         yield row
 
 
-FILES = Path(__file__).resolve().parent.parent / "export_files"  # the files exports ship beside their data (package data)
-
+FILES = (
+    Path(__file__).resolve().parent.parent / "export_files"
+)  # the files exports ship beside their data (package data)
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,10 @@ def dataset_card(project: Project, fmt: str, filters: Filters, rows: int, folder
         f"# {project.name}: verified QA pairs\n\n"
         f"Verified QA pairs of the project `{project.slug}` ({rows} in the last export written here; filters: {chosen}).\n"
         f"Every row has every key, always of the same type and never null: absent numbers are -1 (`answer_index` "
-        f"of an open-ended item, `answer_start_s`/`answer_end_s` of a non-interval item), absent text is \"\", and "
+        f'of an open-ended item, `answer_start_s`/`answer_end_s` of a non-interval item), absent text is "", and '
         f"free-form metadata is one JSON string (`video.metadata`, `group.params`).\n\n"
-        f"The fields are documented in the platform's docs/exports.md (\"Export schema\"). Load with "
-        f"`datasets.load_dataset(\"path/to/this/folder\", split=\"test\")`; every `{pattern}` here is part of it, "
+        f'The fields are documented in the platform\'s docs/exports.md ("Export schema"). Load with '
+        f'`datasets.load_dataset("path/to/this/folder", split="test")`; every `{pattern}` here is part of it, '
         f"typed by the features above.\n"
     )
 
@@ -85,4 +85,3 @@ def write_card(folder: Path, text: str) -> Path | None:
         return None
     card.write_text(text)
     return card
-

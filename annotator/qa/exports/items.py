@@ -25,21 +25,34 @@ def eval_items(rows: Iterable[dict], result: ExportResult) -> Iterator[dict]:
                 m = next((m for m in members if m["role"] == role), None)
                 if m is None:
                     continue
-                yield {**row, "condition": role, "item_video": m,
-                       "item_clip": (max(row["clip_start_s"] + m["offset_s"], 0.0),
-                                     max(row["clip_end_s"] + m["offset_s"], 0.0)),
-                       "item_media": [m["media_path"]] if m["media_path"] else []}
+                yield {
+                    **row,
+                    "condition": role,
+                    "item_video": m,
+                    "item_clip": (
+                        max(row["clip_start_s"] + m["offset_s"], 0.0),
+                        max(row["clip_end_s"] + m["offset_s"], 0.0),
+                    ),
+                    "item_media": [m["media_path"]] if m["media_path"] else [],
+                }
         elif row["group"]["kind"] == "life_log":
-            yield {**row, "condition": "", "item_video": row["video"],
-                   "item_clip": (row["clip_start_s"], row["clip_end_s"]),
-                   "item_media": [s["media_path"] for s in row["media_segments"] if s["media_path"]]}
+            yield {
+                **row,
+                "condition": "",
+                "item_video": row["video"],
+                "item_clip": (row["clip_start_s"], row["clip_end_s"]),
+                "item_media": [s["media_path"] for s in row["media_segments"] if s["media_path"]],
+            }
         else:
-            yield {**row, "condition": row["video"]["illumination"], "item_video": row["video"],
-                   "item_clip": (row["clip_start_s"], row["clip_end_s"]),
-                   "item_media": [row["media_path"]] if row["media_path"] else []}
+            yield {
+                **row,
+                "condition": row["video"]["illumination"],
+                "item_video": row["video"],
+                "item_clip": (row["clip_start_s"], row["clip_end_s"]),
+                "item_media": [row["media_path"]] if row["media_path"] else [],
+            }
 
 
 def _video_key(item: dict) -> str:
     a, b = item["item_clip"]
     return clip_name(item["item_video"]["sha256"], a, b)[:-4]
-

@@ -11,6 +11,7 @@ import orjson
 
 from annotator.qa.exports.base import ExportResult, Format, _atomic, _counted, register
 
+
 def jsonl_chunks(rows: Iterable[dict]) -> Iterator[bytes]:
     """JSONL bytes of ``rows``, about 1 MB at a time (for files and streamed responses)."""
     buf, size = [], 0
@@ -40,7 +41,6 @@ def write_jsonl(rows: Iterable[dict], out: Path | io.BufferedIOBase, result: Exp
     finally:
         tmp.unlink(missing_ok=True)
     result.files.append(out)
-
 
 
 register(Format("jsonl", lambda rows, out, result, **_: write_jsonl(rows, out, result), card=True, streams=True))

@@ -12,8 +12,10 @@ from annotator.qa.exports.base import FILES, ExportResult, Format, _atomic, _dum
 from annotator.qa.exports.items import LETTERS, _video_key, eval_items
 from annotator.qa.exports.schema import NO_INT
 
-NO_MEDIA_LMMS = ("the lmms-eval format needs the clips: give --with-media DIR (its items are videos; a task "
-                 "without them fails at its first item)")
+NO_MEDIA_LMMS = (
+    "the lmms-eval format needs the clips: give --with-media DIR (its items are videos; a task "
+    "without them fails at its first item)"
+)
 
 
 def _quoted(text: str) -> str:
@@ -49,12 +51,20 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
                 media = [v["media_path"] for v in item["videos"] if v["media_path"]]
             metrics.update(dict.fromkeys(metric_names(item["qa_type"], item["condition"])))
             yield {
-                "qa_id": item["id"], "qa_type": item["qa_type"], "condition": item["condition"],
-                "question": item["question"], "options": options if mc else [],
-                "answer": LETTERS[item["answer_index"]] if mc else item["answer"], "answer_text": item["answer"],
+                "qa_id": item["id"],
+                "qa_type": item["qa_type"],
+                "condition": item["condition"],
+                "question": item["question"],
+                "options": options if mc else [],
+                "answer": LETTERS[item["answer_index"]] if mc else item["answer"],
+                "answer_text": item["answer"],
                 "answer_index": item["answer_index"] if mc else NO_INT,
-                "answer_start_s": item["answer_start_s"], "answer_end_s": item["answer_end_s"],
-                "clip_start_s": a, "clip_end_s": b, "video": _video_key(item), "media": media,
+                "answer_start_s": item["answer_start_s"],
+                "answer_end_s": item["answer_end_s"],
+                "clip_start_s": a,
+                "clip_end_s": b,
+                "video": _video_key(item),
+                "media": media,
                 "video_labels": [v["label"] for v in item["videos"]],
             }
 
@@ -96,6 +106,13 @@ def write_lmms_eval(rows: Iterable[dict], folder: Path, result: ExportResult, *,
     result.files += [folder / f"{task}.yaml", data, folder / "utils.py"]
 
 
-
-register(Format("lmms-eval", lambda rows, out, result, *, project, task, **_: write_lmms_eval(
-    rows, out, result, task=task or f"{project.slug}_qa".replace("-", "_")), folder=True, needs_media=NO_MEDIA_LMMS))
+register(
+    Format(
+        "lmms-eval",
+        lambda rows, out, result, *, project, task, **_: write_lmms_eval(
+            rows, out, result, task=task or f"{project.slug}_qa".replace("-", "_")
+        ),
+        folder=True,
+        needs_media=NO_MEDIA_LMMS,
+    )
+)

@@ -11,6 +11,7 @@ from django.conf import settings
 from annotator.qa.exports.base import ExportResult
 from annotator.qa.exports.rows import _CACHE_MAX, Media
 
+
 def clip_name(sha256: str, start_s: float, end_s: float) -> str:
     """A clip's file name: ``<sha256[:16]>_<start_ms>-<end_ms>.mp4`` (content hash, not the
     filename, which is not unique; ms rounded)."""
@@ -75,8 +76,11 @@ class ClipMedia(Media):
         tmp = self.folder / f".{name}.part"
         try:
             with local_copy(video["source_file"]) as src:
-                ffmpeg.run(ffmpeg.clip_args(src, tmp, start_s=a, end_s=b, max_height=self.max_height),
-                           timeout_s=ffmpeg.timeout_for(b - a), what=what)
+                ffmpeg.run(
+                    ffmpeg.clip_args(src, tmp, start_s=a, end_s=b, max_height=self.max_height),
+                    timeout_s=ffmpeg.timeout_for(b - a),
+                    what=what,
+                )
             if not tmp.is_file() or tmp.stat().st_size == 0:
                 return name, f"{what}: ffmpeg wrote nothing"
             os.replace(tmp, self.folder / name)  # a reader never sees a half-written clip
@@ -85,4 +89,3 @@ class ClipMedia(Media):
             return name, str(exc)
         finally:
             tmp.unlink(missing_ok=True)
-

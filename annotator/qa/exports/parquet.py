@@ -9,6 +9,7 @@ from pathlib import Path
 from annotator.qa.exports.base import ExportResult, Format, _atomic, _counted, register
 from annotator.qa.exports.schema import row_schema
 
+
 def parquet_layout(out: Path) -> tuple[Path, Path]:
     """(dataset folder, file) of a Parquet export asked for at ``out``: the Hub layout, the file under
     ``data/`` of the dataset folder and the card in that folder (a pyarrow dataset over ``data/`` then
@@ -41,6 +42,6 @@ def write_parquet(rows: Iterable[dict], out: Path, result: ExportResult, *, batc
     result.files.append(out)
 
 
-
-register(Format("parquet", lambda rows, out, result, **_: write_parquet(rows, out, result), card=True,
-                layout=parquet_layout))
+register(
+    Format("parquet", lambda rows, out, result, **_: write_parquet(rows, out, result), card=True, layout=parquet_layout)
+)

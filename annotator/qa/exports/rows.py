@@ -71,7 +71,11 @@ WHERE g.id = ANY(%s) ORDER BY g.id, m.role, m.position"""
 
 def _filters_sql(filters: Filters) -> tuple[str, str, dict]:
     # Only the benchmark's own units: gold, qualification and tutorial copies (issue 20) never leave.
-    where, params, video_join = ["NOT EXISTS (SELECT 1 FROM qa_workunit w WHERE w.id = q.unit_id AND w.purpose <> 'real')"], {}, ""
+    where, params, video_join = (
+        ["NOT EXISTS (SELECT 1 FROM qa_workunit w WHERE w.id = q.unit_id AND w.purpose <> 'real')"],
+        {},
+        "",
+    )
     if filters.qa_type:
         where.append("t.slug = %(qa_type)s")
         params["qa_type"] = filters.qa_type
@@ -92,8 +96,10 @@ def _filters_sql(filters: Filters) -> tuple[str, str, dict]:
 def count_rows(project: Project, filters: Filters = Filters()) -> int:
     """How many QA pairs an export with ``filters`` holds (one query; for a progress bar)."""
     video_join, where, params = _filters_sql(filters)
-    sql = (f"SELECT count(*) FROM qa_qapair q JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} "
-           f"WHERE q.project_id = %(project)s AND q.status = 'verified' {where}")
+    sql = (
+        f"SELECT count(*) FROM qa_qapair q JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} "
+        f"WHERE q.project_id = %(project)s AND q.status = 'verified' {where}"
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, {**params, "project": project.pk})
         return cursor.fetchone()[0]
@@ -102,9 +108,11 @@ def count_rows(project: Project, filters: Filters = Filters()) -> int:
 def max_options(project: Project, filters: Filters) -> int:
     """The most options any multiple-choice item of the export has (one query)."""
     video_join, where, params = _filters_sql(filters)
-    sql = (f"SELECT coalesce(max(jsonb_array_length(q.options)), 0) FROM qa_qapair q "
-           f"JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} WHERE q.project_id = %(project)s "
-           f"AND q.status = 'verified' AND jsonb_typeof(q.options) = 'array' {where}")
+    sql = (
+        f"SELECT coalesce(max(jsonb_array_length(q.options)), 0) FROM qa_qapair q "
+        f"JOIN qa_qatype t ON t.id = q.qa_type_id {video_join} WHERE q.project_id = %(project)s "
+        f"AND q.status = 'verified' AND jsonb_typeof(q.options) = 'array' {where}"
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, {**params, "project": project.pk})
         return cursor.fetchone()[0]
@@ -129,8 +137,13 @@ def _num(value, default=NO_FLOAT) -> float:
 
 def _metadata(difficulty, domain, scenario, view, extra_text) -> str:
     extra = orjson.loads(extra_text) if extra_text else {}
-    meta = {**extra, "difficulty": difficulty or None, "domain": domain or None, "scenario": scenario or None,
-            "view": view or None}
+    meta = {
+        **extra,
+        "difficulty": difficulty or None,
+        "domain": domain or None,
+        "scenario": scenario or None,
+        "view": view or None,
+    }
     return orjson.dumps(meta, option=orjson.OPT_SORT_KEYS).decode()
 
 
@@ -163,8 +176,9 @@ def _add_parts(rows: list[dict], project_id: int) -> None:
             row[part.name] = values.get(row["id"], part.default)
 
 
-def iter_rows(project: Project, filters: Filters = Filters(), *, media: Media | None = None,
-              chunk_rows: int = CHUNK_ROWS) -> Iterator[dict]:
+def iter_rows(
+    project: Project, filters: Filters = Filters(), *, media: Media | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[dict]:
     """Yield the export rows (``ROW_SCHEMA``, README "Export schema") of the project's verified QA
     pairs matching ``filters``, by id.
 
@@ -293,18 +307,47 @@ def _load_videos(ids: set[int], videos: dict[int, dict]) -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute(_VIDEO_SQL, [list(ids)])
-        for (vid, sha, filename, duration, fps, width, height, illumination, source, original, rendition, difficulty,
-             domain, scenario, view, extra) in cursor.fetchall():
+        for (
+            vid,
+            sha,
+            filename,
+            duration,
+            fps,
+            width,
+            height,
+            illumination,
+            source,
+            original,
+            rendition,
+            difficulty,
+            domain,
+            scenario,
+            view,
+            extra,
+        ) in cursor.fetchall():
             public = {
-                "id": vid, "sha256": sha, "filename": filename, "duration_s": _num(duration), "fps": _num(fps),
-                "width": width if width is not None else NO_INT, "height": height if height is not None else NO_INT,
-                "illumination": illumination or "", "source": source, "storage_path": original or "",
+                "id": vid,
+                "sha256": sha,
+                "filename": filename,
+                "duration_s": _num(duration),
+                "fps": _num(fps),
+                "width": width if width is not None else NO_INT,
+                "height": height if height is not None else NO_INT,
+                "illumination": illumination or "",
+                "source": source,
+                "storage_path": original or "",
                 "metadata": _metadata(difficulty, domain, scenario, view, extra),
             }
             # Built once per video and shared by its rows (orjson writes a shared dict like any other).
-            videos[vid] = {"public": public, "member": {k: v for k, v in public.items() if k != "metadata"},
-                           "source_file": rendition or original or "", "sha256": sha, "filename": filename, "id": vid,
-                           "duration_s": public["duration_s"]}
+            videos[vid] = {
+                "public": public,
+                "member": {k: v for k, v in public.items() if k != "metadata"},
+                "source_file": rendition or original or "",
+                "sha256": sha,
+                "filename": filename,
+                "id": vid,
+                "duration_s": public["duration_s"],
+            }
 
 
 def _load_groups(ids: set[int], groups: dict[int, dict]) -> None:
@@ -313,12 +356,18 @@ def _load_groups(ids: set[int], groups: dict[int, dict]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(_MEMBERS_SQL, [list(ids)])
         for gid, kind, name, params, role, position, offset_s, video_id in cursor.fetchall():
-            group = groups.setdefault(gid, {"kind": kind, "name": name,
-                                            "params": orjson.dumps(orjson.loads(params or "{}"),
-                                                                   option=orjson.OPT_SORT_KEYS).decode(),
-                                            "members": []})
-            group["members"].append({"role": role, "position": position, "offset_s": float(offset_s),
-                                     "video_id": video_id})
+            group = groups.setdefault(
+                gid,
+                {
+                    "kind": kind,
+                    "name": name,
+                    "params": orjson.dumps(orjson.loads(params or "{}"), option=orjson.OPT_SORT_KEYS).decode(),
+                    "members": [],
+                },
+            )
+            group["members"].append(
+                {"role": role, "position": position, "offset_s": float(offset_s), "video_id": video_id}
+            )
 
 
 _EMPTY_GROUP = {"kind": "", "name": "", "params": "{}", "members": []}
@@ -333,15 +382,28 @@ def _members(group: dict, videos: dict, c_start: float, c_end: float, media: Med
     if not media.enabled:
         shared = group.get("shared")
         if shared is None:
-            shared = group["shared"] = [{"role": m["role"], "position": m["position"], "offset_s": m["offset_s"],
-                                         **videos[m["video_id"]]["member"], "media_path": ""} for m in group["members"]]
+            shared = group["shared"] = [
+                {
+                    "role": m["role"],
+                    "position": m["position"],
+                    "offset_s": m["offset_s"],
+                    **videos[m["video_id"]]["member"],
+                    "media_path": "",
+                }
+                for m in group["members"]
+            ]
         return shared
     life_log = group["kind"] == "life_log"
     members = []
     for m in group["members"]:
         record = videos[m["video_id"]]
-        out = {"role": m["role"], "position": m["position"], "offset_s": m["offset_s"], **record["member"],
-               "media_path": ""}
+        out = {
+            "role": m["role"],
+            "position": m["position"],
+            "offset_s": m["offset_s"],
+            **record["member"],
+            "media_path": "",
+        }
         if life_log:
             # A part at virtual offset o covering [o, o + d] shows the overlap of the clip's virtual range.
             a, b = max(c_start - m["offset_s"], 0.0), min(c_end - m["offset_s"], record["duration_s"])
@@ -363,18 +425,27 @@ def _segments(group: dict, videos: dict, c_start: float, c_end: float, media: Me
     if parts is None:
         parts = group["parts"] = sorted(
             ((m["offset_s"], m["position"], videos[m["video_id"]]) for m in group["members"] if m["role"] == "part"),
-            key=lambda p: (p[0], p[1]))
+            key=lambda p: (p[0], p[1]),
+        )
         group["part_ends"] = [o + max(record["duration_s"], 0.0) for o, _, record in parts]
     out = []
-    for offset, position, record in parts[bisect.bisect_right(group["part_ends"], c_start):]:
+    for offset, position, record in parts[bisect.bisect_right(group["part_ends"], c_start) :]:
         if offset >= c_end:
             break
         a, b = max(c_start - offset, 0.0), min(c_end - offset, max(record["duration_s"], 0.0))
         if b <= a:
             continue
-        segment = {"position": position, "video_id": record["id"], "sha256": record["sha256"],
-                   "filename": record["filename"], "start_s": a, "end_s": b, "virtual_start_s": offset + a,
-                   "virtual_end_s": offset + b, "media_path": ""}
+        segment = {
+            "position": position,
+            "video_id": record["id"],
+            "sha256": record["sha256"],
+            "filename": record["filename"],
+            "start_s": a,
+            "end_s": b,
+            "virtual_start_s": offset + a,
+            "virtual_end_s": offset + b,
+            "media_path": "",
+        }
         if media.enabled:
             paths.append((segment, "media_path", media.clip(record, a, b)))
         out.append(segment)
@@ -390,10 +461,16 @@ def _labelled(text: str, videos: dict, media: Media, paths: list) -> list[dict]:
             continue
         record = videos.get(item.get("video_id"))
         start, end = _num(item.get("start_s")), _num(item.get("end_s"))
-        out = {"label": str(item.get("label", "")), "video_id": item.get("video_id") or NO_INT,
-               "role": str(item.get("role") or ""), "start_s": start, "end_s": end,
-               "sha256": record["sha256"] if record else "", "filename": record["filename"] if record else "",
-               "media_path": ""}
+        out = {
+            "label": str(item.get("label", "")),
+            "video_id": item.get("video_id") or NO_INT,
+            "role": str(item.get("role") or ""),
+            "start_s": start,
+            "end_s": end,
+            "sha256": record["sha256"] if record else "",
+            "filename": record["filename"] if record else "",
+            "media_path": "",
+        }
         if record is not None and media.enabled:
             a, b = max(start, 0.0), (end if end > 0 else record["duration_s"])
             if b > a:
@@ -405,8 +482,30 @@ def _labelled(text: str, videos: dict, media: Media, paths: list) -> list[dict]:
 def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, revisions: dict) -> tuple[dict, list]:
     """One row from one SQL row, plus the media paths to fill in once clips exist:
     [(dict, key, clip handle)] (empty without media)."""
-    (qa_id, qa_type, set_kind, answer_kind, paired, question, answer, options, answer_index, a_start, a_end,
-     c_start, c_end, labelled, provenance, verified_at, video_id, group_id, d_question, d_answer, pipeline, model) = r
+    (
+        qa_id,
+        qa_type,
+        set_kind,
+        answer_kind,
+        paired,
+        question,
+        answer,
+        options,
+        answer_index,
+        a_start,
+        a_end,
+        c_start,
+        c_end,
+        labelled,
+        provenance,
+        verified_at,
+        video_id,
+        group_id,
+        d_question,
+        d_answer,
+        pipeline,
+        model,
+    ) = r
     users = revisions.get(qa_id, ())
     record = videos[video_id]
     paths: list = []
@@ -416,8 +515,12 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, r
     if group_id is not None:
         group = groups[group_id]
         life_log = group["kind"] == "life_log"
-        group_out = {"kind": group["kind"], "name": group["name"], "params": group["params"],
-                     "members": _members(group, videos, c_start, c_end, media, paths)}
+        group_out = {
+            "kind": group["kind"],
+            "name": group["name"],
+            "params": group["params"],
+            "members": _members(group, videos, c_start, c_end, media, paths),
+        }
         if life_log:
             segments = _segments(group, videos, c_start, c_end, media, paths)
     key = tuple(sorted(set(users)))
@@ -425,19 +528,33 @@ def _build(r, slug, videos, groups, media: Media, pseudonym, annotators: dict, r
     if names is None:
         names = annotators[key] = sorted({pseudonym(u) for u in key})
     row = {
-        "id": qa_id, "project": slug, "qa_type": qa_type, "set_kind": set_kind or "", "answer_kind": answer_kind,
-        "paired": bool(paired and group_id is not None), "question": question, "answer": answer,
+        "id": qa_id,
+        "project": slug,
+        "qa_type": qa_type,
+        "set_kind": set_kind or "",
+        "answer_kind": answer_kind,
+        "paired": bool(paired and group_id is not None),
+        "question": question,
+        "answer": answer,
         "options": orjson.loads(options) if options and options != "null" else [],
         "answer_index": answer_index if answer_index is not None else NO_INT,
-        "answer_start_s": _num(a_start), "answer_end_s": _num(a_end), "clip_start_s": c_start, "clip_end_s": c_end,
-        "video": record["public"], "media_path": "", "media_segments": segments, "group": group_out,
+        "answer_start_s": _num(a_start),
+        "answer_end_s": _num(a_end),
+        "clip_start_s": c_start,
+        "clip_end_s": c_end,
+        "video": record["public"],
+        "media_path": "",
+        "media_segments": segments,
+        "group": group_out,
         "videos": _labelled(labelled, videos, media, paths) if labelled and labelled != "[]" else [],
         "provenance": provenance,
         "draft": {"question": d_question, "answer": d_answer, "pipeline": pipeline or "", "model": model or ""}
-        if d_question is not None else _EMPTY_DRAFT,
-        "annotators": names, "verifications": len(users), "verified_at": verified_at or "",
+        if d_question is not None
+        else _EMPTY_DRAFT,
+        "annotators": names,
+        "verifications": len(users),
+        "verified_at": verified_at or "",
     }
     if media.enabled and not life_log:
         paths.append((row, "media_path", media.clip(record, c_start, c_end)))
     return row, paths
-

@@ -6,227 +6,476 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('drafts', '0001_initial'),
-        ('media', '0001_initial'),
-        ('projects', '0001_initial'),
+        ("drafts", "0001_initial"),
+        ("media", "0001_initial"),
+        ("projects", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QAType',
+            name="QAType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=64)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('paired', models.BooleanField(default=False, help_text='Asked of a day-night pair (EgoNight).')),
-                ('clip_policy', models.CharField(choices=[('window', 'fixed window'), ('whole', 'whole video'), ('given', 'range given per item')], default='whole', max_length=10)),
-                ('window_s', models.FloatField(blank=True, null=True)),
-                ('guidelines', models.TextField(blank=True, help_text='Markdown shown with units of this type.')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qa_types', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=64)),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("paired", models.BooleanField(default=False, help_text="Asked of a day-night pair (EgoNight).")),
+                (
+                    "clip_policy",
+                    models.CharField(
+                        choices=[
+                            ("window", "fixed window"),
+                            ("whole", "whole video"),
+                            ("given", "range given per item"),
+                        ],
+                        default="whole",
+                        max_length=10,
+                    ),
+                ),
+                ("window_s", models.FloatField(blank=True, null=True)),
+                ("guidelines", models.TextField(blank=True, help_text="Markdown shown with units of this type.")),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qa_types", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['project', 'slug'],
-            },
+            options={"ordering": ["project", "slug"]},
         ),
         migrations.CreateModel(
-            name='QAPair',
+            name="QAPair",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('origin', models.CharField(choices=[('machine', 'machine'), ('human', 'human')], max_length=10)),
-                ('question', models.TextField()),
-                ('answer', models.TextField()),
-                ('options', models.JSONField(blank=True, null=True)),
-                ('answer_index', models.IntegerField(blank=True, null=True)),
-                ('clip_start_s', models.FloatField()),
-                ('clip_end_s', models.FloatField()),
-                ('status', models.CharField(choices=[('draft', 'draft'), ('verified', 'verified'), ('deleted', 'deleted')], default='draft', max_length=10)),
-                ('provenance', models.CharField(blank=True, choices=[('machine_kept', 'machine, kept'), ('machine_modified', 'machine, modified'), ('human_added', 'human, added')], max_length=20)),
-                ('delete_reason', models.CharField(blank=True, choices=[('meaningless', 'meaningless'), ('vague', 'vague'), ('duplicate', 'duplicate'), ('inconsistent', 'inconsistent across day and night'), ('wrong', 'wrong and unfixable')], max_length=20)),
-                ('flag_reason', models.TextField(blank=True)),
-                ('flag_source', models.CharField(blank=True, max_length=200)),
-                ('version', models.IntegerField(default=1)),
-                ('verified_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('draft', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='qa_pairs', to='drafts.draft')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qa_pairs', to='projects.project')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qa_pairs', to='media.video')),
-                ('qa_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='qa_pairs', to='qa.qatype')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("origin", models.CharField(choices=[("machine", "machine"), ("human", "human")], max_length=10)),
+                ("question", models.TextField()),
+                ("answer", models.TextField()),
+                ("options", models.JSONField(blank=True, null=True)),
+                ("answer_index", models.IntegerField(blank=True, null=True)),
+                ("clip_start_s", models.FloatField()),
+                ("clip_end_s", models.FloatField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "draft"), ("verified", "verified"), ("deleted", "deleted")],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "provenance",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("machine_kept", "machine, kept"),
+                            ("machine_modified", "machine, modified"),
+                            ("human_added", "human, added"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "delete_reason",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("meaningless", "meaningless"),
+                            ("vague", "vague"),
+                            ("duplicate", "duplicate"),
+                            ("inconsistent", "inconsistent across day and night"),
+                            ("wrong", "wrong and unfixable"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("flag_reason", models.TextField(blank=True)),
+                ("flag_source", models.CharField(blank=True, max_length=200)),
+                ("version", models.IntegerField(default=1)),
+                ("verified_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "draft",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="qa_pairs",
+                        to="drafts.draft",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qa_pairs", to="projects.project"
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qa_pairs", to="media.video"
+                    ),
+                ),
+                (
+                    "qa_type",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="qa_pairs", to="qa.qatype"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='QueueItem',
+            name="QueueItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('first_pass', 'first pass'), ('overlap', 'overlap'), ('double_check', 'double-check')], default='first_pass', max_length=20)),
-                ('seq', models.PositiveSmallIntegerField(default=0, help_text='Index among items of the same kind on the unit.')),
-                ('status', models.CharField(choices=[('open', 'open'), ('done', 'done')], default='open', max_length=10)),
-                ('priority', models.IntegerField(default=0)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('time_spent_ms', models.IntegerField(blank=True, help_text='Reported by the page, in ms.', null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('completed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('exclude_user', models.ForeignKey(blank=True, help_text='Never served to this person (the first-pass annotator of a double-check).', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('leased_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queue_items', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("first_pass", "first pass"),
+                            ("overlap", "overlap"),
+                            ("double_check", "double-check"),
+                        ],
+                        default="first_pass",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "seq",
+                    models.PositiveSmallIntegerField(
+                        default=0, help_text="Index among items of the same kind on the unit."
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(choices=[("open", "open"), ("done", "done")], default="open", max_length=10),
+                ),
+                ("priority", models.IntegerField(default=0)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("time_spent_ms", models.IntegerField(blank=True, help_text="Reported by the page, in ms.", null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "completed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "exclude_user",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Never served to this person (the first-pass annotator of a double-check).",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "leased_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="queue_items", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Autosave',
+            name="Autosave",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.JSONField()),
-                ('client_saved_at_ms', models.BigIntegerField()),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='autosaves', to='qa.queueitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("state", models.JSONField()),
+                ("client_saved_at_ms", models.BigIntegerField()),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="autosaves", to="qa.queueitem"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Skip',
+            name="Skip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skips', to='qa.queueitem')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="skips", to="qa.queueitem"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('idempotency_key', models.CharField(max_length=100, unique=True)),
-                ('response', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='qa.queueitem')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("idempotency_key", models.CharField(max_length=100, unique=True)),
+                ("response", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="submissions", to="qa.queueitem"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Revision',
+            name="Revision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('actor_model', models.CharField(blank=True, help_text='Pipeline/model for machine revisions.', max_length=200)),
-                ('action', models.CharField(choices=[('draft', 'machine draft'), ('keep', 'kept'), ('modify', 'modified'), ('delete', 'deleted'), ('add', 'added'), ('edit', 'edited outside the queue'), ('flag', 'flagged by a model')], max_length=10)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField()),
-                ('version', models.IntegerField(default=1)),
-                ('time_spent_ms', models.IntegerField(blank=True, help_text='Time on this item, ms, from the page.', null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('qa_pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='qa.qapair')),
-                ('submission', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='revisions', to='qa.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "actor_model",
+                    models.CharField(blank=True, help_text="Pipeline/model for machine revisions.", max_length=200),
+                ),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("draft", "machine draft"),
+                            ("keep", "kept"),
+                            ("modify", "modified"),
+                            ("delete", "deleted"),
+                            ("add", "added"),
+                            ("edit", "edited outside the queue"),
+                            ("flag", "flagged by a model"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField()),
+                ("version", models.IntegerField(default=1)),
+                (
+                    "time_spent_ms",
+                    models.IntegerField(blank=True, help_text="Time on this item, ms, from the page.", null=True),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor_user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "qa_pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="revisions", to="qa.qapair"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="revisions",
+                        to="qa.submission",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='Verdict',
+            name="Verdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('keep', 'keep'), ('modify', 'modify'), ('delete', 'delete'), ('add', 'add')], max_length=10)),
-                ('after', models.JSONField()),
-                ('reason', models.CharField(blank=True, max_length=20)),
-                ('time_spent_ms', models.IntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='qa.queueitem')),
-                ('qa_pair', models.ForeignKey(blank=True, help_text='Null for a QA pair proposed in an overlap pass (kept in ``after`` only).', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='qa.qapair')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("keep", "keep"), ("modify", "modify"), ("delete", "delete"), ("add", "add")],
+                        max_length=10,
+                    ),
+                ),
+                ("after", models.JSONField()),
+                ("reason", models.CharField(blank=True, max_length=20)),
+                ("time_spent_ms", models.IntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="verdicts", to="qa.queueitem"
+                    ),
+                ),
+                (
+                    "qa_pair",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Null for a QA pair proposed in an overlap pass (kept in ``after`` only).",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="qa.qapair",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='WorkUnit',
+            name="WorkUnit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start_s', models.FloatField()),
-                ('end_s', models.FloatField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('group', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='units', to='media.videogroup')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='units', to='projects.project')),
-                ('video', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='units', to='media.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("start_s", models.FloatField()),
+                ("end_s", models.FloatField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "group",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="units",
+                        to="media.videogroup",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="units", to="projects.project"
+                    ),
+                ),
+                (
+                    "video",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="units", to="media.video"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.AddField(
-            model_name='queueitem',
-            name='unit',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queue_items', to='qa.workunit'),
+            model_name="queueitem",
+            name="unit",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="queue_items", to="qa.workunit"
+            ),
         ),
         migrations.AddField(
-            model_name='qapair',
-            name='unit',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qa_pairs', to='qa.workunit'),
+            model_name="qapair",
+            name="unit",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="qa_pairs", to="qa.workunit"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qatype',
-            constraint=models.UniqueConstraint(fields=('project', 'slug'), name='qatype_unique_slug'),
+            model_name="qatype",
+            constraint=models.UniqueConstraint(fields=("project", "slug"), name="qatype_unique_slug"),
         ),
         migrations.AddConstraint(
-            model_name='qatype',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('clip_policy', 'window'), _negated=True), ('window_s__gt', 0), _connector='OR'), name='qatype_window_has_length'),
+            model_name="qatype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("clip_policy", "window"), _negated=True), ("window_s__gt", 0), _connector="OR"
+                ),
+                name="qatype_window_has_length",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='autosave',
-            constraint=models.UniqueConstraint(fields=('item', 'user'), name='autosave_unique_per_person'),
+            model_name="autosave",
+            constraint=models.UniqueConstraint(fields=("item", "user"), name="autosave_unique_per_person"),
+        ),
+        migrations.AddIndex(model_name="skip", index=models.Index(fields=["user", "item"], name="skip_user_item")),
+        migrations.AddConstraint(
+            model_name="skip",
+            constraint=models.UniqueConstraint(fields=("item", "user"), name="skip_unique_per_person"),
+        ),
+        migrations.AddConstraint(
+            model_name="verdict",
+            constraint=models.UniqueConstraint(fields=("item", "qa_pair"), name="verdict_unique_per_pass"),
         ),
         migrations.AddIndex(
-            model_name='skip',
-            index=models.Index(fields=['user', 'item'], name='skip_user_item'),
-        ),
-        migrations.AddConstraint(
-            model_name='skip',
-            constraint=models.UniqueConstraint(fields=('item', 'user'), name='skip_unique_per_person'),
-        ),
-        migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(fields=('item', 'qa_pair'), name='verdict_unique_per_pass'),
+            model_name="queueitem",
+            index=models.Index(
+                condition=models.Q(("status", "open")),
+                fields=["project", "priority", "id"],
+                name="queueitem_open_order",
+            ),
         ),
         migrations.AddIndex(
-            model_name='queueitem',
-            index=models.Index(condition=models.Q(('status', 'open')), fields=['project', 'priority', 'id'], name='queueitem_open_order'),
+            model_name="queueitem", index=models.Index(fields=["unit", "completed_by"], name="queueitem_unit_done_by")
+        ),
+        migrations.AddConstraint(
+            model_name="queueitem",
+            constraint=models.UniqueConstraint(fields=("unit", "kind", "seq"), name="queueitem_unique_pass"),
+        ),
+        migrations.AddConstraint(
+            model_name="queueitem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("leased_by__isnull", False), ("status", "open")),
+                fields=("project", "leased_by"),
+                name="queueitem_one_lease_per_person",
+            ),
         ),
         migrations.AddIndex(
-            model_name='queueitem',
-            index=models.Index(fields=['unit', 'completed_by'], name='queueitem_unit_done_by'),
+            model_name="qapair", index=models.Index(fields=["project", "status", "id"], name="qa_project_status")
         ),
         migrations.AddConstraint(
-            model_name='queueitem',
-            constraint=models.UniqueConstraint(fields=('unit', 'kind', 'seq'), name='queueitem_unique_pass'),
+            model_name="qapair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("clip_end_s__gt", models.F("clip_start_s"))), name="qa_clip_nonempty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='queueitem',
-            constraint=models.UniqueConstraint(condition=models.Q(('leased_by__isnull', False), ('status', 'open')), fields=('project', 'leased_by'), name='queueitem_one_lease_per_person'),
-        ),
-        migrations.AddIndex(
-            model_name='qapair',
-            index=models.Index(fields=['project', 'status', 'id'], name='qa_project_status'),
-        ),
-        migrations.AddConstraint(
-            model_name='qapair',
-            constraint=models.CheckConstraint(condition=models.Q(('clip_end_s__gt', models.F('clip_start_s'))), name='qa_clip_nonempty'),
-        ),
-        migrations.AddConstraint(
-            model_name='qapair',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('options__isnull', True), ('answer_index__isnull', True)), models.Q(('options__isnull', False), ('answer_index__gte', 0)), _connector='OR'), name='qa_options_with_index'),
+            model_name="qapair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("options__isnull", True), ("answer_index__isnull", True)),
+                    models.Q(("options__isnull", False), ("answer_index__gte", 0)),
+                    _connector="OR",
+                ),
+                name="qa_options_with_index",
+            ),
         ),
     ]

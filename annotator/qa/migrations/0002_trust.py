@@ -25,57 +25,71 @@ DROP FUNCTION IF EXISTS qa_revision_append_only();
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0001_initial'),
-        ('qa', '0001_initial'),
+        ("projects", "0001_initial"),
+        ("qa", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RunSQL(FIX_WINDOWS, migrations.RunSQL.noop),
-        migrations.RemoveConstraint(
-            model_name='qatype',
-            name='qatype_window_has_length',
+        migrations.RemoveConstraint(model_name="qatype", name="qatype_window_has_length"),
+        migrations.AddField(
+            model_name="autosave",
+            name="time_spent_ms",
+            field=models.BigIntegerField(default=0, help_text="Time on the item when saved, ms (server-bounded)."),
         ),
         migrations.AddField(
-            model_name='autosave',
-            name='time_spent_ms',
-            field=models.BigIntegerField(default=0, help_text='Time on the item when saved, ms (server-bounded).'),
+            model_name="qapair",
+            name="flag_user",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The person who set the flag, when a person did (``flag_source`` names the model).",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='qapair',
-            name='flag_user',
-            field=models.ForeignKey(blank=True, help_text='The person who set the flag, when a person did (``flag_source`` names the model).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
-        ),
-        migrations.AddField(
-            model_name='queueitem',
-            name='claimed_at',
-            field=models.DateTimeField(blank=True, help_text='When the current holder took the item; bounds the time they may report.', null=True),
-        ),
-        migrations.AlterField(
-            model_name='queueitem',
-            name='time_spent_ms',
-            field=models.BigIntegerField(blank=True, help_text='Reported by the page, in ms.', null=True),
+            model_name="queueitem",
+            name="claimed_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="When the current holder took the item; bounds the time they may report.",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='revision',
-            name='qa_pair',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='revisions', to='qa.qapair'),
+            model_name="queueitem",
+            name="time_spent_ms",
+            field=models.BigIntegerField(blank=True, help_text="Reported by the page, in ms.", null=True),
         ),
         migrations.AlterField(
-            model_name='revision',
-            name='time_spent_ms',
-            field=models.BigIntegerField(blank=True, help_text='Time on this item, ms, from the page.', null=True),
+            model_name="revision",
+            name="qa_pair",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="revisions", to="qa.qapair"
+            ),
         ),
         migrations.AlterField(
-            model_name='verdict',
-            name='time_spent_ms',
-            field=models.BigIntegerField(blank=True, null=True),
+            model_name="revision",
+            name="time_spent_ms",
+            field=models.BigIntegerField(blank=True, help_text="Time on this item, ms, from the page.", null=True),
+        ),
+        migrations.AlterField(
+            model_name="verdict", name="time_spent_ms", field=models.BigIntegerField(blank=True, null=True)
         ),
         migrations.AddConstraint(
-            model_name='qatype',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('clip_policy', 'window'), _negated=True), models.Q(('window_s__gt', 0), ('window_s__isnull', False)), _connector='OR'), name='qatype_window_has_length'),
+            model_name="qatype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("clip_policy", "window"), _negated=True),
+                    models.Q(("window_s__gt", 0), ("window_s__isnull", False)),
+                    _connector="OR",
+                ),
+                name="qatype_window_has_length",
+            ),
         ),
         migrations.RunSQL(APPEND_ONLY, DROP_APPEND_ONLY),
     ]

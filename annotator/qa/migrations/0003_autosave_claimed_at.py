@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('qa', '0002_trust'),
-    ]
+    dependencies = [("qa", "0002_trust")]
 
     operations = [
         migrations.AddField(
-            model_name='autosave',
-            name='claimed_at',
-            field=models.DateTimeField(blank=True, help_text='Start of the claim under which this was first saved: a person who loses the item and claims it again later may report time since then.', null=True),
-        ),
+            model_name="autosave",
+            name="claimed_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="Start of the claim under which this was first saved: a person who loses the item and claims it again later may report time since then.",
+                null=True,
+            ),
+        )
     ]

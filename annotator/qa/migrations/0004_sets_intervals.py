@@ -5,43 +5,75 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('drafts', '0004_key_env_rule'),
-        ('media', '0002_hls_multiview_lifelog'),
-        ('projects', '0001_initial'),
-        ('qa', '0003_autosave_claimed_at'),
+        ("drafts", "0004_key_env_rule"),
+        ("media", "0002_hls_multiview_lifelog"),
+        ("projects", "0001_initial"),
+        ("qa", "0003_autosave_claimed_at"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='qapair',
-            name='answer_end_s',
-            field=models.FloatField(blank=True, help_text='Interval answers: end, seconds.', null=True),
+            model_name="qapair",
+            name="answer_end_s",
+            field=models.FloatField(blank=True, help_text="Interval answers: end, seconds.", null=True),
         ),
         migrations.AddField(
-            model_name='qapair',
-            name='answer_start_s',
-            field=models.FloatField(blank=True, help_text="Interval answers: start, seconds in the unit's time base (virtual for life logs).", null=True),
+            model_name="qapair",
+            name="answer_start_s",
+            field=models.FloatField(
+                blank=True,
+                help_text="Interval answers: start, seconds in the unit's time base (virtual for life logs).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='qapair',
-            name='videos',
-            field=models.JSONField(blank=True, default=list, help_text="Labelled videos the item shows, in order: [{label: 'Video 1', video_id, role, start_s, end_s}] (EgoExoBench seed 001 Fig. 2: query, reference and candidate videos). Options naming 'Video k' refer to these labels."),
+            model_name="qapair",
+            name="videos",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="Labelled videos the item shows, in order: [{label: 'Video 1', video_id, role, start_s, end_s}] (EgoExoBench seed 001 Fig. 2: query, reference and candidate videos). Options naming 'Video k' refer to these labels.",
+            ),
         ),
         migrations.AddField(
-            model_name='qatype',
-            name='answer_kind',
-            field=models.CharField(choices=[('text', 'text (open, or multiple choice when options are given)'), ('interval', 'a time interval (temporal localisation)')], default='text', help_text='interval: the answer is answer_start_s..answer_end_s (X-LeBench temporal localisation, seed 002 App. C.1).', max_length=10),
+            model_name="qatype",
+            name="answer_kind",
+            field=models.CharField(
+                choices=[
+                    ("text", "text (open, or multiple choice when options are given)"),
+                    ("interval", "a time interval (temporal localisation)"),
+                ],
+                default="text",
+                help_text="interval: the answer is answer_start_s..answer_end_s (X-LeBench temporal localisation, seed 002 App. C.1).",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='qatype',
-            name='set_kind',
-            field=models.CharField(blank=True, choices=[('', 'one video (or a day-night pair, when paired)'), ('ego_exo', 'an ego-exo set (EgoExoBench)'), ('life_log', 'a life log (X-LeBench)')], default='', help_text="Asked of one video (blank), of an ego-exo set, or of a life log (its unit's group).", max_length=20),
+            model_name="qatype",
+            name="set_kind",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("", "one video (or a day-night pair, when paired)"),
+                    ("ego_exo", "an ego-exo set (EgoExoBench)"),
+                    ("life_log", "a life log (X-LeBench)"),
+                ],
+                default="",
+                help_text="Asked of one video (blank), of an ego-exo set, or of a life log (its unit's group).",
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='qapair',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('answer_start_s__isnull', True), ('answer_end_s__isnull', True)), ('answer_end_s__gt', models.F('answer_start_s')), _connector='OR'), name='qa_answer_interval_nonempty'),
+            model_name="qapair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("answer_start_s__isnull", True), ("answer_end_s__isnull", True)),
+                    ("answer_end_s__gt", models.F("answer_start_s")),
+                    _connector="OR",
+                ),
+                name="qa_answer_interval_nonempty",
+            ),
         ),
     ]

@@ -6,31 +6,61 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0001_initial'),
-        ('qa', '0004_sets_intervals'),
+        ("projects", "0001_initial"),
+        ("qa", "0004_sets_intervals"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='queueitem',
-            name='assigned_to',
-            field=models.ForeignKey(blank=True, help_text="Served to this person only, before their other items (rework, an admin's assignment).", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="queueitem",
+            name="assigned_to",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Served to this person only, before their other items (rework, an admin's assignment).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='workunit',
-            name='purpose',
-            field=models.CharField(choices=[('real', 'real'), ('gold', 'gold check'), ('qualification', 'qualification'), ('example', 'tutorial example')], default='real', help_text='real: part of the benchmark; gold, qualification, example: copies made for checking and teaching annotators (issue 20), never exported or scored as benchmark items.', max_length=20),
+            model_name="workunit",
+            name="purpose",
+            field=models.CharField(
+                choices=[
+                    ("real", "real"),
+                    ("gold", "gold check"),
+                    ("qualification", "qualification"),
+                    ("example", "tutorial example"),
+                ],
+                default="real",
+                help_text="real: part of the benchmark; gold, qualification, example: copies made for checking and teaching annotators (issue 20), never exported or scored as benchmark items.",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='queueitem',
-            name='kind',
-            field=models.CharField(choices=[('first_pass', 'first pass'), ('overlap', 'overlap'), ('double_check', 'double-check'), ('rework', 'rework'), ('qualification', 'qualification')], default='first_pass', max_length=20),
+            model_name="queueitem",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("first_pass", "first pass"),
+                    ("overlap", "overlap"),
+                    ("double_check", "double-check"),
+                    ("rework", "rework"),
+                    ("qualification", "qualification"),
+                ],
+                default="first_pass",
+                max_length=20,
+            ),
         ),
         migrations.AddIndex(
-            model_name='queueitem',
-            index=models.Index(condition=models.Q(('assigned_to__isnull', False), ('status', 'open')), fields=['assigned_to', 'priority', 'id'], name='queueitem_open_assigned'),
+            model_name="queueitem",
+            index=models.Index(
+                condition=models.Q(("assigned_to__isnull", False), ("status", "open")),
+                fields=["assigned_to", "priority", "id"],
+                name="queueitem_open_assigned",
+            ),
         ),
     ]

@@ -10,24 +10,26 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ('drafts', '0007_llm_runs_on_the_run_engine'),
-        ('media', '0002_hls_multiview_lifelog'),
-        ('projects', '0001_initial'),
-        ('qa', '0005_team_assignment'),
+        ("drafts", "0007_llm_runs_on_the_run_engine"),
+        ("media", "0002_hls_multiview_lifelog"),
+        ("projects", "0001_initial"),
+        ("qa", "0005_team_assignment"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         AddIndexConcurrently(
-            model_name='qapair',
-            index=models.Index(condition=models.Q(('flag_reason', ''), _negated=True), fields=['unit'], name='qapair_flagged_unit'),
+            model_name="qapair",
+            index=models.Index(
+                condition=models.Q(("flag_reason", ""), _negated=True), fields=["unit"], name="qapair_flagged_unit"
+            ),
         ),
         AddIndexConcurrently(
-            model_name='queueitem',
-            index=models.Index(fields=['project', 'status', 'id'], name='queueitem_project_status_id'),
+            model_name="queueitem",
+            index=models.Index(fields=["project", "status", "id"], name="queueitem_project_status_id"),
         ),
         AddIndexConcurrently(
-            model_name='queueitem',
-            index=models.Index(fields=['project', 'kind', 'id'], name='queueitem_project_kind_id'),
+            model_name="queueitem",
+            index=models.Index(fields=["project", "kind", "id"], name="queueitem_project_kind_id"),
         ),
     ]

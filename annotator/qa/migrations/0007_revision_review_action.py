@@ -4,15 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('qa', '0006_units_list_indexes'),
-    ]
+    dependencies = [("qa", "0006_units_list_indexes")]
 
     operations = [
         migrations.AlterField(
-            model_name='revision',
-            name='action',
-            field=models.CharField(choices=[('draft', 'machine draft'), ('keep', 'kept'), ('modify', 'modified'), ('delete', 'deleted'), ('add', 'added'), ('edit', 'edited outside the queue'), ('flag', 'flagged by a model'), ('review', 'reviewed')], max_length=10),
-        ),
+            model_name="revision",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("draft", "machine draft"),
+                    ("keep", "kept"),
+                    ("modify", "modified"),
+                    ("delete", "deleted"),
+                    ("add", "added"),
+                    ("edit", "edited outside the queue"),
+                    ("flag", "flagged by a model"),
+                    ("review", "reviewed"),
+                ],
+                max_length=10,
+            ),
+        )
     ]

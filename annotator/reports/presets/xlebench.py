@@ -3,10 +3,18 @@
 
 from annotator.reports.presets import Preset, Table, register
 
-register(Preset(
-    name="xlebench", title="X-LeBench: task by life-log length",
-    source="X-LeBench (seed 002), Table 5",
-    tables=(Table("Task by life-log length", ("qa_type", "log_length"),
-                  ("accuracy", "position_accuracy", "kendall_tau_b", "judge_score"),
-                  order={"log_length": ["short", "medium", "long"]}),),
-))
+register(
+    Preset(
+        name="xlebench",
+        title="X-LeBench: task by life-log length",
+        source="X-LeBench (seed 002), Table 5",
+        tables=(
+            Table(
+                "Task by life-log length",
+                ("qa_type", "log_length"),
+                ("accuracy", "position_accuracy", "kendall_tau_b", "judge_score"),
+                order={"log_length": ["short", "medium", "long"]},
+            ),
+        ),
+    )
+)

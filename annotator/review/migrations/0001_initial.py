@@ -6,138 +6,308 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0001_initial'),
-        ('qa', '0005_team_assignment'),
+        ("projects", "0001_initial"),
+        ("qa", "0005_team_assignment"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReviewRound',
+            name="ReviewRound",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sample_size', models.PositiveIntegerField(blank=True, help_text='Units asked for; None: all.', null=True)),
-                ('seed', models.IntegerField(default=0, help_text='Seed of the sample (random.Random).')),
-                ('tags', models.JSONField(blank=True, default=list, help_text='The issue tags reviewers choose from in this round (empty: any tag).')),
-                ('opened_at', models.DateTimeField(auto_now_add=True)),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('summary', models.JSONField(blank=True, help_text='Written when the round closes (services.close_round).', null=True)),
-                ('opened_by', models.ForeignKey(blank=True, help_text='None when opened by the command.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_rounds', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "sample_size",
+                    models.PositiveIntegerField(blank=True, help_text="Units asked for; None: all.", null=True),
+                ),
+                ("seed", models.IntegerField(default=0, help_text="Seed of the sample (random.Random).")),
+                (
+                    "tags",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="The issue tags reviewers choose from in this round (empty: any tag).",
+                    ),
+                ),
+                ("opened_at", models.DateTimeField(auto_now_add=True)),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "summary",
+                    models.JSONField(
+                        blank=True, help_text="Written when the round closes (services.close_round).", null=True
+                    ),
+                ),
+                (
+                    "opened_by",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="None when opened by the command.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="review_rounds", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['-id'],
-            },
+            options={"ordering": ["-id"]},
         ),
         migrations.CreateModel(
-            name='Review',
+            name="Review",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('decision', models.CharField(choices=[('accept', 'accepted'), ('reject', 'rejected')], max_length=10)),
-                ('idempotency_key', models.CharField(max_length=100, unique=True)),
-                ('response', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(help_text='The submitted pass this review is about.', on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to='qa.queueitem')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to='projects.project')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('rework_item', models.ForeignKey(blank=True, help_text='The rework this rejection opened.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='qa.queueitem')),
-                ('unit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to='qa.workunit')),
-                ('round', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='reviews', to='review.reviewround')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("decision", models.CharField(choices=[("accept", "accepted"), ("reject", "rejected")], max_length=10)),
+                ("idempotency_key", models.CharField(max_length=100, unique=True)),
+                ("response", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        help_text="The submitted pass this review is about.",
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reviews",
+                        to="qa.queueitem",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reviews", to="projects.project"
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "rework_item",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The rework this rejection opened.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="qa.queueitem",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reviews", to="qa.workunit"
+                    ),
+                ),
+                (
+                    "round",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="reviews",
+                        to="review.reviewround",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='ReviewState',
+            name="ReviewState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('submitted', 'submitted, awaiting review'), ('accepted', 'accepted'), ('rejected', 'rejected, rework open'), ('reopened', 'reopened by its annotator, rework open'), ('resubmitted', 'resubmitted, awaiting review')], max_length=20)),
-                ('submitted_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='qa.queueitem')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='projects.project')),
-                ('review', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='review.review')),
-                ('rework_item', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='qa.queueitem')),
-                ('round', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='review.reviewround')),
-                ('unit', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='review_state', to='qa.workunit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("submitted", "submitted, awaiting review"),
+                            ("accepted", "accepted"),
+                            ("rejected", "rejected, rework open"),
+                            ("reopened", "reopened by its annotator, rework open"),
+                            ("resubmitted", "resubmitted, awaiting review"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("submitted_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="qa.queueitem"),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="projects.project"
+                    ),
+                ),
+                (
+                    "review",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="review.review",
+                    ),
+                ),
+                (
+                    "rework_item",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="qa.queueitem",
+                    ),
+                ),
+                (
+                    "round",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="review.reviewround",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="review_state", to="qa.workunit"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['unit_id'],
-            },
+            options={"ordering": ["unit_id"]},
         ),
         migrations.CreateModel(
-            name='RoundSummary',
+            name="RoundSummary",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('summary', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('read_at', models.DateTimeField(blank=True, null=True)),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='summaries', to='review.reviewround')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("summary", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("read_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="summaries", to="review.reviewround"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['-round_id', 'user_id'],
-            },
+            options={"ordering": ["-round_id", "user_id"]},
         ),
         migrations.CreateModel(
-            name='RoundUnit',
+            name="RoundUnit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('review', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='review.review')),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='units', to='review.reviewround')),
-                ('unit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='qa.workunit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "review",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="review.review",
+                    ),
+                ),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="units", to="review.reviewround"
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="qa.workunit"),
+                ),
             ],
-            options={
-                'ordering': ['id'],
-            },
+            options={"ordering": ["id"]},
         ),
         migrations.CreateModel(
-            name='ReviewComment',
+            name="ReviewComment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.TextField(blank=True)),
-                ('tags', models.JSONField(blank=True, default=list)),
-                ('qa_pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_comments', to='qa.qapair')),
-                ('review', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comments', to='review.review')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text", models.TextField(blank=True)),
+                ("tags", models.JSONField(blank=True, default=list)),
+                (
+                    "qa_pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="review_comments", to="qa.qapair"
+                    ),
+                ),
+                (
+                    "review",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="comments", to="review.review"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'constraints': [models.UniqueConstraint(fields=('review', 'qa_pair'), name='review_one_comment_per_pair')],
+                "ordering": ["id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("review", "qa_pair"), name="review_one_comment_per_pair")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='reviewround',
-            constraint=models.UniqueConstraint(condition=models.Q(('closed_at__isnull', True)), fields=('project',), name='review_one_open_round_per_project'),
+            model_name="reviewround",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("closed_at__isnull", True)),
+                fields=("project",),
+                name="review_one_open_round_per_project",
+            ),
         ),
         migrations.AddIndex(
-            model_name='review',
-            index=models.Index(fields=['project', 'annotator', 'created_at'], name='review_by_annotator'),
+            model_name="review",
+            index=models.Index(fields=["project", "annotator", "created_at"], name="review_by_annotator"),
         ),
         migrations.AddConstraint(
-            model_name='review',
-            constraint=models.UniqueConstraint(fields=('item',), name='review_one_per_submitted_pass'),
+            model_name="review",
+            constraint=models.UniqueConstraint(fields=("item",), name="review_one_per_submitted_pass"),
         ),
         migrations.AddIndex(
-            model_name='reviewstate',
-            index=models.Index(condition=models.Q(('state__in', ['submitted', 'resubmitted'])), fields=['project', 'submitted_at', 'unit'], name='review_awaiting'),
+            model_name="reviewstate",
+            index=models.Index(
+                condition=models.Q(("state__in", ["submitted", "resubmitted"])),
+                fields=["project", "submitted_at", "unit"],
+                name="review_awaiting",
+            ),
         ),
         migrations.AddIndex(
-            model_name='reviewstate',
-            index=models.Index(fields=['annotator', 'project', 'state'], name='review_state_of_annotator'),
+            model_name="reviewstate",
+            index=models.Index(fields=["annotator", "project", "state"], name="review_state_of_annotator"),
         ),
         migrations.AddConstraint(
-            model_name='roundsummary',
-            constraint=models.UniqueConstraint(fields=('round', 'user'), name='review_one_summary_per_person'),
+            model_name="roundsummary",
+            constraint=models.UniqueConstraint(fields=("round", "user"), name="review_one_summary_per_person"),
         ),
         migrations.AddConstraint(
-            model_name='roundunit',
-            constraint=models.UniqueConstraint(fields=('round', 'unit'), name='review_round_unit_once'),
+            model_name="roundunit",
+            constraint=models.UniqueConstraint(fields=("round", "unit"), name="review_round_unit_once"),
         ),
     ]

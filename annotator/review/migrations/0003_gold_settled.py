@@ -17,21 +17,26 @@ ORDER BY i.unit_id, COALESCE(i.completed_at, i.created_at) DESC, i.id DESC"""
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('review', '0002_backfill_states'),
-    ]
+    dependencies = [("review", "0002_backfill_states")]
 
     operations = [
         migrations.AddField(
-            model_name='reviewround',
-            name='pool',
-            field=models.PositiveIntegerField(blank=True, help_text="Units awaiting review when it opened, the sample's pool (gold copies are settled in the same share when it closes: services.settle_gold).", null=True),
+            model_name="reviewround",
+            name="pool",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Units awaiting review when it opened, the sample's pool (gold copies are settled in the same share when it closes: services.settle_gold).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='reviewstate',
-            name='check_drawn',
-            field=models.BooleanField(db_default=False, default=False, help_text='A gold copy the double-check draw chose: it answers as a real unit whose double-check is open until it is settled (services.settle_gold).'),
+            model_name="reviewstate",
+            name="check_drawn",
+            field=models.BooleanField(
+                db_default=False,
+                default=False,
+                help_text="A gold copy the double-check draw chose: it answers as a real unit whose double-check is open until it is settled (services.settle_gold).",
+            ),
         ),
         migrations.RunSQL(BACKFILL, reverse_sql=migrations.RunSQL.noop),
     ]

@@ -49,8 +49,11 @@ def time_limit_conditions(study, limits, labels: dict[float, str] | None = None)
     for number, limit in enumerate(values, start=1):
         name = (labels or {}).get(limit)
         label = "no time limit" if limit is None else f"{name} ({limit:g} s)" if name else f"{limit:g} s limit"
-        out.append(Condition.objects.create(study=study, number=number, label=label, time_limit_s=limit,
-                                            variables={}, baseline=number == 1))
+        out.append(
+            Condition.objects.create(
+                study=study, number=number, label=label, time_limit_s=limit, variables={}, baseline=number == 1
+            )
+        )
     return out
 
 
@@ -86,8 +89,10 @@ def qa_pool(study, pool, options: dict):
     known = set(QAType.objects.filter(project=study.project, slug__in=wanted).values_list("slug", flat=True))
     unknown = [t for t in wanted if t not in known]
     if unknown:
-        raise Invalid(f"project {study.project.slug} has no QA type {', '.join(map(repr, unknown))}",
-                      errors={"qa_types": "unknown"})
+        raise Invalid(
+            f"project {study.project.slug} has no QA type {', '.join(map(repr, unknown))}",
+            errors={"qa_types": "unknown"},
+        )
     return pool.filter(qa_type__slug__in=wanted)
 
 
@@ -107,8 +112,9 @@ def render(pairs: list, report: BuildReport, progress: Callable[[str], None]) ->
     videos = Video.objects.in_bulk({v for s in stimuli.values() for v in stimulus.video_ids(s) if v is not None})
     kept = []
     for pair in pairs:
-        reason = (stimulus.problem(stimuli[pair.pk], videos, max_clip_s=CLIP_MAX_S)
-                  or time_problem(pair.question, stimuli[pair.pk], pair))
+        reason = stimulus.problem(stimuli[pair.pk], videos, max_clip_s=CLIP_MAX_S) or time_problem(
+            pair.question, stimuli[pair.pk], pair
+        )
         if reason:
             key = f"QA pairs that cannot be shown ({reason})"
             report.skipped[key] = report.skipped.get(key, 0) + 1
@@ -176,7 +182,9 @@ def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str],
     todo = sorted(ranges, key=lambda r: (r[0].pk, r[1], r[2]))
     for video, a, b in todo:
         if b - a > CLIP_MAX_S:
-            raise Invalid(f"a clip of {video.filename} is {b - a:.0f} s long; study clips are at most {CLIP_MAX_S:.0f} s")
+            raise Invalid(
+                f"a clip of {video.filename} is {b - a:.0f} s long; study clips are at most {CLIP_MAX_S:.0f} s"
+            )
     out: dict[tuple, str] = {}
     if not todo:
         return out
@@ -187,8 +195,11 @@ def cut_clips(ranges: set[tuple], report: BuildReport, progress: Callable[[str],
         def cut(i_range):
             i, (video, a, b) = i_range
             dst = tmp / f"{i}.mp4"
-            ffmpeg.run(ffmpeg.clip_args(sources[video.pk], dst, start_s=a, end_s=b, max_height=CLIP_HEIGHT),
-                       timeout_s=ffmpeg.timeout_for(b - a), what=f"clip {a:.1f}-{b:.1f} s of {video.filename}")
+            ffmpeg.run(
+                ffmpeg.clip_args(sources[video.pk], dst, start_s=a, end_s=b, max_height=CLIP_HEIGHT),
+                timeout_s=ffmpeg.timeout_for(b - a),
+                what=f"clip {a:.1f}-{b:.1f} s of {video.filename}",
+            )
             return dst.read_bytes()
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -226,10 +237,21 @@ def media_payload(item) -> list[dict]:
     out = []
     for m in item.payload.get("media", []):
         if m.get("kind") == "life_log":
-            out.append({"label": m["label"], "clock_start": m.get("clock_start", ""),
-                        "duration_s": round(m["end_s"] - m["start_s"], 3),
-                        "parts": [{"url": media_url(s["name"]), "offset_s": round(s["virtual_start_s"] - m["start_s"], 3),
-                                   "duration_s": round(s["end_s"] - s["start_s"], 3)} for s in m["segments"]]})
+            out.append(
+                {
+                    "label": m["label"],
+                    "clock_start": m.get("clock_start", ""),
+                    "duration_s": round(m["end_s"] - m["start_s"], 3),
+                    "parts": [
+                        {
+                            "url": media_url(s["name"]),
+                            "offset_s": round(s["virtual_start_s"] - m["start_s"], 3),
+                            "duration_s": round(s["end_s"] - s["start_s"], 3),
+                        }
+                        for s in m["segments"]
+                    ],
+                }
+            )
         else:
             out.append({"label": m["label"], "url": media_url(m["name"])})
     return out

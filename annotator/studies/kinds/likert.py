@@ -54,8 +54,10 @@ def instructions(f) -> str:
     (``studies.instructions``): clips, the justification rule, keys, time limits, attention items."""
     from annotator.studies.instructions import practice_line, time_limit_line
 
-    text = ("You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above "
-            "each item.\n\n")
+    text = (
+        "You will rate items on a scale from **1** (lowest) to **5** (highest), on the criterion named above "
+        "each item.\n\n"
+    )
     if f.clips:
         text += "- Play the clips as often as you like before you rate.\n"
     text += "- Press **1**-**5** or click to choose; **Enter** answers (**Shift+Enter** starts a new line while you write).\n"
@@ -68,35 +70,60 @@ def instructions(f) -> str:
         text += "- A few items check that you read carefully: they say which score to give.\n"
     return text + practice_line(f, "how you did", "item")
 
+
 # The criteria and what their ends mean, in the papers' words.
 CRITERIA = {
     "relevance": "How relevant is the answer to the question (and the question to the video)? 1 = poor, 5 = excellent.",
     "correctness": "How correct is the answer, given the video? 1 = poor, 5 = excellent.",
     "realism": "How well does the record match real-world daily activity, in time and content? "
-               "1 = very unrealistic, 5 = highly realistic.",
+    "1 = very unrealistic, 5 = highly realistic.",
     "contextual_consistency": "How logical and smooth is the flow between consecutive parts of the record? "
-                              "1 = very poor consistency, 5 = strong sequence.",
+    "1 = very poor consistency, 5 = strong sequence.",
 }
 
 PRESETS = {
     # VUDG Sec. 4.5: relevance and correctness by 5 evaluators, with two control groups.
-    "vudg-quality": {"source": "qa", "criteria": ["relevance", "correctness"], "per_type": 30, "control_groups": True,
-                     "raters_per_item": 5, "questions_per_participant": 40, "justify_below": 0, "attention_items": 1,
-                     "exclusion": {"max_attention_failures": 0}},
+    "vudg-quality": {
+        "source": "qa",
+        "criteria": ["relevance", "correctness"],
+        "per_type": 30,
+        "control_groups": True,
+        "raters_per_item": 5,
+        "questions_per_participant": 40,
+        "justify_below": 0,
+        "attention_items": 1,
+        "exclusion": {"max_attention_failures": 0},
+    },
     # X-LeBench App. D: realism and contextual consistency of records by 3 evaluators, justified below 3.
-    "xlebench-realism": {"source": "records", "criteria": ["realism", "contextual_consistency"], "per_type": 20,
-                         "raters_per_item": 3, "questions_per_participant": 20, "justify_below": 3,
-                         "attention_items": 1, "exclusion": {"max_attention_failures": 0}},
+    "xlebench-realism": {
+        "source": "records",
+        "criteria": ["realism", "contextual_consistency"],
+        "per_type": 20,
+        "raters_per_item": 3,
+        "questions_per_participant": 20,
+        "justify_below": 3,
+        "attention_items": 1,
+        "exclusion": {"max_attention_failures": 0},
+    },
 }
 # Every criterion of a study is rated by each participant (the slice in ``services.enroll`` takes what exists).
-DEFAULTS = {"source": "qa", "criteria": ["relevance", "correctness"], "control_groups": True, "justify_below": 0,
-            "conditions_per_participant": len(CRITERIA)}
+DEFAULTS = {
+    "source": "qa",
+    "criteria": ["relevance", "correctness"],
+    "control_groups": True,
+    "justify_below": 0,
+    "conditions_per_participant": len(CRITERIA),
+}
 
 
 def _criteria(options: dict) -> list[str]:
     criteria = options.get("criteria") or DEFAULTS["criteria"]
-    if not isinstance(criteria, list) or not criteria or len(set(criteria)) != len(criteria) \
-            or any(c not in CRITERIA for c in criteria):
+    if (
+        not isinstance(criteria, list)
+        or not criteria
+        or len(set(criteria)) != len(criteria)
+        or any(c not in CRITERIA for c in criteria)
+    ):
         raise Invalid(f"criteria must be distinct names among {', '.join(CRITERIA)}", errors={"criteria": "unknown"})
     return criteria
 
@@ -129,13 +156,24 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     limit = None if limits[0] in (None, 0) else float(limits[0])
     if limit is not None and not 1 <= limit <= 3600:
         raise Invalid("time limits must be between 1 and 3600 seconds", errors={"time_limits": "out of range"})
-    conditions = [Condition.objects.create(study=study, number=n, label=name.replace("_", " "), time_limit_s=limit,
-                                           variables={"criterion": name}, baseline=n == 1)
-                  for n, name in enumerate(criteria, start=1)]
+    conditions = [
+        Condition.objects.create(
+            study=study,
+            number=n,
+            label=name.replace("_", " "),
+            time_limit_s=limit,
+            variables={"criterion": name},
+            baseline=n == 1,
+        )
+        for n, name in enumerate(criteria, start=1)
+    ]
     report = BuildReport()
     common = {"justify_below": justify_below}
-    things = (_qa_things(study, options, report, progress) if source == "qa"
-              else _record_things(study, options, report, progress))
+    things = (
+        _qa_things(study, options, report, progress)
+        if source == "qa"
+        else _record_things(study, options, report, progress)
+    )
     for cond in conditions:
         name = cond.variables["criterion"]
         for index, thing in enumerate(things):
@@ -149,9 +187,17 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
 def _item(cond, index: int, thing: dict, payload: dict):
     from annotator.studies.models import Item
 
-    return Item.objects.create(condition=cond, index=index, group=thing["group"], subtask=thing["subtask"],
-                               key=f"{thing['key']}:{cond.variables['criterion']}", qa_pair=thing.get("qa_pair"),
-                               footage_id=thing.get("footage_id"), payload=payload, truth=None)
+    return Item.objects.create(
+        condition=cond,
+        index=index,
+        group=thing["group"],
+        subtask=thing["subtask"],
+        key=f"{thing['key']}:{cond.variables['criterion']}",
+        qa_pair=thing.get("qa_pair"),
+        footage_id=thing.get("footage_id"),
+        payload=payload,
+        truth=None,
+    )
 
 
 def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict]:
@@ -167,7 +213,9 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
         things += [("real", p, p.answer, p.pk) for p in pairs]
     if control:
         answers = list(verified.order_by("id").values_list("id", "answer"))
-        deleted = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED), options)
+        deleted = _qa.qa_pool(
+            study, QAPair.objects.filter(project=study.project, status=QAPair.Status.DELETED), options
+        )
         # Every deleted pair, in a seeded order (recorded apart from the real sample's draw).
         deleted_by_type = _qa.sample_pairs(study, deleted, None, record="deleted_per_type")
         for slug, pairs in sampled.items():
@@ -186,10 +234,17 @@ def _qa_things(study, options: dict, report: BuildReport, progress) -> list[dict
     random.Random(f"{study.seed}:likert-order").shuffle(things)
     # Keyed by the pair, whatever the group: nobody rates one question (and clip) both with its own
     # answer and with a random-matched one, which would tell the two apart.
-    return [{"group": group, "subtask": p.qa_type.slug, "key": f"qa:{p.pk}", "qa_pair": p,
-             "footage_id": p.video.derived_from_id or p.video_id,
-             "payload": {"question": p.question, "answer": answer, "answer_of": of, **shown[p.pk]}}
-            for group, p, answer, of in things]
+    return [
+        {
+            "group": group,
+            "subtask": p.qa_type.slug,
+            "key": f"qa:{p.pk}",
+            "qa_pair": p,
+            "footage_id": p.video.derived_from_id or p.video_id,
+            "payload": {"question": p.question, "answer": answer, "answer_of": of, **shown[p.pk]},
+        }
+        for group, p, answer, of in things
+    ]
 
 
 def _record_things(study, options: dict, report: BuildReport, progress) -> list[dict]:
@@ -203,8 +258,9 @@ def _record_things(study, options: dict, report: BuildReport, progress) -> list[
         grouped |= {m.video_id for m in group.members.all()}
         if videos:
             records.append((f"group:{group.pk}", videos))
-    for video in Video.objects.filter(project=study.project, status=Video.Status.READY, source=Video.Source.REAL,
-                                      derived_from__isnull=True).order_by("id"):
+    for video in Video.objects.filter(
+        project=study.project, status=Video.Status.READY, source=Video.Source.REAL, derived_from__isnull=True
+    ).order_by("id"):
         if video.pk not in grouped:
             records.append((f"video:{video.pk}", [video]))
     per = options.get("per_type")
@@ -213,19 +269,41 @@ def _record_things(study, options: dict, report: BuildReport, progress) -> list[
         records = random.Random(f"{study.seed}:records").sample(records, per)
     study.sampling["records"] = {"available": available, "taken": len(records)}
     study.sampling["seed"] = study.seed
-    ranges = {key: [(v, 0.0, round(min(v.duration_s or 0.0, _qa.CLIP_MAX_S), 3)) for v in videos] for key, videos in records}
+    ranges = {
+        key: [(v, 0.0, round(min(v.duration_s or 0.0, _qa.CLIP_MAX_S), 3)) for v in videos] for key, videos in records
+    }
     clips = _qa.cut_clips({r for rs in ranges.values() for r in rs}, report, progress)
     out = []
     for key, videos in records:
         description = " ".join(str((v.annotations or {}).get("description") or "").strip() for v in videos).strip()
         # Stored as a stimulus (``qa.stimulus.to_json``'s shape), so a model rated on the item
         # (``evaluate --study``) is shown the same videos under the same labels.
-        media = [{"name": clips[(v.pk, a, b)], "label": f"Video {i}", "kind": "video", "video_id": v.pk,
-                  "start_s": a, "end_s": b, "offset_s": 0.0} for i, (v, a, b) in enumerate(ranges[key], start=1)]
+        media = [
+            {
+                "name": clips[(v.pk, a, b)],
+                "label": f"Video {i}",
+                "kind": "video",
+                "video_id": v.pk,
+                "start_s": a,
+                "end_s": b,
+                "offset_s": 0.0,
+            }
+            for i, (v, a, b) in enumerate(ranges[key], start=1)
+        ]
         root = videos[0].derived_from_id or videos[0].pk
-        out.append({"group": "", "subtask": "record", "key": key, "footage_id": root,
-                    "payload": {"description": description, "media": media,
-                                "layout": "single" if len(media) == 1 else "labelled"}})
+        out.append(
+            {
+                "group": "",
+                "subtask": "record",
+                "key": key,
+                "footage_id": root,
+                "payload": {
+                    "description": description,
+                    "media": media,
+                    "layout": "single" if len(media) == 1 else "labelled",
+                },
+            }
+        )
     return out
 
 
@@ -242,22 +320,40 @@ def _attention_items(study, condition, base: int, options: dict, common: dict) -
     for j in range(n):
         pick = rng.randint(1, 5)
         Item.objects.create(
-            condition=condition, index=base + j, role=Item.Role.ATTENTION, key=f"attention:{j}", truth=pick,
-            payload={**common, "criterion": name, "scale": CRITERIA[name], "question": "", "answer": "", "media": [],
-                     "instruction": f"This item checks that you read carefully: give it the score {pick}."
-                                    + (" Write \"attention check\" as the justification." if pick < common["justify_below"] else "")})
+            condition=condition,
+            index=base + j,
+            role=Item.Role.ATTENTION,
+            key=f"attention:{j}",
+            truth=pick,
+            payload={
+                **common,
+                "criterion": name,
+                "scale": CRITERIA[name],
+                "question": "",
+                "answer": "",
+                "media": [],
+                "instruction": f"This item checks that you read carefully: give it the score {pick}."
+                + (' Write "attention check" as the justification.' if pick < common["justify_below"] else ""),
+            },
+        )
     return n
 
 
 # ------------------------------------------------------------------------------ taking part
+
 
 def payload(trial) -> dict:
     """``criterion`` (its name, spaces for underscores), ``scale`` (what 1 and 5 mean),
     ``justify_below``, and what is rated: ``question`` and ``answer``, or ``description``, or an
     attention item's ``instruction``; ``videos`` (``[{"label", "url"}]``). Never the group."""
     p = trial.item.payload
-    out = {"criterion": p["criterion"].replace("_", " "), "scale": p["scale"], "justify_below": p.get("justify_below", 0),
-           "videos": _qa.media_payload(trial.item), "video_layout": _qa.video_layout(trial.item)}
+    out = {
+        "criterion": p["criterion"].replace("_", " "),
+        "scale": p["scale"],
+        "justify_below": p.get("justify_below", 0),
+        "videos": _qa.media_payload(trial.item),
+        "video_layout": _qa.video_layout(trial.item),
+    }
     for k in ("question", "answer", "description", "instruction"):
         if p.get(k):
             out[k] = p[k]
@@ -277,8 +373,10 @@ def validate(trial, response) -> dict:
     if justification is None:
         justification = ""
     if not isinstance(justification, str) or len(justification) > JUSTIFICATION_MAX:
-        raise Invalid(f"the justification must be a text of at most {JUSTIFICATION_MAX} characters",
-                      errors={"justification": "too long"})
+        raise Invalid(
+            f"the justification must be a text of at most {JUSTIFICATION_MAX} characters",
+            errors={"justification": "too long"},
+        )
     need = trial.item.payload.get("justify_below", 0)
     if score < need and not justification.strip():
         message = f"a score below {need} needs a short justification: say what is wrong"
@@ -300,12 +398,20 @@ def score(rows: list[ScoreRow]) -> list[dict]:
     score itself)."""
     if not rows:
         return []
-    given = np.array([np.nan if r.response is None or r.timed_out
-                      else float(r.response["score"] if isinstance(r.response, dict) else r.response) for r in rows])
+    given = np.array(
+        [
+            np.nan
+            if r.response is None or r.timed_out
+            else float(r.response["score"] if isinstance(r.response, dict) else r.response)
+            for r in rows
+        ]
+    )
     truth = np.array([np.nan if r.truth is None else float(r.truth) for r in rows])
     instructed = np.where(np.isnan(truth), np.nan, (given == truth).astype(float))
-    return [{"score": None if np.isnan(g) else float(g), "instructed": None if np.isnan(i) else float(i)}
-            for g, i in zip(given, instructed)]
+    return [
+        {"score": None if np.isnan(g) else float(g), "instructed": None if np.isnan(i) else float(i)}
+        for g, i in zip(given, instructed)
+    ]
 
 
 def feedback(trial) -> dict:
@@ -318,9 +424,16 @@ def export(item) -> dict:
     for records and attention items), ``question``/``answer`` or ``description``, ``instructed_score``
     (attention items), ``qa_pair_id`` and ``media`` (storage names)."""
     p = item.payload
-    return {"criterion": p["criterion"], "group": item.group, "question": p.get("question", ""), "answer": p.get("answer", ""),
-            "description": p.get("description", ""), "instructed_score": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": _qa.clip_names(p)}
+    return {
+        "criterion": p["criterion"],
+        "group": item.group,
+        "question": p.get("question", ""),
+        "answer": p.get("answer", ""),
+        "description": p.get("description", ""),
+        "instructed_score": item.truth,
+        "qa_pair_id": item.qa_pair_id,
+        "media": _qa.clip_names(p),
+    }
 
 
 def shows(item) -> list:

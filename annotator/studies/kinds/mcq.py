@@ -34,9 +34,16 @@ PLOTS = (("accuracy", "Accuracy", "Accuracy (share of questions right, 0–1)", 
 PRIMARY = "accuracy"
 DEFAULTS = {"independent": True}
 PRESETS = {
-    "egoexobench-human": {"per_type": 30, "time_limits": [60, 180], "independent": True, "conditions_per_participant": 1,
-                          "questions_per_participant": 60, "practice_items": 2, "attention_items": 2,
-                          "exclusion": {"max_attention_failures": 0}},
+    "egoexobench-human": {
+        "per_type": 30,
+        "time_limits": [60, 180],
+        "independent": True,
+        "conditions_per_participant": 1,
+        "questions_per_participant": 60,
+        "practice_items": 2,
+        "attention_items": 2,
+        "exclusion": {"max_attention_failures": 0},
+    }
 }
 LIMIT_LABELS = {60.0: "quick", 180.0: "deliberate"}
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -80,12 +87,18 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     from annotator.studies.models import Item
 
     conditions = _qa.time_limit_conditions(study, options.get("time_limits"), LIMIT_LABELS)
-    pool = _qa.qa_pool(study, QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED,
-                                                    options__isnull=False), options)
+    pool = _qa.qa_pool(
+        study,
+        QAPair.objects.filter(project=study.project, status=QAPair.Status.VERIFIED, options__isnull=False),
+        options,
+    )
     sampled = _qa.sample_pairs(study, pool, options.get("per_type"))
     drawn = {p.pk for pairs in sampled.values() for p in pairs}
-    practice_pairs = list(pool.exclude(pk__in=drawn).select_related("qa_type", "unit__group", "video")
-                          .order_by("id")[: study.practice_items])
+    practice_pairs = list(
+        pool.exclude(pk__in=drawn)
+        .select_related("qa_type", "unit__group", "video")
+        .order_by("id")[: study.practice_items]
+    )
     report = BuildReport()
     everything = [p for pairs in sampled.values() for p in pairs] + practice_pairs
     kept, shown = _qa.render(everything, report, progress)
@@ -96,9 +109,17 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     def make(cond, index, pair, role):
         opts, right = shuffled(list(pair.options), pair.answer_index, option_seed(study.seed, pair.pk))
         return Item.objects.create(
-            condition=cond, index=index, role=role, subtask=pair.qa_type.slug, key=f"qa:{pair.pk}", qa_pair=pair,
-            footage_id=pair.video.derived_from_id or pair.video_id, seed=option_seed(study.seed, pair.pk),
-            payload={"question": pair.question, "options": opts, **shown[pair.pk]}, truth=right)
+            condition=cond,
+            index=index,
+            role=role,
+            subtask=pair.qa_type.slug,
+            key=f"qa:{pair.pk}",
+            qa_pair=pair,
+            footage_id=pair.video.derived_from_id or pair.video_id,
+            seed=option_seed(study.seed, pair.pk),
+            payload={"question": pair.question, "options": opts, **shown[pair.pk]},
+            truth=right,
+        )
 
     for cond in conditions:
         index = 0
@@ -120,10 +141,18 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
         n = rng.randint(3, 5)
         right = rng.randrange(n)
         Item.objects.create(
-            condition=conditions[0], index=base + len(practice_pairs) + j, role=Item.Role.ATTENTION,
-            key=f"attention:{j}", seed=0, truth=right,
-            payload={"question": f"This question checks that you read carefully: choose option {LETTERS[right]}.",
-                     "options": [f"Option {LETTERS[i]}" for i in range(n)], "media": []})
+            condition=conditions[0],
+            index=base + len(practice_pairs) + j,
+            role=Item.Role.ATTENTION,
+            key=f"attention:{j}",
+            seed=0,
+            truth=right,
+            payload={
+                "question": f"This question checks that you read carefully: choose option {LETTERS[right]}.",
+                "options": [f"Option {LETTERS[i]}" for i in range(n)],
+                "media": [],
+            },
+        )
     report.attention = n_attention
     return report
 
@@ -132,8 +161,12 @@ def payload(trial) -> dict:
     """``question``, ``options`` (``[{"letter": "A", "text": ...}]`` in the shown order) and
     ``videos`` (``_qa.media_payload``) with their ``video_layout``. No correctness."""
     p = trial.item.payload
-    return {"question": p["question"], "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(p["options"])],
-            "videos": _qa.media_payload(trial.item), "video_layout": _qa.video_layout(trial.item)}
+    return {
+        "question": p["question"],
+        "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(p["options"])],
+        "videos": _qa.media_payload(trial.item),
+        "video_layout": _qa.video_layout(trial.item),
+    }
 
 
 def _index(value, n: int, exc=Invalid):
@@ -173,8 +206,13 @@ def export(item) -> dict:
     """Researcher fields: ``question``, ``options`` (shown order), ``answer_index`` (in that order),
     ``qa_pair_id``, ``media`` (storage names of the clips)."""
     p = item.payload
-    return {"question": p["question"], "options": p["options"], "answer_index": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": _qa.clip_names(p)}
+    return {
+        "question": p["question"],
+        "options": p["options"],
+        "answer_index": item.truth,
+        "qa_pair_id": item.qa_pair_id,
+        "media": _qa.clip_names(p),
+    }
 
 
 def shows(item) -> list:

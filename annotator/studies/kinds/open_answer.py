@@ -30,12 +30,12 @@ JUDGED = ("judge_accuracy", "judge_score", "judge_score_10", "judge_accuracy_sco
 # What the pages call this kind (what a participant reads first is ``instructions``), and the
 # dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "open answer"
-PLOTS = (("exact_match", "Exact match", "Exact match (share of answers, 0–1)", 0, 1),
-         ("token_f1", "Token F1", "Token F1 with the verified answer (0–1)", 0, 1))
+PLOTS = (
+    ("exact_match", "Exact match", "Exact match (share of answers, 0–1)", 0, 1),
+    ("token_f1", "Token F1", "Token F1 with the verified answer (0–1)", 0, 1),
+)
 PRIMARY = None
-PRESETS = {
-    "egonight-open": {"per_type": 20, "raters_per_item": 3, "questions_per_participant": 30},
-}
+PRESETS = {"egonight-open": {"per_type": 20, "raters_per_item": 3, "questions_per_participant": 30}}
 TEXT_MAX = 4000
 
 
@@ -46,9 +46,11 @@ def instructions(f) -> str:
 
     about = "about a video clip" if f.clips else ""
     watch = "Watch the clip and write" if f.clips else "Write"
-    text = (f"You will see a question{' ' + about if about else ''}. {watch} your answer in a few words or a sentence. "
-            "Nobody else's answer is shown, and yours is not shown to anyone answering after you.\n\n"
-            "- **Enter** answers; **Shift+Enter** starts a new line.\n")
+    text = (
+        f"You will see a question{' ' + about if about else ''}. {watch} your answer in a few words or a sentence. "
+        "Nobody else's answer is shown, and yours is not shown to anyone answering after you.\n\n"
+        "- **Enter** answers; **Shift+Enter** starts a new line.\n"
+    )
     return text + time_limit_line(f) + "- Every question counts: there is no practice.\n"
 
 
@@ -69,9 +71,16 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
     pairs, shown = _qa.render([p for ps in sampled.values() for p in ps], report, progress)
     for cond in conditions:
         for index, pair in enumerate(pairs):
-            Item.objects.create(condition=cond, index=index, subtask=pair.qa_type.slug, key=f"qa:{pair.pk}", qa_pair=pair,
-                                footage_id=pair.video.derived_from_id or pair.video_id,
-                                payload={"question": pair.question, **shown[pair.pk]}, truth=pair.answer)
+            Item.objects.create(
+                condition=cond,
+                index=index,
+                subtask=pair.qa_type.slug,
+                key=f"qa:{pair.pk}",
+                qa_pair=pair,
+                footage_id=pair.video.derived_from_id or pair.video_id,
+                payload={"question": pair.question, **shown[pair.pk]},
+                truth=pair.answer,
+            )
         report.items[cond.number] = len(pairs)
         progress(f"  condition {cond.number} ({cond.label}): {len(pairs)} items")
     return report
@@ -86,8 +95,9 @@ def open_questions(pool, report: BuildReport, progress: Callable[[str], None]):
 
     leave_out = {
         "QA pairs with options (multiple choice, no open question)": pool.filter(options__isnull=False),
-        "QA pairs whose answer is a time interval": pool.filter(options__isnull=True,
-                                                                qa_type__answer_kind=QAType.AnswerKind.INTERVAL),
+        "QA pairs whose answer is a time interval": pool.filter(
+            options__isnull=True, qa_type__answer_kind=QAType.AnswerKind.INTERVAL
+        ),
     }
     for reason, pairs in leave_out.items():
         n = pairs.count()
@@ -99,8 +109,11 @@ def open_questions(pool, report: BuildReport, progress: Callable[[str], None]):
 
 def payload(trial) -> dict:
     """``question`` and ``videos`` (``[{"label", "url"}]``). No draft, no answer, no one else's answer."""
-    return {"question": trial.item.payload["question"], "videos": _qa.media_payload(trial.item),
-            "video_layout": _qa.video_layout(trial.item)}
+    return {
+        "question": trial.item.payload["question"],
+        "videos": _qa.media_payload(trial.item),
+        "video_layout": _qa.video_layout(trial.item),
+    }
 
 
 def _text(value, exc) -> str:
@@ -181,8 +194,12 @@ def feedback(trial) -> dict:
 
 def export(item) -> dict:
     """Researcher fields: ``question``, ``answer`` (verified), ``qa_pair_id``, ``media``."""
-    return {"question": item.payload["question"], "answer": item.truth, "qa_pair_id": item.qa_pair_id,
-            "media": _qa.clip_names(item.payload)}
+    return {
+        "question": item.payload["question"],
+        "answer": item.truth,
+        "qa_pair_id": item.qa_pair_id,
+        "media": _qa.clip_names(item.payload),
+    }
 
 
 def shows(item) -> list:

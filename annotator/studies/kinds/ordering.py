@@ -39,8 +39,10 @@ METRICS = scoring.METRICS
 # What the pages call this kind (what a participant reads first is ``instructions``), and the
 # dashboard's bar charts: (metric, name, axis title with its unit, axis min, axis max).
 TITLE = "frame or text ordering"
-PLOTS = (("kendall_tau_b", "Kendall's τ-b", "Kendall's τ-b (−1 reversed … 1 right order)", -1, 1),
-         ("position_accuracy", "Per-position accuracy", "Per-position accuracy (share of elements in place, 0–1)", 0, 1))
+PLOTS = (
+    ("kendall_tau_b", "Kendall's τ-b", "Kendall's τ-b (−1 reversed … 1 right order)", -1, 1),
+    ("position_accuracy", "Per-position accuracy", "Per-position accuracy (share of elements in place, 0–1)", 0, 1),
+)
 PRIMARY = "exact_match"
 
 # EGO-FLIGHT's nine frame-ordering experiments (seed 003 App. E, Table 8); the baseline is 4 frames,
@@ -52,9 +54,29 @@ EGO_FLIGHT = [
     {"number": 4, "label": "short clips", "n_frames": 4, "clip_length": "short", "annotation": "brief"},
     {"number": 5, "label": "long clips", "n_frames": 4, "clip_length": "long", "annotation": "brief"},
     {"number": 6, "label": "no annotation", "n_frames": 4, "clip_length": "medium", "annotation": "none"},
-    {"number": 7, "label": "comprehensive annotation", "n_frames": 4, "clip_length": "medium", "annotation": "comprehensive"},
-    {"number": 8, "label": "hints: frames 1 & 3", "n_frames": 4, "clip_length": "medium", "annotation": "brief", "hints": [1, 3]},
-    {"number": 9, "label": "hints: frames 2 & 4", "n_frames": 4, "clip_length": "medium", "annotation": "brief", "hints": [2, 4]},
+    {
+        "number": 7,
+        "label": "comprehensive annotation",
+        "n_frames": 4,
+        "clip_length": "medium",
+        "annotation": "comprehensive",
+    },
+    {
+        "number": 8,
+        "label": "hints: frames 1 & 3",
+        "n_frames": 4,
+        "clip_length": "medium",
+        "annotation": "brief",
+        "hints": [1, 3],
+    },
+    {
+        "number": 9,
+        "label": "hints: frames 2 & 4",
+        "n_frames": 4,
+        "clip_length": "medium",
+        "annotation": "brief",
+        "hints": [2, 4],
+    },
 ]
 
 # X-LeBench summary ordering (seed 002 App. C.4): 4, 9 or 15 event summaries of a record to order.
@@ -65,10 +87,19 @@ XLEBENCH_SUMMARY = [
 ]
 
 PRESETS = {
-    "ego-flight": {"conditions": EGO_FLIGHT, "frame_size": 224, "practice_items": 3, "questions_per_participant": 102,
-                   "conditions_per_participant": 2},
-    "xlebench-summary": {"conditions": XLEBENCH_SUMMARY, "practice_items": 0, "questions_per_participant": 10,
-                         "conditions_per_participant": 1},
+    "ego-flight": {
+        "conditions": EGO_FLIGHT,
+        "frame_size": 224,
+        "practice_items": 3,
+        "questions_per_participant": 102,
+        "conditions_per_participant": 2,
+    },
+    "xlebench-summary": {
+        "conditions": XLEBENCH_SUMMARY,
+        "practice_items": 0,
+        "questions_per_participant": 10,
+        "conditions_per_participant": 1,
+    },
 }
 DEFAULT_PRESET = "ego-flight"
 
@@ -89,9 +120,11 @@ def instructions(f) -> str:
         what, moved = "frames taken from a short video, or short descriptions of events, **shuffled**", "element"
     else:
         what, moved = "frames taken from a short video, **shuffled**", "frame"
-    text = (f"You will see {what}. Put them back in the order they happened, earliest first, "
-            "reading from left to right.\n\n"
-            f"- Drag a {moved} to move it, or use the keyboard: **Tab** to a {moved}, **←** / **→** to move it.\n")
+    text = (
+        f"You will see {what}. Put them back in the order they happened, earliest first, "
+        "reading from left to right.\n\n"
+        f"- Drag a {moved} to move it, or use the keyboard: **Tab** to a {moved}, **←** / **→** to move it.\n"
+    )
     if f.pinned:
         text += f"- A {moved} marked *pinned* is already in its right place and cannot move.\n"
     text += "- Press **Enter** (or the Answer button) to answer. Each answer is timed from the moment everything is shown.\n"
@@ -104,13 +137,23 @@ def item_seed(study_seed: int, condition_number: int, index: int) -> int:
 
 
 def _condition_variables(spec: dict) -> dict:
-    return {"n_frames": int(spec["n_frames"]), "clip_length": spec.get("clip_length", "medium"),
-            "annotation": spec.get("annotation", "none"), "hints": list(spec.get("hints", [])),
-            "item_kind": spec.get("item_kind", "frames")}
+    return {
+        "n_frames": int(spec["n_frames"]),
+        "clip_length": spec.get("clip_length", "medium"),
+        "annotation": spec.get("annotation", "none"),
+        "hints": list(spec.get("hints", [])),
+        "item_kind": spec.get("item_kind", "frames"),
+    }
 
 
 def _is_baseline(v: dict) -> bool:
-    return (v["n_frames"], v["clip_length"], v["annotation"], v["hints"], v["item_kind"]) == (4, "medium", "brief", [], "frames")
+    return (v["n_frames"], v["clip_length"], v["annotation"], v["hints"], v["item_kind"]) == (
+        4,
+        "medium",
+        "brief",
+        [],
+        "frames",
+    )
 
 
 def _windows(duration_s: float, length_class: str) -> list[tuple[float, float]]:
@@ -126,7 +169,9 @@ def _comprehensive(annotations: dict, start_s: float, end_s: float) -> str:
     if annotations.get("comprehensive"):
         return str(annotations["comprehensive"])
     steps = []
-    for a in sorted((a for a in annotations.get("actions") or [] if isinstance(a, dict)), key=lambda a: a.get("start_s", 0)):
+    for a in sorted(
+        (a for a in annotations.get("actions") or [] if isinstance(a, dict)), key=lambda a: a.get("start_s", 0)
+    ):
         s, e = float(a.get("start_s", 0)), float(a.get("end_s", 0))
         if e > start_s and s < end_s and a.get("label"):
             steps.append(f"{max(s, start_s) - start_s:.1f}-{min(e, end_s) - start_s:.1f} s: {a['label']}")
@@ -167,9 +212,19 @@ def build(study, options: dict, progress: Callable[[str], None]) -> BuildReport:
             raise Invalid(f"condition {spec['number']}: unknown clip_length or annotation")
         if any(not 1 <= h <= v["n_frames"] for h in v["hints"]):
             raise Invalid(f"condition {spec['number']}: hints must be positions 1..n_frames")
-        conditions.append(Condition.objects.create(study=study, number=int(spec["number"]), label=str(spec["label"]),
-                                                   time_limit_s=limit, variables=v, baseline=_is_baseline(v)))
-    videos = list(Video.objects.filter(project=study.project, status=Video.Status.READY, source=Video.Source.REAL).order_by("id"))
+        conditions.append(
+            Condition.objects.create(
+                study=study,
+                number=int(spec["number"]),
+                label=str(spec["label"]),
+                time_limit_s=limit,
+                variables=v,
+                baseline=_is_baseline(v),
+            )
+        )
+    videos = list(
+        Video.objects.filter(project=study.project, status=Video.Status.READY, source=Video.Source.REAL).order_by("id")
+    )
     texts = [c for c in conditions if c.variables["item_kind"] == "texts"]
     frames = [c for c in conditions if c.variables["item_kind"] == "frames"]
     if texts:
@@ -197,9 +252,11 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
     from annotator.studies.models import Item
 
     clips: dict[str, list[tuple[Video, float, float]]] = {
-        k: [(v, a, b) for v in videos for a, b in _windows(v.duration_s or 0.0, k)] for k in WINDOW_S}
+        k: [(v, a, b) for v in videos for a, b in _windows(v.duration_s or 0.0, k)] for k in WINDOW_S
+    }
     n_practice = study.practice_items
     practice_clips = clips["medium"][-n_practice:] if n_practice and len(clips["medium"]) > n_practice else []
+
     # No trial clip of any length overlaps a practice clip of its video: practice feedback shows the true
     # order, which would give away the order of the frames a trial takes from the same seconds.
     def overlaps_practice(clip) -> bool:
@@ -208,11 +265,16 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
     trial_clips = {k: [c for c in v if not overlaps_practice(c)] for k, v in clips.items()}
     too_short = {k: sum(1 for v in videos if not _windows(v.duration_s or 0.0, k)) for k in WINDOW_S}
     baseline = next((c for c in conditions if c.baseline), conditions[0])
-    plan = [(cond, clip, index, False) for cond in conditions
-            for index, clip in enumerate(trial_clips[cond.variables["clip_length"]])]
+    plan = [
+        (cond, clip, index, False)
+        for cond in conditions
+        for index, clip in enumerate(trial_clips[cond.variables["clip_length"]])
+    ]
     start_index = max((len(trial_clips[baseline.variables["clip_length"]]),), default=0)
     plan += [(baseline, clip, start_index + j, True) for j, clip in enumerate(practice_clips)]
-    wanted = {(video, t) for cond, (video, a, b), _, _ in plan for t in ffmpeg.sample_times(a, b, cond.variables["n_frames"])}
+    wanted = {
+        (video, t) for cond, (video, a, b), _, _ in plan for t in ffmpeg.sample_times(a, b, cond.variables["n_frames"])
+    }
     frames = _extract_frames(wanted, frame_size, report, progress)
     for cond, (video, a, b), index, practice in plan:
         v = cond.variables
@@ -223,13 +285,26 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
         seed = item_seed(study.seed, cond.number, index)
         order = scoring.shown_order(len(elements), seed, v["hints"])
         annotations = video.annotations or {}
-        text = {"none": "", "brief": _brief(annotations),
-                "comprehensive": _comprehensive(annotations, a, b) or _brief(annotations)}[v["annotation"]]
+        text = {
+            "none": "",
+            "brief": _brief(annotations),
+            "comprehensive": _comprehensive(annotations, a, b) or _brief(annotations),
+        }[v["annotation"]]
         item = Item.objects.create(
-            condition=cond, index=index, role=Item.Role.PRACTICE if practice else Item.Role.SCORED, seed=seed,
-            key=f"clip:{video.pk}:{a}:{b}", footage=video, truth=[e.pk for e in elements],
-            payload={"shown": [elements[i].pk for i in order], "hints": v["hints"], "annotation": text,
-                     "clip": {"video_id": video.pk, "start_s": a, "end_s": b}})
+            condition=cond,
+            index=index,
+            role=Item.Role.PRACTICE if practice else Item.Role.SCORED,
+            seed=seed,
+            key=f"clip:{video.pk}:{a}:{b}",
+            footage=video,
+            truth=[e.pk for e in elements],
+            payload={
+                "shown": [elements[i].pk for i in order],
+                "hints": v["hints"],
+                "annotation": text,
+                "clip": {"video_id": video.pk, "start_s": a, "end_s": b},
+            },
+        )
         del item
         if practice:
             report.practice += 1
@@ -240,7 +315,9 @@ def _frame_items(study, conditions, videos, frame_size: int, report: BuildReport
         skipped = too_short[cond.variables["clip_length"]]
         if skipped:
             report.skipped[f"videos too short for {cond.variables['clip_length']} clips"] = skipped
-        progress(f"  condition {cond.number} ({cond.label}): {report.items[cond.number]} items, {skipped} videos too short")
+        progress(
+            f"  condition {cond.number} ({cond.label}): {report.items[cond.number]} items, {skipped} videos too short"
+        )
 
 
 def repeated(values: list) -> bool:
@@ -272,10 +349,20 @@ def _text_item(study, cond, index: int, texts: list[str], *, key: str, footage, 
     elements = [made_elements[i] for i in range(n)]
     seed = item_seed(study.seed, cond.number, index)
     order = scoring.shown_order(n, seed, cond.variables["hints"])
-    return Item.objects.create(condition=cond, index=index, seed=seed, key=key, footage=footage,
-                               truth=[e.pk for e in elements],
-                               payload={"shown": [elements[i].pk for i in order], "hints": cond.variables["hints"],
-                                        "annotation": "", "clip": clip})
+    return Item.objects.create(
+        condition=cond,
+        index=index,
+        seed=seed,
+        key=key,
+        footage=footage,
+        truth=[e.pk for e in elements],
+        payload={
+            "shown": [elements[i].pk for i in order],
+            "hints": cond.variables["hints"],
+            "annotation": "",
+            "clip": clip,
+        },
+    )
 
 
 def _life_log_items(study, cond, report: BuildReport) -> int:
@@ -292,8 +379,11 @@ def _life_log_items(study, cond, report: BuildReport) -> int:
     for group in VideoGroup.objects.filter(project=study.project, kind=VideoGroup.Kind.LIFE_LOG).order_by("id"):
         parts = parts_of(group)
         summaries = group.params.get("summaries") or []
-        texts = [str(summaries[p.position]).strip() for p in parts
-                 if p.position < len(summaries) and str(summaries[p.position] or "").strip()]
+        texts = [
+            str(summaries[p.position]).strip()
+            for p in parts
+            if p.position < len(summaries) and str(summaries[p.position] or "").strip()
+        ]
         if len(texts) < n:
             skipped += 1
             continue
@@ -303,8 +393,15 @@ def _life_log_items(study, cond, report: BuildReport) -> int:
             _skip(report, REPEATED_TEXTS)
             continue
         first = Video.objects.get(pk=parts[0].video_id)
-        _text_item(study, cond, made, chosen, key=f"lifelog:{group.pk}", footage=first,
-                   clip={"video_id": first.pk, "start_s": 0.0, "end_s": parts[-1].end_s, "life_log_id": group.pk})
+        _text_item(
+            study,
+            cond,
+            made,
+            chosen,
+            key=f"lifelog:{group.pk}",
+            footage=first,
+            clip={"video_id": first.pk, "start_s": 0.0, "end_s": parts[-1].end_s, "life_log_id": group.pk},
+        )
         made += 1
     if skipped:
         report.skipped[f"life logs with fewer than {n} part summaries"] = skipped
@@ -322,8 +419,14 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
         made = _life_log_items(study, cond, report)
         skipped = 0
         for video in videos:
-            actions = sorted((a for a in (video.annotations or {}).get("actions") or []
-                              if isinstance(a, dict) and str(a.get("label") or "").strip()), key=lambda a: float(a.get("start_s", 0)))
+            actions = sorted(
+                (
+                    a
+                    for a in (video.annotations or {}).get("actions") or []
+                    if isinstance(a, dict) and str(a.get("label") or "").strip()
+                ),
+                key=lambda a: float(a.get("start_s", 0)),
+            )
             if len(actions) < n:
                 skipped += 1
                 continue
@@ -332,8 +435,15 @@ def _text_items(study, conditions, videos, report: BuildReport, progress) -> Non
             if repeated(chosen):
                 _skip(report, REPEATED_TEXTS)
                 continue
-            _text_item(study, cond, made, chosen, key=f"record:{video.pk}", footage=video,
-                       clip={"video_id": video.pk, "start_s": 0.0, "end_s": video.duration_s or 0.0})
+            _text_item(
+                study,
+                cond,
+                made,
+                chosen,
+                key=f"record:{video.pk}",
+                footage=video,
+                clip={"video_id": video.pk, "start_s": 0.0, "end_s": video.duration_s or 0.0},
+            )
             made += 1
         report.items[cond.number] = made
         if skipped:
@@ -363,7 +473,9 @@ def _extract_frames(wanted: set, size: int, report: BuildReport, progress) -> di
 
         def cut(vt):
             video, t = vt
-            data = ffmpeg.run(ffmpeg.square_frame_args(sources[video.pk], t, size=size), timeout_s=60, what=f"frame at {t:.3f} s")
+            data = ffmpeg.run(
+                ffmpeg.square_frame_args(sources[video.pk], t, size=size), timeout_s=60, what=f"frame at {t:.3f} s"
+            )
             if not data:
                 raise ffmpeg.MediaError(f"{video.filename}: no frame at {t:.3f} s")
             return data
@@ -371,7 +483,9 @@ def _extract_frames(wanted: set, size: int, report: BuildReport, progress) -> di
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             for i, ((video, t), data) in enumerate(zip(todo, pool.map(cut, todo)), start=1):
                 name = store_frame(data, report.files)
-                out[(video.pk, t)] = Element.objects.create(kind=Element.Kind.FRAME, video=video, t_s=t, size=size, image=name)
+                out[(video.pk, t)] = Element.objects.create(
+                    kind=Element.Kind.FRAME, video=video, t_s=t, size=size, image=name
+                )
                 report.frames_written += 1
                 if i % 50 == 0 or i == len(todo):
                     progress(f"  frames: {i}/{len(todo)}")
@@ -399,6 +513,7 @@ def store_frame(data: bytes, written: list[str]) -> str:
 
 # ------------------------------------------------------------------------------ taking part
 
+
 def shown_elements(item) -> list[dict]:
     """What an ordering item shows, in the recorded shown order: per element its ``id``, ``kind``
     (frame or text), ``image`` (storage name of the frame, '' for a text), ``text`` and
@@ -411,8 +526,16 @@ def shown_elements(item) -> list[dict]:
     shown = item.payload["shown"]
     elements = {e.pk: e for e in Element.objects.filter(pk__in=shown)}
     pinned = {item.truth[p - 1]: p for p in item.payload.get("hints", [])}
-    return [{"id": eid, "kind": elements[eid].kind, "image": elements[eid].image.name if elements[eid].image else "",
-             "text": elements[eid].text, "pinned_position": pinned.get(eid)} for eid in shown]
+    return [
+        {
+            "id": eid,
+            "kind": elements[eid].kind,
+            "image": elements[eid].image.name if elements[eid].image else "",
+            "text": elements[eid].text,
+            "pinned_position": pinned.get(eid),
+        }
+        for eid in shown
+    ]
 
 
 def payload(trial) -> dict:
@@ -427,8 +550,16 @@ def payload(trial) -> dict:
     handles = handles_of(trial.pk, item.payload["shown"])
     return {
         "annotation": item.payload.get("annotation", ""),
-        "elements": [{"handle": handles[e["id"]], "kind": e["kind"], "url": media_url(e["image"]) if e["image"] else "",
-                      "text": e["text"], "pinned_position": e["pinned_position"]} for e in shown_elements(item)],
+        "elements": [
+            {
+                "handle": handles[e["id"]],
+                "kind": e["kind"],
+                "url": media_url(e["image"]) if e["image"] else "",
+                "text": e["text"],
+                "pinned_position": e["pinned_position"],
+            }
+            for e in shown_elements(item)
+        ],
     }
 
 
@@ -439,8 +570,10 @@ def validate(trial, response) -> list[int]:
     from annotator.studies.handles import element_ids
 
     if not isinstance(response, list) or not all(isinstance(h, str) for h in response) or len(response) > MAX_ELEMENTS:
-        raise Invalid("response must be the list of this trial's element handles, earliest first",
-                      errors={"response": "a list of handles"})
+        raise Invalid(
+            "response must be the list of this trial's element handles, earliest first",
+            errors={"response": "a list of handles"},
+        )
     order = element_ids(trial.pk, trial.item.truth, response)
     _check(order, trial.item)
     return order
@@ -483,14 +616,21 @@ def feedback(trial) -> dict:
     from annotator.studies.handles import handles_of
 
     handles = handles_of(trial.pk, trial.item.truth)
-    return {"correct": trial.response == trial.item.truth and not trial.timed_out,
-            "truth": [handles[eid] for eid in trial.item.truth]}
+    return {
+        "correct": trial.response == trial.item.truth and not trial.timed_out,
+        "truth": [handles[eid] for eid in trial.item.truth],
+    }
 
 
 def export(item) -> dict:
     """Researcher fields: ``shown`` and ``truth`` (element ids), ``hints`` (1-based), ``clip``."""
-    return {"shown": item.payload["shown"], "truth": item.truth, "hints": item.payload.get("hints", []),
-            "clip": item.payload.get("clip"), "annotation": item.payload.get("annotation", "")}
+    return {
+        "shown": item.payload["shown"],
+        "truth": item.truth,
+        "hints": item.payload.get("hints", []),
+        "clip": item.payload.get("clip"),
+        "annotation": item.payload.get("annotation", ""),
+    }
 
 
 def _clip_ranges(item) -> list[tuple]:
@@ -500,8 +640,10 @@ def _clip_ranges(item) -> list[tuple]:
     if isinstance(clip.get("life_log_id"), int):
         from annotator.media.models import VideoGroupMember
 
-        return [(v, None, None) for v in VideoGroupMember.objects.filter(group_id=clip["life_log_id"])
-                .values_list("video_id", flat=True)]
+        return [
+            (v, None, None)
+            for v in VideoGroupMember.objects.filter(group_id=clip["life_log_id"]).values_list("video_id", flat=True)
+        ]
     if isinstance(clip.get("video_id"), int):
         return [(clip["video_id"], clip.get("start_s"), clip.get("end_s"))]
     return [(item.footage_id, None, None)] if item.footage_id else []

@@ -6,179 +6,295 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('media', '0001_initial'),
-        ('projects', '0001_initial'),
-        ('qa', '0003_autosave_claimed_at'),
+        ("media", "0001_initial"),
+        ("projects", "0001_initial"),
+        ("qa", "0003_autosave_claimed_at"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Condition',
+            name="Condition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('label', models.CharField(max_length=100)),
-                ('time_limit_s', models.FloatField(blank=True, null=True)),
-                ('variables', models.JSONField(blank=True, default=dict)),
-                ('baseline', models.BooleanField(default=False)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                ("label", models.CharField(max_length=100)),
+                ("time_limit_s", models.FloatField(blank=True, null=True)),
+                ("variables", models.JSONField(blank=True, default=dict)),
+                ("baseline", models.BooleanField(default=False)),
             ],
-            options={
-                'ordering': ['study', 'number'],
-            },
+            options={"ordering": ["study", "number"]},
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('role', models.CharField(choices=[('scored', 'scored'), ('practice', 'practice'), ('attention', 'attention check')], default='scored', max_length=10)),
-                ('group', models.CharField(blank=True, choices=[('', 'none'), ('real', 'real'), ('random_matched', 'random-matched'), ('filtered', 'filtered')], default='', max_length=20)),
-                ('subtask', models.CharField(blank=True, max_length=64)),
-                ('key', models.CharField(blank=True, max_length=100)),
-                ('seed', models.BigIntegerField(default=0)),
-                ('payload', models.JSONField(default=dict)),
-                ('truth', models.JSONField(blank=True, null=True)),
-                ('condition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='studies.condition')),
-                ('footage', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='media.video')),
-                ('qa_pair', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='qa.qapair')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("index", models.PositiveIntegerField()),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("scored", "scored"), ("practice", "practice"), ("attention", "attention check")],
+                        default="scored",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "group",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "none"),
+                            ("real", "real"),
+                            ("random_matched", "random-matched"),
+                            ("filtered", "filtered"),
+                        ],
+                        default="",
+                        max_length=20,
+                    ),
+                ),
+                ("subtask", models.CharField(blank=True, max_length=64)),
+                ("key", models.CharField(blank=True, max_length=100)),
+                ("seed", models.BigIntegerField(default=0)),
+                ("payload", models.JSONField(default=dict)),
+                ("truth", models.JSONField(blank=True, null=True)),
+                (
+                    "condition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="studies.condition"
+                    ),
+                ),
+                (
+                    "footage",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="media.video",
+                    ),
+                ),
+                (
+                    "qa_pair",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="qa.qapair",
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['condition', 'index'],
-            },
+            options={"ordering": ["condition", "index"]},
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100)),
-                ('kind', models.CharField(choices=[('ordering', 'frame or text ordering'), ('mcq', 'timed multiple choice'), ('open_answer', 'open answer'), ('likert', 'Likert rating')], max_length=20)),
-                ('preset', models.CharField(blank=True, max_length=50)),
-                ('seed', models.BigIntegerField(default=0, help_text='Seed of every draw: item sampling, option and element shuffles.')),
-                ('settings', models.JSONField(blank=True, default=dict)),
-                ('sampling', models.JSONField(blank=True, default=dict)),
-                ('questions_per_participant', models.PositiveIntegerField(default=30)),
-                ('conditions_per_participant', models.PositiveIntegerField(default=1)),
-                ('practice_items', models.PositiveIntegerField(default=0)),
-                ('raters_per_item', models.PositiveIntegerField(blank=True, null=True)),
-                ('independent', models.BooleanField(default=False)),
-                ('instructions', models.TextField(blank=True, help_text='Markdown shown before the practice items.')),
-                ('exclusion', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='studies', to='projects.project')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.SlugField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("ordering", "frame or text ordering"),
+                            ("mcq", "timed multiple choice"),
+                            ("open_answer", "open answer"),
+                            ("likert", "Likert rating"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("preset", models.CharField(blank=True, max_length=50)),
+                (
+                    "seed",
+                    models.BigIntegerField(
+                        default=0, help_text="Seed of every draw: item sampling, option and element shuffles."
+                    ),
+                ),
+                ("settings", models.JSONField(blank=True, default=dict)),
+                ("sampling", models.JSONField(blank=True, default=dict)),
+                ("questions_per_participant", models.PositiveIntegerField(default=30)),
+                ("conditions_per_participant", models.PositiveIntegerField(default=1)),
+                ("practice_items", models.PositiveIntegerField(default=0)),
+                ("raters_per_item", models.PositiveIntegerField(blank=True, null=True)),
+                ("independent", models.BooleanField(default=False)),
+                ("instructions", models.TextField(blank=True, help_text="Markdown shown before the practice items.")),
+                ("exclusion", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="studies", to="projects.project"
+                    ),
+                ),
             ],
-            options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['project', 'name'],
-            },
+            options={"verbose_name_plural": "studies", "ordering": ["project", "name"]},
         ),
         migrations.CreateModel(
-            name='Prediction',
+            name="Prediction",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(max_length=200)),
-                ('predicted', models.JSONField()),
-                ('scores', models.JSONField(blank=True, null=True)),
-                ('scored_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='predictions', to='studies.item')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='predictions', to='studies.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(max_length=200)),
+                ("predicted", models.JSONField()),
+                ("scores", models.JSONField(blank=True, null=True)),
+                ("scored_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="predictions", to="studies.item"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="predictions", to="studies.study"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Participant',
+            name="Participant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stage', models.CharField(choices=[('instructions', 'instructions'), ('practice', 'practice'), ('trials', 'trials'), ('done', 'done')], default='instructions', max_length=20)),
-                ('excluded', models.BooleanField(default=False)),
-                ('exclusion_reasons', models.JSONField(blank=True, default=list)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('conditions', models.ManyToManyField(related_name='participants', to='studies.condition')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='participants', to='studies.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stage",
+                    models.CharField(
+                        choices=[
+                            ("instructions", "instructions"),
+                            ("practice", "practice"),
+                            ("trials", "trials"),
+                            ("done", "done"),
+                        ],
+                        default="instructions",
+                        max_length=20,
+                    ),
+                ),
+                ("excluded", models.BooleanField(default=False)),
+                ("exclusion_reasons", models.JSONField(blank=True, default=list)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("conditions", models.ManyToManyField(related_name="participants", to="studies.condition")),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="participants", to="studies.study"
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='condition',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conditions', to='studies.study'),
+            model_name="condition",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="conditions", to="studies.study"
+            ),
         ),
         migrations.CreateModel(
-            name='Trial',
+            name="Trial",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('practice', models.BooleanField(default=False)),
-                ('response', models.JSONField(blank=True, null=True)),
-                ('timed_out', models.BooleanField(default=False)),
-                ('client_rt_ms', models.FloatField(blank=True, null=True)),
-                ('served_at', models.DateTimeField(blank=True, null=True)),
-                ('shown_at', models.DateTimeField(blank=True, null=True)),
-                ('answered_at', models.DateTimeField(blank=True, null=True)),
-                ('idempotency_key', models.CharField(blank=True, max_length=100)),
-                ('scores', models.JSONField(blank=True, null=True)),
-                ('scored_at', models.DateTimeField(blank=True, null=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='trials', to='studies.item')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='trials', to='studies.participant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                ("practice", models.BooleanField(default=False)),
+                ("response", models.JSONField(blank=True, null=True)),
+                ("timed_out", models.BooleanField(default=False)),
+                ("client_rt_ms", models.FloatField(blank=True, null=True)),
+                ("served_at", models.DateTimeField(blank=True, null=True)),
+                ("shown_at", models.DateTimeField(blank=True, null=True)),
+                ("answered_at", models.DateTimeField(blank=True, null=True)),
+                ("idempotency_key", models.CharField(blank=True, max_length=100)),
+                ("scores", models.JSONField(blank=True, null=True)),
+                ("scored_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="trials", to="studies.item"
+                    ),
+                ),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="trials", to="studies.participant"
+                    ),
+                ),
             ],
-            options={
-                'ordering': ['participant', '-practice', 'position'],
-            },
+            options={"ordering": ["participant", "-practice", "position"]},
         ),
         migrations.CreateModel(
-            name='Element',
+            name="Element",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('frame', 'frame'), ('text', 'text')], max_length=10)),
-                ('t_s', models.FloatField(blank=True, null=True)),
-                ('size', models.PositiveIntegerField(blank=True, null=True)),
-                ('image', models.FileField(blank=True, max_length=500, upload_to='')),
-                ('text', models.TextField(blank=True)),
-                ('video', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='media.video')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("frame", "frame"), ("text", "text")], max_length=10)),
+                ("t_s", models.FloatField(blank=True, null=True)),
+                ("size", models.PositiveIntegerField(blank=True, null=True)),
+                ("image", models.FileField(blank=True, max_length=500, upload_to="")),
+                ("text", models.TextField(blank=True)),
+                (
+                    "video",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="media.video",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(condition=models.Q(('kind', 'frame')), fields=('video', 't_s', 'size'), name='study_element_unique_frame')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("kind", "frame")),
+                        fields=("video", "t_s", "size"),
+                        name="study_element_unique_frame",
+                    )
+                ]
             },
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('condition', 'index'), name='study_item_unique_index'),
+            model_name="item",
+            constraint=models.UniqueConstraint(fields=("condition", "index"), name="study_item_unique_index"),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='study_unique_name'),
+            model_name="study", constraint=models.UniqueConstraint(fields=("project", "name"), name="study_unique_name")
         ),
         migrations.AddConstraint(
-            model_name='prediction',
-            constraint=models.UniqueConstraint(fields=('model', 'item'), name='study_prediction_unique_model_item'),
+            model_name="prediction",
+            constraint=models.UniqueConstraint(fields=("model", "item"), name="study_prediction_unique_model_item"),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(fields=('study', 'user'), name='study_participant_unique_user'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(fields=("study", "user"), name="study_participant_unique_user"),
         ),
         migrations.AddConstraint(
-            model_name='condition',
-            constraint=models.UniqueConstraint(fields=('study', 'number'), name='study_condition_unique_number'),
+            model_name="condition",
+            constraint=models.UniqueConstraint(fields=("study", "number"), name="study_condition_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='condition',
-            constraint=models.CheckConstraint(condition=models.Q(('time_limit_s__isnull', True), ('time_limit_s__gt', 0), _connector='OR'), name='study_condition_positive_limit'),
+            model_name="condition",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("time_limit_s__isnull", True), ("time_limit_s__gt", 0), _connector="OR"),
+                name="study_condition_positive_limit",
+            ),
         ),
         migrations.AddIndex(
-            model_name='trial',
-            index=models.Index(fields=['participant', 'answered_at'], name='study_trial_open'),
+            model_name="trial", index=models.Index(fields=["participant", "answered_at"], name="study_trial_open")
         ),
         migrations.AddConstraint(
-            model_name='trial',
-            constraint=models.UniqueConstraint(fields=('participant', 'item'), name='study_trial_unique_item'),
+            model_name="trial",
+            constraint=models.UniqueConstraint(fields=("participant", "item"), name="study_trial_unique_item"),
         ),
         migrations.AddConstraint(
-            model_name='trial',
-            constraint=models.UniqueConstraint(fields=('participant', 'practice', 'position'), name='study_trial_unique_position'),
+            model_name="trial",
+            constraint=models.UniqueConstraint(
+                fields=("participant", "practice", "position"), name="study_trial_unique_position"
+            ),
         ),
     ]

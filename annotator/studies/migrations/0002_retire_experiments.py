@@ -6,8 +6,17 @@ them). On a fresh database there is nothing to do."""
 
 from django.db import migrations
 
-TABLES = ["experiments_trial", "experiments_prediction", "experiments_participant_conditions", "experiments_participant",
-          "experiments_item", "experiments_element", "experiments_clip", "experiments_condition", "experiments_experiment"]
+TABLES = [
+    "experiments_trial",
+    "experiments_prediction",
+    "experiments_participant_conditions",
+    "experiments_participant",
+    "experiments_item",
+    "experiments_element",
+    "experiments_clip",
+    "experiments_condition",
+    "experiments_experiment",
+]
 
 
 def retire(apps, schema_editor):
@@ -21,7 +30,11 @@ def retire(apps, schema_editor):
         for table in ("django_admin_log", "auth_group_permissions", "auth_user_user_permissions"):
             if table in existing:
                 column = "content_type_id" if table == "django_admin_log" else "permission_id"
-                source = old_types if table == "django_admin_log" else f"SELECT id FROM auth_permission WHERE content_type_id IN ({old_types})"
+                source = (
+                    old_types
+                    if table == "django_admin_log"
+                    else f"SELECT id FROM auth_permission WHERE content_type_id IN ({old_types})"
+                )
                 cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({source})")
         if "auth_permission" in existing:
             cursor.execute(f"DELETE FROM auth_permission WHERE content_type_id IN ({old_types})")
@@ -32,10 +45,6 @@ def retire(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ("studies", "0001_initial"),
-        ("core", "0002_adopt_stranded_work"),
-    ]
+    dependencies = [("studies", "0001_initial"), ("core", "0002_adopt_stranded_work")]
 
     operations = [migrations.RunPython(retire, migrations.RunPython.noop)]

@@ -4,20 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('studies', '0002_retire_experiments'),
-    ]
+    dependencies = [("studies", "0002_retire_experiments")]
 
     operations = [
+        migrations.AddField(model_name="study", name="build_error", field=models.TextField(blank=True)),
         migrations.AddField(
-            model_name='study',
-            name='build_error',
-            field=models.TextField(blank=True),
-        ),
-        migrations.AddField(
-            model_name='study',
-            name='status',
-            field=models.CharField(choices=[('building', 'building'), ('ready', 'ready'), ('failed', 'failed')], default='ready', max_length=10),
+            model_name="study",
+            name="status",
+            field=models.CharField(
+                choices=[("building", "building"), ("ready", "ready"), ("failed", "failed")],
+                default="ready",
+                max_length=10,
+            ),
         ),
     ]

@@ -4,18 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('studies', '0003_study_status'),
-    ]
+    dependencies = [("studies", "0003_study_status")]
 
     operations = [
         migrations.AddIndex(
-            model_name='prediction',
-            index=models.Index(condition=models.Q(('scored_at__isnull', True)), fields=['id'], name='study_prediction_unscored'),
+            model_name="prediction",
+            index=models.Index(
+                condition=models.Q(("scored_at__isnull", True)), fields=["id"], name="study_prediction_unscored"
+            ),
         ),
         migrations.AddIndex(
-            model_name='trial',
-            index=models.Index(condition=models.Q(('answered_at__isnull', False), ('scored_at__isnull', True)), fields=['id'], name='study_trial_unscored'),
+            model_name="trial",
+            index=models.Index(
+                condition=models.Q(("answered_at__isnull", False), ("scored_at__isnull", True)),
+                fields=["id"],
+                name="study_trial_unscored",
+            ),
         ),
     ]

@@ -6,34 +6,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studies', '0005_kind_choices_from_modules'),
+        ("studies", "0005_kind_choices_from_modules"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='participant',
-            name='kind',
-            field=models.CharField(choices=[('person', 'person'), ('model', 'model')], default='person', max_length=10),
+            model_name="participant",
+            name="kind",
+            field=models.CharField(choices=[("person", "person"), ("model", "model")], default="person", max_length=10),
         ),
         migrations.AddField(
-            model_name='participant',
-            name='model',
+            model_name="participant",
+            name="model",
             field=models.CharField(blank=True, help_text="A model participant's name in results.", max_length=200),
         ),
         migrations.AlterField(
-            model_name='participant',
-            name='user',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="participant",
+            name="user",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'model')), fields=('study', 'model'), name='study_participant_unique_model'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "model")), fields=("study", "model"), name="study_participant_unique_model"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'person'), ('model', ''), ('user__isnull', False)), models.Q(('kind', 'model'), ('user__isnull', True), models.Q(('model', ''), _negated=True)), _connector='OR'), name='study_participant_person_or_model'),
+            model_name="participant",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "person"), ("model", ""), ("user__isnull", False)),
+                    models.Q(("kind", "model"), ("user__isnull", True), models.Q(("model", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="study_participant_person_or_model",
+            ),
         ),
     ]

@@ -6,129 +6,158 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('studies', '0006_model_participants'),
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
-    ]
+    dependencies = [("studies", "0006_model_participants"), migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.CreateModel(
-            name='StudyLink',
+            name="StudyLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token_hash', models.CharField(max_length=64, unique=True)),
-                ('max_participants', models.PositiveIntegerField(blank=True, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('completion_url', models.URLField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token_hash", models.CharField(max_length=64, unique=True)),
+                ("max_participants", models.PositiveIntegerField(blank=True, null=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("completion_url", models.URLField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
-        migrations.RemoveConstraint(
-            model_name='participant',
-            name='study_participant_person_or_model',
+        migrations.RemoveConstraint(model_name="participant", name="study_participant_person_or_model"),
+        migrations.AddField(
+            model_name="participant", name="completion_code", field=models.CharField(blank=True, max_length=32)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='completion_code',
-            field=models.CharField(blank=True, max_length=32),
+            model_name="participant", name="consented_at", field=models.DateTimeField(blank=True, null=True)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='consented_at',
-            field=models.DateTimeField(blank=True, null=True),
+            model_name="participant", name="external_id", field=models.CharField(blank=True, max_length=128)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='external_id',
-            field=models.CharField(blank=True, max_length=128),
+            model_name="participant", name="last_active_at", field=models.DateTimeField(blank=True, null=True)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='last_active_at',
-            field=models.DateTimeField(blank=True, null=True),
+            model_name="participant", name="panel_session_id", field=models.CharField(blank=True, max_length=128)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='panel_session_id',
-            field=models.CharField(blank=True, max_length=128),
+            model_name="participant", name="panel_study_id", field=models.CharField(blank=True, max_length=128)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='panel_study_id',
-            field=models.CharField(blank=True, max_length=128),
+            model_name="participant", name="pseudonym", field=models.CharField(blank=True, db_index=True, max_length=64)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='pseudonym',
-            field=models.CharField(blank=True, db_index=True, max_length=64),
+            model_name="participant", name="screened_at", field=models.DateTimeField(blank=True, null=True)
         ),
         migrations.AddField(
-            model_name='participant',
-            name='screened_at',
-            field=models.DateTimeField(blank=True, null=True),
+            model_name="participant",
+            name="status",
+            field=models.CharField(
+                choices=[("in_progress", "in progress"), ("returned", "returned"), ("timed_out", "timed out")],
+                default="in_progress",
+                max_length=12,
+            ),
         ),
         migrations.AddField(
-            model_name='participant',
-            name='status',
-            field=models.CharField(choices=[('in_progress', 'in progress'), ('returned', 'returned'), ('timed_out', 'timed out')], default='in_progress', max_length=12),
+            model_name="study",
+            name="abandon_after_min",
+            field=models.PositiveIntegerField(
+                default=60,
+                help_text="A link's participant idle this many minutes is timed out and their unanswered items released.",
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='abandon_after_min',
-            field=models.PositiveIntegerField(default=60, help_text="A link's participant idle this many minutes is timed out and their unanswered items released."),
+            model_name="study",
+            name="completion_url",
+            field=models.URLField(
+                blank=True,
+                help_text="Where a link's participant goes with their code (a link may name its own).",
+                max_length=500,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='completion_url',
-            field=models.URLField(blank=True, help_text="Where a link's participant goes with their code (a link may name its own).", max_length=500),
-        ),
-        migrations.AddField(
-            model_name='study',
-            name='consent',
+            model_name="study",
+            name="consent",
             field=models.TextField(blank=True, help_text="Markdown of the consent page (links' participants)."),
         ),
         migrations.AddField(
-            model_name='study',
-            name='debrief',
+            model_name="study",
+            name="debrief",
             field=models.TextField(blank=True, help_text="Markdown shown after the last trial (links' participants)."),
         ),
         migrations.AddField(
-            model_name='study',
-            name='min_viewport_height',
-            field=models.PositiveIntegerField(default=600, help_text='Screening: the smallest window, px.'),
+            model_name="study",
+            name="min_viewport_height",
+            field=models.PositiveIntegerField(default=600, help_text="Screening: the smallest window, px."),
         ),
         migrations.AddField(
-            model_name='study',
-            name='min_viewport_width',
-            field=models.PositiveIntegerField(default=1024, help_text='Screening: the smallest window, px.'),
+            model_name="study",
+            name="min_viewport_width",
+            field=models.PositiveIntegerField(default=1024, help_text="Screening: the smallest window, px."),
         ),
         migrations.AlterField(
-            model_name='participant',
-            name='kind',
-            field=models.CharField(choices=[('person', 'person'), ('model', 'model'), ('preview', 'preview')], default='person', max_length=10),
+            model_name="participant",
+            name="kind",
+            field=models.CharField(
+                choices=[("person", "person"), ("model", "model"), ("preview", "preview")],
+                default="person",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='studylink',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="studylink",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='studylink',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='links', to='studies.study'),
+            model_name="studylink",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="links", to="studies.study"
+            ),
         ),
         migrations.AddField(
-            model_name='participant',
-            name='link',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='participants', to='studies.studylink'),
+            model_name="participant",
+            name="link",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="participants",
+                to="studies.studylink",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(condition=models.Q(('pseudonym', ''), _negated=True), fields=('study', 'pseudonym'), name='study_participant_unique_pseudonym'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("pseudonym", ""), _negated=True),
+                fields=("study", "pseudonym"),
+                name="study_participant_unique_pseudonym",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'person'), ('model', ''), ('pseudonym', ''), ('user__isnull', False)), models.Q(('kind', 'person'), ('model', ''), ('user__isnull', True), models.Q(('pseudonym', ''), _negated=True)), models.Q(('kind', 'preview'), ('model', ''), ('pseudonym', ''), ('user__isnull', False)), models.Q(('kind', 'model'), ('pseudonym', ''), ('user__isnull', True), models.Q(('model', ''), _negated=True)), _connector='OR'), name='study_participant_kinds'),
+            model_name="participant",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "person"), ("model", ""), ("pseudonym", ""), ("user__isnull", False)),
+                    models.Q(
+                        ("kind", "person"),
+                        ("model", ""),
+                        ("user__isnull", True),
+                        models.Q(("pseudonym", ""), _negated=True),
+                    ),
+                    models.Q(("kind", "preview"), ("model", ""), ("pseudonym", ""), ("user__isnull", False)),
+                    models.Q(
+                        ("kind", "model"),
+                        ("pseudonym", ""),
+                        ("user__isnull", True),
+                        models.Q(("model", ""), _negated=True),
+                    ),
+                    _connector="OR",
+                ),
+                name="study_participant_kinds",
+            ),
         ),
     ]

@@ -80,24 +80,24 @@ DROP FUNCTION IF EXISTS studies_count_raters();
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('core', '0002_adopt_stranded_work'),
-        ('studies', '0007_study_links'),
-    ]
+    dependencies = [("core", "0002_adopt_stranded_work"), ("studies", "0007_study_links")]
 
     operations = [
         migrations.AddField(
-            model_name='condition',
-            name='people',
-            field=models.PositiveIntegerField(default=0, editable=False,
-                                              help_text='Person participants given this condition (kept by a trigger).'),
+            model_name="condition",
+            name="people",
+            field=models.PositiveIntegerField(
+                default=0, editable=False, help_text="Person participants given this condition (kept by a trigger)."
+            ),
         ),
         migrations.AddField(
-            model_name='item',
-            name='raters',
-            field=models.PositiveIntegerField(default=0, editable=False,
-                                              help_text='Person participants with a trial of this item (kept by a trigger).'),
+            model_name="item",
+            name="raters",
+            field=models.PositiveIntegerField(
+                default=0,
+                editable=False,
+                help_text="Person participants with a trial of this item (kept by a trigger).",
+            ),
         ),
         migrations.RunSQL(COUNTERS, DROP_COUNTERS),
     ]

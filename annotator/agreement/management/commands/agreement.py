@@ -68,8 +68,9 @@ def _value(raw, level: str) -> tuple[object, str | None]:
     return None, f"the value must be a number, a text or null, got {type(raw).__name__}"
 
 
-def read_ratings(lines: Iterable[str], level: str, *, limit: int | None = None
-                 ) -> tuple[list[tuple[str, str, object]], list[str]]:
+def read_ratings(
+    lines: Iterable[str], level: str, *, limit: int | None = None
+) -> tuple[list[tuple[str, str, object]], list[str]]:
     """(item, rater, value) triples of a JSON-lines file, and its problems as "line N: ..." messages.
 
     ``lines`` is read one line at a time (a file object streams). ``limit`` (the agreement app's
@@ -86,8 +87,12 @@ def read_ratings(lines: Iterable[str], level: str, *, limit: int | None = None
             continue
         count += 1
         if count > limit:
-            return triples, [(f"line {number}: more than {limit:,} ratings; a file holds at most {limit:,} "
-                              "(split it, and store the parts as separate sets)")]
+            return triples, [
+                (
+                    f"line {number}: more than {limit:,} ratings; a file holds at most {limit:,} "
+                    "(split it, and store the parts as separate sets)"
+                )
+            ]
         try:
             row = json.loads(line, parse_constant=_refuse_constant)
         except ValueError as e:
@@ -122,23 +127,33 @@ def _ratings_max() -> int:
 
 
 class Command(BaseCommand):
-    help = ("Inter-rater agreement of a JSON-lines ratings file ({item, rater, value} per line): Krippendorff's "
-            "alpha, percent agreement, Fleiss' and Cohen's kappa, Kendall's W, Gwet's AC1 and the ICC, each with a "
-            "percentile-bootstrap interval over items. Needs no database.")
+    help = (
+        "Inter-rater agreement of a JSON-lines ratings file ({item, rater, value} per line): Krippendorff's "
+        "alpha, percent agreement, Fleiss' and Cohen's kappa, Kendall's W, Gwet's AC1 and the ICC, each with a "
+        "percentile-bootstrap interval over items. Needs no database."
+    )
     requires_system_checks = ()  # reads a file only: no checks, no database
 
     def add_arguments(self, parser):
         parser.add_argument("--ratings", required=True, metavar="FILE.jsonl", help="One rating per line.")
         parser.add_argument("--level", required=True, choices=LEVELS, help="The level of measurement.")
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
-        parser.add_argument("--resamples", type=_resamples, default=1000,
-                            help=f"Bootstrap resamples, 0 to {MAX_RESAMPLES} (default 1000; 0: no intervals).")
+        parser.add_argument(
+            "--resamples",
+            type=_resamples,
+            default=1000,
+            help=f"Bootstrap resamples, 0 to {MAX_RESAMPLES} (default 1000; 0: no intervals).",
+        )
         parser.add_argument("--seed", type=_seed, default=0, help="Seed of the bootstrap (default 0).")
-        parser.add_argument("--project", help="Also store the ratings as a rating set of this project (its scope "
-                                              "ratings:NAME is then reported and shown with the others).")
+        parser.add_argument(
+            "--project",
+            help="Also store the ratings as a rating set of this project (its scope "
+            "ratings:NAME is then reported and shown with the others).",
+        )
         parser.add_argument("--name", help="The rating set's name (a slug), with --project.")
-        parser.add_argument("--judge", action="store_true",
-                            help="The set is a model judge (rater 'judge') against human re-judges.")
+        parser.add_argument(
+            "--judge", action="store_true", help="The set is a model judge (rater 'judge') against human re-judges."
+        )
         parser.add_argument("--replace", action="store_true", help="Replace a rating set of the same name.")
 
     def _fail(self, messages: list[str]):
@@ -166,17 +181,32 @@ class Command(BaseCommand):
             self._fail([f"{path}: {e}"])
         for name, reason in reasons.items():
             self.stderr.write(f"{name}: not computed: {reason}")
-        out = {"n_items": len(ratings.items), "n_raters": len(ratings.raters), "level": level,
-               "resamples": opts["resamples"], "seed": opts["seed"],
-               "metrics": {name: {"value": r.value, "ci": list(r.ci) if r.ci else None, "n_items": r.n_items,
-                                  "n_raters": r.n_raters, "method": r.method} for name, r in results.items()}}
+        out = {
+            "n_items": len(ratings.items),
+            "n_raters": len(ratings.raters),
+            "level": level,
+            "resamples": opts["resamples"],
+            "seed": opts["seed"],
+            "metrics": {
+                name: {
+                    "value": r.value,
+                    "ci": list(r.ci) if r.ci else None,
+                    "n_items": r.n_items,
+                    "n_raters": r.n_raters,
+                    "method": r.method,
+                }
+                for name, r in results.items()
+            },
+        }
         if opts.get("project"):
             self._store(opts, triples, level)
         if opts["json"]:
             self.stdout.write(json.dumps(out, indent=1))
             return
-        self.stdout.write(f"{out['n_items']} items, {out['n_raters']} raters, {level} level; "
-                          f"{opts['resamples']} resamples, seed {opts['seed']}")
+        self.stdout.write(
+            f"{out['n_items']} items, {out['n_raters']} raters, {level} level; "
+            f"{opts['resamples']} resamples, seed {opts['seed']}"
+        )
         self.stdout.write(f"{'metric':<20} {'value':>8} {'95% interval':>20} {'items':>8} {'raters':>7}")
         for name, r in results.items():
             interval = f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if r.ci else "–"
@@ -197,11 +227,20 @@ class Command(BaseCommand):
             self._fail([f"no project {opts['project']!r}"])
         rows = ({"item": i, "rater": r, "value": v} for i, r, v in triples)  # checked and written as they come
         try:
-            rs = services.import_ratings(project, opts["name"], level, rows, replace=opts["replace"],
-                                         source="judge" if opts["judge"] else "external")
-            services.compute(project, f"ratings:{rs.name}", trigger="command", n_resamples=opts["resamples"],
-                             seed=opts["seed"])
+            rs = services.import_ratings(
+                project,
+                opts["name"],
+                level,
+                rows,
+                replace=opts["replace"],
+                source="judge" if opts["judge"] else "external",
+            )
+            services.compute(
+                project, f"ratings:{rs.name}", trigger="command", n_resamples=opts["resamples"], seed=opts["seed"]
+            )
         except DomainError as e:
             self._fail([f"not stored: {e}"])
-        self.stderr.write(f"stored as rating set {rs.name!r} of {project.slug} ({len(triples)} ratings) and reported "
-                          f"as scope ratings:{rs.name}")
+        self.stderr.write(
+            f"stored as rating set {rs.name!r} of {project.slug} ({len(triples)} ratings) and reported "
+            f"as scope ratings:{rs.name}"
+        )

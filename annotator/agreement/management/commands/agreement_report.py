@@ -44,10 +44,19 @@ class Command(BaseCommand):
             by_computation[r.computation_id].append(r)
         for comp in computations:
             reports = by_computation[comp.pk]
-            out.append({"scope": comp.scope.key, "computed_at": comp.computed_at.isoformat(), "trigger": comp.trigger,
-                        "fingerprint": comp.fingerprint, "seed": comp.seed, "resamples": comp.n_resamples,
-                        "seconds": comp.seconds, "reports": [services.report_dict(r) for r in reports],
-                        "skipped": comp.skipped})
+            out.append(
+                {
+                    "scope": comp.scope.key,
+                    "computed_at": comp.computed_at.isoformat(),
+                    "trigger": comp.trigger,
+                    "fingerprint": comp.fingerprint,
+                    "seed": comp.seed,
+                    "resamples": comp.n_resamples,
+                    "seconds": comp.seconds,
+                    "reports": [services.report_dict(r) for r in reports],
+                    "skipped": comp.skipped,
+                }
+            )
         if opts["json"]:
             self.stdout.write(json.dumps({"project": project.slug, "scopes": out}))
             return
@@ -58,8 +67,10 @@ class Command(BaseCommand):
             for r in s["reports"]:
                 ci = "" if r["ci"][0] is None else f"  [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
                 where = "/".join(x for x in (r["subset"], r["level"], r["round"] if r["round"] != "first" else "") if x)
-                self.stdout.write(f"  {r['metric']:<20} {where:<40} {r['value']:.4f}{ci}  "
-                                  f"n_items={r['n_items']} n_raters={r['n_raters']}")
+                self.stdout.write(
+                    f"  {r['metric']:<20} {where:<40} {r['value']:.4f}{ci}  "
+                    f"n_items={r['n_items']} n_raters={r['n_raters']}"
+                )
             for subset, why in s["skipped"].items():
                 for metric, reason in why.items():
                     self.stdout.write(f"  (not measured: {subset or 'all'} {metric}: {reason})")

@@ -26,24 +26,36 @@ DEMO_USERS = [
 
 
 class Command(BaseCommand):
-    help = ("The demo's set-up steps, in order (what `make demo` runs before it starts the web server): users, "
-            "ingest and transcode the footage, night renditions paired with their day clips, EgoNight's QA "
-            "types, template drafts, a scripted first pass over a few units as the demo admin (so that verified "
-            "and deleted QA pairs exist), and one human-baseline study of each kind. Every step reuses what is "
-            "there, so running it again on the same database adds nothing and fails nothing. Needs a Celery worker.")
+    help = (
+        "The demo's set-up steps, in order (what `make demo` runs before it starts the web server): users, "
+        "ingest and transcode the footage, night renditions paired with their day clips, EgoNight's QA "
+        "types, template drafts, a scripted first pass over a few units as the demo admin (so that verified "
+        "and deleted QA pairs exist), and one human-baseline study of each kind. Every step reuses what is "
+        "there, so running it again on the same database adds nothing and fails nothing. Needs a Celery worker."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--footage", default=".cache/footage", help="Folder of demo videos.")
         parser.add_argument("--manifest", default="demo/manifest.jsonl")
         parser.add_argument("--project", default="demo")
         parser.add_argument("--questions", type=int, default=12, help="Scored ordering questions per participant.")
-        parser.add_argument("--first-pass-units", type=int, default=8,
-                            help="Units the demo admin verifies by script (the others stay for the annotators).")
-        parser.add_argument("--no-long-video", action="store_true",
-                            help="Leave out the long looped video (past MEDIA_HLS_MIN_DURATION_S, so it gets HLS).")
-        parser.add_argument("--model-base-url", default="",
-                            help="An OpenAI-compatible server (make demo starts demo/model_server.py, canned answers): "
-                                 "registered as model server demo-canned, then one VUDG run and one evaluation.")
+        parser.add_argument(
+            "--first-pass-units",
+            type=int,
+            default=8,
+            help="Units the demo admin verifies by script (the others stay for the annotators).",
+        )
+        parser.add_argument(
+            "--no-long-video",
+            action="store_true",
+            help="Leave out the long looped video (past MEDIA_HLS_MIN_DURATION_S, so it gets HLS).",
+        )
+        parser.add_argument(
+            "--model-base-url",
+            default="",
+            help="An OpenAI-compatible server (make demo starts demo/model_server.py, canned answers): "
+            "registered as model server demo-canned, then one VUDG run and one evaluation.",
+        )
 
     def handle(self, *args, **opts):
         project = opts["project"]
@@ -67,13 +79,28 @@ class Command(BaseCommand):
         self.stdout.write(f"scripted overlap pass: {done} units verified blind by annotator2 now")
         # One study of each kind (issue 8); each is built once and reused on a rerun.
         for kind, name, extra in (
-                ("ordering", "ego-flight", ["--preset", "ego-flight", "--questions", str(opts["questions"]),
-                                            "--exclude-median-rt-below", "1.0", "--exclude-practice-below", "1"]),
-                ("mcq", "egoexobench-human", ["--preset", "egoexobench-human", "--questions", "10"]),
-                ("open_answer", "open-answers", ["--per-type", "3", "--raters-per-item", "3", "--questions", "6"]),
-                ("likert", "vudg-quality", ["--preset", "vudg-quality", "--per-type", "3", "--questions", "10"]),
-                ("likert", "xlebench-realism", ["--preset", "xlebench-realism", "--per-type", "4", "--questions", "8"])):
-            call_command("study_create", "--project", project, "--kind", kind, "--name", name, "--skip-existing", *extra, **out)
+            (
+                "ordering",
+                "ego-flight",
+                [
+                    "--preset",
+                    "ego-flight",
+                    "--questions",
+                    str(opts["questions"]),
+                    "--exclude-median-rt-below",
+                    "1.0",
+                    "--exclude-practice-below",
+                    "1",
+                ],
+            ),
+            ("mcq", "egoexobench-human", ["--preset", "egoexobench-human", "--questions", "10"]),
+            ("open_answer", "open-answers", ["--per-type", "3", "--raters-per-item", "3", "--questions", "6"]),
+            ("likert", "vudg-quality", ["--preset", "vudg-quality", "--per-type", "3", "--questions", "10"]),
+            ("likert", "xlebench-realism", ["--preset", "xlebench-realism", "--per-type", "4", "--questions", "8"]),
+        ):
+            call_command(
+                "study_create", "--project", project, "--kind", kind, "--name", name, "--skip-existing", *extra, **out
+            )
         # Agreement (issue 9): rating sets as researchers bring them, then a report of every scope.
         made = demo_rating_sets(proj)
         self.stdout.write(f"rating sets: {made or 'none'} added")
@@ -92,8 +119,23 @@ class Command(BaseCommand):
         done = verify_units_of(proj, users.get(username="admin"), [SET_TYPE])
         self.stdout.write(f"ego-exo units verified by admin now: {done}")
         if QAPair.objects.filter(project=proj, qa_type__slug=SET_TYPE, status="verified").exists():
-            call_command("study_create", "--project", project, "--kind", "mcq", "--name", "egoexo-views", "--qa-type",
-                         SET_TYPE, "--time-limits", "60,180", "--questions", "2", "--skip-existing", **out)
+            call_command(
+                "study_create",
+                "--project",
+                project,
+                "--kind",
+                "mcq",
+                "--name",
+                "egoexo-views",
+                "--qa-type",
+                SET_TYPE,
+                "--time-limits",
+                "60,180",
+                "--questions",
+                "2",
+                "--skip-existing",
+                **out,
+            )
         # The exposure ledger (issue 19): two of the scripted people take other studies first, as a
         # person who takes every study in turn; what those showed them is kept from them later.
         took = scripted_crossover(proj, people=2, studies=("vudg-quality", "egoexobench-human", "open-answers"))
@@ -116,8 +158,19 @@ class Command(BaseCommand):
 
         score_pending(study.pk)
         table = io.StringIO()
-        call_command("report", "--project", project, "--study", study.name, "--preset", "ego-flight-table1",
-                     "--format", "md", stdout=table, stderr=self.stderr)
+        call_command(
+            "report",
+            "--project",
+            project,
+            "--study",
+            study.name,
+            "--preset",
+            "ego-flight-table1",
+            "--format",
+            "md",
+            stdout=table,
+            stderr=self.stderr,
+        )
         self.stdout.write("EGO-FLIGHT Table 1 layout (scripted people, canned model):\n" + table.getvalue())
         # The team (issue 20): a qualification with gold in the queue, a review round with rework, and
         # the pay report at EgoNight's EUR 20 per video. Each step is idempotent on a rerun.
@@ -142,15 +195,23 @@ def models_in_the_loop(project, base_url: str, out: dict) -> None:
     The demo's model server answers with canned texts: these drafts and scores show the workflow,
     not a model's quality."""
     from annotator.drafts.models import DraftRun
-    from annotator.inference.models import ModelServer
     from annotator.evaluation import rejudge
     from annotator.evaluation.models import Evaluation
     from annotator.evaluation.rejudge import create_sample, record
+    from annotator.inference.models import ModelServer
 
     stdout = out["stdout"]
-    ModelServer.objects.update_or_create(project=project, name=DEMO_SERVER, defaults={
-        "base_url": base_url, "model": "canned-demo-v1", "concurrency": 4,
-        "price_prompt_per_mtok": 2.0, "price_completion_per_mtok": 8.0})
+    ModelServer.objects.update_or_create(
+        project=project,
+        name=DEMO_SERVER,
+        defaults={
+            "base_url": base_url,
+            "model": "canned-demo-v1",
+            "concurrency": 4,
+            "price_prompt_per_mtok": 2.0,
+            "price_completion_per_mtok": 8.0,
+        },
+    )
     if not DraftRun.objects.filter(project=project, pipeline="vudg").exists():
         try:
             call_command("draft", project=project.slug, pipeline="vudg", server=DEMO_SERVER, **out)
@@ -159,8 +220,18 @@ def models_in_the_loop(project, base_url: str, out: dict) -> None:
     if not Evaluation.objects.filter(project=project, study__name="ego-flight").exists():
         # The canned model on the EGO-FLIGHT study's items, as its people got them (issue 18).
         try:
-            call_command("evaluate", "--study", "ego-flight", "--project", project.slug, "--server", DEMO_SERVER,
-                         "--frames", "4", **out)
+            call_command(
+                "evaluate",
+                "--study",
+                "ego-flight",
+                "--project",
+                project.slug,
+                "--server",
+                DEMO_SERVER,
+                "--frames",
+                "4",
+                **out,
+            )
         except SystemExit:
             stdout.write("the study evaluation had failures; see its page")
     if not Evaluation.objects.filter(project=project, study__isnull=True).exists():
@@ -174,7 +245,9 @@ def models_in_the_loop(project, base_url: str, out: dict) -> None:
             sample = create_sample(evaluation, size=DEMO_REJUDGE, seed=7)
             for item in sample.items.order_by("position")[:15]:
                 record(item.pk, admin, "wrong" if item.position % 8 == 3 else "right")
-            stdout.write(f"evaluation {evaluation.pk}: re-judge sample of {sample.n_items} answers, 15 re-judged by admin")
+            stdout.write(
+                f"evaluation {evaluation.pk}: re-judge sample of {sample.n_items} answers, 15 re-judged by admin"
+            )
 
 
 def scripted_overlap(project, user) -> int:
@@ -188,8 +261,9 @@ def scripted_overlap(project, user) -> int:
 
     made = 0
     while (item := claim_next(project, user)) is not None:
-        first_done = QueueItem.objects.filter(unit_id=item.unit_id, kind=QueueItem.Kind.FIRST_PASS,
-                                              status=QueueItem.Status.DONE).exists()
+        first_done = QueueItem.objects.filter(
+            unit_id=item.unit_id, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.DONE
+        ).exists()
         if item.kind != QueueItem.Kind.OVERLAP or not first_done:
             release(item)
             break
@@ -201,8 +275,14 @@ def scripted_overlap(project, user) -> int:
                 decisions.append(Decision(p.pk, "modify", question=p.question, answer=f"I think {p.answer}"))
             else:
                 decisions.append(Decision(p.pk, "keep"))
-        submit_unit(item.unit_id, user, idempotency_key=f"demo-overlap-{item.pk}", decisions=decisions, additions=[],
-                    time_spent_ms=None)
+        submit_unit(
+            item.unit_id,
+            user,
+            idempotency_key=f"demo-overlap-{item.pk}",
+            decisions=decisions,
+            additions=[],
+            time_spent_ms=None,
+        )
         made += 1
     return made
 
@@ -226,18 +306,31 @@ def demo_rating_sets(project) -> int:
             for evaluator in ("evaluator-1", "evaluator-2", "evaluator-3"):
                 score = min(5, max(1, quality + rng.choice([-1, 0, 0, 0, 1])))
                 rows.append({"item": f"record-{record + 1:02d}", "rater": evaluator, "value": score})
-        import_ratings(project, "xlebench-sheets", "ordinal", rows,
-                       description="Realism of 56 records, three evaluators (demo data drawn from a fixed seed).")
+        import_ratings(
+            project,
+            "xlebench-sheets",
+            "ordinal",
+            rows,
+            description="Realism of 56 records, three evaluators (demo data drawn from a fixed seed).",
+        )
         made += 1
     if not RatingSet.objects.filter(project=project, name="judge-recheck").exists():
         rows = []
         for answer in range(60):
             judge = rng.randint(0, 5)
             human = judge if rng.random() < 0.9 else max(0, min(5, judge + rng.choice([-1, 1])))
-            rows += [{"item": f"answer-{answer + 1:02d}", "rater": "judge", "value": judge},
-                     {"item": f"answer-{answer + 1:02d}", "rater": "human", "value": human}]
-        import_ratings(project, "judge-recheck", "ordinal", rows, source="judge",
-                       description="A model judge's 0-5 scores against a person's re-judgements (demo data).")
+            rows += [
+                {"item": f"answer-{answer + 1:02d}", "rater": "judge", "value": judge},
+                {"item": f"answer-{answer + 1:02d}", "rater": "human", "value": human},
+            ]
+        import_ratings(
+            project,
+            "judge-recheck",
+            "ordinal",
+            rows,
+            source="judge",
+            description="A model judge's 0-5 scores against a person's re-judgements (demo data).",
+        )
         made += 1
     return made
 
@@ -259,11 +352,23 @@ def scripted_first_pass(project, user, *, units: int) -> int:
         if item is None:
             break
         pairs = list(item.unit.qa_pairs.filter(status="draft").order_by("id"))
-        decisions = [Decision(p.pk, "delete" if len(pairs) >= 3 and p is pairs[-1] else "keep",
-                              reason="vague" if len(pairs) >= 3 and p is pairs[-1] else "", version=p.version)
-                     for p in pairs]
-        submit_unit(item.unit_id, user, idempotency_key=f"demo-first-pass-{item.pk}", decisions=decisions,
-                    additions=[], time_spent_ms=None)
+        decisions = [
+            Decision(
+                p.pk,
+                "delete" if len(pairs) >= 3 and p is pairs[-1] else "keep",
+                reason="vague" if len(pairs) >= 3 and p is pairs[-1] else "",
+                version=p.version,
+            )
+            for p in pairs
+        ]
+        submit_unit(
+            item.unit_id,
+            user,
+            idempotency_key=f"demo-first-pass-{item.pk}",
+            decisions=decisions,
+            additions=[],
+            time_spent_ms=None,
+        )
         made += 1
     return made
 
@@ -278,16 +383,23 @@ def verify_units_of(project, user, qa_types: list[str]) -> int:
     from annotator.qa.services import Decision, submit_unit
 
     units = QAPair.objects.filter(project=project, qa_type__slug__in=qa_types, status="draft").values("unit_id")
-    QueueItem.objects.filter(unit_id__in=units, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN,
-                             leased_by__isnull=True).update(priority=-1000)
+    QueueItem.objects.filter(
+        unit_id__in=units, kind=QueueItem.Kind.FIRST_PASS, status=QueueItem.Status.OPEN, leased_by__isnull=True
+    ).update(priority=-1000)
     made = 0
     while (item := claim_next(project, user)) is not None:
         pairs = list(item.unit.qa_pairs.filter(status="draft").order_by("id"))
         if item.kind != QueueItem.Kind.FIRST_PASS or not any(p.qa_type.slug in qa_types for p in pairs):
             release(item)
             break
-        submit_unit(item.unit_id, user, idempotency_key=f"demo-verify-{item.pk}", additions=[], time_spent_ms=None,
-                    decisions=[Decision(p.pk, "keep", reason="", version=p.version) for p in pairs])
+        submit_unit(
+            item.unit_id,
+            user,
+            idempotency_key=f"demo-verify-{item.pk}",
+            additions=[],
+            time_spent_ms=None,
+            decisions=[Decision(p.pk, "keep", reason="", version=p.version) for p in pairs],
+        )
         made += 1
     return made
 
@@ -314,8 +426,13 @@ def scripted_crossover(project, *, people: int, studies: tuple[str, ...]) -> int
             services.start(participant)
             while (trial := services.current_trial(participant)) is not None:
                 services.mark_shown(participant, trial.pk)
-                services.answer_trial(participant, trial.pk, answers[study.kind], client_rt_ms=1.0,
-                                      idempotency_key=f"demo-crossover-{trial.pk}")
+                services.answer_trial(
+                    participant,
+                    trial.pk,
+                    answers[study.kind],
+                    client_rt_ms=1.0,
+                    idempotency_key=f"demo-crossover-{trial.pk}",
+                )
             made += 1
     return made
 
@@ -358,11 +475,18 @@ def scripted_baseline(study, *, people: int) -> int:
                 order[i], order[i + 1] = order[i + 1], order[i]
             services.mark_shown(participant, trial.pk)
             rt_s = rng.uniform(2.0, 9.0)
-            Trial.objects.filter(pk=trial.pk).update(served_at=F("served_at") - timedelta(seconds=rt_s + 0.5),
-                                                     shown_at=F("shown_at") - timedelta(seconds=rt_s))
+            Trial.objects.filter(pk=trial.pk).update(
+                served_at=F("served_at") - timedelta(seconds=rt_s + 0.5),
+                shown_at=F("shown_at") - timedelta(seconds=rt_s),
+            )
             handles = handles_of(trial.pk, item.payload["shown"])
-            services.answer_trial(participant, trial.pk, [handles[e] for e in order], client_rt_ms=rt_s * 1000 - 50,
-                                  idempotency_key=f"demo-baseline-{trial.pk}")
+            services.answer_trial(
+                participant,
+                trial.pk,
+                [handles[e] for e in order],
+                client_rt_ms=rt_s * 1000 - 50,
+                idempotency_key=f"demo-baseline-{trial.pk}",
+            )
             participant.refresh_from_db()
         made += 1
     return made

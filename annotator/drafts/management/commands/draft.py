@@ -46,13 +46,26 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--pipeline", default="templates", choices=Pipeline.values)
         parser.add_argument("--server", default="", help="Model server (see model_server) for every stage.")
-        parser.add_argument("--stage-server", action="append", default=[], metavar="STAGE=NAME",
-                            help="Server for one stage, overriding --server; repeatable.")
-        parser.add_argument("--qa-type", default="", help="QA type (llm: the type asked for, default open_ended; "
-                                                          "egonight: only this type).")
+        parser.add_argument(
+            "--stage-server",
+            action="append",
+            default=[],
+            metavar="STAGE=NAME",
+            help="Server for one stage, overriding --server; repeatable.",
+        )
+        parser.add_argument(
+            "--qa-type",
+            default="",
+            help="QA type (llm: the type asked for, default open_ended; egonight: only this type).",
+        )
         parser.add_argument("--file", default="", help="JSONL file to read (import pipeline).")
-        parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                            help="A pipeline parameter (see docs/researcher.md); repeatable.")
+        parser.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="A pipeline parameter (see docs/researcher.md); repeatable.",
+        )
         parser.add_argument("--no-cache", action="store_true", help="Call the model even when a cached answer exists.")
         parser.add_argument("--resume", type=int, metavar="RUN", help="Queue a failed or cancelled run's videos again.")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="Cancel a queued or running run.")
@@ -101,9 +114,14 @@ class Command(BaseCommand):
             params["file"] = opts["file"]
         if opts["no_cache"]:
             params["cache"] = False
-        launch = runs.start(project, opts["pipeline"], server=opts["server"],
-                            stage_servers=_pairs(opts["stage_server"], "--stage-server"),
-                            params=params, qa_type=opts["qa_type"])
+        launch = runs.start(
+            project,
+            opts["pipeline"],
+            server=opts["server"],
+            stage_servers=_pairs(opts["stage_server"], "--stage-server"),
+            params=params,
+            qa_type=opts["qa_type"],
+        )
         skipped = ", ".join(f"{n} {why}" for why, n in launch.skipped.items()) or "none"
         if launch.run is None:
             out.write(f"nothing to draft; skipped: {skipped}")
@@ -121,21 +139,35 @@ class Command(BaseCommand):
             finished = v["done"] + v["failed"] + v["cancelled"]
             calls = sum(c["calls"] for c in p["calls"].values())
             stage = ", ".join(f"{s} {c['calls']}" for s, c in p["calls"].items())
-            return Tick(run.status in FINISHED,
-                        f"  {finished}/{v['total']} videos done ({v['failed']} failed), {p['drafts']} drafts, "
-                        f"{calls} calls{f' ({stage})' if stage else ''}",
-                        n=finished, total=v["total"], note=f"{v['failed']} failed, {p['drafts']} drafts, {calls} calls")
+            return Tick(
+                run.status in FINISHED,
+                f"  {finished}/{v['total']} videos done ({v['failed']} failed), {p['drafts']} drafts, "
+                f"{calls} calls{f' ({stage})' if stage else ''}",
+                n=finished,
+                total=v["total"],
+                note=f"{v['failed']} failed, {p['drafts']} drafts, {calls} calls",
+            )
 
-        wait_with_progress(poll, out=out, desc=f"run {run.pk}", unit="video", timeout_s=opts["timeout"],
-                           on_timeout="timed out waiting: is a Celery worker running?")
+        wait_with_progress(
+            poll,
+            out=out,
+            desc=f"run {run.pk}",
+            unit="video",
+            timeout_s=opts["timeout"],
+            on_timeout="timed out waiting: is a Celery worker running?",
+        )
 
     def _summary(self, report):
-        self.stdout.write(f"run {report['run']} {report['status']}: {report['videos']['done']} videos done, "
-                          f"{report['videos']['failed']} failed, {report['drafts']} drafts, cost ${report['cost_usd']:.4f}")
+        self.stdout.write(
+            f"run {report['run']} {report['status']}: {report['videos']['done']} videos done, "
+            f"{report['videos']['failed']} failed, {report['drafts']} drafts, cost ${report['cost_usd']:.4f}"
+        )
         for stage, c in report["calls"].items():
             self.stdout.write(f"  {stage}: {c['calls']} calls, {c['cache_hits']} from cache, {c['errors']} errors")
         for name, n in report["summary"].items():
             self.stdout.write(f"  {name}: {n}")
         for failure in report["failures"]:
-            self.stderr.write(f"failed {failure['video']}"
-                              f"{' at stage ' + failure['stage'] if failure['stage'] else ''}: {failure['error']}")
+            self.stderr.write(
+                f"failed {failure['video']}"
+                f"{' at stage ' + failure['stage'] if failure['stage'] else ''}: {failure['error']}"
+            )

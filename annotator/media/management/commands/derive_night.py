@@ -12,8 +12,10 @@ from annotator.projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Derive synthetic night versions of the project's real day videos at EgoNight's difficulty "
-            "levels (App. A.1) with Celery workers, and pair each with its day video.")
+    help = (
+        "Derive synthetic night versions of the project's real day videos at EgoNight's difficulty "
+        "levels (App. A.1) with Celery workers, and pair each with its day video."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
@@ -30,10 +32,14 @@ class Command(BaseCommand):
         if unknown or not levels:
             raise CommandError(f"levels must be among {', '.join(NIGHT_LEVELS)}")
         days = night_candidates(project)
-        have = set(Video.objects.filter(derived_from__in=days, source="synthetic").values_list("derived_from", "difficulty"))
+        have = set(
+            Video.objects.filter(derived_from__in=days, source="synthetic").values_list("derived_from", "difficulty")
+        )
         todo = [(v, level) for v in days for level in levels if (v.pk, level) not in have]
-        self.stdout.write(f"{len(days)} day videos, {len(todo)} night renditions to make "
-                          f"({len(days) * len(levels) - len(todo)} already there)")
+        self.stdout.write(
+            f"{len(days)} day videos, {len(todo)} night renditions to make "
+            f"({len(days) * len(levels) - len(todo)} already there)"
+        )
         # One job row per rendition (sent now, or by the reconciler if the broker is down); a rerun
         # while one is still queued adds nothing.
         keys = [f"media.derive_night:{v.pk}:{level}" for v, level in todo]
@@ -47,8 +53,14 @@ class Command(BaseCommand):
             finished = sum(1 for k in keys if states.get(k) in (Job.Status.DONE, Job.Status.FAILED))
             return Tick(finished == len(keys), f"  {finished}/{len(keys)} rendered", n=finished, total=len(keys))
 
-        wait_with_progress(poll, out=self.stdout, desc="rendering", unit="video", timeout_s=opts["timeout"],
-                           on_timeout="timed out waiting: is a Celery worker running?")
+        wait_with_progress(
+            poll,
+            out=self.stdout,
+            desc="rendering",
+            unit="video",
+            timeout_s=opts["timeout"],
+            on_timeout="timed out waiting: is a Celery worker running?",
+        )
         failed = list(Job.objects.filter(key__in=keys, status=Job.Status.FAILED).values_list("args", "error"))
         for (video_id, level), why in failed:
             self.stderr.write(f"failed video {video_id} {level}: {why}")
@@ -60,8 +72,14 @@ class Command(BaseCommand):
             total, processing = videos.count(), videos.filter(status=Video.Status.PROCESSING).count()
             return Tick(processing == 0, None, n=total - processing, total=total)
 
-        wait_with_progress(transcoded, out=self.stdout, desc="transcoding", unit="video", timeout_s=opts["timeout"],
-                           on_timeout="timed out waiting for transcodes: is a Celery worker running?")
+        wait_with_progress(
+            transcoded,
+            out=self.stdout,
+            desc="transcoding",
+            unit="video",
+            timeout_s=opts["timeout"],
+            on_timeout="timed out waiting for transcodes: is a Celery worker running?",
+        )
         self.stdout.write(f"{len(todo) - len(failed)} night renditions ready and paired")
         if failed:
             raise SystemExit(1)

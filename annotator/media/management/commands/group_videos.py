@@ -45,7 +45,9 @@ def group_videos(project_slug: str, kind: str, *, ego=None, exos=(), day=None, n
             if not ego or not exos:
                 raise CommandError("ego_exo needs --ego and at least one --exo")
             parsed = [parse_exo(e) for e in exos]
-            return make_ego_exo_set(find_video(project, ego), [(find_video(project, r), o) for r, o in parsed], name=name)
+            return make_ego_exo_set(
+                find_video(project, ego), [(find_video(project, r), o) for r, o in parsed], name=name
+            )
         if not day or not night:
             raise CommandError("day_night needs --day and --night")
         return make_day_night_group(find_video(project, day), find_video(project, night), offset_s=offset, name=name)
@@ -55,8 +57,10 @@ def group_videos(project_slug: str, kind: str, *, ego=None, exos=(), day=None, n
 
 def describe(group) -> str:
     """One line per group: id, kind, name and each member as role[position] file (+offset s)."""
-    members = ", ".join(f"{m.role}{m.position if m.role == 'exo' else ''} {m.video.filename} ({m.offset_s:+g} s)"
-                        for m in ordered_members(group.members.all()))
+    members = ", ".join(
+        f"{m.role}{m.position if m.role == 'exo' else ''} {m.video.filename} ({m.offset_s:+g} s)"
+        for m in ordered_members(group.members.all())
+    )
     return f"{group.get_kind_display()} {group.pk}: {group.name}: {members}"
 
 
@@ -68,13 +72,28 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--name", default="", help="The group's name (unique in the project; a default is made).")
         parser.add_argument("--ego", help="ego_exo: the egocentric video (id or file name).")
-        parser.add_argument("--exo", action="append", default=[], metavar="VIDEO[:OFFSET]",
-                            help="ego_exo: an exocentric view and its offset in seconds (exo time = ego time + offset); repeat.")
+        parser.add_argument(
+            "--exo",
+            action="append",
+            default=[],
+            metavar="VIDEO[:OFFSET]",
+            help="ego_exo: an exocentric view and its offset in seconds (exo time = ego time + offset); repeat.",
+        )
         parser.add_argument("--day", help="day_night: the day video.")
         parser.add_argument("--night", help="day_night: the night video.")
-        parser.add_argument("--offset", type=float, default=0.0, help="day_night: seconds the night video starts later.")
+        parser.add_argument(
+            "--offset", type=float, default=0.0, help="day_night: seconds the night video starts later."
+        )
 
     def handle(self, *args, **opts):
-        group = group_videos(opts["project"], opts["kind"], ego=opts["ego"], exos=opts["exo"], day=opts["day"],
-                             night=opts["night"], offset=opts["offset"], name=opts["name"])
+        group = group_videos(
+            opts["project"],
+            opts["kind"],
+            ego=opts["ego"],
+            exos=opts["exo"],
+            day=opts["day"],
+            night=opts["night"],
+            offset=opts["offset"],
+            name=opts["name"],
+        )
         self.stdout.write(describe(group))

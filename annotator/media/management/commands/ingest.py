@@ -11,8 +11,10 @@ from annotator.projects.services import ensure_project
 
 
 class Command(BaseCommand):
-    help = ("Ingest video files or folders into a project (created if missing). Prints one line per "
-            "file and a summary; exits 1 if any file failed.")
+    help = (
+        "Ingest video files or folders into a project (created if missing). Prints one line per "
+        "file and a summary; exits 1 if any file failed."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="Video files or folders (searched recursively).")
@@ -45,8 +47,9 @@ class Command(BaseCommand):
         listed = set(manifest) - {p.name for p in files}
         if listed:
             self.stderr.write(f"manifest entries with no matching file: {', '.join(sorted(listed))}")
-        self.stdout.write(f"{len(files)} files: {tally['queued']} queued, {tally['duplicate']} duplicate, "
-                          f"{tally['failed']} failed")
+        self.stdout.write(
+            f"{len(files)} files: {tally['queued']} queued, {tally['duplicate']} duplicate, {tally['failed']} failed"
+        )
         if opts["wait"]:
             self._wait(project, opts["timeout"])
         if tally["failed"]:
@@ -56,10 +59,20 @@ class Command(BaseCommand):
         def poll():
             counts = dict.fromkeys(Video.Status.values, 0)
             counts.update(Video.objects.filter(project=project).values_list("status").annotate(n=Count("id")))
-            line = (f"transcoding: {counts['ready']} ready, {counts['processing']} processing, "
-                    f"{counts['failed']} failed")
-            return Tick(counts["processing"] == 0, line, n=counts["ready"] + counts["failed"],
-                        total=sum(counts.values()), note=f"{counts['failed']} failed")
+            line = f"transcoding: {counts['ready']} ready, {counts['processing']} processing, {counts['failed']} failed"
+            return Tick(
+                counts["processing"] == 0,
+                line,
+                n=counts["ready"] + counts["failed"],
+                total=sum(counts.values()),
+                note=f"{counts['failed']} failed",
+            )
 
-        wait_with_progress(poll, out=self.stdout, desc="transcoding", unit="video", timeout_s=timeout,
-                           on_timeout=f"still processing after {timeout:.0f} s: is a Celery worker running?")
+        wait_with_progress(
+            poll,
+            out=self.stdout,
+            desc="transcoding",
+            unit="video",
+            timeout_s=timeout,
+            on_timeout=f"still processing after {timeout:.0f} s: is a Celery worker running?",
+        )

@@ -10,9 +10,11 @@ from annotator.projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Build a life log (X-LeBench, seed 002 Sec. 3): videos placed at virtual wall-clock times from a "
-            "JSONL or CSV manifest (file | sha256 | path, and start | offset_s, optional summary). Re-running "
-            "with the same manifest changes nothing.")
+    help = (
+        "Build a life log (X-LeBench, seed 002 Sec. 3): videos placed at virtual wall-clock times from a "
+        "JSONL or CSV manifest (file | sha256 | path, and start | offset_s, optional summary). Re-running "
+        "with the same manifest changes nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="Project slug.")
@@ -29,7 +31,9 @@ class Command(BaseCommand):
             try:
                 start = datetime.fromisoformat(opts["start"])
             except ValueError:
-                raise CommandError(f"--start {opts['start']!r} is not an ISO 8601 datetime (e.g. 2024-05-01T08:00:00)") from None
+                raise CommandError(
+                    f"--start {opts['start']!r} is not an ISO 8601 datetime (e.g. 2024-05-01T08:00:00)"
+                ) from None
         manifest = Path(opts["manifest"])
         try:
             rows = read_manifest(manifest)
@@ -47,5 +51,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"life log {result.group.pk} {result.group.name!r} {result.outcome}: {len(parts)} parts from "
             f"{result.group.params['start']} to {clock(log_start(result.group), span)}, "
-            f"{span / 3600:.2f} h span, {recorded / 3600:.2f} h recorded, {len(holes)} gaps")
-
+            f"{span / 3600:.2f} h span, {recorded / 3600:.2f} h recorded, {len(holes)} gaps"
+        )

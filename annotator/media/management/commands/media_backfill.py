@@ -9,9 +9,11 @@ from annotator.projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Give ready videos what a transcode makes today and they lack: timeline thumbnails (sprite sheets + "
-            "WebVTT) and, for videos longer than MEDIA_HLS_MIN_DURATION_S, the HLS rendition. Runs here, one video "
-            "at a time; a rerun skips what is done. A video whose backfill fails stays ready with what it had.")
+    help = (
+        "Give ready videos what a transcode makes today and they lack: timeline thumbnails (sprite sheets + "
+        "WebVTT) and, for videos longer than MEDIA_HLS_MIN_DURATION_S, the HLS rendition. Runs here, one video "
+        "at a time; a rerun skips what is done. A video whose backfill fails stays ready with what it had."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", help="Only this project's videos (slug); default: every project.")

@@ -8,11 +8,13 @@ from annotator.projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Move the files of videos stored before handles (rendition, poster, HLS and thumbnails, in folders named by "
-            "the video's row id) into the folders named by their media key. Until then those files are not served: "
-            "a row id in a media URL would tell old footage from new (issue 20). Safe to stop and rerun: a video's row "
-            "points at its new files only once they are all copied. `make demo` and the compose `migrate` service "
-            "run it after the migrations; a failure there is reported and does not keep the platform from starting.")
+    help = (
+        "Move the files of videos stored before handles (rendition, poster, HLS and thumbnails, in folders named by "
+        "the video's row id) into the folders named by their media key. Until then those files are not served: "
+        "a row id in a media URL would tell old footage from new (issue 20). Safe to stop and rerun: a video's row "
+        "points at its new files only once they are all copied. `make demo` and the compose `migrate` service "
+        "run it after the migrations; a failure there is reported and does not keep the platform from starting."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", help="Only this project's videos (slug); default: every project.")

@@ -32,8 +32,9 @@ class Command(BaseCommand):
                 raise CommandError(f"password for {opts['name']} refused: " + " ".join(exc.messages)) from None
         project = ensure_project(opts["project"])
         try:
-            user, created = ensure_member(opts["name"], role=opts["role"], project=project,
-                                          password=opts["password"], superuser=opts["superuser"])
+            user, created = ensure_member(
+                opts["name"], role=opts["role"], project=project, password=opts["password"], superuser=opts["superuser"]
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if opts["token"]:

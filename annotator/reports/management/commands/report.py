@@ -22,8 +22,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
         parser.add_argument("--study", action="append", default=[], metavar="NAME", help="A study (repeatable).")
-        parser.add_argument("--evaluation", action="append", default=[], metavar="ID", help="An evaluation (repeatable).")
-        parser.add_argument("--by", default="", help=f"Split fields, comma-separated: {', '.join(FIELDS)} (subtask = qa_type).")
+        parser.add_argument(
+            "--evaluation", action="append", default=[], metavar="ID", help="An evaluation (repeatable)."
+        )
+        parser.add_argument(
+            "--by", default="", help=f"Split fields, comma-separated: {', '.join(FIELDS)} (subtask = qa_type)."
+        )
         parser.add_argument("--preset", default="", choices=["", *presets.choices()], help="A paper's table layout.")
         parser.add_argument("--metric", default=None, help="The metric (default: the first study kind's primary one).")
         parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap and the permutation test.")
@@ -36,9 +40,16 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"no project {opts['project']!r}", returncode=2)
         try:
-            report = selectors.build(project, studies=opts["study"], evaluations=opts["evaluation"], by=opts["by"] or None,
-                                     preset=opts["preset"] or None, metric=opts["metric"], seed=opts["seed"],
-                                     n_resamples=opts["resamples"])
+            report = selectors.build(
+                project,
+                studies=opts["study"],
+                evaluations=opts["evaluation"],
+                by=opts["by"] or None,
+                preset=opts["preset"] or None,
+                metric=opts["metric"],
+                seed=opts["seed"],
+                n_resamples=opts["resamples"],
+            )
         except DomainError as e:
             raise CommandError(str(e), returncode=2) from e
         text = writers.FORMATS[opts["format"]](report)

@@ -32,9 +32,11 @@ def time_limits(text: str) -> list[float | None]:
 
 
 class Command(BaseCommand):
-    help = ("Build a human-baseline study of one kind from the project's data: ordering (frames or texts), mcq (timed "
-            "multiple choice), open_answer (answers without drafts) or likert (1-5 ratings with control groups). "
-            "Items are sampled per QA type from --seed; a failed build keeps nothing.")
+    help = (
+        "Build a human-baseline study of one kind from the project's data: ordering (frames or texts), mcq (timed "
+        "multiple choice), open_answer (answers without drafts) or likert (1-5 ratings with control groups). "
+        "Items are sampled per QA type from --seed; a failed build keeps nothing."
+    )
     kind: str | None = None  # fixed by an alias (ordering_create)
 
     def add_arguments(self, parser):
@@ -42,16 +44,27 @@ class Command(BaseCommand):
         if self.kind is None:
             parser.add_argument("--kind", required=True, choices=KINDS)
         parser.add_argument("--name", required=True)
-        parser.add_argument("--preset", default="", choices=["", *sorted(presets())],
-                            help="A paper's protocol: " + ", ".join(f"{n} ({k})" for n, (k, _) in sorted(presets().items())))
+        parser.add_argument(
+            "--preset",
+            default="",
+            choices=["", *sorted(presets())],
+            help="A paper's protocol: " + ", ".join(f"{n} ({k})" for n, (k, _) in sorted(presets().items())),
+        )
         parser.add_argument("--per-type", type=int, metavar="N", help="Items sampled per QA type (subtask).")
         parser.add_argument("--qa-type", metavar="T[,T...]", help="mcq, open_answer, likert: only these QA types.")
-        parser.add_argument("--time-limits", type=time_limits, metavar="S[,S...]",
-                            help="Seconds per trial, one condition each (e.g. 60,180; 0 for none).")
+        parser.add_argument(
+            "--time-limits",
+            type=time_limits,
+            metavar="S[,S...]",
+            help="Seconds per trial, one condition each (e.g. 60,180; 0 for none).",
+        )
         parser.add_argument("--raters-per-item", type=int, metavar="K", help="At most K participants get each item.")
-        parser.add_argument("--independent", action="store_true", default=None,
-                            help="Refuse anyone who drafted, verified or double-checked one of its QA pairs "
-                                 "(the default for mcq).")
+        parser.add_argument(
+            "--independent",
+            action="store_true",
+            default=None,
+            help="Refuse anyone who drafted, verified or double-checked one of its QA pairs (the default for mcq).",
+        )
         parser.add_argument("--no-independent", dest="independent", action="store_false")
         parser.add_argument("--seed", type=int, default=0, help="Seed of every draw (recorded with the study).")
         parser.add_argument("--questions", type=int, metavar="N", help="Scored questions per participant.")
@@ -60,16 +73,32 @@ class Command(BaseCommand):
         parser.add_argument("--attention-items", type=int, metavar="N", help="mcq and likert: instructed items.")
         parser.add_argument("--frame-size", type=int, metavar="PX", help="ordering: square frame size (16-2048).")
         parser.add_argument("--source", choices=["qa", "records"], help="likert: rate QA pairs or records.")
-        parser.add_argument("--criteria", help="likert: comma-separated criteria (relevance, correctness, realism, "
-                                               "contextual_consistency).")
+        parser.add_argument(
+            "--criteria",
+            help="likert: comma-separated criteria (relevance, correctness, realism, contextual_consistency).",
+        )
         parser.add_argument("--no-control-groups", action="store_true", help="likert: rate only the real QA pairs.")
-        parser.add_argument("--justify-below", type=int, metavar="S", help="likert: a score below S needs a justification.")
-        parser.add_argument("--exclude-median-rt-below", type=float, metavar="S",
-                            help="Flag participants whose median response time is under S seconds.")
-        parser.add_argument("--exclude-practice-below", type=int, metavar="N",
-                            help="Flag participants with fewer than N practice items right.")
-        parser.add_argument("--exclude-attention-failures-above", type=int, metavar="N",
-                            help="Flag participants who fail more than N attention checks.")
+        parser.add_argument(
+            "--justify-below", type=int, metavar="S", help="likert: a score below S needs a justification."
+        )
+        parser.add_argument(
+            "--exclude-median-rt-below",
+            type=float,
+            metavar="S",
+            help="Flag participants whose median response time is under S seconds.",
+        )
+        parser.add_argument(
+            "--exclude-practice-below",
+            type=int,
+            metavar="N",
+            help="Flag participants with fewer than N practice items right.",
+        )
+        parser.add_argument(
+            "--exclude-attention-failures-above",
+            type=int,
+            metavar="N",
+            help="Flag participants who fail more than N attention checks.",
+        )
         parser.add_argument("--skip-existing", action="store_true", help="Do nothing if the study exists.")
         parser.add_argument("--json", action="store_true", help='Print {"id", "name", "kind", "items"} only.')
 
@@ -83,16 +112,26 @@ class Command(BaseCommand):
             self._report(existing, opts, note=f"study {existing.name} already exists; nothing done")
             return
         options = {
-            "per_type": opts["per_type"], "time_limits": opts["time_limits"], "raters_per_item": opts["raters_per_item"],
-            "independent": opts["independent"], "questions_per_participant": opts["questions"],
-            "conditions_per_participant": opts["conditions_per_participant"], "practice_items": opts["practice_items"],
-            "attention_items": opts["attention_items"], "frame_size": opts["frame_size"], "source": opts["source"],
+            "per_type": opts["per_type"],
+            "time_limits": opts["time_limits"],
+            "raters_per_item": opts["raters_per_item"],
+            "independent": opts["independent"],
+            "questions_per_participant": opts["questions"],
+            "conditions_per_participant": opts["conditions_per_participant"],
+            "practice_items": opts["practice_items"],
+            "attention_items": opts["attention_items"],
+            "frame_size": opts["frame_size"],
+            "source": opts["source"],
             "criteria": [c.strip() for c in opts["criteria"].split(",")] if opts["criteria"] else None,
-            "control_groups": False if opts["no_control_groups"] else None, "justify_below": opts["justify_below"],
+            "control_groups": False if opts["no_control_groups"] else None,
+            "justify_below": opts["justify_below"],
             "qa_types": [t.strip() for t in opts["qa_type"].split(",") if t.strip()] if opts["qa_type"] else None,
         }
-        rules = {"min_median_rt_s": opts["exclude_median_rt_below"], "min_practice_score": opts["exclude_practice_below"],
-                 "max_attention_failures": opts["exclude_attention_failures_above"]}
+        rules = {
+            "min_median_rt_s": opts["exclude_median_rt_below"],
+            "min_practice_score": opts["exclude_practice_below"],
+            "max_attention_failures": opts["exclude_attention_failures_above"],
+        }
         if any(v is not None for v in rules.values()):
             from annotator.studies.kinds import kind_module
 
@@ -112,21 +151,37 @@ class Command(BaseCommand):
                 out.write(line)
 
         try:
-            study, report = create_study(project, opts["name"], kind, preset=opts["preset"], seed=opts["seed"],
-                                         options=options, progress=progress)
+            study, report = create_study(
+                project,
+                opts["name"],
+                kind,
+                preset=opts["preset"],
+                seed=opts["seed"],
+                options=options,
+                progress=progress,
+            )
         except (Invalid, MediaError) as exc:
             raise CommandError(str(exc)) from None
         finally:
             for b in bar.values():
                 b.close()
         skipped = "; ".join(f"{n} {r}" for r, n in report.skipped.items())
-        self._report(study, opts, note=(
-            f"study {study.name} ({study.kind}): {len(report.items)} conditions, {report.total} items, "
-            f"{report.practice} practice items, {report.attention} attention items"
-            + (f", {report.frames_written} frames written" if report.frames_written else "")
-            + (f"; skipped: {skipped}" if skipped else "")
-            + (f"; the exposure ledger keeps items from people who take both: "
-               + "; ".join(f"{n} items {what}" for what, n in report.exposure.items()) if report.exposure else "")))
+        self._report(
+            study,
+            opts,
+            note=(
+                f"study {study.name} ({study.kind}): {len(report.items)} conditions, {report.total} items, "
+                f"{report.practice} practice items, {report.attention} attention items"
+                + (f", {report.frames_written} frames written" if report.frames_written else "")
+                + (f"; skipped: {skipped}" if skipped else "")
+                + (
+                    "; the exposure ledger keeps items from people who take both: "
+                    + "; ".join(f"{n} items {what}" for what, n in report.exposure.items())
+                    if report.exposure
+                    else ""
+                )
+            ),
+        )
 
     def _report(self, study: Study, opts: dict, *, note: str) -> None:
         items = Item.objects.filter(condition__study=study, role=Item.Role.SCORED).count()

@@ -11,9 +11,11 @@ from annotator.studies.services import import_predictions
 
 
 class Command(BaseCommand):
-    help = ("Import model predictions (JSONL lines of model, item_id, predicted: an option index, an order of element "
-            "ids, a score or a text) for a study's scored items; bad lines are reported with their number and "
-            "skipped (exit status 1). A Celery worker then scores them like people's answers.")
+    help = (
+        "Import model predictions (JSONL lines of model, item_id, predicted: an option index, an order of element "
+        "ids, a score or a text) for a study's scored items; bad lines are reported with their number and "
+        "skipped (exit status 1). A Celery worker then scores them like people's answers."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")
@@ -33,9 +35,13 @@ class Command(BaseCommand):
             self.stderr.write(f"line {number}: {message}")
         self.stdout.write(f"imported {report.imported} predictions, skipped {len(report.errors)} lines")
         if report.imported and not opts["no_wait"]:
-            wait_with_progress(lambda: (not unscored(study), f"{unscored(study)} waiting to be scored"),
-                               write=self.stdout.write, timeout_s=opts["timeout"], interval_s=0.3,
-                               on_timeout="timed out waiting for scores: is a Celery worker running?")
+            wait_with_progress(
+                lambda: (not unscored(study), f"{unscored(study)} waiting to be scored"),
+                write=self.stdout.write,
+                timeout_s=opts["timeout"],
+                interval_s=0.3,
+                on_timeout="timed out waiting for scores: is a Celery worker running?",
+            )
             self.stdout.write("scored")
         if report.errors:
             raise SystemExit(1)

@@ -11,8 +11,10 @@ from annotator.studies.selectors import items_export
 
 
 class Command(BaseCommand):
-    help = ("Write one JSON line per item (scored, practice and attention): item_id, condition, role, subtask, "
-            "group and the kind's fields, truth included. The file is for researchers.")
+    help = (
+        "Write one JSON line per item (scored, practice and attention): item_id, condition, role, subtask, "
+        "group and the kind's fields, truth included. The file is for researchers."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")

@@ -13,18 +13,27 @@ from annotator.studies.commands import study_named
 
 
 class Command(BaseCommand):
-    help = ("Make a link to a study for panel participants (Prolific: add ?PROLIFIC_PID={{%PROLIFIC_PID%}}&"
-            "STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}; other panels: ?pid=ID). The token is shown once. "
-            "Links are under PUBLIC_BASE_URL.")
+    help = (
+        "Make a link to a study for panel participants (Prolific: add ?PROLIFIC_PID={{%PROLIFIC_PID%}}&"
+        "STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}; other panels: ?pid=ID). The token is shown once. "
+        "Links are under PUBLIC_BASE_URL."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("--project", help="Project slug, if the name is used in several projects.")
-        parser.add_argument("--max-participants", type=int, help=f"At most this many participants (1-{links.MAX_PARTICIPANTS_BOUND}).")
+        parser.add_argument(
+            "--max-participants", type=int, help=f"At most this many participants (1-{links.MAX_PARTICIPANTS_BOUND})."
+        )
         parser.add_argument("--expires", help="ISO 8601 time after which the link is closed (UTC if no offset).")
-        parser.add_argument("--completion-url", default="", help="Where participants go with their code (default: the study's).")
-        parser.add_argument("--abandon-after", type=int, help="Minutes idle before a participant is timed out (the study's "
-                                                              "setting, 1-10080; default 60).")
+        parser.add_argument(
+            "--completion-url", default="", help="Where participants go with their code (default: the study's)."
+        )
+        parser.add_argument(
+            "--abandon-after",
+            type=int,
+            help="Minutes idle before a participant is timed out (the study's setting, 1-10080; default 60).",
+        )
         parser.add_argument("--json", action="store_true", help='Print {"url", "token"} as JSON.')
 
     def handle(self, *args, **opts):
@@ -38,8 +47,12 @@ class Command(BaseCommand):
         if opts["abandon_after"] is not None and not 1 <= opts["abandon_after"] <= 10080:
             raise CommandError("--abandon-after must be 1 to 10080 minutes")
         try:
-            made = links.create_link(study, max_participants=opts["max_participants"], expires_at=expires,
-                                     completion_url=opts["completion_url"])
+            made = links.create_link(
+                study,
+                max_participants=opts["max_participants"],
+                expires_at=expires,
+                completion_url=opts["completion_url"],
+            )
         except DomainError as exc:
             raise CommandError(str(exc)) from None
         if opts["abandon_after"] is not None:

@@ -11,8 +11,11 @@ from annotator.studies.commands import study_named
 
 
 class Command(BaseCommand):
-    help = ("The study's participants for approving panel payments, one per line (JSON, or CSV with --csv): "
-            + ", ".join(selectors.PARTICIPANT_COLUMNS) + ". Raw panel ids: for researchers.")
+    help = (
+        "The study's participants for approving panel payments, one per line (JSON, or CSV with --csv): "
+        + ", ".join(selectors.PARTICIPANT_COLUMNS)
+        + ". Raw panel ids: for researchers."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")
@@ -23,8 +26,11 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         study = study_named(opts["name"], opts["project"])
         rows = selectors.participants_export(study)
-        lines = (dashboard.csv_lines(rows, selectors.PARTICIPANT_COLUMNS) if opts["csv"]
-                 else (json.dumps(r) + "\n" for r in rows))
+        lines = (
+            dashboard.csv_lines(rows, selectors.PARTICIPANT_COLUMNS)
+            if opts["csv"]
+            else (json.dumps(r) + "\n" for r in rows)
+        )
         if opts["out"] == "-":
             for line in lines:
                 self.stdout.write(line, ending="")

@@ -17,10 +17,12 @@ def _num(value, unit: str = "") -> str:
 
 
 class Command(BaseCommand):
-    help = ("Per-annotator figures of a project over a period (days YYYY-MM-DD, both included, UTC; all time "
-            "without): units and QA pairs decided (real units), active time (heartbeats with idle gaps removed), "
-            "time per unit, gold accuracy, override rate, agreement with overlap peers, rework rate. --json prints "
-            '{"annotators": [...]}, as GET /api/projects/{slug}/annotators/.')
+    help = (
+        "Per-annotator figures of a project over a period (days YYYY-MM-DD, both included, UTC; all time "
+        "without): units and QA pairs decided (real units), active time (heartbeats with idle gaps removed), "
+        "time per unit, gold accuracy, override rate, agreement with overlap peers, rework rate. --json prints "
+        '{"annotators": [...]}, as GET /api/projects/{slug}/annotators/.'
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="The project's slug.")
@@ -40,6 +42,15 @@ class Command(BaseCommand):
         self.stdout.write("  ".join(f"{h:>10}" for h in header))
         for r in data["annotators"]:
             gold = r["gold_accuracy"]["value"]
-            cells = (r["user"], r["units"], r["qa_pairs"], f"{r['active_s'] / 60:.1f} min", _num(r["time_per_unit_s"]),
-                     _num(gold, "%"), _num(r["override_rate"], "%"), _num(r["agreement"], "%"), _num(r["rework_rate"], "%"))
+            cells = (
+                r["user"],
+                r["units"],
+                r["qa_pairs"],
+                f"{r['active_s'] / 60:.1f} min",
+                _num(r["time_per_unit_s"]),
+                _num(gold, "%"),
+                _num(r["override_rate"], "%"),
+                _num(r["agreement"], "%"),
+                _num(r["rework_rate"], "%"),
+            )
             self.stdout.write("  ".join(f"{c!s:>10}" for c in cells))

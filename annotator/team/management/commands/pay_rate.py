@@ -10,9 +10,11 @@ from annotator.team.management.commands._common import error, project_named
 
 
 class Command(BaseCommand):
-    help = ("Set a project's pay rate: an amount of a currency per video, per unit or per active hour, and which units "
-            "count (real units always; gold by default; qualification not by default; a unit sent back for rework "
-            "still counts, once, by default).")
+    help = (
+        "Set a project's pay rate: an amount of a currency per video, per unit or per active hour, and which units "
+        "count (real units always; gold by default; qualification not by default; a unit sent back for rework "
+        "still counts, once, by default)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="The project's slug.")
@@ -26,9 +28,15 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         project = project_named(opts["project"])
         try:
-            rate = services.set_rate(project, basis=opts["per"], amount=opts["amount"], currency=opts["currency"],
-                                     count_gold=opts["count_gold"], count_qualification=opts["count_qualification"],
-                                     count_rework=opts["count_rework"])
+            rate = services.set_rate(
+                project,
+                basis=opts["per"],
+                amount=opts["amount"],
+                currency=opts["currency"],
+                count_gold=opts["count_gold"],
+                count_qualification=opts["count_qualification"],
+                count_rework=opts["count_rework"],
+            )
         except Invalid as exc:
             raise error(exc) from exc
         self.stdout.write(f"{project.slug}: {rate}")

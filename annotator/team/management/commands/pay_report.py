@@ -9,9 +9,11 @@ from annotator.team.management.commands._common import period_from, project_name
 
 
 class Command(BaseCommand):
-    help = ("What a project's rate pays each person over a period (days YYYY-MM-DD, both included, UTC): units, "
-            "videos, active hours, amount and currency. --csv: CSV (cells guarded against spreadsheet formulas); "
-            "--json: as GET /api/projects/{slug}/pay/. Set the rate with pay_rate or on the team page.")
+    help = (
+        "What a project's rate pays each person over a period (days YYYY-MM-DD, both included, UTC): units, "
+        "videos, active hours, amount and currency. --csv: CSV (cells guarded against spreadsheet formulas); "
+        "--json: as GET /api/projects/{slug}/pay/. Set the rate with pay_rate or on the team page."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="The project's slug.")
@@ -41,12 +43,16 @@ class Command(BaseCommand):
 def text_lines(data: dict) -> list[str]:
     """The report as a few lines of text (the demo prints these too)."""
     rate = data["rate"]
-    lines = [f"pay report of {data['project']}, {data['from']} to {data['to']}: "
-             + (f"{rate['amount']} {rate['currency']} {rate['basis_label']}" if rate else "no rate set")]
+    lines = [
+        f"pay report of {data['project']}, {data['from']} to {data['to']}: "
+        + (f"{rate['amount']} {rate['currency']} {rate['basis_label']}" if rate else "no rate set")
+    ]
     lines.append(f"{'user':>14} {'units':>6} {'videos':>6} {'active h':>9} {'amount':>12}")
     for p in data["people"]:
         amount = f"{p['amount']} {p['currency']}" if p["amount"] is not None else "-"
         lines.append(f"{p['user']:>14} {p['units']:>6} {p['videos']:>6} {p['active_hours']:>9} {amount:>12}")
     if data["total"]:
-        lines.append(f"{'total':>14} {'':>6} {'':>6} {'':>9} {data['total']['amount'] + ' ' + data['total']['currency']:>12}")
+        lines.append(
+            f"{'total':>14} {'':>6} {'':>6} {'':>9} {data['total']['amount'] + ' ' + data['total']['currency']:>12}"
+        )
     return lines
