@@ -21,8 +21,8 @@ from annotator.core.params import PARAM_KEY_MAX, PARAMS_MAX_CHARS, PARAMS_MAX_KE
 from annotator.core.validators import StorableJSONField, storable_json
 from annotator.drafts import runs, selectors
 from annotator.drafts.models import DraftRun
+from annotator.drafts.pipelines import stage_names
 from annotator.errors import Conflict, Invalid
-from annotator.inference.engine import STAGE_NAMES
 from api.exceptions import flatten
 from api.views import project_for
 
@@ -193,8 +193,8 @@ class RunStartIn(serializers.Serializer):
     )
 
     def validate_stage_servers(self, value):
-        if len(value) > len(STAGE_NAMES):
-            raise serializers.ValidationError(f"at most {len(STAGE_NAMES)} stages")
+        if len(value) > len(stage_names()):
+            raise serializers.ValidationError(f"at most {len(stage_names())} stages")
         for stage in value:
             if len(stage) > PARAM_KEY_MAX:
                 raise serializers.ValidationError(f"a stage name has at most {PARAM_KEY_MAX} characters")

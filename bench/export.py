@@ -85,7 +85,7 @@ def seed(size: int) -> str:
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.media.models import Video, VideoGroup, VideoGroupMember
     from annotator.projects.services import ensure_project
     from annotator.qa.models import QAPair, QAType, WorkUnit
@@ -151,7 +151,7 @@ def seed(size: int) -> str:
                 for i, g in enumerate(groups)
             ]
         )
-        run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+        run = DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1")
         jobs = DraftJob.objects.bulk_create([DraftJob(run=run, video=v) for v in videos])
         units = WorkUnit.objects.bulk_create([WorkUnit(project=project, video=v, start_s=0, end_s=60) for v in videos])
         paired = WorkUnit.objects.bulk_create(

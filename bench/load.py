@@ -107,7 +107,7 @@ def fill(plan: dict) -> dict:
     from django.conf import settings
     from django.core.management import call_command
 
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.drafts.services import save_drafts
     from annotator.drafts.templates import DraftSpec
     from annotator.media.models import Video
@@ -145,7 +145,7 @@ def fill(plan: dict) -> dict:
     project.double_check_share = 0.0  # one pass a unit: the units made are the units claimed
     project.save()
     ensure_qa_type(project, "object_recognition")
-    run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+    run = DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1")
     for i in range(plan["units"]):
         # No file: a claim, heartbeat, autosave and submit read the video's row, never its bytes.
         video = Video.objects.create(

@@ -215,7 +215,7 @@ class Setup:
 
 def build(home: Path, n_items: int, questions: int, participants: int, progress) -> Setup:
     """The verified units, the study and its link (see the module's docstring)."""
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.drafts.services import save_drafts
     from annotator.drafts.templates import DraftSpec
     from annotator.projects.services import ensure_member, ensure_project
@@ -230,7 +230,7 @@ def build(home: Path, n_items: int, questions: int, participants: int, progress)
     project.save()
     builder = ensure_member("bench-builder", role="annotator", project=project, password="pw-bench-builder-123")[0]
     ensure_qa_type(project, "object_recognition")
-    run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+    run = DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1")
     progress(f"  {n_items + 1} verified work units (a 2 s ffmpeg test pattern and one multiple-choice QA pair each)")
     for i in range(n_items + 1):
         # A tenth of a second more each: every video's bytes differ (a project stores content once).

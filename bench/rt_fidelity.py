@@ -198,7 +198,7 @@ def build(n: int, progress, empty: bool = False) -> dict[str, str]:
     ``empty``: empty the (kept) database's tables first."""
     from django.core.management import call_command
 
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.drafts.services import save_drafts
     from annotator.drafts.templates import DraftSpec
     from annotator.projects.services import ensure_member, ensure_project
@@ -217,7 +217,7 @@ def build(n: int, progress, empty: bool = False) -> dict[str, str]:
     builder = ensure_member("rt-builder", role="annotator", project=project, password="pw-rt-builder-123")[0]
     ensure_qa_type(project, "scene_description")
     ensure_qa_type(project, "object_recognition")
-    run = DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+    run = DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1")
     progress(f"  {n} verified work units of a 6 s clip each")
     for i in range(n):
         # A tenth of a second more each: every video's bytes differ (a project stores content once).

@@ -156,7 +156,7 @@ def build(width: int, fps: int, progress, *, loops: int = 720, slug: str = "seek
     from django.core.management import call_command
     from django.utils import timezone
 
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.drafts.services import save_drafts
     from annotator.drafts.templates import DraftSpec
     from annotator.media import services
@@ -181,7 +181,7 @@ def build(width: int, fps: int, progress, *, loops: int = 720, slug: str = "seek
         progress(f"  transcoded in {time.monotonic() - started:.0f} s")
         ensure_qa_type(project, "scene_sequence", clip_policy="whole")
         job = DraftJob.objects.create(
-            run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+            run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
             video=video,
         )
         save_drafts(

@@ -311,7 +311,7 @@ def make_unit(project):
     import hashlib
     import itertools
 
-    from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+    from annotator.drafts.models import DraftJob, DraftRun
     from annotator.drafts.services import save_drafts
     from annotator.drafts.templates import DraftSpec
     from annotator.media.models import Video
@@ -336,7 +336,7 @@ def make_unit(project):
         )
         ensure_qa_type(proj, "scene_description")
         ensure_qa_type(proj, "object_recognition")
-        run = DraftRun.objects.create(project=proj, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1")
+        run = DraftRun.objects.create(project=proj, pipeline="templates", prompt_version="templates-v1")
         job = DraftJob.objects.create(run=run, video=video)
         specs = [
             DraftSpec(

@@ -8,17 +8,16 @@ A draft is immutable: it is the machine's original, which verification never ove
 
 from django.db import models
 
+from annotator.drafts.registry import PIPELINES
 from annotator.media.models import Video
 from annotator.projects.models import Project
 
 
-class Pipeline(models.TextChoices):
-    TEMPLATES = "templates", "annotation-derived templates"
-    LLM = "llm", "OpenAI-compatible model, one prompt"
-    EGONIGHT = "egonight", "EgoNight day-augmented (caption, questions, answer)"
-    VUDG = "vudg", "VUDG multi-expert cascade (open QA, distractors, review)"
-    EGOEXOBENCH_CHECKS = "egoexobench_checks", "EgoExoBench checks (consistency, text-only, hard negatives)"
-    IMPORT = "import", "import QA pairs or predictions from JSONL"
+def pipeline_choices() -> list[tuple[str, str]]:
+    """(name, label) of every drafting pipeline, in the registry's order (``drafts.registry``; one
+    module per pipeline in ``drafts.pipelines``, found without a list). A callable, so a new pipeline
+    needs no migration."""
+    return [(p.name, p.label) for p in PIPELINES.values()]
 
 
 class DraftRun(models.Model):
@@ -36,7 +35,7 @@ class DraftRun(models.Model):
         CANCELLED = "cancelled", "cancelled"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="draft_runs")
-    pipeline = models.CharField(max_length=20, choices=Pipeline.choices)
+    pipeline = models.CharField(max_length=20, choices=pipeline_choices)
     model = models.CharField(max_length=200, blank=True, help_text="Model name; blank for templates.")
     prompt_version = models.CharField(max_length=300, help_text="Per stage for multi-stage runs: stage:version, ...")
     qa_type = models.CharField(max_length=64, blank=True, help_text="For llm runs: the QA type asked for.")

@@ -24,30 +24,21 @@ from django.views.decorators.http import require_http_methods
 from annotator import access
 from annotator.core.params import PARAMS_MAX_KEYS, check_params
 from annotator.drafts import runs, selectors
-from annotator.drafts.models import DraftRun, Pipeline
-from annotator.drafts.pipelines import PIPELINES
+from annotator.drafts.models import DraftRun
+from annotator.drafts.pipelines import PIPELINES, stage_names
 from annotator.drafts.templatetags.drafts_tags import stage_words
 from annotator.errors import Conflict, DomainError, Invalid, status_of
-from annotator.inference.engine import STAGE_NAMES
 from annotator.qa.models import QAType
 
 PAGE_SIZE = 25
 POLL_MS = 2000  # how often a page with a queued or running run asks the API for its progress
 ACTIVE = (DraftRun.Status.QUEUED, DraftRun.Status.RUNNING)
-# The pipelines the form offers: those ``runs.start`` runs without a file on the server (import is
-# the draft command's: it reads a JSONL file).
-FORM_EXCLUDED = {Pipeline.IMPORT}
 FIELDS = ("pipeline", "server", "qa_type", "frames", "questions", "more")
 
 
 def _pipelines() -> list[dict]:
     """The pipelines the start form offers: value, label and stages (model stages only)."""
-    out = [
-        {"value": p.value, "label": p.label, "stages": list(PIPELINES[p.value].stages) if p.value in PIPELINES else []}
-        for p in Pipeline
-        if p.value not in FORM_EXCLUDED and p.value in PIPELINES
-    ]
-    return out
+    return [{"value": p.name, "label": p.label, "stages": list(p.stages)} for p in PIPELINES.values() if p.in_form]
 
 
 def _stages(pipelines: list[dict]) -> list[dict]:
@@ -60,8 +51,9 @@ def _stages(pipelines: list[dict]) -> list[dict]:
 
 
 def in_stage_order(stages) -> list[str]:
-    """Stage names in pipeline order (``engine.STAGE_NAMES``; a stored run's keys come back sorted)."""
-    return sorted(stages, key=lambda s: (STAGE_NAMES.index(s) if s in STAGE_NAMES else len(STAGE_NAMES), s))
+    """Stage names in pipeline order (``pipelines.stage_names``; a stored run's keys come back sorted)."""
+    order = stage_names()
+    return sorted(stages, key=lambda s: (order.index(s) if s in order else len(order), s))
 
 
 def server_groups(servers: dict[str, dict]) -> list[str]:
@@ -313,7 +305,7 @@ def run_detail(request, slug: str, pk: int):
                 "kind": "detail",
                 "poll_ms": POLL_MS,
                 "api": reverse("api-run", kwargs={"pk": run.pk}),
-                "stage_order": list(STAGE_NAMES),
+                "stage_order": list(stage_names()),
             },
         },
     )

@@ -5,7 +5,7 @@
   Prompt" (seed 000 App. A.5.1), with the options lettered A, B, C... for multiple choice; for
   several videos (an ego-exo set, an item whose options are videos), EgoExoBench's multi-video
   input (seed 001 Sec. 4.1 and App. B.1), its own prompt version (``PREDICT_VIDEOS``).
-- ``judge`` (registered with the engine, ``STAGE_NAMES``): EgoNight's "Evaluation Protocol"
+- ``judge`` (registered with the engine, ``engine.STAGES``): EgoNight's "Evaluation Protocol"
   (seed 000 App. A.5.1), system and user prompt as the paper gives them; the answer is
   ``{"pred": "correct"|"incorrect", "score": 0-5, "reason": str}``.
 - ``judge`` with the VUDG rubric (seed 004 Sec. 3.4 and App. J.4, Figs. 16 and 17): accuracy (for

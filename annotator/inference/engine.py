@@ -47,7 +47,7 @@ from annotator.inference.slots import ServerSlots
 
 __all__ = [
     "STAGES",
-    "STAGE_NAMES",
+    "STAGE_NAME",
     "Endpoint",
     "MalformedModelOutput",
     "MissingKey",
@@ -92,26 +92,17 @@ class Stage:
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
 
 
+# Every stage, by name: registered by the modules that define them (the drafting pipelines, the
+# evaluation's judge). A run configures a server per stage name.
 STAGES: dict[str, Stage] = {}
-# The stage names a run may configure a server for (issue 10 keeps these names).
-STAGE_NAMES = (
-    "llm",
-    "caption",
-    "questions",
-    "answer",
-    "vudg_open",
-    "vudg_distractors",
-    "vudg_review",
-    "consistency_check",
-    "text_only",
-    "judge",
-)
+STAGE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 
 def register(stage: Stage) -> Stage:
-    """Add ``stage`` to ``STAGES`` (its name must be one of ``STAGE_NAMES``); returns it."""
-    if stage.name not in STAGE_NAMES:
-        raise ValueError(f"unknown stage name {stage.name!r}")
+    """Add ``stage`` to ``STAGES``; returns it. Raises ValueError for a name that is not 1 to 40
+    lower-case letters, digits and underscores, or an invalid JSON schema."""
+    if not STAGE_NAME.match(stage.name):
+        raise ValueError(f"a stage name is 1 to 40 lower-case letters, digits and underscores: {stage.name!r}")
     if stage.schema is not None:
         jsonschema.Draft202012Validator.check_schema(stage.schema)
     STAGES[stage.name] = stage

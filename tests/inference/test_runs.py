@@ -11,7 +11,7 @@ import time
 import pytest
 
 from annotator.core.models import Job
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.inference.engine import Endpoint
 from annotator.inference.runs import CancelFlag, RunEngine
 from annotator.media.models import Video
@@ -56,7 +56,7 @@ class Recorder(RunEngine):
 
 
 def _run(project, n: int) -> DraftRun:
-    run = DraftRun.objects.create(project=project, pipeline=Pipeline.EGONIGHT, prompt_version="x")
+    run = DraftRun.objects.create(project=project, pipeline="egonight", prompt_version="x")
     for i in range(n):
         video = Video.objects.create(
             project=project,

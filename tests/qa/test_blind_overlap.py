@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
 from annotator.media.models import Video
@@ -49,7 +49,7 @@ def blind_unit(project, annotator):
         height=240,
     )
     job = DraftJob.objects.create(
-        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
         video=video,
     )
     save_drafts(

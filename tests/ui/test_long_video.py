@@ -4,7 +4,7 @@ and after a seek to 1:30:00 it plays within 2 s; once the unit is submitted, no 
 import pytest
 from playwright.sync_api import expect
 
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
 from annotator.qa.services import ensure_qa_type
@@ -18,7 +18,7 @@ SEEK_TO_S = 5400.0  # 1:30:00
 def test_a_two_hour_video_plays_from_1_30_00_within_2_s(long_video, live_server, browser, project, annotator):
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
     job = DraftJob.objects.create(
-        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
         video=long_video,
     )
     save_drafts(
@@ -83,7 +83,7 @@ def test_a_long_video_with_sound_plays_its_hls_with_audio(live_server, browser, 
     assert video.hls.name and video.audio_codec == "aac"
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
     job = DraftJob.objects.create(
-        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
         video=video,
     )
     save_drafts(

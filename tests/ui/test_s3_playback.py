@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
 from annotator.media import streaming
@@ -55,7 +55,7 @@ def test_a_long_video_on_s3_plays_through_files_redirects(
 
     ensure_qa_type(project, "scene_sequence", name="Scene sequence", clip_policy="whole")
     job = DraftJob.objects.create(
-        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
         video=video,
     )
     save_drafts(

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.services import save_drafts
 from annotator.drafts.templates import DraftSpec
 from annotator.media.models import Video
@@ -26,7 +26,7 @@ def test_an_annotator_verifies_a_unit_by_keyboard_and_the_admin_exports_it(
     video = Video.objects.get(status="ready")
     ensure_qa_type(project, "scene_description", name="Scene description")
     job = DraftJob.objects.create(
-        run=DraftRun.objects.create(project=project, pipeline=Pipeline.TEMPLATES, prompt_version="templates-v1"),
+        run=DraftRun.objects.create(project=project, pipeline="templates", prompt_version="templates-v1"),
         video=video,
     )
     save_drafts(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from annotator.drafts import registry
 from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.templates import DraftSpec
 from annotator.errors import Invalid
@@ -83,8 +84,9 @@ class JobContext:
 
 
 class PipelineDef:
-    """A pipeline: ``name`` (a ``Pipeline`` value), the model ``stages`` it calls (each needs a
-    server), its ``label``, the run's ``prompt_version`` when it is not made of its stages', the
+    """A pipeline: ``name`` (stored on its runs, at most 20 characters), the model ``stages`` it
+    calls (each needs a server), its ``label``, its ``position`` among the pipelines (the start
+    form's order and the stages' order), whether the start form offers it (``in_form``), the run's ``prompt_version`` when it is not made of its stages', the
     QA type a run gets when none is named (``default_qa_type``), and whether ``clean_params``
     creates a missing QA type (``creates_qa_type``: ``runs.start`` then refuses a missing one to a
     person, so that only admins define QA types)."""
@@ -92,6 +94,8 @@ class PipelineDef:
     name: str = ""
     stages: tuple[str, ...] = ()
     label: str = ""
+    position: int = 100
+    in_form: bool = True
     prompt_version: str = ""
     default_qa_type: str = ""
     creates_qa_type: bool = False
@@ -121,13 +125,29 @@ class PipelineDef:
         raise NotImplementedError
 
 
-PIPELINES: dict[str, PipelineDef] = {}
+PIPELINES: dict[str, PipelineDef] = registry.PIPELINES
 
 
 def register(pipeline: PipelineDef) -> PipelineDef:
-    """Add ``pipeline`` to ``PIPELINES``; returns it."""
+    """Add ``pipeline`` to ``PIPELINES`` (kept in ``position`` order, then by name); returns it.
+    Raises ValueError for a name longer than ``DraftRun.pipeline`` holds, or taken by another."""
+    if not pipeline.name or len(pipeline.name) > 20:
+        raise ValueError(f"a pipeline name has 1 to 20 characters: {pipeline.name!r}")
+    if pipeline.name in PIPELINES and type(PIPELINES[pipeline.name]) is not type(pipeline):
+        raise ValueError(f"two pipelines are named {pipeline.name!r}")
     PIPELINES[pipeline.name] = pipeline
+    ordered = sorted(PIPELINES.values(), key=lambda p: (p.position, p.name))
+    PIPELINES.clear()
+    PIPELINES.update((p.name, p) for p in ordered)
     return pipeline
+
+
+def stage_names() -> tuple[str, ...]:
+    """Every model stage registered with the engine, those of the pipelines first in pipeline order,
+    then the others (the judge) by name: the order in which pages list a run's stages."""
+    names = [s for p in PIPELINES.values() for s in p.stages]
+    names = list(dict.fromkeys(names))
+    return tuple(names + sorted(set(engine.STAGES) - set(names)))
 
 
 def require(condition: bool, message: str, field_name: str = "params") -> None:

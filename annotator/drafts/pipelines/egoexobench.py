@@ -363,7 +363,8 @@ class _Pool:
 
 class EgoExoBenchChecks(PipelineDef):
     name = "egoexobench_checks"
-    label = "EgoExoBench checks (consistency, hard negatives, text-only)"
+    label = "EgoExoBench checks (consistency, text-only, hard negatives)"
+    position = 50
     stages = ("consistency_check", "text_only")
 
     def clean_params(self, project, params: dict) -> dict:

@@ -107,7 +107,8 @@ def _times_text(times_s: list[float]) -> str:
 
 class EgoNight(PipelineDef):
     name = "egonight"
-    label = "EgoNight day-augmented"
+    label = "EgoNight day-augmented (caption, questions, answer)"
+    position = 30
     stages = ("caption", "questions", "answer")
 
     def clean_params(self, project, params: dict) -> dict:

@@ -396,7 +396,9 @@ def _type_kinds(types: dict[str, tuple[str, str, int | None]], row: dict, number
 
 class Import(PipelineDef):
     name = "import"
-    label = "Import QA pairs or predictions from JSONL"
+    label = "import QA pairs or predictions from JSONL"
+    position = 60
+    in_form = False  # the draft command's: it reads a JSONL file on the server
     stages = ()
 
     def clean_params(self, project, params: dict) -> dict:

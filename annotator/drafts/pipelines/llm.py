@@ -20,7 +20,7 @@ from django.conf import settings
 
 from annotator.adapters import ffmpeg
 from annotator.drafts import llm as llm_format
-from annotator.drafts.models import DraftRun, Pipeline
+from annotator.drafts.models import DraftRun
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register, require
 from annotator.drafts.templates import DraftSpec
 from annotator.inference import engine
@@ -40,8 +40,9 @@ STAGE = engine.register(
 
 
 class Llm(PipelineDef):
-    name = Pipeline.LLM
-    label = Pipeline.LLM.label
+    name = "llm"
+    label = "OpenAI-compatible model, one prompt"
+    position = 20
     stages = ("llm",)
     prompt_version = llm_format.PROMPT_VERSION
     default_qa_type = "open_ended"

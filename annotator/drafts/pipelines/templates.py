@@ -8,7 +8,7 @@ videos, shuffled with a seed from the video's content hash (the same video gives
 
 from __future__ import annotations
 
-from annotator.drafts.models import DraftJob, DraftRun, Pipeline
+from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.pipelines.base import JobContext, PipelineDef, Result, register
 from annotator.drafts.templates import COUNT_WINDOW_S, TEMPLATE_QA_TYPES, build_template_drafts
 from annotator.media.models import Video
@@ -18,9 +18,10 @@ PROMPT_VERSION = "templates-v1"
 
 
 class Templates(PipelineDef):
-    name = Pipeline.TEMPLATES
+    name = "templates"
     stages = ()
-    label = Pipeline.TEMPLATES.label
+    label = "annotation-derived templates"
+    position = 10
     prompt_version = PROMPT_VERSION
 
     def actor(self, run: DraftRun) -> str:
@@ -31,7 +32,7 @@ class Templates(PipelineDef):
         failed, still processing, already drafted or no annotations."""
         already = set(
             DraftJob.objects.filter(
-                run__project=run.project, run__pipeline=Pipeline.TEMPLATES, status=DraftJob.Status.DONE
+                run__project=run.project, run__pipeline="templates", status=DraftJob.Status.DONE
             ).values_list("video_id", flat=True)
         )
         skipped = {"failed": 0, "still processing": 0, "already drafted": 0, "no annotations": 0}

@@ -307,7 +307,8 @@ def _item_text(n: int, category: str, question: str, options: list[str], answer_
 
 class Vudg(PipelineDef):
     name = "vudg"
-    label = "VUDG multi-expert cascade"
+    label = "VUDG multi-expert cascade (open QA, distractors, review)"
+    position = 40
     stages = ("vudg_open", "vudg_distractors", "vudg_review")
 
     def clean_params(self, project, params: dict) -> dict:

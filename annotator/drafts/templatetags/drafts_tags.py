@@ -1,5 +1,5 @@
 """The runs pages' words for a pipeline stage (issue 21: "the runs page shows stage names, not stage
-keys"). The keys (``inference.engine.STAGE_NAMES``) stay in the API, the CLI and the page's ids."""
+keys"). The keys (``drafts.pipelines.stage_names``) stay in the API, the CLI and the page's ids."""
 
 from django import template
 

@@ -14,7 +14,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.cli import Tick, wait_with_progress
 from annotator.drafts import runs
-from annotator.drafts.models import DraftRun, Pipeline
+from annotator.drafts.models import DraftRun
+from annotator.drafts.pipelines import PIPELINES
 from annotator.errors import DomainError
 from annotator.projects.models import Project
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
-        parser.add_argument("--pipeline", default="templates", choices=Pipeline.values)
+        parser.add_argument("--pipeline", default="templates", choices=list(PIPELINES))
         parser.add_argument("--server", default="", help="Model server (see model_server) for every stage.")
         parser.add_argument(
             "--stage-server",
