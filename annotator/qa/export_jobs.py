@@ -32,7 +32,6 @@ FILTERS = ("qa_type", "provenance", "source", "illumination")
 MAX_OPEN_PER_PROJECT = 3  # queued or running exports of one project at once
 PROGRESS_EVERY_S = 1.0  # how often a running export writes its progress to its row, seconds
 KEPT = 20  # the newest exports a project's page lists
-LABELS = {"jsonl": "JSONL", "parquet": "Parquet", "vlmevalkit": "VLMEvalKit", "lmms-eval": "lmms-eval"}
 
 
 def _open(project: Project):
@@ -40,15 +39,15 @@ def _open(project: Project):
 
 
 def start(project: Project, user, fmt: str, filters: dict[str, str | None], *, with_media: bool) -> int:
-    """Queue an export of ``project``'s verified QA pairs in ``fmt`` (``qa.exports.FORMATS``) with
+    """Queue an export of ``project``'s verified QA pairs in ``fmt`` (a name in ``qa.exports.REGISTRY``) with
     ``filters`` (``FILTERS`` keys, None or "" for none), the clips cut when ``with_media``. Returns the
     job's id. Raises Invalid for an unknown format or lmms-eval without media (its items are
     videos), Conflict when ``MAX_OPEN_PER_PROJECT`` exports of the project are queued or running."""
     from annotator.qa import exports
 
-    if fmt not in exports.FORMATS:
+    if fmt not in exports.REGISTRY:
         raise Invalid(
-            f"unknown format {fmt!r}: choose one of {', '.join(exports.FORMATS)}", errors={"format": "unknown"}
+            f"unknown format {fmt!r}: choose one of {', '.join(exports.REGISTRY)}", errors={"format": "unknown"}
         )
     if exports.REGISTRY[fmt].needs_media and not with_media:
         raise Invalid("lmms-eval tasks play video files: export it with media", errors={"with_media": "needed"})
@@ -94,7 +93,7 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
         folder = work / f"{project.slug}-{fmt}"
         folder.mkdir()
         spec = exports.REGISTRY[fmt]
-        out = folder if spec.folder else folder / f"{project.slug}.{_suffix(fmt)}"
+        out = folder if spec.folder else folder / f"{project.slug}.{spec.suffix}"
         result = exports.export(
             project,
             fmt,
@@ -126,10 +125,6 @@ def run(token: str, project_id: int, user_id: int, fmt: str, with_media: int, *f
     )
 
 
-def _suffix(fmt: str) -> str:
-    return {"jsonl": "jsonl", "parquet": "parquet", "vlmevalkit": "tsv"}[fmt]
-
-
 def job_of(project: Project, job_id: int) -> Job:
     """The export job ``job_id`` of ``project``. Raises NotFound when it is not one (another
     project's, another task's, none)."""
@@ -149,12 +144,15 @@ def describe(job: Job) -> dict:
     "format", "label", "with_media", "filters" {key: value}, "done", "total" (rows; None until
     counted), "rows", "empty", "size" (bytes), "media_failures", "error", "created_at" (ISO)}``.
     ``empty`` is true for a finished export that matched no QA pair (nothing to download)."""
+    from annotator.qa import exports
+
     _token, _project, _user, fmt, with_media, *values = job.args
+    spec = exports.REGISTRY.get(fmt)
     info = {
         "id": job.pk,
         "status": job.status,
         "format": fmt,
-        "label": LABELS.get(fmt, fmt),
+        "label": spec.label if spec is not None else fmt,
         "with_media": bool(with_media),
         "filters": {k: v for k, v in zip(FILTERS, values) if v},
         "done": 0,

@@ -18,8 +18,8 @@ def export_page(request, slug: str):
     download link (``static/js/export.js`` over ``/api/projects/<slug>/exports/``). Admins only."""
     project, _ = access.require(request.user, access.EXPORT_ROLES, slug=slug)
     formats = [
-        {"value": f, "label": export_jobs.LABELS[f], "needs_media": bool(exports.REGISTRY[f].needs_media)}
-        for f in exports.FORMATS
+        {"value": f, "label": exports.REGISTRY[f].label, "needs_media": bool(exports.REGISTRY[f].needs_media)}
+        for f in exports.REGISTRY
     ]
     config = {"listUrl": f"/api/projects/{project.slug}/exports/", "formats": formats}
     return render(

@@ -34,19 +34,19 @@ with its local range and the clip cut from it (every other row has ``[]``).
 
 The package: ``rows`` (the row query and ``iter_rows``), ``media`` (clip cutting), ``card`` (the
 dataset card), ``items`` (the toolkit formats' evaluation items), and one module per format
-(``jsonl``, ``parquet``, ``vlmevalkit``, ``lmms_eval``), each registering itself in ``base.REGISTRY``;
-``export`` writes any registered format. Every public name is importable from here.
+(``jsonl``, ``parquet``, ``vlmevalkit``, ``lmms_eval``), each registering itself in ``base.REGISTRY``
+with its label, file suffix and position; every module of the package is imported, so a new format is
+one module. ``export`` writes any registered format. Every public name is importable from here.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
+import pkgutil
 from pathlib import Path
 
 from annotator.projects.models import Project
-
-# The formats register themselves in import order (FORMATS lists them so).
-from annotator.qa.exports import jsonl, lmms_eval, parquet, vlmevalkit  # noqa: F401, I001  (registration, in this order)
 from annotator.qa.exports.base import FILES, REGISTRY, ExportResult, Format, register
 from annotator.qa.exports.card import CARD_MARK, DATA_PATTERNS, data_fingerprint, dataset_card, write_card
 from annotator.qa.exports.items import LETTERS, eval_items
@@ -93,7 +93,13 @@ __all__ = [
     "write_vlmevalkit",
 ]
 
-FORMATS = tuple(REGISTRY)  # ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
+# Every module of the package is imported: each format module registers itself (``base.register``),
+# found without a list; the others (rows, media, card, ...) register nothing.
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+FORMATS = tuple(REGISTRY)  # in position order: ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
 
 
 def export(
@@ -118,7 +124,7 @@ def export(
     never raised."""
     spec = REGISTRY.get(fmt)
     if spec is None:
-        raise ValueError(f"unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown export format {fmt!r}: choose one of {', '.join(REGISTRY)}")
     if out is None and not spec.streams:
         raise ValueError(f"the {fmt} format is written to a file: give --out PATH, not '-'")
     if spec.needs_media and media_dir is None:

@@ -53,10 +53,15 @@ class Format:
     task)`` where ``out`` is a Path or, when ``streams``, a binary stream; ``folder``: ``--out`` is a
     folder; ``card``: a dataset card goes in the export's folder; ``needs_media``: the sentence that
     refuses an export without ``--with-media``; ``layout(out) -> (export folder, file)`` where the file
-    does not go where ``--out`` says (Parquet's ``data/``)."""
+    does not go where ``--out`` says (Parquet's ``data/``); ``label``: its name on the export page;
+    ``suffix``: the file name's suffix of a one-file export made from the page (none for a folder);
+    ``position``: its place in ``FORMATS`` (the first is the default)."""
 
     name: str
     write: Callable
+    label: str = ""
+    suffix: str = ""
+    position: int = 100
     folder: bool = False
     card: bool = False
     streams: bool = False
@@ -68,6 +73,12 @@ REGISTRY: dict[str, Format] = {}
 
 
 def register(fmt: Format) -> Format:
-    """Add ``fmt`` to the formats (in import order: ``FORMATS`` lists them so)."""
+    """Add ``fmt`` to the formats, kept in ``position`` order, then by name. Raises ValueError for a
+    one-file format without a ``suffix``."""
+    if not fmt.folder and not fmt.suffix:
+        raise ValueError(f"the {fmt.name} format writes one file: give it a suffix")
     REGISTRY[fmt.name] = fmt
+    ordered = sorted(REGISTRY.values(), key=lambda f: (f.position, f.name))
+    REGISTRY.clear()
+    REGISTRY.update((f.name, f) for f in ordered)
     return fmt

@@ -43,4 +43,14 @@ def write_jsonl(rows: Iterable[dict], out: Path | io.BufferedIOBase, result: Exp
     result.files.append(out)
 
 
-register(Format("jsonl", lambda rows, out, result, **_: write_jsonl(rows, out, result), card=True, streams=True))
+register(
+    Format(
+        "jsonl",
+        lambda rows, out, result, **_: write_jsonl(rows, out, result),
+        label="JSONL",
+        suffix="jsonl",
+        position=10,
+        card=True,
+        streams=True,
+    )
+)

@@ -112,6 +112,8 @@ register(
         lambda rows, out, result, *, project, task, **_: write_lmms_eval(
             rows, out, result, task=task or f"{project.slug}_qa".replace("-", "_")
         ),
+        label="lmms-eval",
+        position=40,
         folder=True,
         needs_media=NO_MEDIA_LMMS,
     )

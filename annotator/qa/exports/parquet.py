@@ -43,5 +43,13 @@ def write_parquet(rows: Iterable[dict], out: Path, result: ExportResult, *, batc
 
 
 register(
-    Format("parquet", lambda rows, out, result, **_: write_parquet(rows, out, result), card=True, layout=parquet_layout)
+    Format(
+        "parquet",
+        lambda rows, out, result, **_: write_parquet(rows, out, result),
+        label="Parquet",
+        suffix="parquet",
+        position=20,
+        card=True,
+        layout=parquet_layout,
+    )
 )

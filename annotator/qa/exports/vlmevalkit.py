@@ -96,5 +96,8 @@ register(
         lambda rows, out, result, *, project, filters, **_: write_vlmevalkit(
             rows, out, result, max_options=max_options(project, filters)
         ),
+        label="VLMEvalKit",
+        suffix="tsv",
+        position=30,
     )
 )

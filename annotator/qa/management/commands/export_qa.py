@@ -28,7 +28,7 @@ class Command(BaseCommand):
             "FOLDER/NAME.parquet is written as FOLDER/data/NAME.parquet (the Hub layout).",
         )
         # Not argparse choices: an unknown format gets our sentence naming the formats, not argparse's.
-        parser.add_argument("--format", default="jsonl", help=f"One of {', '.join(exports.FORMATS)} (default jsonl).")
+        parser.add_argument("--format", default="jsonl", help=f"One of {', '.join(exports.REGISTRY)} (default jsonl).")
         parser.add_argument(
             "--with-media",
             metavar="DIR",
@@ -43,8 +43,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         fmt = opts["format"]
-        if fmt not in exports.FORMATS:
-            raise CommandError(f"unknown --format {fmt!r}: choose one of {', '.join(exports.FORMATS)}")
+        if fmt not in exports.REGISTRY:
+            raise CommandError(f"unknown --format {fmt!r}: choose one of {', '.join(exports.REGISTRY)}")
         if opts["task"] is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", opts["task"]):
             raise CommandError("--task must be 1 to 64 letters, digits, - or _ (it names the task's files)")
         project = Project.objects.filter(slug=opts["project"]).first()
