@@ -15,6 +15,7 @@ from django.test import Client, override_settings
 from annotator.core import handles
 from annotator.media import services, streaming
 from annotator.media.models import Video
+from annotator.media.services import relocation
 
 
 def _legacy_video(project, name="old.mp4") -> tuple[Video, dict[str, bytes]]:
@@ -100,7 +101,7 @@ def test_relocate_media_moves_row_id_folders_to_the_media_key_and_is_a_no_op_aft
 
 def test_a_failed_move_keeps_the_old_files_and_the_row_and_a_rerun_finishes(project, admin_user, monkeypatch):
     video, files = _legacy_video(project)
-    real_copy = services._copy
+    real_copy = relocation._copy
     calls = []
 
     def failing(src, dst):
@@ -109,7 +110,7 @@ def test_a_failed_move_keeps_the_old_files_and_the_row_and_a_rerun_finishes(proj
             raise RuntimeError("the bucket refused the write")
         return real_copy(src, dst)
 
-    monkeypatch.setattr(services, "_copy", failing)
+    monkeypatch.setattr(relocation, "_copy", failing)
     err = StringIO()
     with pytest.raises(CommandError, match="1 of 1 videos could not be moved; run the command again"):
         call_command("relocate_media", stdout=StringIO(), stderr=err)
@@ -122,7 +123,7 @@ def test_a_failed_move_keeps_the_old_files_and_the_row_and_a_rerun_finishes(proj
     assert all(default_storage.exists(k) for k in files)
     assert not default_storage.exists(f"renditions/{video.media_key}/{video.sha256[:16]}.mp4")  # copies undone
 
-    monkeypatch.setattr(services, "_copy", real_copy)
+    monkeypatch.setattr(relocation, "_copy", real_copy)
     call_command("relocate_media", stdout=StringIO())
     video.refresh_from_db()
     assert services.misplaced(video) == [] and not any(default_storage.exists(k) for k in files)
