@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from annotator import access
 from annotator.agreement import dashboard, scopes, services
 from annotator.agreement.models import LEVELS, ConsensusItem, RatingSet
+from annotator.agreement.services import ratings as rating_sets
 from annotator.core.validators import LABEL_MAX, TEXT_MAX, StorableJSONField
 from annotator.errors import Invalid, NotFound
 from api.exceptions import INVALID_DETAIL, flatten
@@ -568,9 +569,9 @@ class RatingsIn(RatingSetIn):
 
     ratings = RatingIn(
         many=True,
-        max_length=services.RATINGS_MAX,
+        max_length=rating_sets.RATINGS_MAX,
         allow_empty=False,
-        help_text=f"At most {services.RATINGS_MAX:,} ratings, one per item and rater, after the set's fields.",
+        help_text=f"At most {rating_sets.RATINGS_MAX:,} ratings, one per item and rater, after the set's fields.",
     )
 
 
@@ -624,7 +625,7 @@ def _rating(n: int, raw) -> dict:
 
 
 def _too_many() -> Invalid:
-    limit = services.RATINGS_MAX
+    limit = rating_sets.RATINGS_MAX
     return Invalid(
         services.too_many(limit), errors={"ratings": f"Ensure this field has no more than {limit} elements."}
     )
@@ -633,7 +634,7 @@ def _too_many() -> Invalid:
 def _checked(upload: RatingsUpload):
     """The upload's ratings checked one by one (``_rating``), refused at RATINGS_MAX + 1."""
     for n, raw in enumerate(upload.rows, 1):
-        if n > services.RATINGS_MAX:
+        if n > rating_sets.RATINGS_MAX:
             raise _too_many()
         yield _rating(n, raw)
 
@@ -643,10 +644,10 @@ def _outranking(upload: RatingsUpload, exc: Invalid) -> Exception:
     on (at most to rating RATINGS_MAX + 1, nothing checked or stored), and a parse error further on,
     or too many ratings, answers instead, as when the whole body was parsed and counted first (DRF's
     list checks); else ``exc``."""
-    if upload.rows_read > services.RATINGS_MAX:  # the limit itself: read no further
+    if upload.rows_read > rating_sets.RATINGS_MAX:  # the limit itself: read no further
         return exc
     for _ in upload.rows:  # a ParseError further on propagates
-        if upload.rows_read > services.RATINGS_MAX:
+        if upload.rows_read > rating_sets.RATINGS_MAX:
             return _too_many()
     return exc
 
@@ -668,7 +669,7 @@ class RatingsView(APIView):
             201: RatingsOut,
             400: OpenApiResponse(
                 description="A bad rating (named by its position), level or name; more than "
-                f"{services.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "
+                f"{rating_sets.RATINGS_MAX:,} ratings; a body over {RATINGS_BODY_MAX // 2**20} MB. "
                 "Nothing is stored."
             ),
             403: OpenApiResponse(description="Only admins and researchers bring rating sets."),
@@ -676,7 +677,7 @@ class RatingsView(APIView):
         },
         summary="Bring a set of ratings (item, rater, value) from elsewhere, or a model judge's scores against people "
         "re-judging them; its agreement is then a scope, ratings:<name> (admins and researchers; at most "
-        f"{services.RATINGS_MAX:,} ratings in a body of at most {RATINGS_BODY_MAX // 2**20} MB: a JSON object "
+        f"{rating_sets.RATINGS_MAX:,} ratings in a body of at most {RATINGS_BODY_MAX // 2**20} MB: a JSON object "
         "with the set's fields before its ratings, or JSON Lines, one rating a line "
         "(Content-Type: application/x-ndjson), with the set's fields in the query string; read and stored "
         "a rating at a time, all or nothing)",

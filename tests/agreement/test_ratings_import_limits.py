@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from annotator.agreement import services
 from annotator.agreement.models import Rating, RatingSet
+from annotator.agreement.services import ratings as services  # RATINGS_MAX lives there
 from annotator.projects.services import ensure_member, token_for
 
 

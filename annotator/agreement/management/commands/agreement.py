@@ -121,7 +121,7 @@ def read_ratings(
 def _ratings_max() -> int:
     """The rating set limit of ``annotator.agreement.services`` (imported late: the command needs
     no database unless it stores)."""
-    from annotator.agreement.services import RATINGS_MAX
+    from annotator.agreement.services.ratings import RATINGS_MAX
 
     return RATINGS_MAX
 
