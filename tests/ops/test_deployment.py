@@ -19,6 +19,8 @@ TEST_ONLY = {
     "pluggy",
     "pygments",
     "greenlet",
+    # ruff: make test lints and checks the format before the suite (scripts/test.sh)
+    "ruff",
     # pytest-xdist (make test runs two workers) and its transport
     "pytest-xdist",
     "execnet",
