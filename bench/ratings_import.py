@@ -41,6 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 # drop this folder (sys.path[0] when run as a script) and put the repository first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
+from bench.results import record  # noqa: E402
+
 DB = os.environ.get("BENCH_RATINGS_DB", "annotator_bench_ratings")
 OUT = REPO / ".local" / "bench-ratings"
 BODY_MAX = 32 * 1024 * 1024
@@ -118,13 +120,14 @@ def child(path: Path, fmt: str, limit: int | None) -> None:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    from annotator.agreement import services
     from annotator.agreement.models import RatingSet
     from annotator.projects.services import ensure_member, ensure_project, token_for
 
     setup_test_environment()  # the test client's host, "testserver", is allowed
     if limit is not None:
-        services.RATINGS_MAX = limit
+        from annotator.agreement.services import ratings
+
+        ratings.RATINGS_MAX = limit  # where the import and the API read it
     project = ensure_project(SLUG)
     RatingSet.objects.filter(project=project).delete()
     user = ensure_member("bench-ratings", role="researcher", project=project)[0]
@@ -178,6 +181,7 @@ def smoke() -> None:
     for fmt, path in (("json", json_path), ("jsonl", jsonl_path)):
         got = post(path, fmt)
         print(f"smoke {fmt}: {got['status']} {got['answer']} in {got['seconds']} s")
+        record("ratings_import.py", f"import of 2,000 ratings as {fmt}", got["seconds"], "s", smoke=True)
         nulls = sum(r["value"] is None for r in ratings(2000, 1))
         if (got["status"], got["stored"], got["answer"]) != (
             201,
@@ -218,6 +222,14 @@ def main() -> None:
         )
         if got["status"] != 201:
             print(f"       answer: {json.dumps(got['answer'])[:300]}")
+            continue
+        record("ratings_import.py", f"import of {args.ratings:,} ratings as {fmt}", got["seconds"], "s")
+        record(
+            "ratings_import.py",
+            f"import of {args.ratings:,} ratings as {fmt}: peak resident memory",
+            got["peak_rss_mib"],
+            "MiB",
+        )
 
 
 if __name__ == "__main__":
