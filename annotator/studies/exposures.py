@@ -198,7 +198,7 @@ def overlaps_in_project(study) -> dict[str, int]:
     """What the exposure ledger will keep from people who take ``study`` and something else of its
     project, counted at build (issue 19): ``{"<reason> by <source>": items}`` for this study's
     scored items whose truth another study's trials or the verification units would give away
-    (the units' annotators never get them), and ``{"gives away items of study <name>": items}``
+    (the units' annotators never get them), and ``{"of study <name>, given away by this one": items}``
     for other studies' items this study's trials would give away. Nothing is refused here: the
     ledger refuses per person, at enrolment and serve."""
     from annotator.studies.models import Study
@@ -225,7 +225,11 @@ def overlaps_in_project(study) -> dict[str, int]:
         count(
             f"given away by study {other.name}", ledger.Ledger.from_shown(s for i in theirs for s in shows(i)), scored
         )
-        count(f"gives away items of study {other.name}", mine_show, [i for i in theirs if i.role == Item.Role.SCORED])
+        count(
+            f"of study {other.name}, given away by this one",
+            mine_show,
+            [i for i in theirs if i.role == Item.Role.SCORED],
+        )
     return out
 
 
