@@ -48,6 +48,7 @@ sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != 
 import numpy as np
 
 from annotator.scoring import agreement as ag
+from bench.results import record  # noqa: E402
 
 MISSING = 0.05
 
@@ -297,6 +298,13 @@ def main() -> None:
         texts = len({t for a in answers for t in a})
         run_s, (result, _) = timed(ag.semantic_agreement, answers, n_resamples=args.resamples)
         semantic = (load_s, texts, run_s, result)
+        record(
+            "agreement.py",
+            f"semantic agreement, {args.semantic:,} items x 3 answers, {args.resamples:,} resamples",
+            run_s,
+            "s",
+            smoke=args.smoke,
+        )
 
     print(
         f"\nAgreement, {args.resamples:,} bootstrap resamples, about {MISSING:.0%} of ratings missing "
@@ -305,6 +313,16 @@ def main() -> None:
     for r in target + extra:
         print_data(r, args.resamples)
         print()
+        size = f"{r['label']}, {len(r['ratings'].items):,} items x {len(r['ratings'].raters)} raters"
+        record(
+            "agreement.py",
+            f"all metrics with {args.resamples:,} resamples, {size}",
+            r["total_full"],
+            "s",
+            smoke=args.smoke,
+        )
+        record("agreement.py", f"all metrics, point estimates, {size}", r["total_point"], "s", smoke=args.smoke)
+    record("agreement.py", "peak resident memory after the target data", rss_target, "MiB", smoke=args.smoke)
     print(
         f"peak resident memory (ru_maxrss, whole process, imports included): {rss_target:,.0f} MiB after the "
         f"target data" + (f", {rss_extra:,.0f} MiB after the extra data" if extra else "")

@@ -50,6 +50,7 @@ import sys
 # this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -61,6 +62,8 @@ import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_DRAFTING_DB", "annotator_bench_drafting")
@@ -325,6 +328,9 @@ def main() -> None:
     print(f"  calls/s           {calls / wall:.2f} (ideal {args.concurrency / args.delay:.2f})")
     print(f"  ideal time        {ideal:.2f} s (calls x {args.delay:g} s / {args.concurrency})")
     print(f"  ratio             {ratio:.3f} (target <= {TARGET}: {'met' if ratio <= TARGET else 'MISSED'})")
+    what = f"{calls} model calls of {args.delay:g} s at concurrency {args.concurrency}"
+    record("drafting.py", f"{what}: calls/s", calls / wall, "/s", smoke=args.smoke)
+    record("drafting.py", f"{what}: wall time / ideal time", ratio, "x", smoke=args.smoke)
     print("  mean latency      " + ", ".join(f"{s} {c['latency_ms_mean']} ms" for s, c in report["calls"].items()))
     if profile is not None:
         busy = profile.seconds["HTTP call (holding a slot)"]

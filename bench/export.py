@@ -46,6 +46,8 @@ REPO = Path(__file__).resolve().parent.parent
 # drop this folder (sys.path[0] when run as a script) and put the repository first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
+from bench.results import record  # noqa: E402
+
 DB = os.environ.get("BENCH_EXPORT_DB", "annotator_bench_export")
 N_VIDEOS, N_NIGHT, N_ANNOTATORS = 1000, 250, 5
 SMOKE_SIZE = 12_000
@@ -171,50 +173,71 @@ def seed(size: int) -> str:
             "users": [u.pk for u in users],
             "run": run.pk,
         }
+        from annotator.drafts.models import Draft
+        from annotator.qa.models import QAPair, Revision
+        from bench.fill import insert_select
+
         with connection.cursor() as c:
+            # Through the schema (bench.fill): every column not named here gets the model's default.
             # One draft per QA pair; g % 10 picks the kind: 0-5 open, 6-7 multiple choice, 8 paired MC, 9 paired open.
-            c.execute(
-                """
-                insert into drafts_draft (job_id, qa_type, question, answer, options, answer_index, clip_start_s,
-                                          clip_end_s, source_key, params, created_at)
-                select (%(jobs)s::bigint[])[g %% 1000 + 1],
-                       case when g %% 10 < 6 then 'scene_description' when g %% 10 < 8 then 'object_recognition'
-                            else 'spatial_reasoning' end,
-                       'What happens in part ' || g || ' of the clip?', 'Someone pours water into a glass ' || g,
-                       case when g %% 10 in (6, 7, 8) then '["pan", "cup", "lamp", "shoe"]'::jsonb end,
-                       case when g %% 10 in (6, 7, 8) then 1 end,
-                       (g %% 57)::float, (g %% 57 + 3)::float, 'k' || g, '{}'::jsonb, now()
-                from generate_series(1, %(n)s) g""",
+            insert_select(
+                c,
+                Draft,
+                {
+                    "job_id": "(%(jobs)s::bigint[])[g %% 1000 + 1]",
+                    "qa_type": "case when g %% 10 < 6 then 'scene_description' when g %% 10 < 8 "
+                    "then 'object_recognition' else 'spatial_reasoning' end",
+                    "question": "'What happens in part ' || g || ' of the clip?'",
+                    "answer": "'Someone pours water into a glass ' || g",
+                    "options": 'case when g %% 10 in (6, 7, 8) then \'["pan", "cup", "lamp", "shoe"]\'::jsonb end',
+                    "answer_index": "case when g %% 10 in (6, 7, 8) then 1 end",
+                    "clip_start_s": "(g %% 57)::float",
+                    "clip_end_s": "(g %% 57 + 3)::float",
+                    "source_key": "'k' || g",
+                },
+                "generate_series(1, %(n)s) g",
                 params,
             )
-            c.execute(
-                """
-                insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, draft_id, origin, question, answer,
-                                       options, answer_index, clip_start_s, clip_end_s, videos, status, provenance,
-                                       delete_reason, flag_reason, flag_source, version, verified_at, created_at,
-                                       updated_at)
-                select %(project)s,
-                       case when x.k < 8 then (%(units)s::bigint[])[x.g %% 1000 + 1] else (%(paired)s::bigint[])[x.g %% 250 + 1] end,
-                       case when x.k < 8 then (%(unit_videos)s::bigint[])[x.g %% 1000 + 1]
-                            else (%(paired_videos)s::bigint[])[x.g %% 250 + 1] end,
-                       case when x.k < 6 then %(open)s when x.k < 8 then %(mc)s else %(pt)s end,
-                       x.id, 'machine', x.question, case when x.k in (6, 7, 8) then 'cup' else x.answer end,
-                       x.options, x.answer_index, x.clip_start_s, x.clip_end_s, '[]'::jsonb, 'verified',
-                       case when x.g %% 7 = 0 then 'machine_modified' else 'machine_kept' end, '', '', '', 2, now(),
-                       now(), now()
-                from (select d.*, substr(d.source_key, 2)::int as g, substr(d.source_key, 2)::int %% 10 as k
-                      from drafts_draft d join drafts_draftjob j on j.id = d.job_id where j.run_id = %(run)s) x
-                order by x.id""",
+            insert_select(
+                c,
+                QAPair,
+                {
+                    "project_id": "%(project)s",
+                    "unit_id": "case when x.k < 8 then (%(units)s::bigint[])[x.g %% 1000 + 1] "
+                    "else (%(paired)s::bigint[])[x.g %% 250 + 1] end",
+                    "video_id": "case when x.k < 8 then (%(unit_videos)s::bigint[])[x.g %% 1000 + 1] "
+                    "else (%(paired_videos)s::bigint[])[x.g %% 250 + 1] end",
+                    "qa_type_id": "case when x.k < 6 then %(open)s when x.k < 8 then %(mc)s else %(pt)s end",
+                    "draft_id": "x.id",
+                    "origin": "'machine'",
+                    "question": "x.question",
+                    "answer": "case when x.k in (6, 7, 8) then 'cup' else x.answer end",
+                    "options": "x.options",
+                    "answer_index": "x.answer_index",
+                    "clip_start_s": "x.clip_start_s",
+                    "clip_end_s": "x.clip_end_s",
+                    "status": "'verified'",
+                    "provenance": "case when x.g %% 7 = 0 then 'machine_modified' else 'machine_kept' end",
+                    "version": "2",
+                    "verified_at": "now()",
+                },
+                "(select d.*, substr(d.source_key, 2)::int as g, substr(d.source_key, 2)::int %% 10 as k "
+                "from drafts_draft d join drafts_draftjob j on j.id = d.job_id where j.run_id = %(run)s) x order by x.id",
                 params,
             )
-            c.execute(
-                """
-                insert into qa_revision (qa_pair_id, actor_user_id, actor_model, action, after, version, created_at)
-                select q.id, (%(users)s::int[])[q.id %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
-                from qa_qapair q where q.project_id = %(project)s
-                union all
-                select q.id, (%(users)s::int[])[(q.id + 1) %% 5 + 1], '', 'keep', '{}'::jsonb, 2, now()
-                from qa_qapair q where q.project_id = %(project)s and q.id %% 5 = 0""",
+            keep = {"qa_pair_id": "q.id", "action": "'keep'", "after": "'{}'::jsonb", "version": "2"}
+            insert_select(
+                c,
+                Revision,
+                {**keep, "actor_user_id": "(%(users)s::int[])[q.id %% 5 + 1]"},
+                "qa_qapair q where q.project_id = %(project)s",
+                params,
+            )
+            insert_select(
+                c,
+                Revision,
+                {**keep, "actor_user_id": "(%(users)s::int[])[(q.id + 1) %% 5 + 1]"},
+                "qa_qapair q where q.project_id = %(project)s and q.id %% 5 = 0",
                 params,
             )
     with connection.cursor() as c:
@@ -330,6 +353,14 @@ def main() -> None:
                     f"{run['peak_mb']:>7.0f}MB {run['peak_mb'] - run['rss_before_mb']:>6.0f}MB "
                     f"{run['bytes'] / 2**20:>7.1f}MB {run['file_rows']:>10,} {run['file_ids']:>13,}",
                     flush=True,
+                )
+                record("export.py", f"{fmt} export of {run['rows']:,} QA pairs", run["seconds"], "s", smoke=args.smoke)
+                record(
+                    "export.py",
+                    f"{fmt} export of {run['rows']:,} QA pairs, peak resident memory",
+                    run["peak_mb"],
+                    "MB",
+                    smoke=args.smoke,
                 )
                 if not size == run["rows"] == run["file_rows"] == run["file_ids"]:
                     lost.append(

@@ -57,6 +57,7 @@ import sys
 # bench/queue.py would shadow the standard library's ``queue`` while this folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
@@ -70,6 +71,8 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 LOCUSTFILE = REPO / "bench" / "load_users" / "locustfile.py"
@@ -662,6 +665,11 @@ def main() -> None:
     )
     for k, r, p95 in curve:
         total = sum(len(v) for v in r["calls"].values()) / r["seconds"]
+        people = f"K={k}, {r['annotators']} annotators and {r['participants']} participants"
+        record("load.py", f"{people}: requests/s", total, "/s", smoke=args.smoke)
+        for endpoint in ("claim", "submit", "answer"):
+            if not math.isnan(p95[endpoint]):
+                record("load.py", f"{people}: {endpoint} p95", p95[endpoint], "ms", smoke=args.smoke)
         print(
             f"{k:>3} {total:>8.1f} {p95['claim']:>8.1f} {p95['submit']:>8.1f} {p95['answer']:>8.1f} "
             f"{r['web_cores']:>6.2f} {r['db_cores']:>6.2f} {r['locust_cores']:>7.2f} {r['machine_busy']:>5.0%} "

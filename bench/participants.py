@@ -73,6 +73,7 @@ import sys
 # Celery import it) while this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -92,6 +93,8 @@ from dataclasses import dataclass, field  # noqa: E402
 from http.cookies import SimpleCookie  # noqa: E402
 from pathlib import Path  # noqa: E402
 from urllib.parse import urlencode  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PG = dict(
@@ -621,10 +624,12 @@ def report(
     concurrency: int = 0,
     think_ms: float = 0.0,
     load: tuple[float, float] | None = None,
+    smoke: bool = False,
 ) -> int:
     """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow).
     ``load``: the machine's 1-minute load average at the run's start and end (the machine may be
-    shared: latency figures mean little without it)."""
+    shared: latency figures mean little without it). The headline figures go on record
+    (``bench.results``), marked ``smoke`` for a smoke run."""
     calls: dict[str, list[float]] = {e: [] for e in ENDPOINTS}
     fives = {e: 0 for e in ENDPOINTS}
     no_response = 0
@@ -673,6 +678,10 @@ def report(
             f"{(values[-1] if values else float('nan')):>8.1f} {fives[endpoint]:>5}"
         )
     met = worst < TARGET_P95_MS
+    who = f"{participants} participants, {concurrency} at a time"
+    record("participants.py", f"{who}: answers/s", len(acked) / seconds, "/s", smoke=smoke)
+    record("participants.py", f"{who}: worst endpoint p95", worst, "ms", smoke=smoke)
+    record("participants.py", f"{who}: lost answers", lost, "answers", smoke=smoke)
     pace = (
         f"{concurrency} participants at a time pausing about {think_ms:.0f} ms"
         if think_ms
@@ -780,14 +789,14 @@ def main() -> None:
         def one(i: int) -> Record | None:
             if time.monotonic() > deadline:
                 return None
-            record = take_part(i, port, setup, run_id, deadline, think_ms)
+            taken = take_part(i, port, setup, run_id, deadline, think_ms)
             with progress_lock:
                 finished_count[0] += 1
                 if finished_count[0] % 100 == 0:
                     print(
                         f"  {finished_count[0]} participants through ({time.monotonic() - started:.0f} s)", flush=True
                     )
-            return record
+            return taken
 
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             records = [r for r in pool.map(one, range(participants)) if r is not None]
@@ -797,7 +806,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     answered, finished = stored(setup.study_id)
-    sys.exit(report(records, seconds, answered, finished, participants, concurrency, think_ms, load))
+    sys.exit(report(records, seconds, answered, finished, participants, concurrency, think_ms, load, args.smoke))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import sys
 # (its folder is sys.path[0] when run as a script).
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import http.client  # noqa: E402
@@ -46,6 +47,8 @@ from collections import defaultdict  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import psycopg  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_PORT = int(os.environ.get("BENCH_PORT", "8765"))
@@ -130,23 +133,34 @@ def fill_in_child(n_units: int, n_annotators: int, n_gold: int) -> list[str]:
     )
     qa_type = ensure_qa_type(project, "object_recognition")
     tokens = [token_for(ensure_member(f"bench{i}", role="annotator", project=project)[0]) for i in range(n_annotators)]
+    from bench.fill import insert_select
+
     with connection.cursor() as c:
-        c.execute(
-            "insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
-            "select %s, %s, 0, 10, 'real', now() from generate_series(1, %s)",
-            [project.pk, video.pk, n_units],
+        # Through the schema (bench.fill): every column the bench does not name gets the model's default.
+        insert_select(
+            c,
+            WorkUnit,
+            {"project_id": "%(project)s", "video_id": "%(video)s", "start_s": "0", "end_s": "10"},
+            "generate_series(1, %(n)s)",
+            {"project": project.pk, "video": video.pk, "n": n_units},
         )
-        c.execute(
-            "insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
-            "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit"
-        )
-        c.execute(
-            "insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
-            "clip_start_s, clip_end_s, status, provenance, delete_reason, flag_reason, flag_source, version, "
-            "videos, created_at, updated_at) select project_id, id, video_id, %s, 'machine', "
-            "'What is on the table?', 'a cup', 0, 3, 'draft', '', '', '', '', 1, '[]', now(), now() "
-            "from qa_workunit",
-            [qa_type.pk],
+        insert_select(c, QueueItem, {"project_id": "project_id", "unit_id": "id"}, "qa_workunit")
+        insert_select(
+            c,
+            QAPair,
+            {
+                "project_id": "project_id",
+                "unit_id": "id",
+                "video_id": "video_id",
+                "qa_type_id": "%(qa_type)s",
+                "origin": "'machine'",
+                "question": "'What is on the table?'",
+                "answer": "'a cup'",
+                "clip_start_s": "0",
+                "clip_end_s": "3",
+            },
+            "qa_workunit",
+            {"qa_type": qa_type.pk},
         )
     # Gold: verified units on videos of their own (what a verifier's keep leaves), then gold sources.
     verifier = ensure_member("bench-verifier", role="reviewer", project=project)[0]
@@ -608,6 +622,10 @@ def main() -> None:
                 rs = results[(n, k, rate)]
                 m = {f: statistics.median(r[f] for r in rs) for f in FIGURES}
                 med[(n, k, rate)] = m
+                who = f"{n:,} units, {k} annotator{'s' if k > 1 else ''}, gold {rate:g}"
+                record("queue.py", f"{who}: claims/s", m["claims_per_s"], "/s", smoke=SMOKE)
+                record("queue.py", f"{who}: claim p95", m["claim_p95"], "ms", smoke=SMOKE)
+                record("queue.py", f"{who}: submit p95", m["submit_p95"], "ms", smoke=SMOKE)
                 print(
                     f"{n:>9} {k:>6} {rate:>5g} {m['claims_per_s']:>9.1f} {m['claim_p50']:>8.2f}ms "
                     f"{m['claim_p95']:>8.2f}ms {m['submit_p50']:>9.2f}ms {m['submit_p95']:>9.2f}ms "

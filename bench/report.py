@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 
 from annotator.reports import writers  # noqa: E402
 from annotator.scoring import report  # noqa: E402
+from bench.results import record  # noqa: E402
 
 TARGET_S = 5.0
 BY = ["qa_type", "illumination", "difficulty"]
@@ -146,6 +147,9 @@ def main() -> int:
     print(f"  report table        {result['table_s']:.2f} s   (target < {TARGET_S:.0f} s)")
     print(f"  writers (4 formats) {result['writers_s']:.2f} s")
     print(f"  peak RSS            {result['peak_rss_mb']:.0f} MB")
+    what = f"report of {args.trials:,} trials + {args.predictions:,} predictions, {args.resamples} resamples"
+    record("report.py", f"{what}: table", result["table_s"], "s", smoke=args.smoke)
+    record("report.py", f"{what}: peak resident memory", result["peak_rss_mb"], "MB", smoke=args.smoke)
     if args.smoke:
         # one row per split cell present (at most 12 types x 2 illuminations x 3 difficulties), and the "all" row.
         assert len(rows) == result["cells"] + 1, (len(rows), result["cells"])

@@ -41,6 +41,7 @@ import sys
 # this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -51,6 +52,8 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_RT_DB", "annotator_bench_rt")
@@ -357,8 +360,9 @@ def take(page, base: str, name: str, kind: str, delays: list[float]) -> list[dic
     return rows
 
 
-def report(rows: list[dict]) -> tuple[bool, bool]:
-    """Print the table and the summaries; returns (every trial answered and stored, every target met)."""
+def report(rows: list[dict], smoke: bool = False) -> tuple[bool, bool]:
+    """Print the table and the summaries, and put each kind's median client error on record
+    (``bench.results``); returns (every trial answered and stored, every target met)."""
     from annotator.studies.models import Trial
     from annotator.studies.selectors import server_rt_ms
 
@@ -395,6 +399,14 @@ def report(rows: list[dict]) -> tuple[bool, bool]:
         mean_server = (
             statistics.mean(r["server_err"] for r in rs if r["server_err"] is not None) if server else float("nan")
         )
+        if client:
+            record(
+                "rt_fidelity.py",
+                f"{label}: median |client RT - delay| over {len(rs)} trials",
+                median,
+                "ms",
+                smoke=smoke,
+            )
         ok = bool(client) and median < CLIENT_TARGET_MS and within == len(rs) and not any(r["problems"] for r in rs)
         print(
             f"{label:<12} n={len(rs):>3}  median |client err| {median:6.2f} ms (max {max(client, default=float('nan')):6.2f})"
@@ -479,7 +491,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    stored, met = report(rows)
+    stored, met = report(rows, args.smoke)
     expected = args.trials * len(kinds)
     if len(rows) != expected:
         sys.exit(f"{len(rows)} trials taken, expected {expected} ({args.trials} of each of {len(kinds)} kinds)")

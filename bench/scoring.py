@@ -48,6 +48,8 @@ REPO = Path(__file__).resolve().parent.parent
 # drop this folder (sys.path[0] when run as a script) and put the repository first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
+from bench.results import record  # noqa: E402
+
 DB = os.environ.get("BENCH_SCORING_DB", "annotator_bench_scoring")
 N_ITEMS = 1000
 KINDS = ("ordering", "mcq", "open_answer", "likert")
@@ -366,6 +368,15 @@ def main() -> None:
         seconds = statistics.median(memory)
         median = f"{statistics.median(e2e):.2f}" if e2e else "-"
         counted = "-" if page is None else f"{page[1]:,} ({page[2]:,})"
+        record("scoring.py", f"{kind}: scoring {args.n:,} answers in memory", seconds, "s", smoke=args.smoke)
+        if e2e:
+            record(
+                "scoring.py",
+                f"{kind}: scoring {args.n:,} answers end to end",
+                statistics.median(e2e),
+                "s",
+                smoke=args.smoke,
+            )
         print(
             f"{kind:<28} {args.n:>8,} {seconds:>12.3f} {args.n / seconds:>11,.0f} {runs(memory):>18} {median:>13} "
             f"{runs(e2e):>18} {'-' if page is None else format(page[0], '.2f'):>15} {counted:>20}"

@@ -42,6 +42,7 @@ import sys
 # bench/queue.py would shadow the standard library's ``queue`` while this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import random  # noqa: E402
@@ -51,6 +52,8 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = "annotator_bench_seek"
@@ -351,6 +354,14 @@ def main() -> None:
         seeks = [s for r in runs for s in r["seeks"]]
         size = statistics.median(r["bytes"] for r in runs)
         ok = max(first) < FIRST_FRAME_TARGET_MS and max(seeks) < SEEK_TARGET_MS
+        record(
+            "seek.py",
+            f"{mode}: first frame, median of {len(first)} runs",
+            statistics.median(first),
+            "ms",
+            smoke=args.smoke,
+        )
+        record("seek.py", f"{mode}: seek, median of {len(seeks)}", statistics.median(seeks), "ms", smoke=args.smoke)
         print(
             f"{mode:<5} {statistics.median(first):>17.0f} / {max(first):>6.0f}    {size:>26,.0f} B       "
             f"{statistics.median(seeks):>10.0f} / {max(seeks):>6.0f}    {'ok' if ok else 'MISSED'}"

@@ -22,11 +22,14 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
 
 import argparse  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from bench.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_UNITS, MAX_REPEATS = 5_000_000, 100
@@ -96,27 +99,48 @@ def fill(n_units: int, progress) -> None:
         ]
     )
     first_video = min(v.pk for v in videos)
+    from bench.fill import insert_select
+
+    ours = {"project": project.pk}
     with connection.cursor() as c:
-        c.execute(
-            "insert into qa_workunit (project_id, video_id, start_s, end_s, purpose, created_at) "
-            "select %s, %s + (g - 1) / 1000, ((g - 1) %% 1000) * 0.5, ((g - 1) %% 1000) * 0.5 + 10, 'real', now() "
-            "from generate_series(1, %s) g",
-            [project.pk, first_video, n_units],
+        # Through the schema (bench.fill): every column the bench does not name gets the model's default.
+        insert_select(
+            c,
+            WorkUnit,
+            {
+                "project_id": "%(project)s",
+                "video_id": "%(first_video)s + (g - 1) / 1000",
+                "start_s": "((g - 1) %% 1000) * 0.5",
+                "end_s": "((g - 1) %% 1000) * 0.5 + 10",
+            },
+            "generate_series(1, %(n)s) g",
+            {**ours, "first_video": first_video, "n": n_units},
         )
-        c.execute(
-            "insert into qa_qapair (project_id, unit_id, video_id, qa_type_id, origin, question, answer, "
-            "clip_start_s, clip_end_s, videos, status, provenance, delete_reason, flag_reason, flag_source, "
-            "version, created_at, updated_at) select project_id, id, video_id, "
-            "case when id %% 2 = 0 then %s else %s end, 'machine', 'What is on the table?', 'a cup', "
-            "start_s, end_s, '[]', 'draft', '', '', case when id %% 100 = 0 then 'answer unclear' else '' end, "
-            "case when id %% 100 = 0 then 'reviewer-vlm' else '' end, 1, now(), now() from qa_workunit "
-            "where project_id = %s",
-            [types[0], types[1], project.pk],
+        insert_select(
+            c,
+            QAPair,
+            {
+                "project_id": "project_id",
+                "unit_id": "id",
+                "video_id": "video_id",
+                "qa_type_id": "case when id %% 2 = 0 then %(type0)s else %(type1)s end",
+                "origin": "'machine'",
+                "question": "'What is on the table?'",
+                "answer": "'a cup'",
+                "clip_start_s": "start_s",
+                "clip_end_s": "end_s",
+                "flag_reason": "case when id %% 100 = 0 then 'answer unclear' else '' end",
+                "flag_source": "case when id %% 100 = 0 then 'reviewer-vlm' else '' end",
+            },
+            "qa_workunit where project_id = %(project)s",
+            {**ours, "type0": types[0], "type1": types[1]},
         )
-        c.execute(
-            "insert into qa_queueitem (project_id, unit_id, kind, seq, status, priority, created_at) "
-            "select project_id, id, 'first_pass', 0, 'open', 0, now() from qa_workunit where project_id = %s",
-            [project.pk],
+        insert_select(
+            c,
+            QueueItem,
+            {"project_id": "project_id", "unit_id": "id"},
+            "qa_workunit where project_id = %(project)s",
+            ours,
         )
         c.execute(
             "with ranked as (select id, row_number() over (order by id) as n from qa_queueitem "
@@ -201,6 +225,14 @@ def main() -> None:
                 print(f"{name}: {res.status_code}, {rows} rows")
                 break
         print(f"{name:<16} {rows:>5} {percentile(times, 0.5):>8.1f} {percentile(times, 0.95):>8.1f}", flush=True)
+        if not failed:
+            record(
+                "units_page.py",
+                f"units page at {args.units:,} units, {name}: p95",
+                percentile(times, 0.95),
+                "ms",
+                smoke=args.smoke,
+            )
     print(f"\nresult: {'FAILED' if failed else 'ok'} ({args.units:,} units)")
     sys.exit(1 if failed else 0)
 

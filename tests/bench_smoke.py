@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,19 +42,27 @@ def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> st
     output and the end of stderr, when the bench exits non-zero; ``timeout`` is in seconds.
 
     A scratch database the bench would create and migrate on its first run is made first as a copy
-    of the migrated template (tests/pg_template.py): the bench's own migrate then finds nothing to do."""
+    of the migrated template (tests/pg_template.py): the bench's own migrate then finds nothing to do.
+
+    The bench's figures go on record in a scratch ``BENCH_RESULTS`` file (``bench/results.py``, what
+    ``make bench`` collects); a bench that records none, or a figure not marked smoke, fails here."""
     from tests.pg_template import ensure_copy
 
     given = {**os.environ, **(env or {})}.get(DB_VARIABLE.get(script, ""))
     if given or script in SCRATCH_DB:
         ensure_copy(given or os.environ.get("POSTGRES_DB", "annotator") + SCRATCH_DB[script])
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / script), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-    )
-    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    with tempfile.TemporaryDirectory() as scratch:
+        results = Path(scratch) / "results.json"
+        done = subprocess.run(
+            [sys.executable, str(REPO / "bench" / script), "--smoke"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO,
+            env={**os.environ, **(env or {}), "BENCH_RESULTS": str(results)},
+        )
+        assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+        figures = json.loads(results.read_text())["figures"] if results.exists() else []
+    assert figures, f"bench/{script} --smoke put no figure on record (bench.results.record)"
+    assert {f["bench"] for f in figures} == {script} and all(f["smoke"] for f in figures), figures
     return done.stdout
