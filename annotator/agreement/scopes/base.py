@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from annotator.core import registry
+
 
 @dataclass
 class Dataset:
@@ -67,8 +69,5 @@ def register(kind: ScopeKind) -> ScopeKind:
         raise ValueError(f"a scope prefix is a non-empty word without a colon: {kind.prefix!r}")
     if kind.prefix in SCOPES and SCOPES[kind.prefix] != kind:
         raise ValueError(f"two kinds of scope use the prefix {kind.prefix!r}")
-    SCOPES[kind.prefix] = kind
-    ordered = sorted(SCOPES.values(), key=lambda k: (k.position, k.prefix))
-    SCOPES.clear()
-    SCOPES.update((k.prefix, k) for k in ordered)
+    registry.add(SCOPES, kind.prefix, kind)
     return kind

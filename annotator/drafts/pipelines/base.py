@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from annotator.drafts import registry
+from annotator.core import registry
+from annotator.drafts import registry as pipelines_registry
 from annotator.drafts.models import DraftJob, DraftRun
 from annotator.drafts.templates import DraftSpec
 from annotator.errors import Invalid
@@ -125,7 +126,7 @@ class PipelineDef:
         raise NotImplementedError
 
 
-PIPELINES: dict[str, PipelineDef] = registry.PIPELINES
+PIPELINES: dict[str, PipelineDef] = pipelines_registry.PIPELINES
 
 
 def register(pipeline: PipelineDef) -> PipelineDef:
@@ -135,10 +136,7 @@ def register(pipeline: PipelineDef) -> PipelineDef:
         raise ValueError(f"a pipeline name has 1 to 20 characters: {pipeline.name!r}")
     if pipeline.name in PIPELINES and type(PIPELINES[pipeline.name]) is not type(pipeline):
         raise ValueError(f"two pipelines are named {pipeline.name!r}")
-    PIPELINES[pipeline.name] = pipeline
-    ordered = sorted(PIPELINES.values(), key=lambda p: (p.position, p.name))
-    PIPELINES.clear()
-    PIPELINES.update((p.name, p) for p in ordered)
+    registry.add(PIPELINES, pipeline.name, pipeline)
     return pipeline
 
 

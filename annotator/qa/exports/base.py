@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 
+from annotator.core import registry
+
 
 @dataclass
 class ExportResult:
@@ -77,8 +79,5 @@ def register(fmt: Format) -> Format:
     one-file format without a ``suffix``."""
     if not fmt.folder and not fmt.suffix:
         raise ValueError(f"the {fmt.name} format writes one file: give it a suffix")
-    REGISTRY[fmt.name] = fmt
-    ordered = sorted(REGISTRY.values(), key=lambda f: (f.position, f.name))
-    REGISTRY.clear()
-    REGISTRY.update((f.name, f) for f in ordered)
+    registry.add(REGISTRY, fmt.name, fmt)
     return fmt

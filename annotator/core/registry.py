@@ -1,0 +1,15 @@
+"""The one way an extension point keeps its registry (issue 23, "one registry style"): a dict from
+name to extension, in the extensions' ``position`` order, then by name, whatever order their modules
+were imported in. Drafting pipelines, export formats and agreement scopes use it; each extension's
+module calls its point's ``register``, which checks what it must and then ``add``s."""
+
+from __future__ import annotations
+
+
+def add(registry: dict, name: str, extension) -> None:
+    """Put ``extension`` (anything with a ``position``, a number) in ``registry`` under ``name``,
+    replacing one of that name, and keep the dict ordered by (position, name)."""
+    registry[name] = extension
+    ordered = sorted(registry.items(), key=lambda item: (item[1].position, item[0]))
+    registry.clear()
+    registry.update(ordered)
