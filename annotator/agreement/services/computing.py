@@ -30,7 +30,7 @@ from annotator.errors import NotFound
 from annotator.projects.models import Project
 from annotator.scoring import agreement as metrics
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 LOCK_CLASS = 0x4147  # "AG": advisory-lock namespace of agreement scopes
 TOP_ITEMS = 20

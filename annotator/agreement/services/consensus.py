@@ -22,7 +22,7 @@ from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects.models import Project
 from annotator.scoring import agreement as metrics
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 CONSENSUS_SEND_MAX = 2_000  # items one request may send to the consensus round
 

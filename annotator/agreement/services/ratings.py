@@ -18,7 +18,7 @@ from annotator.agreement.models import (
 from annotator.errors import Conflict, Invalid
 from annotator.projects.models import Project
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 RATINGS_MAX = 200_000
 

@@ -21,7 +21,7 @@ from annotator.media.models import Video
 from annotator.media.workfiles import local_copy, on_local_disk
 from annotator.projects.models import Project
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 
 VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".m4v", ".ts", ".wmv", ".flv", ".3gp"}

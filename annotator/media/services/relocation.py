@@ -9,7 +9,7 @@ from django.core.files.storage import default_storage
 
 from annotator.media.models import Video
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 
 # ------------------------------------------------------------------------- media-key folders

@@ -18,7 +18,7 @@ from annotator.media.services.ingest import ingest_file, limit_refusal
 from annotator.media.workfiles import local_copy, work_dir
 from annotator.projects.models import Project
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the package's name, as before the split
 
 
 def transcode(video_id: int) -> Video | None:
