@@ -2,13 +2,13 @@
 
     .venv/bin/python bench/all.py [--smoke] [--only queue.py,export.py] [--results bench/results.json]
 
-Each ``bench/*.py`` but this file and ``results.py`` runs in turn, at its default sizes (or with
-``--smoke``), with ``BENCH_RESULTS`` naming the results file, which is started afresh; each records
-its headline figures there (``results.record``). Then the README's table is written from the file,
-between its markers (``results.write_readme``; not for a smoke run, whose figures judge nothing).
-A bench that fails is reported at the end and the exit status is 1; the others still run. ``make
-bench`` runs this: the full set takes hours at the default sizes (the queue at 1M units is most of
-it).
+Each ``bench/*.py`` but this file and the helpers (``results.py``, ``fill.py``) runs in turn, at its
+default sizes (or with ``--smoke``), with ``BENCH_RESULTS`` naming the results file, which is
+started afresh; each records its headline figures there (``results.record``). Then the README's
+table is written from the file, between its markers (``results.write_readme``; not for a smoke run,
+whose figures judge nothing). A bench that fails is reported at the end and the exit status is 1;
+the others still run. ``make bench`` runs this: the full set takes hours at the default sizes (the
+queue at 1M units is most of it).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 import results  # noqa: E402
 
-NOT_BENCHES = {"all.py", "results.py"}
+NOT_BENCHES = {"all.py", "results.py", "fill.py"}  # this runner and the helpers the benches import
 
 
 def benches() -> list[str]:

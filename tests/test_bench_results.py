@@ -61,3 +61,4 @@ def test_the_repository_readme_has_the_markers_and_all_lists_every_bench():
     assert done.returncode == 2 and "no such bench: nowhere.py" in done.stderr
     for bench in ("queue.py", "load.py", "participants.py", "export.py", "seek.py"):
         assert bench in done.stderr
+    assert "fill.py" not in done.stderr and "results.py" not in done.stderr  # helpers, not benches
