@@ -48,7 +48,7 @@ sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != 
 import numpy as np
 
 from annotator.scoring import agreement as ag
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 MISSING = 0.05
 

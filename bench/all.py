@@ -2,14 +2,13 @@
 
     .venv/bin/python bench/all.py [--smoke] [--only queue.py,export.py] [--results bench/results.json]
 
-Each ``bench/*.py`` but this file and the helpers (``results.py``, ``fill.py``) runs in turn, at its
-default sizes (or with ``--smoke``), with ``BENCH_RESULTS`` naming the results file, which is
-started afresh; each records its headline figures there (``results.record``). Then the README's
-table is written from the file, between its markers (``results.write_readme``; not for a smoke run,
-whose figures judge nothing). A bench that fails is reported at the end and the exit status is 1;
-the others still run. ``make bench`` runs this: the full set takes hours at the default sizes (the
-queue at 1M units is most of it).
-"""
+Each ``bench/*.py`` but this file (the helpers the benches share are in ``bench/lib/``) runs in
+turn, at its default sizes (or with ``--smoke``), with ``BENCH_RESULTS`` naming the results file,
+which is started afresh; each records its headline figures there (``results.record``). Then the
+README's table is written from the file, between its markers (``results.write_readme``; not for a
+smoke run, whose figures judge nothing). A bench that fails is reported at the end and the exit
+status is 1; the others still run. ``make bench`` runs this: the full set takes hours at the default
+sizes (the queue at 1M units is most of it)."""
 
 from __future__ import annotations
 
@@ -22,11 +21,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
 
-import results  # noqa: E402
+from bench.lib import results  # noqa: E402
 
-NOT_BENCHES = {"all.py", "results.py", "fill.py"}  # this runner and the helpers the benches import
+NOT_BENCHES = {"all.py"}  # this runner
 
 
 def benches() -> list[str]:

@@ -50,7 +50,7 @@ import sys
 # this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -63,7 +63,7 @@ from collections import defaultdict  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_DRAFTING_DB", "annotator_bench_drafting")

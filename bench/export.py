@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 # drop this folder (sys.path[0] when run as a script) and put the repository first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 DB = os.environ.get("BENCH_EXPORT_DB", "annotator_bench_export")
 N_VIDEOS, N_NIGHT, N_ANNOTATORS = 1000, 250, 5
@@ -175,10 +175,10 @@ def seed(size: int) -> str:
         }
         from annotator.drafts.models import Draft
         from annotator.qa.models import QAPair, Revision
-        from bench.fill import insert_select
+        from bench.lib.fill import insert_select
 
         with connection.cursor() as c:
-            # Through the schema (bench.fill): every column not named here gets the model's default.
+            # Through the schema (bench.lib.fill): every column not named here gets the model's default.
             # One draft per QA pair; g % 10 picks the kind: 0-5 open, 6-7 multiple choice, 8 paired MC, 9 paired open.
             insert_select(
                 c,

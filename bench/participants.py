@@ -73,7 +73,7 @@ import sys
 # Celery import it) while this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -94,7 +94,7 @@ from http.cookies import SimpleCookie  # noqa: E402
 from pathlib import Path  # noqa: E402
 from urllib.parse import urlencode  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PG = dict(
@@ -629,7 +629,7 @@ def report(
     """Print the figures; return the exit status (1 on anything lost, a 5xx, no response or a broken flow).
     ``load``: the machine's 1-minute load average at the run's start and end (the machine may be
     shared: latency figures mean little without it). The headline figures go on record
-    (``bench.results``), marked ``smoke`` for a smoke run."""
+    (``bench.lib.results``), marked ``smoke`` for a smoke run."""
     calls: dict[str, list[float]] = {e: [] for e in ENDPOINTS}
     fives = {e: 0 for e in ENDPOINTS}
     no_response = 0

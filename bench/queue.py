@@ -34,7 +34,7 @@ import sys
 # (its folder is sys.path[0] when run as a script).
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import http.client  # noqa: E402
@@ -48,7 +48,7 @@ from pathlib import Path  # noqa: E402
 
 import psycopg  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_PORT = int(os.environ.get("BENCH_PORT", "8765"))
@@ -133,10 +133,10 @@ def fill_in_child(n_units: int, n_annotators: int, n_gold: int) -> list[str]:
     )
     qa_type = ensure_qa_type(project, "object_recognition")
     tokens = [token_for(ensure_member(f"bench{i}", role="annotator", project=project)[0]) for i in range(n_annotators)]
-    from bench.fill import insert_select
+    from bench.lib.fill import insert_select
 
     with connection.cursor() as c:
-        # Through the schema (bench.fill): every column the bench does not name gets the model's default.
+        # Through the schema (bench.lib.fill): every column the bench does not name gets the model's default.
         insert_select(
             c,
             WorkUnit,

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 # drop this folder (sys.path[0] when run as a script) and put the repository first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 DB = os.environ.get("BENCH_RATINGS_DB", "annotator_bench_ratings")
 OUT = REPO / ".local" / "bench-ratings"

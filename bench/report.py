@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 
 from annotator.reports import writers  # noqa: E402
 from annotator.scoring import report  # noqa: E402
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 TARGET_S = 5.0
 BY = ["qa_type", "illumination", "difficulty"]

@@ -41,7 +41,7 @@ import sys
 # this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
@@ -53,7 +53,7 @@ import time  # noqa: E402
 import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = os.environ.get("BENCH_RT_DB", "annotator_bench_rt")
@@ -362,7 +362,7 @@ def take(page, base: str, name: str, kind: str, delays: list[float]) -> list[dic
 
 def report(rows: list[dict], smoke: bool = False) -> tuple[bool, bool]:
     """Print the table and the summaries, and put each kind's median client error on record
-    (``bench.results``); returns (every trial answered and stored, every target met)."""
+    (``bench.lib.results``); returns (every trial answered and stored, every target met)."""
     from annotator.studies.models import Trial
     from annotator.studies.selectors import server_rt_ms
 

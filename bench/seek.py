@@ -42,7 +42,7 @@ import sys
 # bench/queue.py would shadow the standard library's ``queue`` while this file's folder is sys.path[0].
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import random  # noqa: E402
@@ -53,7 +53,7 @@ import time  # noqa: E402
 import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DB = "annotator_bench_seek"

@@ -22,14 +22,14 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.results
+sys.path.insert(0, os.path.dirname(_HERE))  # the repository: bench.lib.results
 
 import argparse  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bench.results import record  # noqa: E402
+from bench.lib.results import record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_UNITS, MAX_REPEATS = 5_000_000, 100
@@ -99,11 +99,11 @@ def fill(n_units: int, progress) -> None:
         ]
     )
     first_video = min(v.pk for v in videos)
-    from bench.fill import insert_select
+    from bench.lib.fill import insert_select
 
     ours = {"project": project.pk}
     with connection.cursor() as c:
-        # Through the schema (bench.fill): every column the bench does not name gets the model's default.
+        # Through the schema (bench.lib.fill): every column the bench does not name gets the model's default.
         insert_select(
             c,
             WorkUnit,

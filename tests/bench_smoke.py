@@ -44,7 +44,7 @@ def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> st
     A scratch database the bench would create and migrate on its first run is made first as a copy
     of the migrated template (tests/pg_template.py): the bench's own migrate then finds nothing to do.
 
-    The bench's figures go on record in a scratch ``BENCH_RESULTS`` file (``bench/results.py``, what
+    The bench's figures go on record in a scratch ``BENCH_RESULTS`` file (``bench/lib/results.py``, what
     ``make bench`` collects); a bench that records none, or a figure not marked smoke, fails here."""
     from tests.pg_template import ensure_copy
 
@@ -63,6 +63,6 @@ def run_smoke(script: str, *, timeout: int = 600, env: dict | None = None) -> st
         )
         assert done.returncode == 0, done.stdout + done.stderr[-4000:]
         figures = json.loads(results.read_text())["figures"] if results.exists() else []
-    assert figures, f"bench/{script} --smoke put no figure on record (bench.results.record)"
+    assert figures, f"bench/{script} --smoke put no figure on record (bench.lib.results.record)"
     assert {f["bench"] for f in figures} == {script} and all(f["smoke"] for f in figures), figures
     return done.stdout

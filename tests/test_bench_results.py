@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bench import results
+from bench.lib import results
 from tests.conftest import REPO
 
 
