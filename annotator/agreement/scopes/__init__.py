@@ -23,15 +23,13 @@ dataset's ``items`` key is the scope's item key (a QA pair id, a study item key,
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from django.db.models import Count, Max
 
 from annotator.agreement.models import ConsensusItem
 from annotator.agreement.scopes.base import SCOPES, Dataset, ScopeKind, register
 from annotator.agreement.scopes.ratings import JUDGE_METRICS
 from annotator.agreement.scopes.verification import BLIND_PASSES, DECISIONS, VERIFICATION, unit_decisions
+from annotator.core import registry
 from annotator.projects.models import Project
 
 __all__ = [
@@ -49,9 +47,7 @@ __all__ = [
     "unit_decisions",
 ]
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base" and not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+registry.import_modules(__name__, __path__)
 
 
 def discover(project: Project) -> dict[str, dict]:

@@ -42,10 +42,9 @@ one module. ``export`` writes any registered format. Every public name is import
 from __future__ import annotations
 
 import gc
-import importlib
-import pkgutil
 from pathlib import Path
 
+from annotator.core import registry
 from annotator.projects.models import Project
 from annotator.qa.exports.base import FILES, REGISTRY, ExportResult, Format, register
 from annotator.qa.exports.card import CARD_MARK, DATA_PATTERNS, data_fingerprint, dataset_card, write_card
@@ -95,9 +94,7 @@ __all__ = [
 
 # Every module of the package is imported: each format module registers itself (``base.register``),
 # found without a list; the others (rows, media, card, ...) register nothing.
-for _module in pkgutil.iter_modules(__path__):
-    if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+registry.import_modules(__name__, __path__)
 
 FORMATS = tuple(REGISTRY)  # in position order: ("jsonl", "parquet", "vlmevalkit", "lmms-eval")
 

@@ -7,9 +7,9 @@ Adding a preset is one module in this package calling ``register(Preset(...))``.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
+
+from annotator.core import registry
 
 
 @dataclass(frozen=True)
@@ -54,5 +54,4 @@ def choices() -> list[str]:
     return sorted(PRESETS)
 
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+registry.import_modules(__name__, __path__)
