@@ -3,8 +3,6 @@ decisions recorded there."""
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
@@ -21,8 +19,6 @@ from annotator.agreement.services.ratings import _check_value
 from annotator.errors import Conflict, Invalid, NotFound
 from annotator.projects.models import Project
 from annotator.scoring import agreement as metrics
-
-log = logging.getLogger(__package__)  # the package's name, as before the split
 
 CONSENSUS_SEND_MAX = 2_000  # items one request may send to the consensus round
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Iterable, Iterator
 
@@ -17,8 +16,6 @@ from annotator.agreement.models import (
 )
 from annotator.errors import Conflict, Invalid
 from annotator.projects.models import Project
-
-log = logging.getLogger(__package__)  # the package's name, as before the split
 
 RATINGS_MAX = 200_000
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 from django.db import transaction
 
 from annotator.errors import Invalid
 from annotator.media.models import Video, VideoGroup, VideoGroupMember
 from annotator.projects.models import Project
-
-log = logging.getLogger(__package__)  # the package's name, as before the split
 
 # A group member must keep at least this much time after its offset (seconds), and an ego-exo set has
 # at most this many exo views (EgoExoBench's synchronised sets have a handful of exo cameras, seed 001 Sec. 3.2).

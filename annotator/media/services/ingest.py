@@ -4,7 +4,6 @@ its reason and the rest of the batch goes on (SPEC part 1); the limits checked b
 from __future__ import annotations
 
 import hashlib
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +19,6 @@ from annotator.media.manifest import ManifestEntry
 from annotator.media.models import Video
 from annotator.media.workfiles import local_copy, on_local_disk
 from annotator.projects.models import Project
-
-log = logging.getLogger(__package__)  # the package's name, as before the split
-
 
 VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".m4v", ".ts", ".wmv", ".flv", ".3gp"}
 

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-
 from django.core.files import File
 from django.core.files.storage import default_storage
 
 from annotator.media.models import Video
-
-log = logging.getLogger(__package__)  # the package's name, as before the split
-
 
 # ------------------------------------------------------------------------- media-key folders
 
