@@ -146,7 +146,10 @@ def send(job_id: int, *, task: str, countdown_s: float = 0) -> bool:
     from workers.celery import app
 
     try:
-        app.send_task(task, args=[job_id], countdown=countdown_s or None)
+        # No result: a job's outcome is its row. Celery's Redis result backend would otherwise
+        # subscribe this process to every task's result channel, a round trip per send and a
+        # subscription kept until the process ends.
+        app.send_task(task, args=[job_id], countdown=countdown_s or None, ignore_result=True)
     except Exception as exc:  # kombu/redis raise several kinds; none of them may lose the job
         log.warning(
             "job %s (%s) not sent, the broker is unreachable; the reconciler will send it: %s", job_id, task, exc
@@ -166,7 +169,7 @@ def nudge(task: str, *args: int | str) -> None:
         from workers.celery import app
 
         try:
-            app.send_task(task, args=list(args))
+            app.send_task(task, args=list(args), ignore_result=True)
         except Exception as exc:  # kombu/redis raise several kinds; the periodic task does the work
             log.warning("%s%s not sent, the broker is unreachable; its periodic task will do it: %s", task, args, exc)
 

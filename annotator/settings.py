@@ -305,6 +305,12 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker keeps its database connection from task to task, as a web process does between requests
+# (``CONN_MAX_AGE``; ``workers.celery`` closes it when obsolete or broken). Without this, Celery's
+# Django fix-up closes it before and after every task: a new PostgreSQL session per task, each
+# ``gold.premake_for`` message then cost about 8 ms of connecting and planning (bench/queue.py).
+# The fix-up still closes it every this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 # Each task declares its own time limit (``annotator.jobs.job_task``); there is no global one.
 # A broker that is down makes a send (``annotator.jobs.send``) fail after this many seconds instead of
 # hanging; the job's row stays queued for the reconciler.
