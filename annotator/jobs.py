@@ -30,6 +30,7 @@ import functools
 import importlib
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Callable
@@ -163,6 +164,8 @@ def nudge(task: str, *args: int | str) -> None:
     """Publish a message of Celery task ``task`` on ``args`` when the caller's transaction commits,
     with no job row: for idempotent work that a periodic task does too, so a lost message costs only
     the wait for the next period (``gold.premake_for``, which beat's ``gold.premake`` backs up).
+    In a web request the message goes once the response has been sent (``request_finished``), so the
+    person never waits for the broker: about 1 ms idle, several under load (bench/queue.py, issue 20).
     Never raises: an unreachable broker is logged, and the caller's work stands."""
 
     def publish() -> None:
@@ -173,7 +176,32 @@ def nudge(task: str, *args: int | str) -> None:
         except Exception as exc:  # kombu/redis raise several kinds; the periodic task does the work
             log.warning("%s%s not sent, the broker is unreachable; its periodic task will do it: %s", task, args, exc)
 
-    transaction.on_commit(publish)
+    def committed() -> None:
+        waiting = getattr(_after_response, "pending", None)
+        if waiting is None:
+            publish()  # not in a request (a worker, a command): now
+        else:
+            waiting.append(publish)
+
+    transaction.on_commit(committed)
+
+
+# The nudges of the request this thread serves, published after its response (``nudge``).
+_after_response = threading.local()
+
+
+def request_started(**kwargs) -> None:
+    """Receiver of Django's ``request_started`` (connected in ``CoreConfig.ready``): nudges wait."""
+    _after_response.pending = []
+
+
+def request_finished(**kwargs) -> None:
+    """Receiver of Django's ``request_finished``, sent when the server closes the response (after
+    its body went out): publish the request's nudges."""
+    waiting = getattr(_after_response, "pending", None)
+    _after_response.pending = None
+    for publish in waiting or ():
+        publish()
 
 
 # ------------------------------------------------------------------------------ running a job

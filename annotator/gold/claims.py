@@ -18,8 +18,9 @@ not), so a heartbeat on it answers as on a skipped real unit (security review of
    item assigned to them, from a gold source showing no footage they were shown (exposure ledger)
    nor whose unit they passed. The claim's statement serves a waiting copy before anything else.
    Every claim that takes a new item, in a project with active gold sources and a rate above 0,
-   sends ``gold.premake_for`` for the person (``Gate.then``, on commit), the same message whatever
-   the draw, so their copy is made right after this claim; beat's ``gold.premake`` does the same
+   sends ``gold.premake_for`` for the person (``Gate.then``, on commit; in a web request once the
+   response is out, ``jobs.nudge``), the same message whatever the draw, so their copy is made right
+   after this claim; beat's ``gold.premake`` does the same
    for everyone every ``GOLD_PREMAKE_EVERY_S``.
    A claim that comes before its copy was made is served real work: the draw is missed. The claim
    used to make the copy itself then, and took about 23 ms longer, which a person could time

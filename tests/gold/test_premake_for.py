@@ -47,3 +47,22 @@ def test_without_the_message_the_next_claim_is_real_however_it_draws(
     skip_unit(first.pk, annotator, "not now")
     assert claim_next(project, annotator).unit_id == second.pk  # drew gold: missed, not made here
     assert not Copy.objects.filter(user=annotator).exists()
+
+
+def test_a_claim_over_the_api_sends_the_message_once_its_response_is_out(
+    real_nudges, monkeypatch, project, make_verified, make_unit, annotator
+):
+    from rest_framework.test import APIClient
+
+    from workers.celery import app
+
+    make_verified(1)
+    assert len(services.make_sources(project, Source.Role.GOLD, 1)) == 1
+    make_unit()
+    services.set_policy(project, gold_rate=0.5)
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda task, args, **options: sent.append((task, args)))
+    client = APIClient()
+    client.force_authenticate(annotator)
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 200
+    assert sent == [("gold.premake_for", [project.pk, annotator.pk])]

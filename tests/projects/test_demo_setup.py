@@ -3,6 +3,7 @@ database, the second time reusing everything."""
 
 import io
 import json
+import time
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +14,7 @@ from annotator.media.models import Video, VideoGroup
 from annotator.qa import stimulus
 from annotator.qa.models import QAPair, QAType, Verdict, WorkUnit
 from annotator.studies.models import Item, Participant, Study, Trial
-from tests.conftest import make_video
+from tests.conftest import make_video, wait_for
 
 MANIFEST = [
     {
@@ -46,7 +47,20 @@ MANIFEST = [
 ]
 
 
+def _idle() -> bool:
+    """No job running and none queued that is due: the worker's follow-up work (a score, an agreement
+    report) has made its rows. A snapshot taken earlier could miss one that the next run then finds
+    (seen once: 35 jobs, then 36)."""
+    from django.utils import timezone
+
+    return not (
+        Job.objects.filter(status=Job.Status.RUNNING).exists()
+        or Job.objects.filter(status=Job.Status.QUEUED, due_at__lte=timezone.now()).exists()
+    )
+
+
 def _snapshot():
+    wait_for(lambda: _idle() and (time.sleep(0.5) or _idle()), timeout=120, what="the worker's jobs settling")
     return {
         "videos": Video.objects.count(),
         "groups": VideoGroup.objects.count(),

@@ -187,3 +187,25 @@ def test_work_queued_before_job_rows_existed_is_adopted_and_then_sent_by_the_rec
         None,
     )
     assert jobs.reconcile().resent == 1
+
+
+def test_a_nudge_in_a_request_waits_for_the_response_and_outside_one_goes_at_commit(
+    real_nudges, monkeypatch, django_capture_on_commit_callbacks, db
+):
+    from workers.celery import app
+
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda task, args, **options: sent.append((task, args)))
+    jobs.request_started()
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            jobs.nudge("gold.premake_for", 1, 2)
+        assert sent == []  # committed, but the response is not out yet
+    finally:
+        jobs.request_finished()
+    assert sent == [("gold.premake_for", [1, 2])]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        jobs.nudge("gold.premake_for", 3, 4)
+        assert sent == [("gold.premake_for", [1, 2])]  # not before the commit
+    assert sent[-1] == ("gold.premake_for", [3, 4])  # no request: at the commit
