@@ -23,10 +23,11 @@ system-test:
 
 venv: $(VENV)/.installed
 
-# requirements-test.txt includes requirements.txt: the local venv gets both (the Docker image only the first).
-$(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml
+# requirements-test.txt includes requirements-semantic.txt, which includes requirements.txt: the local venv
+# gets all three (a Docker image the first, and the second for the scores and models roles).
+$(VENV)/.installed: requirements.txt requirements-semantic.txt requirements-test.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt -r requirements-test.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
 # Hugging Face datasets 2.16 (the line lmms-eval pins) apart from the venv, for the export tests (issue 11):

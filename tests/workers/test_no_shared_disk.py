@@ -5,9 +5,11 @@ third process is transcoded, gets HLS and thumbnails, and plays through the web,
 process's ``export_qa --with-media`` cuts a verified pair's clip from the bucket, with every file in
 the bucket and nothing left on any process's disk.
 
-Not covered here yet: drafting with frames, and a study build with frames and clips, through the
-same set-up."""
+The same set-up then drafts with frames (the llm pipeline's job on a worker, against a model server
+on loopback) and builds, in a fifth process, an ordering study's frames and a multiple-choice
+study's clips: every frame and clip is in the bucket, and no process's disk keeps anything."""
 
+import base64
 import json
 import os
 import subprocess
@@ -17,8 +19,12 @@ import pytest
 import requests
 from django.utils import timezone
 
+from annotator.drafts.models import Draft
+from annotator.inference.models import ModelServer
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, QAType, Revision, WorkUnit
+from annotator.studies.kinds._qa import clip_names
+from annotator.studies.models import Element, Item
 from tests.conftest import REPO, make_video, wait_for
 from tests.s3_server import KEYS
 from tests.workers.conftest import process_env, worker_process
@@ -31,14 +37,39 @@ def _files(folder: str) -> list[Path]:
     return [path for path in root.rglob("*") if path.is_file()] if root.exists() else []
 
 
+_GOOD = json.dumps(
+    {"qa_pairs": [{"question": "How many cards?", "answer": "two"}, {"question": "Day?", "answer": "day"}]}
+)
+
+
+def _manage(broker_url: str, env: dict, *args: str) -> str:
+    """``manage.py ARGS`` in a process of its own (``env``: its storage and folders); returns its
+    output, failing the test with it when the command fails."""
+    done = subprocess.run(
+        [str(REPO / ".venv/bin/python"), "manage.py", *args],
+        cwd=REPO,
+        env=process_env(broker_url, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def _frame_names(item: Item) -> list[str]:
+    """The storage names of an ordering item's frame images."""
+    return list(Element.objects.filter(pk__in=item.truth).values_list("image", flat=True))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shared_disk(
-    own_redis, s3, s3_endpoint, project, admin_user, client, tmp_path
+    own_redis, s3, s3_endpoint, project, admin_user, client, model_server, tmp_path
 ):
     s3_client, bucket = s3
     own = {
         name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
-        for name in ("media-worker", "other-worker", "ingest", "export")
+        for name in ("media-worker", "other-worker", "ingest", "export", "draft", "study")
     }
     common = {
         **KEYS,
@@ -72,76 +103,168 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
             what="the transcode on the media worker",
         )
 
-    video.refresh_from_db()
-    assert video.status == Video.Status.READY, video.error
-    names = {video.original.name, video.rendition.name, video.poster.name, video.hls.name, video.thumbnails_vtt.name}
-    assert "" not in names
-    stored = {
-        item["Key"]
-        for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-        for item in page.get("Contents", [])
-    }
-    assert names <= stored
-    hls_folder = video.hls.name.rsplit("/", 1)[0] + "/"
-    assert any(key.startswith(hls_folder) and key.endswith(".m4s") for key in stored)
-    assert any(key.endswith(".jpg") and key.startswith(video.thumbnails_vtt.name.rsplit("/", 1)[0]) for key in stored)
+        video.refresh_from_db()
+        assert video.status == Video.Status.READY, video.error
+        names = {
+            video.original.name,
+            video.rendition.name,
+            video.poster.name,
+            video.hls.name,
+            video.thumbnails_vtt.name,
+        }
+        assert "" not in names
+        stored = {
+            item["Key"]
+            for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for item in page.get("Contents", [])
+        }
+        assert names <= stored
+        hls_folder = video.hls.name.rsplit("/", 1)[0] + "/"
+        assert any(key.startswith(hls_folder) and key.endswith(".m4s") for key in stored)
+        assert any(
+            key.endswith(".jpg") and key.startswith(video.thumbnails_vtt.name.rsplit("/", 1)[0]) for key in stored
+        )
 
-    # Playback through the web: the MP4 and a segment by presigned redirect, the playlist served here.
-    client.force_login(admin_user)
-    mp4 = client.get(f"/files/{video.rendition.name}")
-    assert mp4.status_code == 302 and mp4["Location"].startswith(f"{s3_endpoint}/{bucket}/")
-    fetched = requests.get(mp4["Location"], timeout=30)
-    assert fetched.status_code == 200
-    assert fetched.content == s3_client.get_object(Bucket=bucket, Key=video.rendition.name)["Body"].read()
-    master = client.get(f"/files/{video.hls.name}")
-    assert master.status_code == 200 and master.content.startswith(b"#EXTM3U")
-    segment = sorted(key for key in stored if key.startswith(hls_folder) and key.endswith(".m4s"))[0]
-    redirected = client.get(f"/files/{segment}")
-    assert redirected.status_code == 302
-    assert requests.get(redirected["Location"], timeout=30).status_code == 200
+        # Playback through the web: the MP4 and a segment by presigned redirect, the playlist served here.
+        client.force_login(admin_user)
+        mp4 = client.get(f"/files/{video.rendition.name}")
+        assert mp4.status_code == 302 and mp4["Location"].startswith(f"{s3_endpoint}/{bucket}/")
+        fetched = requests.get(mp4["Location"], timeout=30)
+        assert fetched.status_code == 200
+        assert fetched.content == s3_client.get_object(Bucket=bucket, Key=video.rendition.name)["Body"].read()
+        master = client.get(f"/files/{video.hls.name}")
+        assert master.status_code == 200 and master.content.startswith(b"#EXTM3U")
+        segment = sorted(key for key in stored if key.startswith(hls_folder) and key.endswith(".m4s"))[0]
+        redirected = client.get(f"/files/{segment}")
+        assert redirected.status_code == 302
+        assert requests.get(redirected["Location"], timeout=30).status_code == 200
 
-    # An export with media, by another process: the verified pair's clip cut from the bucket's file.
-    qa_type = QAType.objects.create(project=project, slug="scene_description", name="Scene description")
-    unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=12.0)
-    pair = QAPair.objects.create(
-        project=project,
-        unit=unit,
-        video=video,
-        qa_type=qa_type,
-        origin="human",
-        question="What happens?",
-        answer="A test card.",
-        clip_start_s=1.0,
-        clip_end_s=3.0,
-        status="verified",
-        provenance="human_added",
-        verified_at=timezone.now(),
-    )
-    Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
-    out = tmp_path / "exported" / "qa.jsonl"
-    done = subprocess.run(
-        [
-            str(REPO / ".venv/bin/python"),
-            "manage.py",
-            "export_qa",
+        # An export with media, by another process: the verified pair's clip cut from the bucket's file.
+        qa_type = QAType.objects.create(project=project, slug="scene_description", name="Scene description")
+        unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=12.0)
+        pair = QAPair.objects.create(
+            project=project,
+            unit=unit,
+            video=video,
+            qa_type=qa_type,
+            origin="human",
+            question="What happens?",
+            answer="A test card.",
+            clip_start_s=1.0,
+            clip_end_s=3.0,
+            status="verified",
+            provenance="human_added",
+            verified_at=timezone.now(),
+        )
+        Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
+        out = tmp_path / "exported" / "qa.jsonl"
+        done = subprocess.run(
+            [
+                str(REPO / ".venv/bin/python"),
+                "manage.py",
+                "export_qa",
+                "--project",
+                project.slug,
+                "--out",
+                str(out),
+                "--with-media",
+                str(out.parent / "clips"),
+            ],
+            cwd=REPO,
+            env=process_env(own_redis.url, **common, **own["export"]),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [row["media_path"] for row in rows] == [f"clips/{video.sha256[:16]}_1000-3000.mp4"]
+        assert (out.parent / rows[0]["media_path"]).stat().st_size > 0
+        assert sorted(path.name for path in (out.parent / "clips").iterdir()) == [f"{video.sha256[:16]}_1000-3000.mp4"]
+
+        # Drafting with frames: the llm pipeline's job, on the other worker, samples frames from the
+        # bucket's rendition in its own scratch folder and sends them to the model server.
+        ModelServer.objects.create(project=project, name="fake", base_url=model_server.base_url, model="fake-vlm")
+        model_server.replies = [_GOOD]
+        drafted = _manage(
+            own_redis.url,
+            {**common, **own["draft"]},
+            "draft",
             "--project",
             project.slug,
-            "--out",
-            str(out),
-            "--with-media",
-            str(out.parent / "clips"),
-        ],
-        cwd=REPO,
-        env=process_env(own_redis.url, **common, **own["export"]),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [row["media_path"] for row in rows] == [f"clips/{video.sha256[:16]}_1000-3000.mp4"]
-    assert (out.parent / rows[0]["media_path"]).stat().st_size > 0
-    assert sorted(path.name for path in (out.parent / "clips").iterdir()) == [f"{video.sha256[:16]}_1000-3000.mp4"]
+            "--pipeline",
+            "llm",
+            "--qa-type",
+            "counting",
+            "--server",
+            "fake",
+        )
+        assert "1/1 videos done (0 failed), 2 drafts" in drafted, drafted
+        (request,) = model_server.requests
+        images = [p for p in request["messages"][1]["content"] if p["type"] == "image_url"]
+        assert images and all(
+            base64.b64decode(i["image_url"]["url"].split(",", 1)[1])[:3] == b"\xff\xd8\xff" for i in images
+        )
+        assert sorted(Draft.objects.values_list("answer", flat=True)) == ["day", "two"]
+
+        # Study builds by another process: an ordering study's frames and a multiple-choice study's
+        # clips, cut from the bucket's rendition and stored in the bucket.
+        ordering = _manage(
+            own_redis.url,
+            {**common, **own["study"]},
+            "study_create",
+            "--project",
+            project.slug,
+            "--kind",
+            "ordering",
+            "--name",
+            "frames-from-s3",
+            "--frame-size",
+            "32",
+            "--practice-items",
+            "0",
+        )
+        frames = {n for i in Item.objects.filter(condition__study__name="frames-from-s3") for n in _frame_names(i)}
+        assert frames, ordering
+        QAPair.objects.create(
+            project=project,
+            unit=unit,
+            video=video,
+            qa_type=qa_type,
+            origin="human",
+            question="What is shown?",
+            answer="A test card.",
+            options=["A test card.", "A street.", "A kitchen.", "A forest."],
+            answer_index=0,
+            clip_start_s=2.0,
+            clip_end_s=5.0,
+            status="verified",
+            provenance="human_added",
+            verified_at=timezone.now(),
+        )
+        mcq = _manage(
+            own_redis.url,
+            {**common, **own["study"]},
+            "study_create",
+            "--project",
+            project.slug,
+            "--kind",
+            "mcq",
+            "--name",
+            "clips-from-s3",
+            "--practice-items",
+            "0",
+            "--attention-items",
+            "0",
+        )
+        clips = {n for i in Item.objects.filter(condition__study__name="clips-from-s3") for n in clip_names(i.payload)}
+        assert clips, mcq
+        stored = {
+            item["Key"]
+            for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for item in page.get("Contents", [])
+        }
+        assert frames <= stored and clips <= stored
 
     # Nothing on any process's own disk: no media root written, every scratch folder emptied.
     for name, folders in own.items():
