@@ -12,7 +12,7 @@ between them that are short enough to be work:
    (75 s at the default 30 s): one late or lost heartbeat is forgiven, two are idle. A longer gap
    (a laptop asleep, a closed page, a night) adds nothing at all, not even the cut.
 2. **Heartbeats alone are not work for long.** The page's heartbeat runs while the page is open, even
-   hidden and untouched (``static/js/verify.js``), so a page left open on an awake computer would
+   hidden and untouched (``static/js/verify/``), so a page left open on an awake computer would
    otherwise count all night. A gap that ends in a heartbeat counts only while its start is within
    ``HEARTBEAT_ONLY_S`` (10 minutes) of the person's last claim, autosave or submit; the page
    autosaves on every decision and edit, and when it is hidden. A gap ending in a claim, autosave

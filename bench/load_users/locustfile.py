@@ -6,7 +6,7 @@ It lives in a folder of its own: Locust puts a locustfile's folder first on ``sy
 ``bench/`` itself ``bench/queue.py`` would shadow the standard library's ``queue`` (gevent imports it).
 
 **Annotators** (``Annotator``, ``LOAD_ANNOTATORS`` of them, one API token each from
-``LOAD_TOKENS``), as the verify page's scripts do (static/js/verify.js): claim the next unit
+``LOAD_TOKENS``), as the verify page's scripts do (static/js/verify/): claim the next unit
 (``POST /api/projects/<slug>/queue/next/``; a 204, nothing left for them, is a success and they
 wait ``EMPTY_WAIT_S``), work on it for a time drawn uniformly from half to one and a half times
 ``LOAD_WORK_S`` seconds, during which they renew the lease every ``LOAD_HEARTBEAT_S`` seconds

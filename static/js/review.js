@@ -3,24 +3,26 @@
 // (POST /api/units/{id}/review/) with an idempotency key made once per page, so a retry after a
 // network failure is applied at most once; a refusal shows each error on the pair it concerns.
 // Configuration arrives through json_script (the CSP allows no inline script).
-(function () {
-  "use strict";
+import { newKey, send as post } from "./http.js";
 
-  const config = JSON.parse(document.getElementById("review-config").textContent);
-  const $ = (id) => document.getElementById(id);
+const config = JSON.parse(document.getElementById("review-config").textContent);
+const $ = (id) => document.getElementById(id);
 
-  // A decision made on the previous unit, said once on the next one.
-  const flash = sessionStorage.getItem("review:flash");
-  if (flash) {
-    sessionStorage.removeItem("review:flash");
-    $("flash").textContent = flash;
-    $("flash").hidden = false;
-  }
-  if (!config.unitId) return;
+// A decision made on the previous unit, said once on the next one.
+const flash = sessionStorage.getItem("review:flash");
+if (flash) {
+  sessionStorage.removeItem("review:flash");
+  $("flash").textContent = flash;
+  $("flash").hidden = false;
+}
+if (config.unitId) reviewUnit();  // else the page says there is nothing to review
+
+// The unit awaiting review: its cards, keys and decision.
+function reviewUnit() {
 
   const cards = Array.from(document.querySelectorAll("#pairs > li.review-card"));
   const videos = Array.from(document.querySelectorAll(".review-video video"));
-  const key = Http.newKey();
+  const key = newKey();
   let selected = 0;
   let sending = false;
   let pending = null;  // "accept" | "reject" while the confirm dialog is open
@@ -127,7 +129,7 @@
       $("review-status").textContent = attempt === 1 ? "Saving…" : "Network problem; retrying (attempt " + attempt + ")…";
       let res;
       try {
-        res = await Http.send(config.reviewUrl, body);
+        res = await post(config.reviewUrl, body);
       } catch (e) {
         // The same key on every retry: the server applies the review at most once.
         await new Promise((r) => setTimeout(r, Math.min(30000, 1000 * 2 ** Math.min(attempt, 5))));
@@ -204,4 +206,4 @@
   });
 
   select(0);
-})();
+}

@@ -1,31 +1,32 @@
 // The videos page (issue 21): a poster opens the preview player (a modal dialog; Esc or Close shuts it
 // and stops the video), and admins upload files with a progress bar each (XMLHttpRequest, whose upload
 // reports progress; fetch does not) to POST /api/projects/<slug>/videos/, one file after another.
-(function () {
-  "use strict";
-  const config = JSON.parse(document.getElementById("videos-config").textContent);
-  const dialog = document.getElementById("preview");
-  const player = document.getElementById("preview-video");
-  const title = document.getElementById("preview-title");
+const config = JSON.parse(document.getElementById("videos-config").textContent);
+const dialog = document.getElementById("preview");
+const player = document.getElementById("preview-video");
+const title = document.getElementById("preview-title");
 
-  document.querySelectorAll("button.poster").forEach((button) => {
-    button.addEventListener("click", () => {
-      title.textContent = button.dataset.title;
-      player.src = button.dataset.src;
-      dialog.showModal();
-      player.focus();
-      player.play().catch(() => {});
-    });
+document.querySelectorAll("button.poster").forEach((button) => {
+  button.addEventListener("click", () => {
+    title.textContent = button.dataset.title;
+    player.src = button.dataset.src;
+    dialog.showModal();
+    player.focus();
+    player.play().catch(() => {});
   });
-  document.getElementById("preview-close").addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    player.pause();
-    player.removeAttribute("src");
-    player.load();  // lets go of the file
-  });
+});
+document.getElementById("preview-close").addEventListener("click", () => dialog.close());
+dialog.addEventListener("close", () => {
+  player.pause();
+  player.removeAttribute("src");
+  player.load();  // lets go of the file
+});
 
-  const form = document.getElementById("upload-form");
-  if (!form) return;
+const form = document.getElementById("upload-form");
+if (form) uploads(form);  // admins only: the form is not on the page otherwise
+
+// Uploads of the files chosen in `form`, each with its own progress bar.
+function uploads(form) {
   const input = document.getElementById("upload-files");
   const list = document.getElementById("uploads");
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
@@ -101,4 +102,4 @@
     again.append("Done. ", link);
     list.append(again);
   });
-})();
+}

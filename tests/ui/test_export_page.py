@@ -83,7 +83,9 @@ def test_an_admin_exports_by_format_and_filters_as_a_job_and_downloads_the_zip(
     assert axe.violations(page) == []
 
     # The API refuses in words, and lists only this project's exports.
-    refused = page.evaluate("""async () => { const r = await Http.send("/api/projects/proj/exports/",
+    refused = page.evaluate("""async () => { const { send } = await import(
+        document.querySelector('script[src*="js/export.js"]').src.replace("export.js", "http.js"));
+        const r = await send("/api/projects/proj/exports/",
         {format: "lmms-eval", with_media: false}); return [r.status, (await r.json()).detail]; }""")
     assert refused == [400, "lmms-eval tasks play video files: export it with media"]
     jobs = json.loads(context.request.get(base + "/api/projects/proj/exports/").text())

@@ -36,7 +36,8 @@ def test_html_in_guidelines_is_inert_on_the_verify_page(live_server, browser, ma
     response = page.goto(f"{live_server.url}/projects/{project.slug}/verify/")
     assert "script-src 'self'" in response.headers["content-security-policy"]
     assert "style-src 'self'" in response.headers["content-security-policy"]
-    expect(page.locator("#cards > li")).to_have_count(2)  # verify.js read its json_script config and ran
+    # The verify page's modules read its json_script config and ran.
+    expect(page.locator("#cards > li")).to_have_count(2)
 
     page.keyboard.press("g")
     dialog = page.locator("#guidelines")

@@ -12,6 +12,11 @@ from annotator.media.lifelogs import build_life_log, read_rows
 from annotator.media.models import Video
 from tests.ui.conftest import log_in
 
+# The page's player, from its module (static/js/lifelog.js exports it), as ``lifelog`` in the page.
+READ_THE_PLAYER = (
+    "async () => { window.lifelog = await import(document.querySelector('script[src*=\"js/lifelog.js\"]').src); }"
+)
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -41,6 +46,7 @@ def test_a_two_hour_life_log_plays_from_a_click_at_07_30(long_video, live_server
     page.on("request", lambda request: fetched.append(request.url))
     page.goto(f"{live_server.url}/projects/{project.slug}/lifelogs/{log.pk}/")
     expect(page.locator("#lifelog-summary")).to_contain_text("2 parts from 06:00:00 to 08:40:00")
+    page.evaluate(READ_THE_PLAYER)
     expect(page.locator(".lifelog-gap-row")).to_have_text(["gap 08:00:00 – 08:30:00: 30 min not recorded"])
     expect(page.locator(".lifelog-tick")).to_have_count(3)  # 06:00, 07:00, 08:00 (the span ends 08:40)
     page.wait_for_function("() => document.getElementById('lifelog-video').readyState >= 1")

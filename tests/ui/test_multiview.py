@@ -128,7 +128,7 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(
         page.wait_for_timeout(250)
     assert playing[-1][0] > playing[0][0] + 1.0, playing  # it really plays
     # While playing, each decoder runs on its own: on a busy machine one falls a few frames behind for a
-    # moment and its rate brings it back (a seek only past verify.js' SEEK_WHILE_PLAYING_S, 0.25 s). So
+    # moment and its rate brings it back (a seek only past verify/player.js' SEEK_WHILE_PLAYING_S, 0.25 s). So
     # the typical drift (the median) is within one frame, and no sample is past the seek bound; the
     # one-frame bound at every instant held only on an idle machine (0.18 s seen under load).
     drifts = sorted(_drift(t) for t in playing)

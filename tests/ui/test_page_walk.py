@@ -208,7 +208,7 @@ def test_every_page_kind_fits_1366x768_and_1920x1080_with_its_primary_action_in_
         if kind == "ego-exo":  # the small views are reached by Tab and shown large by Enter; Space still plays
             big = "() => document.querySelector('#players .video-wrap.big .player-label').textContent"
             label = "() => document.activeElement.getAttribute('aria-label')"
-            # Every view is a button once the players are built for the selected item (verify.js).
+            # Every view is a button once the players are built for the selected item (verify/player.js).
             buttons = "() => document.querySelectorAll('#players .video-wrap[role=button]').length"
             for _ in range(150):  # up to 30 s
                 if page.evaluate(buttons) >= 3:

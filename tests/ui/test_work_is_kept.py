@@ -127,7 +127,7 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
     page.wait_for_timeout(1200)
     playing = [page.evaluate(times) for _ in range(5)]
     assert all(day_t > 3.5 for day_t, _ in playing)
-    # While playing, the follower is brought back by its rate, and sought only past verify.js'
+    # While playing, the follower is brought back by its rate, and sought only past verify/player.js'
     # SEEK_WHILE_PLAYING_S (0.25 s): the typical drift (the median) is within one frame and none is
     # past the seek bound (every sample within one frame held only on an idle machine: 43 ms seen in
     # a fresh-clone run under load, as test_multiview saw on the ego-exo player). Paused: one frame.

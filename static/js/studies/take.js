@@ -28,7 +28,8 @@
 // as well), so the Answer button's "(Enter)" is true on every kind.
 
 import { startClock } from "./clock.js";
-import { unsent } from "./unsent.js";
+import { newKey, send as post } from "../http.js";
+import { unsent } from "../unsent.js";
 
 const config = JSON.parse(document.getElementById("take-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -64,7 +65,7 @@ function stopTrial() {
 // performance.now() at the request's midpoint, where the server read its clock].
 async function call(url, method, body) {
   const sent = performance.now();
-  const res = method === "GET" ? await fetch(url, { credentials: "same-origin" }) : await window.Http.send(url, body);
+  const res = method === "GET" ? await fetch(url, { credentials: "same-origin" }) : await post(url, body);
   const data = await res.json().catch(() => ({}));
   return [res, data, (sent + performance.now()) / 2];
 }
@@ -143,7 +144,7 @@ async function showTrial(trial, fetchedAt, gen) {
   countdown(trial.time_limit_ms);
   const box = $("widget");
   box.replaceChildren();
-  const store = unsent(trial.trial_id);
+  const store = unsent(`study-trial:${trial.trial_id}`);
   const { mount } = await widgetModule;
   const widget = await mount(box, trial.content, {
     saved: store.input(),
@@ -201,7 +202,7 @@ async function answer(timedOut) {
   $("answer").disabled = true;
   let res, data, at;
   if (await clock.acknowledged) {
-    const body = { response, client_rt_ms: Math.max(0.1, rt), idempotency_key: store.key(window.Http.newKey) };
+    const body = { response, client_rt_ms: Math.max(0.1, rt), idempotency_key: store.key(newKey) };
     [res, data, at] = await send(config.answerUrl.replace("{id}", trial.trial_id), body);
   }
   sending = false;

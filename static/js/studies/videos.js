@@ -22,6 +22,7 @@
 // once (`preload="auto"`), and the first <video> under the box is the first view (the leader, or
 // the life log's element playing its first part), so the trial clock (clock.js) starts when it is
 // playable, whatever the layout.
+import * as VirtualPlayer from "../virtual_player.js";
 
 const DRIFT_S = 0.1;        // a follower further than this from the leader's time is re-seeked
 const NUDGE = 0.1;          // within it, its rate is nudged by at most this share to close the gap
@@ -289,7 +290,7 @@ function lifeLog(log) {
   fig.querySelector("figcaption").append(note);  // in the caption's strip: the layout does not move when it changes
   wrap.append(fig, controls.bar);
 
-  const player = window.VirtualPlayer.create(video, parts);
+  const player = VirtualPlayer.create(video, parts);
   wrap.player = player;
   const label = log.label;
 
