@@ -57,6 +57,30 @@ def _manage(broker_url: str, env: dict, *args: str) -> str:
     return done.stdout + done.stderr
 
 
+def _keys(s3_client, bucket: str) -> set[str]:
+    """Every key in the bucket."""
+    return {
+        item["Key"]
+        for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        for item in page.get("Contents", [])
+    }
+
+
+def _verified_pair(unit: WorkUnit, qa_type: QAType, **fields) -> QAPair:
+    """A QA pair of ``unit``, added by a person and verified."""
+    return QAPair.objects.create(
+        project=unit.project,
+        unit=unit,
+        video=unit.video,
+        qa_type=qa_type,
+        origin="human",
+        status="verified",
+        provenance="human_added",
+        verified_at=timezone.now(),
+        **fields,
+    )
+
+
 def _frame_names(item: Item) -> list[str]:
     """The storage names of an ordering item's frame images."""
     return list(Element.objects.filter(pk__in=item.truth).values_list("image", flat=True))
@@ -113,11 +137,7 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
             video.thumbnails_vtt.name,
         }
         assert "" not in names
-        stored = {
-            item["Key"]
-            for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-            for item in page.get("Contents", [])
-        }
+        stored = _keys(s3_client, bucket)
         assert names <= stored
         hls_folder = video.hls.name.rsplit("/", 1)[0] + "/"
         assert any(key.startswith(hls_folder) and key.endswith(".m4s") for key in stored)
@@ -142,19 +162,8 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         # An export with media, by another process: the verified pair's clip cut from the bucket's file.
         qa_type = QAType.objects.create(project=project, slug="scene_description", name="Scene description")
         unit = WorkUnit.objects.create(project=project, video=video, start_s=0.0, end_s=12.0)
-        pair = QAPair.objects.create(
-            project=project,
-            unit=unit,
-            video=video,
-            qa_type=qa_type,
-            origin="human",
-            question="What happens?",
-            answer="A test card.",
-            clip_start_s=1.0,
-            clip_end_s=3.0,
-            status="verified",
-            provenance="human_added",
-            verified_at=timezone.now(),
+        pair = _verified_pair(
+            unit, qa_type, question="What happens?", answer="A test card.", clip_start_s=1.0, clip_end_s=3.0
         )
         Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
         out = tmp_path / "exported" / "qa.jsonl"
@@ -226,21 +235,15 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         )
         frames = {n for i in Item.objects.filter(condition__study__name="frames-from-s3") for n in _frame_names(i)}
         assert frames, ordering
-        QAPair.objects.create(
-            project=project,
-            unit=unit,
-            video=video,
-            qa_type=qa_type,
-            origin="human",
+        _verified_pair(
+            unit,
+            qa_type,
             question="What is shown?",
             answer="A test card.",
             options=["A test card.", "A street.", "A kitchen.", "A forest."],
             answer_index=0,
             clip_start_s=2.0,
             clip_end_s=5.0,
-            status="verified",
-            provenance="human_added",
-            verified_at=timezone.now(),
         )
         mcq = _manage(
             own_redis.url,
@@ -259,11 +262,7 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         )
         clips = {n for i in Item.objects.filter(condition__study__name="clips-from-s3") for n in clip_names(i.payload)}
         assert clips, mcq
-        stored = {
-            item["Key"]
-            for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
-            for item in page.get("Contents", [])
-        }
+        stored = _keys(s3_client, bucket)
         assert frames <= stored and clips <= stored
 
     # Nothing on any process's own disk: no media root written, every scratch folder emptied.
