@@ -13,9 +13,9 @@ runs (``--fresh`` rebuilds both). Gunicorn serves the platform as in production 
 files, 2 workers of 4 threads).
 
 Each run opens a new browser context (empty cache), logs in as an annotator holding the video's
-unit, loads the page scripts the verify page loads (hls.js and ``static/js/media_source.js``) and
-attaches the video to a fresh <video> with ``window.attachMedia`` (muted, as on the verify page), then
-``play()``:
+unit, loads hls.js as the verify page does, imports ``attachMedia`` from the ES module
+``static/js/media_source.js`` and attaches the video to a fresh <video> with it (muted, as on the verify
+page), then ``play()``:
 
 - time to first frame: from the attach to the first frame presented (``requestVideoFrameCallback``);
 - bytes before the first frame: bytes received (DevTools protocol ``Network.dataReceived`` through
@@ -89,7 +89,8 @@ FIRST_FRAME = """async (meta) => {
   window.benchVideo = video;
   const t0 = performance.now();
   const framed = new Promise((resolve) => video.requestVideoFrameCallback(() => resolve(performance.now())));
-  window.benchDetach = window.attachMedia(video, meta);
+  const { attachMedia } = await import("/static/js/media_source.js");  // an ES module
+  window.benchDetach = attachMedia(video, meta);
   video.play().catch(() => {});
   const at = await Promise.race([framed, new Promise((r) => setTimeout(() => r(null), 15000))]);
   if (at === null) return {error: "no frame within 15 s (readyState " + video.readyState + ", error " + (video.error && video.error.message) + ")"};
@@ -257,7 +258,6 @@ def one_run(browser, base: str, user: str, meta: dict, positions: list[float]) -
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base}/")
     page.add_script_tag(url=f"{base}/static/vendor/hls.js-1.7.4/hls.min.js")
-    page.add_script_tag(url=f"{base}/static/js/media_source.js")
     # Bytes as they arrive (a streamed MP4 range response has not finished when its first frame shows):
     # the DevTools protocol's Network.dataReceived, on its monotonic clock, which requestWillBeSent ties
     # to wall-clock time (wallTime) so the first frame's time can be placed on it.

@@ -260,6 +260,15 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
             queues=list(settings.WORKER_QUEUES),
         ):
             yield app
+        # The worker's threads kept their database connections from task to task
+        # (``CELERY_DB_REUSE_MAX``): end them, or the test database cannot be dropped at the end.
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 @pytest.fixture
