@@ -44,7 +44,7 @@ def rows_for(user) -> list[dict]:
                     "name": "Verify",
                     "links": [
                         _link(
-                            "Verify QA pairs", "verify", slug, primary=True, hint="keyboard: K keep, M modify, X delete"
+                            "Verify QA pairs", "verify", slug, primary=True, hint="keyboard: V keep, E modify, X delete"
                         ),
                         _link("Tutorial", "gold-tutorial", slug),
                         _link("My work", "my-work", slug),
