@@ -272,6 +272,18 @@ def celery_worker_thread(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture
+def jobs_unsent_without_a_worker(request, monkeypatch):
+    """In a test that starts no Celery worker, jobs are written but their messages not sent: the
+    session's worker thread, alive once any earlier test of the process started it, would otherwise
+    run them while the test does the same work itself (tests/agreement and tests/studies use it for
+    every test)."""
+    if "worker" not in request.fixturenames and "celery_worker_thread" not in request.fixturenames:
+        from annotator import jobs
+
+        monkeypatch.setattr(jobs, "send", lambda *args, **kwargs: True)
+
+
+@pytest.fixture
 def worker(celery_worker_thread, transactional_db):
     return celery_worker_thread
 

@@ -13,17 +13,13 @@ from tests.studies.conftest import build, verified  # noqa: F401 (fixtures, re-e
 
 
 @pytest.fixture(autouse=True)
-def jobs_unsent_without_a_worker(request, monkeypatch):
-    """In a test that starts no Celery worker, jobs are written but not sent. A consensus decision
-    queues ``agreement.compute`` on commit, and the session's worker thread, alive once any earlier
-    test of the process started it, ran that job while the test computed the scope itself: the
-    test's ``compute`` found the scope's lock taken and stored nothing, and its reports lacked the
-    consensus round (seen under two xdist workers, whose files run in another order; reproduced in
-    one process by running ``test_schedule``'s worker test first)."""
-    if "worker" not in request.fixturenames and "celery_worker_thread" not in request.fixturenames:
-        from annotator import jobs
-
-        monkeypatch.setattr(jobs, "send", lambda *args, **kwargs: True)
+def _jobs_unsent(jobs_unsent_without_a_worker):
+    """Here, jobs are written but not sent unless the test starts a worker (``tests/conftest.py``). A
+    consensus decision queues ``agreement.compute`` on commit, and the session's worker thread, alive
+    once any earlier test of the process started it, ran that job while the test computed the scope
+    itself: the test's ``compute`` found the scope's lock taken and stored nothing, and its reports
+    lacked the consensus round (seen under two xdist workers, whose files run in another order;
+    reproduced in one process by running ``test_schedule``'s worker test first)."""
 
 
 def verify_blind(project, people_and_decisions):

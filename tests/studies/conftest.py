@@ -17,6 +17,14 @@ from annotator.projects.services import ensure_member, token_for
 from annotator.studies.services import create_study
 
 
+@pytest.fixture(autouse=True)
+def _jobs_unsent(jobs_unsent_without_a_worker):
+    """Here, jobs are written but not sent unless the test starts a worker (``tests/conftest.py``):
+    beat's ``release_idle_schedule`` queued ``studies.release_idle``, and the session's worker thread
+    freed the idle place before the test's own ``release_idle`` could (``test_link_quotas``, seen
+    once it kept its database connection between tasks and ran them sooner)."""
+
+
 def stored_video(project, path: Path, *, seconds: float, name: str) -> Video:
     """A ready, real video of ``seconds`` (ffmpeg's counting test pattern, 160x120 at 10 fps),
     stored as its own rendition."""
