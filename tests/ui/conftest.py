@@ -33,3 +33,9 @@ def log_in(browser, base_url, name, password):
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base_url}/")
     return context, page
+
+
+# The page's player, from its module (static/js/lifelog.js exports it), as ``lifelog`` in the page.
+READ_THE_PLAYER = (
+    "async () => { window.lifelog = await import(document.querySelector('script[src*=\"js/lifelog.js\"]').src); }"
+)

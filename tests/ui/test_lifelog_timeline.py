@@ -12,12 +12,7 @@ from playwright.sync_api import expect
 from annotator.media.models import Video, VideoGroup
 from tests.conftest import make_video, wait_for
 from tests.ui import axe
-from tests.ui.conftest import log_in
-
-# The page's player, from its module (static/js/lifelog.js exports it), as ``lifelog`` in the page.
-READ_THE_PLAYER = (
-    "async () => { window.lifelog = await import(document.querySelector('script[src*=\"js/lifelog.js\"]').src); }"
-)
+from tests.ui.conftest import READ_THE_PLAYER, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -155,12 +155,13 @@ def processes_matching(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def run_manage(broker_url: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``manage.py ARGS`` in a subprocess on this test's database and broker."""
+def run_manage(broker_url: str, *args: str, timeout: float = 120, **extra_env: str) -> subprocess.CompletedProcess:
+    """``manage.py ARGS`` in a subprocess on this test's database and broker (``extra_env``: more
+    environment variables, e.g. a storage and folders of its own)."""
     return subprocess.run(
         [str(REPO / ".venv/bin/python"), "manage.py", *args],
         cwd=REPO,
-        env=process_env(broker_url),
+        env=process_env(broker_url, **extra_env),
         capture_output=True,
         text=True,
         timeout=timeout,

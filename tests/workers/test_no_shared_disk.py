@@ -1,4 +1,4 @@
-"""No shared disk (issue 22, section 1), first part: two Celery workers in subprocesses (one on
+"""No shared disk (issue 22, section 1): two Celery workers in subprocesses (one on
 ``media``, one on the other queues) and the web process (this test's, through Django's client), each
 with a media root and a scratch folder of its own, against moto's S3 server. A video ingested by a
 third process is transcoded, gets HLS and thumbnails, and plays through the web, and a fourth
@@ -12,7 +12,6 @@ study's clips: every frame and clip is in the bucket, and no process's disk keep
 import base64
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ from annotator.media.models import Video
 from annotator.qa.models import QAPair, QAType, Revision, WorkUnit
 from annotator.studies.kinds._qa import clip_names
 from annotator.studies.models import Element, Item
-from tests.conftest import REPO, make_video, wait_for
+from tests.conftest import make_video, wait_for
 from tests.s3_server import KEYS
-from tests.workers.conftest import process_env, worker_process
+from tests.workers.conftest import run_manage, worker_process
 
 
 def _files(folder: str) -> list[Path]:
@@ -43,16 +42,9 @@ _GOOD = json.dumps(
 
 
 def _manage(broker_url: str, env: dict, *args: str) -> str:
-    """``manage.py ARGS`` in a process of its own (``env``: its storage and folders); returns its
-    output, failing the test with it when the command fails."""
-    done = subprocess.run(
-        [str(REPO / ".venv/bin/python"), "manage.py", *args],
-        cwd=REPO,
-        env=process_env(broker_url, **env),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``manage.py ARGS`` in a process of its own (``env``: its storage and folders); its output,
+    the test failing with it when the command fails."""
+    done = run_manage(broker_url, *args, timeout=300, **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
@@ -111,15 +103,7 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
             own_redis.url, tmp_path / "other.log", queues="models,scores,default", **common, **own["other-worker"]
         ),
     ):
-        done = subprocess.run(
-            [str(REPO / ".venv/bin/python"), "manage.py", "ingest", str(source), "--project", project.slug],
-            cwd=REPO,
-            env=process_env(own_redis.url, **common, **own["ingest"]),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+        _manage(own_redis.url, {**common, **own["ingest"]}, "ingest", str(source), "--project", project.slug)
         video = Video.objects.get(project=project)
         wait_for(
             lambda: Video.objects.get(pk=video.pk).status != Video.Status.PROCESSING,
@@ -167,25 +151,17 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         )
         Revision.objects.create(qa_pair=pair, actor_user=admin_user, action="add", after=pair.snapshot())
         out = tmp_path / "exported" / "qa.jsonl"
-        done = subprocess.run(
-            [
-                str(REPO / ".venv/bin/python"),
-                "manage.py",
-                "export_qa",
-                "--project",
-                project.slug,
-                "--out",
-                str(out),
-                "--with-media",
-                str(out.parent / "clips"),
-            ],
-            cwd=REPO,
-            env=process_env(own_redis.url, **common, **own["export"]),
-            capture_output=True,
-            text=True,
-            timeout=300,
+        _manage(
+            own_redis.url,
+            {**common, **own["export"]},
+            "export_qa",
+            "--project",
+            project.slug,
+            "--out",
+            str(out),
+            "--with-media",
+            str(out.parent / "clips"),
         )
-        assert done.returncode == 0, done.stdout + done.stderr
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         assert [row["media_path"] for row in rows] == [f"clips/{video.sha256[:16]}_1000-3000.mp4"]
         assert (out.parent / rows[0]["media_path"]).stat().st_size > 0
