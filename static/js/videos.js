@@ -1,6 +1,8 @@
 // The videos page (issue 21): a poster opens the preview player (a modal dialog; Esc or Close shuts it
 // and stops the video), and admins upload files with a progress bar each (XMLHttpRequest, whose upload
 // reports progress; fetch does not) to POST /api/projects/<slug>/videos/, one file after another.
+import { csrfToken } from "./http.js";
+
 const config = JSON.parse(document.getElementById("videos-config").textContent);
 const dialog = document.getElementById("preview");
 const player = document.getElementById("preview-video");
@@ -29,7 +31,7 @@ if (form) uploads(form);  // admins only: the form is not on the page otherwise
 function uploads(form) {
   const input = document.getElementById("upload-files");
   const list = document.getElementById("uploads");
-  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const csrf = csrfToken();
 
   function upload(file, li) {
     const bar = li.querySelector("progress");
