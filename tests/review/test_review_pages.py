@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from annotator.core.clock import span
 from annotator.qa.models import QAPair, QueueItem
 from annotator.review.models import Review, ReviewState
 from tests.ui import axe
@@ -44,6 +45,9 @@ def test_a_reviewer_rejects_by_keyboard_and_the_annotator_sees_the_comments_on_t
     cards = page.locator("#pairs > li.review-card")
     expect(cards).to_have_count(3)  # the two verified pairs and the deleted one
     expect(cards.nth(1)).to_contain_text("Deleted by ann as vague")
+    # Clip times in the one clock format of the pages, h:mm:ss.f (issue 21), not "3.00 – 19.00 s".
+    expect(cards.nth(0).locator(".clip")).to_have_text(span(kept.clip_start_s, kept.clip_end_s))
+    expect(cards.nth(0).locator(".clip")).to_have_text(re.compile(r"^0:00:\d\d\.\d – 0:00:\d\d\.\d$"))
     assert axe.violations(page) == []  # the deleted card's grey text kept its contrast (issue 21)
     expect(page.locator("#queue li.current")).to_contain_text(f"Unit {unit.pk}")
 
