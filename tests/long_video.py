@@ -102,7 +102,9 @@ def two_hour_video() -> Path:
     from tests.conftest import FOOTAGE
 
     try:
-        return make_two_hour_video(FOOTAGE)
+        # 5 frames/s, not the bench's 10: the session's transcode of it (rendition, two HLS levels,
+        # thumbnails) is the suite's longest fixture, and every test of it is about length, not motion.
+        return make_two_hour_video(FOOTAGE, fps=5)
     except FileNotFoundError as exc:
         pytest.fail(str(exc))
 
