@@ -7,11 +7,14 @@ the bucket and nothing left on any process's disk.
 
 The same set-up then drafts with frames (the llm pipeline's job on a worker, against a model server
 on loopback) and builds, in a fifth process, an ordering study's frames and a multiple-choice
-study's clips: every frame and clip is in the bucket, and no process's disk keeps anything."""
+study's clips, and an ordering study made through the API, which the media worker builds once a
+sixth process (the reconciler, as beat runs it) sends its job: every frame and clip is in the bucket,
+and no process's disk keeps anything."""
 
 import base64
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,7 @@ from annotator.inference.models import ModelServer
 from annotator.media.models import Video
 from annotator.qa.models import QAPair, QAType, Revision, WorkUnit
 from annotator.studies.kinds._qa import clip_names
-from annotator.studies.models import Element, Item
+from annotator.studies.models import Element, Item, Study
 from tests.conftest import make_video, wait_for
 from tests.s3_server import KEYS
 from tests.workers.conftest import run_manage, worker_process
@@ -80,12 +83,12 @@ def _frame_names(item: Item) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shared_disk(
-    own_redis, s3, s3_endpoint, project, admin_user, client, model_server, tmp_path
+    own_redis, s3, s3_endpoint, project, admin_user, client, model_server, tmp_path, jobs_unsent_without_a_worker
 ):
     s3_client, bucket = s3
     own = {
         name: {"MEDIA_ROOT": str(tmp_path / name / "media"), "MEDIA_WORK_DIR": str(tmp_path / name / "work")}
-        for name in ("media-worker", "other-worker", "ingest", "export", "draft", "study")
+        for name in ("media-worker", "other-worker", "ingest", "export", "draft", "study", "reconciler")
     }
     common = {
         **KEYS,
@@ -240,6 +243,27 @@ def test_a_video_ingested_transcoded_and_played_across_processes_touches_no_shar
         assert clips, mcq
         stored = _keys(s3_client, bucket)
         assert frames <= stored and clips <= stored
+
+        # A study made through the API, as the studies page makes it: the web (this process) answers 202
+        # and writes the job without sending it (jobs_unsent_without_a_worker: this process's broker is
+        # not the workers'); the reconciler sends it, and the media worker builds the frames from the
+        # bucket's rendition into the bucket.
+        made = client.post(
+            f"/api/projects/{project.slug}/studies/",
+            {"name": "api-frames", "kind": "ordering", "practice_items": 0},
+            content_type="application/json",
+        )
+        assert made.status_code == 202, made.content
+        time.sleep(0.6)  # older than the reconciler's JOBS_RESEND_AFTER_S below
+        _manage(own_redis.url, {**common, **own["reconciler"], "JOBS_RESEND_AFTER_S": "0.5"}, "jobs", "--reconcile")
+        built = wait_for(
+            lambda: Study.objects.filter(name="api-frames").exclude(status="building").first(),
+            timeout=180,
+            what="the media worker's build of the API's study",
+        )
+        assert built.status == "ready", built.build_error
+        api_frames = {n for i in Item.objects.filter(condition__study=built) for n in _frame_names(i)}
+        assert api_frames and api_frames <= _keys(s3_client, bucket)
 
     # Nothing on any process's own disk: no media root written, every scratch folder emptied.
     for name, folders in own.items():
