@@ -276,7 +276,7 @@ def jobs_unsent_without_a_worker(request, monkeypatch):
     """In a test that starts no Celery worker, jobs are written but their messages not sent: the
     session's worker thread, alive once any earlier test of the process started it, would otherwise
     run them while the test does the same work itself (tests/agreement and tests/studies use it for
-    every test)."""
+    every test; test_no_shared_disk, whose workers listen on a broker of their own, by name)."""
     if "worker" not in request.fixturenames and "celery_worker_thread" not in request.fixturenames:
         from annotator import jobs
 

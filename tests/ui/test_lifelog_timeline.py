@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from annotator.media.models import Video, VideoGroup
@@ -64,7 +65,7 @@ def _happened(page, condition: str, timeout: float = 30_000) -> dict:
     find = f"() => seen.find((e) => {condition}) || null"
     try:
         page.wait_for_function(find, timeout=timeout)
-    except Exception:
+    except PlaywrightTimeout:
         pytest.fail(f"never: {condition}\nnoted: {page.evaluate('() => seen')}")
     return page.evaluate(find)
 

@@ -8,15 +8,19 @@ from annotator.core import clock
 register = template.Library()
 
 
+def _seconds(value) -> float | None:
+    """A template value as seconds: None for no value (None or "")."""
+    return None if value in (None, "") else float(value)
+
+
 @register.filter
 def hms(seconds) -> str:
     """``seconds`` (a number, or "" / None) as ``h:mm:ss.f``; "" for no value."""
-    if seconds in (None, ""):
-        return ""
-    return clock.hms(float(seconds))
+    value = _seconds(seconds)
+    return "" if value is None else clock.hms(value)
 
 
 @register.filter
 def span(start, end) -> str:
-    """``start`` to ``end`` (seconds) as ``h:mm:ss.f – h:mm:ss.f``."""
-    return clock.span(float(start), float(end))
+    """``start`` to ``end`` (seconds) as ``h:mm:ss.f – h:mm:ss.f`` (no value reads as 0, as ``clock.span``)."""
+    return clock.span(_seconds(start), _seconds(end))
