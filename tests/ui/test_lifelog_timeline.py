@@ -38,8 +38,13 @@ def life_log(worker, project, tmp_path):
 
 
 def _click_at(page, t):
-    box = page.locator("#lifelog-track").bounding_box()
-    page.mouse.click(box["x"] + box["width"] * t / SPAN, box["y"] + box["height"] * 0.7)
+    """A click on the track at virtual second ``t``, through the locator, which waits until the track
+    is stable and clicks relative to where it is then. A click at page coordinates read a moment
+    before missed the track in a full run: nothing at all was noted after it (no part change, no
+    seek), as when the first part's video, loading, grows and moves the track down in between."""
+    track = page.locator("#lifelog-track")
+    box = track.bounding_box()
+    track.click(position={"x": box["width"] * t / SPAN, "y": box["height"] * 0.7})
 
 
 # What the player did, as it happened: every timeupdate, part change and start of playback is noted
