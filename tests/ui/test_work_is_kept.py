@@ -3,6 +3,7 @@ is retried and applied once, a concurrent edit shows up as a conflict, and the d
 keeps both videos within one frame."""
 
 import json
+import time
 from io import StringIO
 
 import pytest
@@ -124,15 +125,28 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
         f"() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }}"
     )
     page.keyboard.press("Space")
-    page.wait_for_timeout(1200)
-    playing = [page.evaluate(times) for _ in range(5)]
-    assert all(day_t > 3.5 for day_t, _ in playing)
-    # While playing, the follower is brought back by its rate, and sought only past verify/player.js'
-    # SEEK_WHILE_PLAYING_S (0.25 s): the typical drift (the median) is within one frame and none is
-    # past the seek bound (every sample within one frame held only on an idle machine: 43 ms seen in
-    # a fresh-clone run under load, as test_multiview saw on the ego-exo player). Paused: one frame.
-    drifts = sorted(abs(a - b) for a, b in playing)
-    assert drifts[len(drifts) // 2] <= frame and drifts[-1] <= 0.25 + frame, playing
+    # Sampled every 50 ms for 2.5 s of playing (the clip loops at 8 s). While playing, the follower
+    # is brought back by its rate, and sought only past verify/player.js' SEEK_WHILE_PLAYING_S
+    # (0.25 s): no sample is past that bound, and from the first second on the typical drift (the
+    # median) is within one frame. A fixed window a second after Play was too early on a loaded
+    # machine: a fresh-clone run saw the night video 40-43 ms ahead at 1.2 s, still closing.
+    samples = []
+    started = time.monotonic()
+    while (elapsed := time.monotonic() - started) < 2.5:
+        day_t, night_t = page.evaluate(times)
+        samples.append((elapsed, day_t, night_t))
+        page.wait_for_timeout(50)
+    assert samples[-1][1] != samples[0][1], samples  # it played
+    assert max(abs(d - n) for _, d, n in samples) <= 0.25 + frame, samples
+    settled = sorted(abs(d - n) for e, d, n in samples if e >= 1.0)
+    assert settled[len(settled) // 2] <= frame, samples
+    # A leader that stalls (decoding after a seek, buffering) says "waiting": the follower waits with
+    # it, and starts again, in step, when the leader's picture moves again ("playing").
+    page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('waiting'))")
+    page.wait_for_function("() => document.querySelectorAll('#players video')[1].paused")
+    page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('playing'))")
+    page.wait_for_function("() => !document.querySelectorAll('#players video')[1].paused")
+    # Paused: one frame.
     page.keyboard.press("Space")
     page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - t[1]) <= {frame}; }}")
     context.close()

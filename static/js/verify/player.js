@@ -79,7 +79,13 @@ export function setupPlayers() {
     lead.currentTime = S.loop.start;
     timeline.setDuration(Number.isFinite(lead.duration) ? lead.duration : S.unit.video.duration_s);
   });
-  lead.addEventListener("play", () => { $("play").textContent = "Pause"; followers((f) => f.play().catch(() => {})); syncFollowers(true); });
+  // The followers start when the leader's picture does ("playing"), not when it is asked to ("play"):
+  // a leader still decoding after a seek, or buffering, is "waiting", and a follower started at "play"
+  // ran ahead of it by the wait (a fresh-clone run saw a night video 43 ms ahead a second later). While
+  // the leader waits, the followers wait too.
+  lead.addEventListener("play", () => { $("play").textContent = "Pause"; });
+  lead.addEventListener("playing", () => { followers((f) => f.play().catch(() => {})); syncFollowers(true); });
+  lead.addEventListener("waiting", () => followers((f) => f.pause()));
   lead.addEventListener("pause", () => { $("play").textContent = "Play"; followers((f) => f.pause()); syncFollowers(true); });
   lead.addEventListener("seeked", () => { syncFollowers(true); timeline.setTime(lead.currentTime); });
   lead.addEventListener("ratechange", () => followers((f) => { f.playbackRate = lead.playbackRate; }));
