@@ -4,7 +4,9 @@
 
 Each ``bench/*.py`` but this file (the helpers the benches share are in ``bench/lib/``) runs in
 turn, at its default sizes (or with ``--smoke``), with ``BENCH_RESULTS`` naming the results file,
-which is started afresh; each records its headline figures there (``results.record``). Then the
+which is started afresh for a full run; with ``--only``, the chosen benches' earlier figures are
+dropped from it and the other benches' kept, so the set can be brought up to date a few benches at a
+time. Each records its headline figures there (``results.record``). Then the
 README's table is written from the file, between its markers (``results.write_readme``; not for a
 smoke run, whose figures judge nothing). A bench that fails is reported at the end and the exit
 status is 1; the others still run. ``make bench`` runs this: the full set takes hours at the default
@@ -43,7 +45,10 @@ def main() -> int:
     unknown = sorted(set(chosen) - set(benches()))
     if unknown:
         parser.error(f"no such bench: {', '.join(unknown)} (there are {', '.join(benches())})")
-    args.results.unlink(missing_ok=True)
+    if args.only:
+        results.drop(args.results, chosen)
+    else:
+        args.results.unlink(missing_ok=True)
     failed = []
     for bench in chosen:
         started = time.monotonic()

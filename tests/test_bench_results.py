@@ -62,3 +62,15 @@ def test_the_repository_readme_has_the_markers_and_all_lists_every_bench():
     for bench in ("queue.py", "load.py", "participants.py", "export.py", "seek.py"):
         assert bench in done.stderr
     assert "fill.py" not in done.stderr and "results.py" not in done.stderr  # helpers, not benches
+
+
+def test_a_partial_run_replaces_its_benches_figures_and_keeps_the_others(tmp_path, monkeypatch):
+    path = tmp_path / "results.json"
+    monkeypatch.setenv("BENCH_RESULTS", str(path))
+    results.record("queue.py", "claim p95", 16.2, "ms")
+    results.record("report.py", "report table", 2.1, "s")
+    results.record("queue.py", "submit p95", 20.0, "ms")
+    results.drop(path, ["queue.py"])  # what bench/all.py --only queue.py does before running it
+    assert [(f["bench"], f["figure"]) for f in results.load(path)] == [("report.py", "report table")]
+    results.drop(tmp_path / "none.json", ["queue.py"])
+    assert not (tmp_path / "none.json").exists()

@@ -58,6 +58,15 @@ def record(bench: str, figure: str, value: float, unit: str, *, smoke: bool = Fa
         json.dump(data, f, indent=1)
 
 
+def drop(path: Path, benches: list[str]) -> None:
+    """Remove the figures of ``benches`` (file names, e.g. ``queue.py``) from the results file at
+    ``path``, keeping every other bench's; nothing when the file does not exist."""
+    if not path.exists():
+        return
+    kept = [f for f in load(path) if f["bench"] not in set(benches)]
+    path.write_text(json.dumps({"figures": kept}, indent=1))
+
+
 def load(path: Path) -> list[dict]:
     """The figures of a results file (none when it does not exist)."""
     return json.loads(path.read_text())["figures"] if path.exists() else []
