@@ -40,11 +40,14 @@ def test_the_readme_table_is_written_between_its_markers_and_again_in_place(tmp_
     path = tmp_path / "results.json"
     monkeypatch.setenv("BENCH_RESULTS", str(path))
     results.record("queue.py", "100,000 units, 1 annotator, gold 0: claim p95", 16.2, "ms")
+    results.record("rt_fidelity.py", "mcq: median |client RT - delay|", 0.1, "ms")
     readme = tmp_path / "README.md"
     readme.write_text(f"# Title\n\n## Figures\n\n{results.README_BEGIN}\nstale row\n{results.README_END}\n\n## After\n")
     results.write_readme(readme, results.load(path))
     text = readme.read_text()
     assert "| `queue.py` | 100,000 units, 1 annotator, gold 0: claim p95 | 16.2 ms |" in text
+    # A bar inside a figure is escaped, so its row keeps four cells.
+    assert "| `rt_fidelity.py` | mcq: median \\|client RT - delay\\| | 0.1 ms |" in text
     assert "stale row" not in text and text.endswith("## After\n") and text.count(results.README_BEGIN) == 1
     results.write_readme(readme, results.load(path))
     assert readme.read_text() == text

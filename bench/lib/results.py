@@ -90,7 +90,8 @@ def readme_table(figures: list[dict]) -> str:
     for f in figures:
         value = f"{f['value']:,.2f}".rstrip("0").rstrip(".")
         smoke = " (smoke)" if f.get("smoke") else ""
-        lines.append(f"| `{f['bench']}`{smoke} | {f['figure']} | {value} {f['unit']} | {f['load']:.2f} |")
+        figure = f["figure"].replace("|", "\\|")  # a figure's own bars (|x - y|) would split its row
+        lines.append(f"| `{f['bench']}`{smoke} | {figure} | {value} {f['unit']} | {f['load']:.2f} |")
     return "\n".join(lines)
 
 
