@@ -212,8 +212,9 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(
     expect(page.locator("#widget .study-play")).to_have_text("Play")
 
     # A click at a quarter of the seek bar moves every view there (1.5 s of 6 s).
-    bar = page.locator("#widget .study-seek").bounding_box()
-    page.mouse.click(bar["x"] + bar["width"] * 0.25, bar["y"] + bar["height"] / 2)
+    seek = page.locator("#widget .study-seek")
+    bar = seek.bounding_box()
+    seek.click(position={"x": bar["width"] * 0.25, "y": bar["height"] / 2})
     page.wait_for_function(f"() => ({TIMES})().every(t => Math.abs(t - 1.5) < 0.3)")
     page.wait_for_function(f"() => {{ const t = ({TIMES})(); return Math.max(...t) - Math.min(...t) <= 0.05; }}")
     # And the button plays them again from there, together.

@@ -86,6 +86,15 @@ def _track_at(page, fraction):
     return box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2
 
 
+def _click_track(page, fraction):
+    """A click at ``fraction`` of the track's width, through the locator: it waits until the track is
+    stable and clicks where it is then (a click at page coordinates read a moment before can miss a
+    track that moved, as test_lifelog_timeline saw)."""
+    track = page.locator(".tl-track")
+    box = track.bounding_box()
+    track.click(position={"x": box["width"] * fraction, "y": box["height"] / 2})
+
+
 def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zooms(
     worker, live_server, browser, project, annotator, tmp_path
 ):
@@ -95,7 +104,7 @@ def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zoom
     expect(page.locator(".timeline")).to_have_attribute("data-thumbnails", "12")  # one a second
     leader_time = f"() => {LEADER}.currentTime"
 
-    page.mouse.click(*_track_at(page, 0.75))  # click: seek to 9 s of 12
+    _click_track(page, 0.75)  # click: seek to 9 s of 12
     page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - 9.0) < 0.2")
     expect(page.locator("#loop-note")).to_contain_text("Playing the whole unit")  # left the clip 0-3 s
     page.mouse.move(*_track_at(page, 0.25))  # drag from 3 s to 6 s
@@ -149,7 +158,7 @@ def test_a_missing_thumbnails_vtt_means_no_thumbnail_and_the_timeline_still_seek
     expect(page.locator(".tl-tip-time")).to_have_text("0:00:06.0")
     expect(page.locator(".timeline")).to_have_attribute("data-thumbnails", "0")
     expect(page.locator(".tl-thumb")).to_have_attribute("hidden", "")
-    page.mouse.click(*_track_at(page, 0.5))
+    _click_track(page, 0.5)
     page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - 6.0) < 0.2")
     context.close()
 
@@ -165,11 +174,11 @@ def test_in_and_out_keys_set_an_added_clip_the_qa_type_must_be_chosen_and_interv
     expect(card.locator("[data-field=qa_type]")).to_be_focused()
     expect(card.locator("[data-field=qa_type]")).to_have_value("")
     page.keyboard.press("Escape")
-    page.mouse.click(*_track_at(page, 2 / 12))  # seek to 2 s, In
+    _click_track(page, 2 / 12)  # seek to 2 s, In
     page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - 2.0) < 0.2")
     t_in = page.evaluate(f"Math.round({LEADER}.currentTime * 100) / 100")
     page.keyboard.press("i")
-    page.mouse.click(*_track_at(page, 5 / 12))  # seek to 5 s, Out
+    _click_track(page, 5 / 12)  # seek to 5 s, Out
     page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - 5.0) < 0.2")
     t_out = page.evaluate(f"Math.round({LEADER}.currentTime * 100) / 100")
     page.keyboard.press("o")
@@ -194,7 +203,7 @@ def test_in_and_out_keys_set_an_added_clip_the_qa_type_must_be_chosen_and_interv
     expect(second.locator("[data-field=answer_start_s]")).to_be_visible()
     page.keyboard.press("Escape")
     for fraction, key in ((1 / 12, "i"), (10 / 12, "o"), (3 / 12, "Shift+I"), (4 / 12, "Shift+O")):
-        page.mouse.click(*_track_at(page, fraction))
+        _click_track(page, fraction)
         page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - {fraction * 12}) < 0.2")
         page.keyboard.press(key)
     expect(page.locator(".tl-range.answer")).to_have_count(1)
@@ -300,7 +309,7 @@ def test_modifying_a_draft_interval_answer_with_shift_i_and_shift_o_saves_it(
     page.keyboard.press("e")
     page.keyboard.press("Escape")
     for fraction, key in ((6 / 12, "Shift+I"), (9 / 12, "Shift+O")):
-        page.mouse.click(*_track_at(page, fraction))
+        _click_track(page, fraction)
         page.wait_for_function(f"() => Math.abs({LEADER}.currentTime - {fraction * 12}) < 0.2")
         page.keyboard.press(key)
     start = float(card.locator("[data-field=answer_start_s]").input_value())
