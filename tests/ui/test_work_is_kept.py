@@ -127,9 +127,10 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
     page.keyboard.press("Space")
     # Sampled every 50 ms for 2.5 s of playing (the clip loops at 8 s). While playing, the follower
     # is brought back by its rate, and sought only past verify/player.js' SEEK_WHILE_PLAYING_S
-    # (0.25 s): no sample is past that bound, and from the first second on the typical drift (the
-    # median) is within one frame. A fixed window a second after Play was too early on a loaded
-    # machine: a fresh-clone run saw the night video 40-43 ms ahead at 1.2 s, still closing.
+    # (0.25 s): from the first second on (the start's seek may be in flight before it), no sample is
+    # past that bound and the typical drift (the median) is within one frame. Five samples at 1.2 s
+    # were too early on a loaded machine: a fresh-clone run saw the night video 40-43 ms ahead there,
+    # still closing.
     samples = []
     started = time.monotonic()
     while (elapsed := time.monotonic() - started) < 2.5:
@@ -137,9 +138,8 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
         samples.append((elapsed, day_t, night_t))
         page.wait_for_timeout(50)
     assert samples[-1][1] != samples[0][1], samples  # it played
-    assert max(abs(d - n) for _, d, n in samples) <= 0.25 + frame, samples
     settled = sorted(abs(d - n) for e, d, n in samples if e >= 1.0)
-    assert settled[len(settled) // 2] <= frame, samples
+    assert settled[-1] <= 0.25 + frame and settled[len(settled) // 2] <= frame, samples
     # A leader that stalls (decoding after a seek, buffering) says "waiting": the follower waits with
     # it, and starts again, in step, when the leader's picture moves again ("playing").
     page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('waiting'))")
