@@ -65,7 +65,7 @@ migrate: stack
 footage: venv
 	PYTHON=$(PY) scripts/fetch_footage.sh
 
-# Every benchmark at its full size (hours): figures into bench/results.json, and the README's table from it.
+# Every benchmark at its full size (hours): figures into bench/results.json, and the tables of docs/benchmarks.md and the README from it.
 bench: system-test venv
 	scripts/stack.sh start
 	$(PY) bench/all.py

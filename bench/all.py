@@ -6,9 +6,10 @@ Each ``bench/*.py`` but this file (the helpers the benches share are in ``bench/
 turn, at its default sizes (or with ``--smoke``), with ``BENCH_RESULTS`` naming the results file,
 which is started afresh for a full run; with ``--only``, the chosen benches' earlier figures are
 dropped from it and the other benches' kept, so the set can be brought up to date a few benches at a
-time. Each records its headline figures there (``results.record``). Then the
-README's table is written from the file, between its markers (``results.write_readme``; not for a
-smoke run, whose figures judge nothing). A bench that fails is reported at the end and the exit
+time. Each records its headline figures there (``results.record``). Then the benchmarks page's
+table of every figure and the README's of each bench's first are written from the file, between
+their markers (``results.write_page``, ``results.write_readme``; not for a smoke run, whose figures
+judge nothing). A bench that fails is reported at the end and the exit
 status is 1; the others still run. ``make bench`` runs this: the full set takes hours at the default
 sizes (the queue at 1M units is most of it)."""
 
@@ -65,8 +66,11 @@ def main() -> int:
     figures = results.load(args.results)
     print(f"\n{len(figures)} figures in {args.results}")
     if not args.smoke:
+        results.write_page(REPO / "docs" / "benchmarks.md", figures)
         results.write_readme(REPO / "README.md", figures)
-        print("README.md: its bench table was written from them")
+        print(
+            "docs/benchmarks.md (every figure) and README.md (each bench's first): their tables were written from them"
+        )
     if failed:
         print("FAILED: " + ", ".join(failed))
         return 1

@@ -1,5 +1,6 @@
 """``make bench``'s record (issue 22, section 6): figures a bench records go to the file
-``BENCH_RESULTS`` names, and the README's table is written from that file between its markers. Each
+``BENCH_RESULTS`` names, and the tables of the benchmarks page (every figure) and the README (each
+bench's first) are written from that file between their markers. Each
 bench's own smoke test (``tests/bench_smoke.run_smoke``) checks that the bench records figures."""
 
 from __future__ import annotations
@@ -55,9 +56,29 @@ def test_the_readme_table_is_written_between_its_markers_and_again_in_place(tmp_
         results.write_readme(tmp_path / "results.json", [])
 
 
-def test_the_repository_readme_has_the_markers_and_all_lists_every_bench():
-    text = (REPO / "README.md").read_text()
-    assert results.README_BEGIN in text and results.README_END in text
+def test_the_page_has_every_figure_and_the_readme_each_benchs_first_with_how_many_more(tmp_path, monkeypatch):
+    path = tmp_path / "results.json"
+    monkeypatch.setenv("BENCH_RESULTS", str(path))
+    for n in range(30):
+        results.record("queue.py", f"{n:,} units: claim p95", 10 + n, "ms")
+    results.record("seek.py", "HLS: seek, median", 34.5, "ms")
+    empty = f"# Page\n\n{results.README_BEGIN}\n{results.README_END}\n"
+    page, readme = tmp_path / "benchmarks.md", tmp_path / "README.md"
+    page.write_text(empty)
+    readme.write_text(empty)
+    results.write_page(page, results.load(path))
+    results.write_readme(readme, results.load(path))
+    assert page.read_text().count("| `queue.py` |") == 30 and "| 29 units: claim p95 | 39 ms |" in page.read_text()
+    text = readme.read_text()
+    assert text.count("| `queue.py` |") == 1 and "| `queue.py` | 0 units: claim p95 | 10 ms |" in text
+    assert text.count("| `seek.py` |") == 1 and "all 31 are on the [benchmarks page]" in text
+    assert [line.rsplit("|", 2)[1].strip() for line in text.splitlines() if line.startswith("| `")] == ["29", "0"]
+
+
+def test_the_repository_readme_and_page_have_the_markers_and_all_lists_every_bench():
+    for name in ("README.md", "docs/benchmarks.md"):
+        text = (REPO / name).read_text()
+        assert results.README_BEGIN in text and results.README_END in text, name
     done = subprocess.run(
         [sys.executable, "bench/all.py", "--only", "nowhere.py"], cwd=REPO, capture_output=True, text=True
     )

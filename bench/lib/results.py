@@ -4,8 +4,9 @@ bench`` sets it to ``bench/results.json``; the smoke tests to a scratch file), e
 to it: ``{"figures": [{"bench", "figure", "value", "unit", "smoke", "machine", "load", "at"}]}``,
 where ``machine`` is the CPU count, platform and Python version, and ``load`` the 1-minute load
 average when the figure was taken (the figures of a busy machine are not those of a quiet one).
-Without ``BENCH_RESULTS`` it does nothing. ``bench/all.py`` runs every bench and writes the README's
-table from the file (``readme_table``).
+Without ``BENCH_RESULTS`` it does nothing. ``bench/all.py`` runs every bench and writes, from the
+file, the benchmarks page's table of every figure (``full_table``) and the README's of each bench's
+first (``readme_table``).
 """
 
 from __future__ import annotations
@@ -72,35 +73,71 @@ def load(path: Path) -> list[dict]:
     return json.loads(path.read_text())["figures"] if path.exists() else []
 
 
-def readme_table(figures: list[dict]) -> str:
-    """The README's table of ``figures`` (Markdown): one row per figure, in the order recorded, with
-    the load average it was taken at; the machine named above it."""
-    if not figures:
-        return "No figures on record yet: run `make bench`."
+def _machines(figures: list[dict]) -> str:
     machines = {json.dumps(f["machine"], sort_keys=True) for f in figures}
     names = "; ".join(
         f"{m['cpus']} CPUs, {m['platform']}, Python {m['python']}" for m in map(json.loads, sorted(machines))
     )
-    lines = [
-        f"Measured on {names}, from {min(f['at'] for f in figures)} to {max(f['at'] for f in figures)}.",
-        "",
-        "| bench | figure | value | load |",
-        "|---|---|---:|---:|",
-    ]
-    for f in figures:
-        value = f"{f['value']:,.2f}".rstrip("0").rstrip(".")
-        smoke = " (smoke)" if f.get("smoke") else ""
-        figure = f["figure"].replace("|", "\\|")  # a figure's own bars (|x - y|) would split its row
-        lines.append(f"| `{f['bench']}`{smoke} | {figure} | {value} {f['unit']} | {f['load']:.2f} |")
+    return f"Measured on {names}, from {min(f['at'] for f in figures)} to {max(f['at'] for f in figures)}."
+
+
+def _row(f: dict, *extra: str) -> str:
+    value = f"{f['value']:,.2f}".rstrip("0").rstrip(".")
+    smoke = " (smoke)" if f.get("smoke") else ""
+    figure = f["figure"].replace("|", "\\|")  # a figure's own bars (|x - y|) would split its row
+    cells = [f"`{f['bench']}`{smoke}", figure, f"{value} {f['unit']}", f"{f['load']:.2f}", *extra]
+    return "| " + " | ".join(cells) + " |"
+
+
+def full_table(figures: list[dict]) -> str:
+    """Every figure of ``figures`` as a Markdown table (the benchmarks page's): one row per figure, in
+    the order recorded, with the load average it was taken at; the machine named above it."""
+    if not figures:
+        return "No figures on record yet: run `make bench`."
+    lines = [_machines(figures), "", "| bench | figure | value | load |", "|---|---|---:|---:|"]
+    lines += [_row(f) for f in figures]
     return "\n".join(lines)
 
 
-def write_readme(readme: Path, figures: list[dict]) -> None:
-    """Put ``readme_table(figures)`` between the README's markers (``README_BEGIN``, ``README_END``).
-    Raises ValueError when the README lacks them."""
-    text = readme.read_text()
+def readme_table(figures: list[dict]) -> str:
+    """The README's table of ``figures`` (Markdown): each bench's first figure recorded (its lead
+    figure), with how many more it has on the benchmarks page (``full_table``), so the README stays
+    short however many figures the benches record (issue 23: under 200 lines)."""
+    if not figures:
+        return "No figures on record yet: run `make bench`."
+    firsts: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    for f in figures:
+        firsts.setdefault(f["bench"], f)
+        counts[f["bench"]] = counts.get(f["bench"], 0) + 1
+    lines = [
+        f"{_machines(figures)} Each bench's first figure; all {len(figures)} are on the "
+        "[benchmarks page](docs/benchmarks.md#figures).",
+        "",
+        "| bench | figure | value | load | more |",
+        "|---|---|---:|---:|---:|",
+    ]
+    lines += [_row(f, str(counts[bench] - 1)) for bench, f in firsts.items()]
+    return "\n".join(lines)
+
+
+def write_between(path: Path, table: str) -> None:
+    """Put ``table`` between the markers (``README_BEGIN``, ``README_END``) of the Markdown file at
+    ``path``. Raises ValueError when the file lacks them."""
+    text = path.read_text()
     if README_BEGIN not in text or README_END not in text:
-        raise ValueError(f"{readme} has no bench results markers")
+        raise ValueError(f"{path} has no bench results markers")
     head, rest = text.split(README_BEGIN, 1)
     _, tail = rest.split(README_END, 1)
-    readme.write_text(f"{head}{README_BEGIN}\n{readme_table(figures)}\n{README_END}{tail}")
+    path.write_text(f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")
+
+
+def write_readme(readme: Path, figures: list[dict]) -> None:
+    """Put ``readme_table(figures)`` between the README's markers. Raises ValueError when it lacks them."""
+    write_between(readme, readme_table(figures))
+
+
+def write_page(page: Path, figures: list[dict]) -> None:
+    """Put ``full_table(figures)`` between the benchmarks page's markers. Raises ValueError when it
+    lacks them."""
+    write_between(page, full_table(figures))
