@@ -82,9 +82,11 @@ export function setupPlayers() {
   // The followers start when the leader's picture does ("playing"), not when it is asked to ("play"):
   // a leader still decoding after a seek, or buffering, is "waiting", and a follower started at "play"
   // ran ahead of it by the wait (a fresh-clone run saw a night video 43 ms ahead a second later). While
-  // the leader waits, the followers wait too.
+  // the leader waits, the followers wait too. They were aligned when paused, so they start where they
+  // are (a seek only past SEEK_WHILE_PLAYING_S): a seek at every start left them behind by its own
+  // time (about 95 ms on the demo's ego-exo set, closed by the rate over a second; now about 7 ms).
   lead.addEventListener("play", () => { $("play").textContent = "Pause"; });
-  lead.addEventListener("playing", () => { followers((f) => f.play().catch(() => {})); syncFollowers(true); });
+  lead.addEventListener("playing", () => { followers((f) => f.play().catch(() => {})); syncFollowers(false); });
   lead.addEventListener("waiting", () => followers((f) => f.pause()));
   lead.addEventListener("pause", () => { $("play").textContent = "Play"; followers((f) => f.pause()); syncFollowers(true); });
   lead.addEventListener("seeked", () => { syncFollowers(true); timeline.setTime(lead.currentTime); });
