@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import time
+from collections import Counter
 from pathlib import Path
 
 README_BEGIN = "<!-- bench results: made by bench/all.py from bench/results.json; do not edit by hand -->"
@@ -64,7 +65,8 @@ def drop(path: Path, benches: list[str]) -> None:
     ``path``, keeping every other bench's; nothing when the file does not exist."""
     if not path.exists():
         return
-    kept = [f for f in load(path) if f["bench"] not in set(benches)]
+    dropped = set(benches)
+    kept = [f for f in load(path) if f["bench"] not in dropped]
     path.write_text(json.dumps({"figures": kept}, indent=1))
 
 
@@ -105,11 +107,8 @@ def readme_table(figures: list[dict]) -> str:
     short however many figures the benches record (issue 23: under 200 lines)."""
     if not figures:
         return "No figures on record yet: run `make bench`."
-    firsts: dict[str, dict] = {}
-    counts: dict[str, int] = {}
-    for f in figures:
-        firsts.setdefault(f["bench"], f)
-        counts[f["bench"]] = counts.get(f["bench"], 0) + 1
+    counts = Counter(f["bench"] for f in figures)
+    firsts = {bench: next(f for f in figures if f["bench"] == bench) for bench in counts}
     lines = [
         f"{_machines(figures)} Each bench's first figure; all {len(figures)} are on the "
         "[benchmarks page](docs/benchmarks.md#figures).",

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotator.media.lifelogs import build_life_log, read_rows
 from annotator.media.models import Video
-from tests.ui.conftest import READ_THE_PLAYER, log_in
+from tests.ui.conftest import READ_THE_PLAYER, click_within, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,12 +48,8 @@ def test_a_two_hour_life_log_plays_from_a_click_at_07_30(long_video, live_server
     assert page.evaluate("() => document.getElementById('lifelog-video').src").startswith("blob:")  # hls.js
 
     span = 2 * 3600 + 1800 + 600
-    track = page.locator("#lifelog-track")
-    box = track.bounding_box()
     started = time.monotonic()
-    # Through the locator: it clicks where the track is when it is stable (test_lifelog_timeline saw
-    # a click at page coordinates read a moment before miss the track as the loading video grew).
-    track.click(position={"x": box["width"] * 5400 / span, "y": box["height"] * 0.7})
+    click_within(page.locator("#lifelog-track"), 5400 / span, 0.7)
     # Within a pixel of 07:30:00 (one px is about 7 s here), playing in the first part.
     page.wait_for_function(
         "() => lifelog.player.part === 0 && !document.getElementById('lifelog-video').paused "

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from annotator.media.models import Video, VideoGroup
 from tests.conftest import make_video, wait_for
 from tests.ui import axe
-from tests.ui.conftest import READ_THE_PLAYER, log_in
+from tests.ui.conftest import READ_THE_PLAYER, click_within, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -38,13 +38,9 @@ def life_log(worker, project, tmp_path):
 
 
 def _click_at(page, t):
-    """A click on the track at virtual second ``t``, through the locator, which waits until the track
-    is stable and clicks relative to where it is then. A click at page coordinates read a moment
-    before missed the track in a full run: nothing at all was noted after it (no part change, no
-    seek), as when the first part's video, loading, grows and moves the track down in between."""
-    track = page.locator("#lifelog-track")
-    box = track.bounding_box()
-    track.click(position={"x": box["width"] * t / SPAN, "y": box["height"] * 0.7})
+    """A click on the track at virtual second ``t`` (``click_within``: nothing was noted after a click at
+    page coordinates in a full run, no part change, no seek)."""
+    click_within(page.locator("#lifelog-track"), t / SPAN, 0.7)
 
 
 # What the player did, as it happened: every timeupdate, part change and start of playback is noted

@@ -35,6 +35,7 @@ from annotator.qa.models import QAPair, QAType, WorkUnit
 from annotator.studies.models import Item, Trial
 from annotator.studies.services import create_study
 from tests.conftest import make_video, wait_for
+from tests.ui.conftest import click_within
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -212,9 +213,7 @@ def test_an_ego_exo_item_plays_its_three_views_in_sync_under_their_labels(
     expect(page.locator("#widget .study-play")).to_have_text("Play")
 
     # A click at a quarter of the seek bar moves every view there (1.5 s of 6 s).
-    seek = page.locator("#widget .study-seek")
-    bar = seek.bounding_box()
-    seek.click(position={"x": bar["width"] * 0.25, "y": bar["height"] / 2})
+    click_within(page.locator("#widget .study-seek"), 0.25)
     page.wait_for_function(f"() => ({TIMES})().every(t => Math.abs(t - 1.5) < 0.3)")
     page.wait_for_function(f"() => {{ const t = ({TIMES})(); return Math.max(...t) - Math.min(...t) <= 0.05; }}")
     # And the button plays them again from there, together.

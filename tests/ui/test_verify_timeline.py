@@ -15,6 +15,7 @@ from annotator.qa.models import QAPair, QAType
 from annotator.qa.services import apply_preset, ensure_qa_type
 from tests.conftest import make_video
 from tests.ui import axe
+from tests.ui.conftest import click_within
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -87,12 +88,7 @@ def _track_at(page, fraction):
 
 
 def _click_track(page, fraction):
-    """A click at ``fraction`` of the track's width, through the locator: it waits until the track is
-    stable and clicks where it is then (a click at page coordinates read a moment before can miss a
-    track that moved, as test_lifelog_timeline saw)."""
-    track = page.locator(".tl-track")
-    box = track.bounding_box()
-    track.click(position={"x": box["width"] * fraction, "y": box["height"] / 2})
+    click_within(page.locator(".tl-track"), fraction)
 
 
 def test_the_timeline_seeks_on_click_and_drag_shows_thumbnails_on_hover_and_zooms(
