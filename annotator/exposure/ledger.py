@@ -94,15 +94,17 @@ def roots(video_ids: Iterable[int]) -> dict[int, int]:
     return {vid: root or vid for vid, root in Video.objects.filter(pk__in=ids).values_list("id", "derived_from_id")}
 
 
-# One statement: ``shown`` as arrays, each video mapped to its source footage (as ``roots``) by a
-# join, duplicates (after the mapping) written once, in the order given. ``guarded``: an optional
-# data-modifying CTE (``record``'s ``guard``); with one, rows are written only if it returned a row.
+# One statement: the rows shown (``{shown}``: ``record``'s arrays, or ``record_rows``'s query),
+# each video mapped to its source footage (as ``roots``) by a join, duplicates (after the mapping)
+# written once, in the order given. ``guarded``: an optional data-modifying CTE (``record``'s
+# ``guard``); with one, rows are written only if it returned a row.
+_SHOWN_ARRAYS = """unnest(%(kinds)s::varchar[], %(videos)s::bigint[], %(starts)s::float8[], %(ends)s::float8[],
+                %(pairs)s::bigint[]) WITH ORDINALITY"""
 _RECORD_SQL = """
 WITH {guard_cte} rows AS (
     SELECT s.kind, COALESCE(v.derived_from_id, s.video_id) AS video_id, s.start_s, s.end_s, s.qa_pair_id,
            min(s.n) AS n
-    FROM unnest(%(kinds)s::varchar[], %(videos)s::bigint[], %(starts)s::float8[], %(ends)s::float8[],
-                %(pairs)s::bigint[]) WITH ORDINALITY AS s(kind, video_id, start_s, end_s, qa_pair_id, n)
+    FROM {shown} AS s(kind, video_id, start_s, end_s, qa_pair_id, n)
     LEFT JOIN {video} v ON v.id = s.video_id
     {guard_from}
     GROUP BY 1, 2, 3, 4, 5
@@ -132,14 +134,9 @@ def record(
     ``%(guard_...)s`` in a dict) run in the same statement, the rows written only if it returned a
     row (a trial's first serving stamp, say: the stamp and the rows together or neither, without
     a transaction). Returns (whether it returned a row, rows written) then."""
-    from django.db import connection
-
-    from annotator.media.models import Video
-
     shown = list(dict.fromkeys(shown))
     if not shown and guard is None:
         return 0
-    quote = connection.ops.quote_name
 
     # One Python type per array (psycopg refuses a list mixing ints and floats: 0 and 12.5, say).
     def ints(values):
@@ -148,19 +145,40 @@ def record(
     def floats(values):
         return [None if v is None else float(v) for v in values]
 
-    params = {
+    arrays = {
         "kinds": [str(x.kind) for x in shown],
         "videos": ints(x.video_id for x in shown),
         "starts": floats(x.start_s for x in shown),
         "ends": floats(x.end_s for x in shown),
         "pairs": ints(x.qa_pair_id for x in shown),
-        "person": person,
-        "project": project_id,
-        "source": source,
-        "ref": ref,
-        "now": timezone.now(),
     }
+    matched, written = _write(_SHOWN_ARRAYS, arrays, person, project_id, source, ref, guard)
+    return (matched > 0, written) if guard is not None else written
+
+
+def record_rows(person: str, project_id: int, rows_sql: str, rows_params: dict, *, source: str, ref: str) -> int:
+    """As ``record``, for what a query selects instead of ``Shown`` values: the reads of what was
+    shown and the write in one statement (a queue claim's exposure, ``qa.queue.record_exposure``).
+
+    ``rows_sql``: a SELECT of (kind varchar, video_id bigint, start_s float8, end_s float8,
+    qa_pair_id bigint, n bigint), ``n`` the order to write them in; its parameters named
+    ``%(rows_...)s`` in ``rows_params`` (ValueError otherwise). Returns rows written."""
+    if any(not name.startswith("rows_") for name in rows_params):
+        raise ValueError("the rows' parameters are named rows_...")
+    return _write(f"({rows_sql})", rows_params, person, project_id, source, ref, None)[1]
+
+
+def _write(shown_sql: str, shown_params: dict, person, project_id, source, ref, guard) -> tuple[int, int]:
+    """Run ``_RECORD_SQL`` with ``shown_sql`` as its rows: (rows the guard returned, rows written)."""
+    from django.db import connection
+
+    from annotator.media.models import Video
+
+    quote = connection.ops.quote_name
+    params = {**shown_params, "person": person, "project": project_id, "source": source, "ref": ref}
+    params["now"] = timezone.now()
     parts = {
+        "shown": shown_sql,
         "video": quote(Video._meta.db_table),
         "exposure": quote(Exposure._meta.db_table),
         "guard_cte": "",
@@ -179,8 +197,7 @@ def record(
         )
     with connection.cursor() as cursor:
         cursor.execute(_RECORD_SQL.format(**parts), params)
-        matched, written = cursor.fetchone()
-    return (matched > 0, written) if guard is not None else written
+        return cursor.fetchone()
 
 
 def _overlaps(a1, b1, a2, b2) -> bool:

@@ -240,34 +240,41 @@ def _claim_once(project: Project, params: dict) -> QueueItem | None:
     return item
 
 
+# What a unit shows (``record_exposure``): its video, its group's members and the labelled videos of
+# its QA pairs (``videos``: a list of objects; a ``video_id`` that is a whole JSON number counts),
+# each once and by id, then each QA pair with its answer, by id. No rows when the unit is gone.
+_UNIT_SHOWN_SQL = """
+SELECT kind, video_id, NULL::float8, NULL::float8, qa_pair_id, row_number() OVER (ORDER BY k, key) FROM (
+    SELECT 0 AS k, 'footage'::varchar AS kind, f.video_id, NULL::bigint AS qa_pair_id, f.video_id AS key
+    FROM (SELECT u.video_id FROM qa_workunit u WHERE u.id = %(rows_unit)s
+          UNION
+          SELECT m.video_id FROM qa_workunit u JOIN media_videogroupmember m ON m.group_id = u.group_id
+          WHERE u.id = %(rows_unit)s
+          UNION
+          SELECT (e ->> 'video_id')::bigint FROM qa_qapair q,
+                 jsonb_array_elements(CASE jsonb_typeof(q.videos) WHEN 'array' THEN q.videos ELSE '[]' END) e
+          WHERE q.unit_id = %(rows_unit)s AND jsonb_typeof(e -> 'video_id') = 'number'
+            AND e ->> 'video_id' ~ '^-?[0-9]+$') f
+    UNION ALL
+    SELECT 1, 'answer', NULL, q.id, q.id FROM qa_qapair q WHERE q.unit_id = %(rows_unit)s) x"""
+
+
 def record_exposure(item: QueueItem, user_id: int, source: str = "queue") -> int:
     """Append to the exposure ledger (issue 19) what the unit of ``item`` shows the person who just
     claimed it: every video the verify page may play (the unit's, its group's members, the labelled
     videos of its QA pairs; ``media.file_access.may_see_video``), whole, and each of its QA pairs with
     its answer. Kept through skip, lapse and release: the page had it all. ``source``: ``queue`` (a
-    claim) or ``review`` (the review page, ``review.views``). Returns rows written."""
+    claim) or ``review`` (the review page, ``review.views``). Reads and writes in one statement
+    (``_UNIT_SHOWN_SQL``). Returns rows written (0 when the unit is gone)."""
     from annotator.exposure import ledger
-    from annotator.media.models import VideoGroupMember
-    from annotator.qa.models import QAPair, WorkUnit
 
-    unit = WorkUnit.objects.filter(pk=item.unit_id).values("video_id", "group_id").first()
-    if unit is None:
-        return 0
-    videos = {unit["video_id"]}
-    if unit["group_id"]:
-        videos |= set(VideoGroupMember.objects.filter(group_id=unit["group_id"]).values_list("video_id", flat=True))
-    pairs = list(QAPair.objects.filter(unit_id=item.unit_id).values_list("id", "videos"))
-    videos |= {
-        v["video_id"]
-        for _, vs in pairs
-        for v in (vs or [])
-        if isinstance(v, dict) and isinstance(v.get("video_id"), int)
-    }
-    shown = [ledger.Shown(ledger.FOOTAGE, v) for v in sorted(videos)] + [
-        ledger.Shown(ledger.ANSWER, qa_pair_id=p) for p, _ in pairs
-    ]
-    return ledger.record(
-        ledger.person_key(user_id=user_id), item.project_id, shown, source=source, ref=f"unit:{item.unit_id}"
+    return ledger.record_rows(
+        ledger.person_key(user_id=user_id),
+        item.project_id,
+        _UNIT_SHOWN_SQL,
+        {"rows_unit": item.unit_id},
+        source=source,
+        ref=f"unit:{item.unit_id}",
     )
 
 

@@ -262,3 +262,60 @@ def test_a_panel_participant_is_one_person_across_studies_by_their_pseudonym(ver
     # Another panel id gets the ordering items.
     other, _ = links.open_link(links.create_link(flight).link, links.PanelIds("another-person"))
     assert _scored_items(other)
+
+
+def test_a_claim_records_the_units_video_its_group_its_pairs_labelled_videos_and_answers(project):
+    """``qa.queue.record_exposure``, the reads and the write in one statement: the unit's video, its
+    group's members and the labelled videos of its QA pairs (a rendition as its source footage; a
+    ``video_id`` that is not a whole number, an entry that is no object, or ``videos`` that is no
+    list, names no video), each once and in id order, then each QA pair's answer, as the Python of
+    before did in three statements. A unit that is gone records nothing."""
+    from annotator.media.models import Video, VideoGroup, VideoGroupMember
+    from annotator.qa.models import QAType, QueueItem, WorkUnit
+    from annotator.qa.queue import record_exposure
+
+    def video(name, **kw):
+        return Video.objects.create(
+            project=project,
+            sha256=(name * 64)[:64],
+            filename=f"{name}.mp4",
+            status="ready",
+            duration_s=10,
+            fps=25,
+            **kw,
+        )
+
+    day, night, query, option, stranger = (video(n) for n in "dnqos")
+    copy = video("c", derived_from=option)  # a rendition of the option's footage
+    group = VideoGroup.objects.create(project=project, kind="day_night", name="pair")
+    VideoGroupMember.objects.create(group=group, video=day, role="day")
+    VideoGroupMember.objects.create(group=group, video=night, role="night")
+    unit = WorkUnit.objects.create(project=project, video=day, group=group, start_s=0, end_s=10)
+    qa_type = QAType.objects.create(project=project, slug="which_video", name="Which video")
+    labelled = [
+        {"video_id": query.pk, "label": "Query video"},
+        {"video_id": copy.pk, "label": "Video 1"},
+        {"video_id": day.pk, "label": "Video 2"},
+        {"video_id": stranger.pk + 0.5, "label": "a fraction"},
+        {"video_id": str(stranger.pk), "label": "a string"},
+        [stranger.pk],
+    ]
+    first, second = (
+        QAPair.objects.create(
+            project=project, unit=unit, video=day, qa_type=qa_type, origin="human", question="q", answer="a",
+            clip_start_s=0, clip_end_s=5, videos=videos,
+        )
+        for videos in (labelled, {"video_id": stranger.pk})  # an object, not a list: no video
+    )  # fmt: skip
+
+    assert record_exposure(QueueItem(project=project, unit=unit), 42) == 6
+    rows = Exposure.objects.filter(person="user:42", ref=f"unit:{unit.pk}").order_by("id")
+    assert list(rows.values_list("kind", "video_id", "start_s", "end_s", "qa_pair_id", "source")) == [
+        ("footage", day.pk, None, None, None, "queue"),
+        ("footage", night.pk, None, None, None, "queue"),
+        ("footage", query.pk, None, None, None, "queue"),
+        ("footage", option.pk, None, None, None, "queue"),
+        ("answer", None, None, None, first.pk, "queue"),
+        ("answer", None, None, None, second.pk, "queue"),
+    ]
+    assert record_exposure(QueueItem(project=project, unit_id=unit.pk + 1000), 42) == 0
