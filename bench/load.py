@@ -38,8 +38,12 @@ included) and errors (a status other than the one expected, or no response); the
 answers (acknowledged with a 2xx, but no row: ``qa_submission`` by its idempotency key, an answered
 ``studies_trial`` by its key); the CPU figures, the wait events and the bottleneck they point at
 (the rule is in ``bottleneck``). Then the K curve, and whether claim, submit and answer p95 were
-under ``TARGET_P95_MS``. Exits 1 on any error or lost submit/answer; a missed latency target is
-printed, not an error.
+under ``TARGET_P95_MS``; then the requests/s the people's pacing sends (``offered_rate``), each
+run's CPU per request (web, database, Locust) and the cores that rate needs at those costs, and the
+stack's floor: the CPU of one request through Django alone and through DRF with token
+authentication, measured in this process after the fill (``stack_floor``), and the cores the DRF
+floor alone needs at that rate. Exits 1 on any error or lost submit/answer; a missed latency target
+is printed, not an error.
 
 ``--smoke`` (``make test``, tests/ops/test_bench_load.py): 20 annotators (at most 3 submits each a
 run), 10 participants, 130 units,
@@ -193,6 +197,52 @@ def fill(plan: dict) -> dict:
         "link_token": setup.token,
         "session_cookie": settings.SESSION_COOKIE_NAME,
     }
+
+
+def stack_floor(token: str, requests: int) -> dict:
+    """CPU per request (ms of this process's CPU, Django's test client, nothing else running in it)
+    of the stack alone, no work of the platform's: ``django``, a GET through every middleware to a
+    Django view answering ``{}``; ``drf``, the same to a DRF ``APIView`` with the project's
+    ``REST_FRAMEWORK`` defaults, authenticated by API token (one query). Every API request of the
+    platform costs its web process at least ``drf`` before its own statements. ``requests``
+    requests each, after 50 of warm-up. Closes its database connection."""
+    import types
+
+    from django.db import connection
+    from django.http import JsonResponse
+    from django.test import Client, override_settings
+    from django.urls import path
+    from rest_framework.response import Response
+    from rest_framework.views import APIView
+
+    class Empty(APIView):
+        def get(self, request):
+            return Response({})
+
+    urls = types.ModuleType("bench_load_floor_urls")
+    urls.urlpatterns = [path("django/", lambda request: JsonResponse({})), path("drf/", Empty.as_view())]
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="127.0.0.1")
+    out = {}
+    with override_settings(ROOT_URLCONF=urls):
+        for name in ("django", "drf"):
+            for _ in range(50):
+                assert client.get(f"/{name}/").status_code == 200, name
+            t = time.process_time()
+            for _ in range(requests):
+                client.get(f"/{name}/")
+            out[name] = (time.process_time() - t) / requests * 1000
+    connection.close()
+    return out
+
+
+def offered_rate(args) -> float:
+    """Requests/s the simulated people send at their pacing while all take part (the arithmetic of
+    ``bench/load_users/locustfile.py``'s users): an annotator a claim and a submit per ``work_s``,
+    a heartbeat per ``heartbeat_s`` and an autosave per ``autosave_s``; a participant a ``shown``
+    and an ``answer`` per ``think_ms`` (and a few requests once, left out)."""
+    annotator = 2 / args.work_s + 1 / args.heartbeat_s + 1 / args.autosave_s
+    participant = 2 / max(args.think_ms / 1000, 0.001)
+    return args.annotators * annotator + args.participants * participant
 
 
 # ------------------------------------------------------------------------------ server, sampling
@@ -641,6 +691,7 @@ def main() -> None:
             servers.append((k, port, start_server(port, k, args.threads, home)))
         filled = fill(plan)
         print(f"  filled in {time.monotonic() - t0:.1f} s", flush=True)
+        floor = stack_floor(filled["tokens"][0], 200 if args.smoke else 2000) if filled["tokens"] else None
         failed, curve = [], []
         for i, (k, port, server) in enumerate(servers):
             t1 = time.monotonic()
@@ -684,6 +735,26 @@ def main() -> None:
         print(
             f"K={k}: p95 target (claim, submit, answer under {TARGET_P95_MS:.0f} ms): "
             f"{'met' if worst < TARGET_P95_MS else 'MISSED'} (worst {worst:.1f} ms)"
+        )
+    offered = offered_rate(args)
+    print(
+        f"\nCores the pacing needs: these people send about {offered:.0f} requests/s while all take part "
+        f"(offered_rate); this machine has {os.cpu_count()} cores"
+    )
+    for k, r, _ in curve:
+        n = sum(len(v) for v in r["calls"].values())
+        per = {name: r[f"{name}_cores"] * r["seconds"] / max(n, 1) * 1000 for name in ("web", "db", "locust")}
+        print(
+            f"K={k}: CPU per request web {per['web']:.1f} ms, database {per['db']:.1f} ms, Locust "
+            f"{per['locust']:.1f} ms: {offered * sum(per.values()) / 1000:.1f} cores at {offered:.0f} requests/s"
+        )
+    if floor is not None:
+        for name, ms in floor.items():
+            record("load.py", f"stack floor: CPU per request, {name} view", ms, "ms", smoke=args.smoke)
+        print(
+            f"stack floor (CPU per request, in one process, no work of the platform's; stack_floor): a Django view "
+            f"{floor['django']:.2f} ms, a DRF view with token authentication {floor['drf']:.2f} ms: the DRF floor "
+            f"alone is {offered * floor['drf'] / 1000:.1f} cores at {offered:.0f} requests/s"
         )
     if failed:
         print("FAILED: " + "; ".join(failed))

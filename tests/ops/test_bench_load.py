@@ -1,7 +1,9 @@
 """bench/load.py --smoke runs (make test runs it here): Locust's simulated annotators (claim,
 heartbeat, autosave, submit) and study-link participants (shown, answer, current) against gunicorn
 with K = 1 and then 2 worker processes, in ``<POSTGRES_DB>_bench_load_smoke``. Every endpoint is
-called in each run, none fails, and every submit and answer the server acknowledged has its row."""
+called in each run, none fails, and every submit and answer the server acknowledged has its row;
+each run's CPU per request and the stack's floor (a request through Django alone, and through DRF
+with token authentication) are printed."""
 
 import re
 
@@ -38,4 +40,12 @@ def test_load_bench_smoke_calls_every_endpoint_with_no_error_and_loses_no_submit
         )
         assert re.search(r"^bottleneck: \S", run, re.MULTILINE), run
     assert re.search(r"^\s+1\s+[\d.]+\s.*\n\s+2\s+[\d.]+\s", out, re.MULTILINE), out  # the K curve
+    for k in ("1", "2"):  # each run's CPU per request and the cores the pacing needs at it
+        assert re.search(rf"^K={k}: CPU per request web [\d.]+ ms, .*: [\d.]+ cores at \d+ requests/s$", out, re.M), out
+    floor = re.search(
+        r"^stack floor .*: a Django view ([\d.]+) ms, a DRF view with token authentication ([\d.]+) ms", out, re.M
+    )
+    assert floor is not None, out
+    django_ms, drf_ms = map(float, floor.groups())
+    assert 0 < django_ms < drf_ms, out  # DRF and the token's query cost more than Django alone
     assert out.rstrip().endswith("result: ok (smoke)")
