@@ -153,8 +153,8 @@ class UnitAutosaveView(APIView):
         data = s.AutosaveIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        saved = services.autosave(unit.pk, request.user, v["state"], v["client_saved_at_ms"], v["time_spent_ms"])
-        activity.beat(unit.project.pk, request.user.pk, saved.item_id, activity.AUTOSAVE)  # active time (issue 20)
+        item_id = services.autosave(unit.pk, request.user, v["state"], v["client_saved_at_ms"], v["time_spent_ms"])
+        activity.beat(unit.project.pk, request.user.pk, item_id, activity.AUTOSAVE)  # active time (issue 20)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -331,8 +331,6 @@ def time_bound_ms(item: QueueItem, now=None) -> int:
     overflow, a clock gone wrong)."""
     from annotator.qa.models import Autosave
 
-    now = now or timezone.now()
-    slack_ms = settings.QUEUE_TIME_SLACK_S * 1000
     earlier = (
         (
             Autosave.objects.filter(item_id=item.pk, user_id=item.leased_by_id)
@@ -342,24 +340,44 @@ def time_bound_ms(item: QueueItem, now=None) -> int:
         if item.leased_by_id
         else None
     )
-    starts = [t for t in (item.claimed_at, earlier) if t is not None]
+    return time_bound_from(item.claimed_at, earlier, now)
+
+
+def time_bound_from(claimed_at, earlier, now=None) -> int:
+    """``time_bound_ms`` from the two claims (datetimes, None when absent) read by the caller: the
+    item's ``claimed_at`` and the ``Autosave.claimed_at`` of the holder's saved work on it."""
+    now = now or timezone.now()
+    slack_ms = settings.QUEUE_TIME_SLACK_S * 1000
+    starts = [t for t in (claimed_at, earlier) if t is not None]
     if not starts:
         return 24 * 3600 * 1000 + slack_ms
     return max(0, int((now - min(starts)).total_seconds() * 1000)) + slack_ms
 
 
+# The heartbeat: the person's open item of the unit (``item_of``'s; at most one, as a person holds at
+# most one open item per project), its lease extended.
+_RENEW_SQL = """
+UPDATE qa_queueitem SET lease_expires_at = %(expires)s
+WHERE unit_id = %(unit)s AND status = 'open' AND leased_by_id = %(user)s
+RETURNING *"""
+
+
 def renew(unit_id: int, user) -> QueueItem:
-    """Extend the person's lease on their item of the unit (the page's heartbeat). Returns the item
-    with its new ``lease_expires_at``; raises NotHeld if it is no longer theirs, and
-    Conflict if the unit has no open item (it was submitted)."""
-    with transaction.atomic():
+    """Extend the person's lease on their item of the unit (the page's heartbeat), in one statement.
+    Returns the item with its new ``lease_expires_at``; raises NotHeld if it is no longer theirs,
+    and Conflict if the unit has no open item (it was submitted), both from ``item_of``."""
+    for _ in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(_RENEW_SQL, {"unit": unit_id, "user": user.pk, "expires": timezone.now() + lease_duration()})
+            item = _item_from_row(cursor)
+        if item is not None:
+            return item
         try:
-            item = item_of(unit_id, user)
+            item_of(unit_id, user, lock=False)  # why not: NotHeld, or no open item (submitted)
         except QueueItem.DoesNotExist:
             raise Conflict("this unit was already submitted") from None
-        item.lease_expires_at = timezone.now() + lease_duration()
-        item.save(update_fields=["lease_expires_at"])
-    return item
+        # Held after all: it changed hands between the two statements (taken back, say). Once more.
+    raise Conflict("this unit changed while you renewed your lease; reload the page")
 
 
 def release(item: QueueItem) -> None:

@@ -275,6 +275,35 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
     assert client.post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
 
 
+def test_the_verify_pages_frequent_requests_are_a_handful_of_statements(make_unit, project):
+    """The claim, heartbeat and autosave, most of an annotator's requests (issue 22's load test),
+    each cost a fixed handful of statements whatever the queue's size: the token's and the
+    membership's, then the request's own. Claim: the claim policy's, the claim, the exposure ledger's
+    (reads and write in one), the activity beat, the payload (the savepoint and its release: this
+    test runs in a transaction). Heartbeat: the lease, the beat. Autosave: the item with its claims,
+    the save, the beat; the same when it replaces the save."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    unit = make_unit(n_open=1)
+    client, _ = _client_for("api-statements", "annotator", project)
+    counts = {}
+    for name, send in [
+        ("claim", lambda: client.post(f"/api/projects/{project.slug}/queue/next/")),
+        ("heartbeat", lambda: client.post(f"/api/units/{uh(unit.pk)}/heartbeat/")),
+        ("autosave", lambda: client.put(f"/api/units/{uh(unit.pk)}/autosave/", save, format="json")),
+        ("autosave again", lambda: client.put(f"/api/units/{uh(unit.pk)}/autosave/", save, format="json")),
+    ]:
+        save = {"state": {"x": name}, "client_saved_at_ms": len(counts), "time_spent_ms": 1000}
+        with CaptureQueriesContext(connection) as statements:
+            assert send().status_code in (200, 204), name
+        counts[name] = len(statements)
+    assert counts == {"claim": 9, "heartbeat": 4, "autosave": 5, "autosave again": 5}, counts
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").json()["autosave"]["state"] == {
+        "x": "autosave again"
+    }
+
+
 def test_admins_set_the_queue_policy_and_define_types_over_the_api(project):
     admin, _ = _client_for("api-pol", "admin", project)
     res = admin.patch(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from annotator.errors import Conflict, Invalid
 from annotator.projects.models import Project
@@ -73,31 +74,61 @@ def skip_unit(unit_id: int, user, reason: str) -> QueueItem:
     return item
 
 
-def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spent_ms: int = 0) -> Autosave:
+# The person's open item of the unit, with the claim under which they first saved work on it
+# (``queue.time_bound_ms``'s two claims).
+_AUTOSAVE_ITEM_SQL = """
+SELECT i.id, i.claimed_at, a.claimed_at FROM qa_queueitem i
+LEFT JOIN qa_autosave a ON a.item_id = i.id AND a.user_id = i.leased_by_id
+WHERE i.unit_id = %(unit)s AND i.status = 'open' AND i.leased_by_id = %(user)s"""
+
+# The save, only while the item is still open and theirs (a submit or a take-over between the two
+# statements leaves nothing behind): made with the item's claim, or updated when the client's clock
+# is not older than the kept save's. Returns whether the item was still theirs.
+_AUTOSAVE_SQL = """
+WITH held AS (
+    SELECT id, claimed_at FROM qa_queueitem WHERE id = %(item)s AND status = 'open' AND leased_by_id = %(user)s
+), saved AS (
+    INSERT INTO qa_autosave (item_id, user_id, state, client_saved_at_ms, time_spent_ms, claimed_at, updated_at)
+    SELECT id, %(user)s, %(state)s::jsonb, %(client)s, %(spent)s, claimed_at, %(now)s FROM held
+    ON CONFLICT (item_id, user_id) DO UPDATE SET state = EXCLUDED.state,
+        client_saved_at_ms = EXCLUDED.client_saved_at_ms, time_spent_ms = EXCLUDED.time_spent_ms,
+        updated_at = EXCLUDED.updated_at
+    WHERE qa_autosave.client_saved_at_ms <= EXCLUDED.client_saved_at_ms
+    RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM held)"""
+
+
+def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spent_ms: int = 0) -> int:
     """Keep the person's in-progress work on their item of the unit, with the time (ms) they have
     spent on it so far, so both survive a reload (newest write wins by the client's clock, so a late
     retry of an older save does not undo a newer one). The time is bounded like a submit's
-    (``queue.time_bound_ms``). Raises Invalid (too large, time out of bounds; nothing saved),
-    NotHeld (not theirs), Conflict (already submitted)."""
-    if len(json.dumps(state)) > MAX_AUTOSAVE_BYTES:
+    (``queue.time_bound_ms``). Two statements, no transaction: the item and its claims read, then
+    the save written only if the item is still theirs. Returns the queue item's id. Raises Invalid
+    (too large, time out of bounds; nothing saved), NotHeld (not theirs), Conflict (already
+    submitted), each as ``queue.item_of`` says."""
+    text = json.dumps(state)
+    if len(text) > MAX_AUTOSAVE_BYTES:
         raise Invalid(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
-    with transaction.atomic():
-        try:
-            item = queue.item_of(unit_id, user, lock=False)
+    for _ in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(_AUTOSAVE_ITEM_SQL, {"unit": unit_id, "user": user.pk})
+            row = cursor.fetchone()
+            if row is not None:
+                item_id, claimed_at, earlier = row
+                errors = time_errors(queue.time_bound_from(claimed_at, earlier), {"time_spent_ms": time_spent_ms})
+                if errors:
+                    raise Invalid("the autosave has errors; nothing was saved", errors=errors)
+                params = {"item": item_id, "user": user.pk, "state": text, "client": client_saved_at_ms}
+                cursor.execute(_AUTOSAVE_SQL, {**params, "spent": time_spent_ms, "now": timezone.now()})
+                if cursor.fetchone()[0]:
+                    return item_id
+        try:  # not theirs (any more): why, in words
+            queue.item_of(unit_id, user, lock=False)
         except QueueItem.DoesNotExist:
             raise Conflict("this unit was already submitted") from None
-        errors = time_errors(queue.time_bound_ms(item), {"time_spent_ms": time_spent_ms})
-        if errors:
-            raise Invalid("the autosave has errors; nothing was saved", errors=errors)
-        fields = {"state": state, "client_saved_at_ms": client_saved_at_ms, "time_spent_ms": time_spent_ms}
-        saved, created = Autosave.objects.select_for_update().get_or_create(
-            item=item, user=user, defaults={**fields, "claimed_at": item.claimed_at}
-        )
-        if not created and client_saved_at_ms >= saved.client_saved_at_ms:
-            for name, value in fields.items():
-                setattr(saved, name, value)
-            saved.save(update_fields=[*fields, "updated_at"])
-    return saved
+        # Theirs after all: it changed hands between the statements (taken back, say). Once more.
+    raise Conflict("this unit changed while you saved; reload the page")
 
 
 def edit_qa_pair(
