@@ -81,12 +81,15 @@ SELECT i.id, i.claimed_at, a.claimed_at FROM qa_queueitem i
 LEFT JOIN qa_autosave a ON a.item_id = i.id AND a.user_id = i.leased_by_id
 WHERE i.unit_id = %(unit)s AND i.status = 'open' AND i.leased_by_id = %(user)s"""
 
-# The save, only while the item is still open and theirs (a submit or a take-over between the two
-# statements leaves nothing behind): made with the item's claim, or updated when the client's clock
-# is not older than the kept save's. Returns whether the item was still theirs.
+# The save, only while the item is still open and theirs: made with the item's claim, or updated when
+# the client's clock is not older than the kept save's. Returns whether the item was still theirs.
+# ``FOR SHARE``: a submit, skip or take-over still running (it locks the item, then deletes the save)
+# is waited for and its outcome read, so it leaves no save behind on an item that is no longer theirs
+# (the same lock order as theirs: the item, then the save; found by this stop's review).
 _AUTOSAVE_SQL = """
 WITH held AS (
     SELECT id, claimed_at FROM qa_queueitem WHERE id = %(item)s AND status = 'open' AND leased_by_id = %(user)s
+    FOR SHARE
 ), saved AS (
     INSERT INTO qa_autosave (item_id, user_id, state, client_saved_at_ms, time_spent_ms, claimed_at, updated_at)
     SELECT id, %(user)s, %(state)s::jsonb, %(client)s, %(spent)s, claimed_at, %(now)s FROM held
