@@ -175,8 +175,14 @@ def _write(shown_sql: str, shown_params: dict, person, project_id, source, ref, 
     from annotator.media.models import Video
 
     quote = connection.ops.quote_name
-    params = {**shown_params, "person": person, "project": project_id, "source": source, "ref": ref}
-    params["now"] = timezone.now()
+    params = {
+        **shown_params,
+        "person": person,
+        "project": project_id,
+        "source": source,
+        "ref": ref,
+        "now": timezone.now(),
+    }
     parts = {
         "shown": shown_sql,
         "video": quote(Video._meta.db_table),

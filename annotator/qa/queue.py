@@ -295,6 +295,16 @@ def item_of(unit_id: int, user, *, lock: bool = True) -> QueueItem:
     raise QueueItem.DoesNotExist
 
 
+def refuse_unless_held(unit_id: int, user) -> None:
+    """Return if ``user`` holds an open item of the unit (``item_of``, unlocked); else raise why not:
+    NotHeld with what became of their work, or Conflict when the unit has no open item (it was
+    submitted). For a statement that found nothing to write and must say why in words."""
+    try:
+        item_of(unit_id, user, lock=False)
+    except QueueItem.DoesNotExist:
+        raise Conflict("this unit was already submitted") from None
+
+
 def _not_held_message(open_items: list[QueueItem], user) -> str:
     """Plain words for someone whose item of a unit went to someone else: what became of their work."""
     from annotator.qa.models import Autosave
@@ -365,17 +375,14 @@ RETURNING *"""
 def renew(unit_id: int, user) -> QueueItem:
     """Extend the person's lease on their item of the unit (the page's heartbeat), in one statement.
     Returns the item with its new ``lease_expires_at``; raises NotHeld if it is no longer theirs,
-    and Conflict if the unit has no open item (it was submitted), both from ``item_of``."""
+    and Conflict if the unit has no open item (it was submitted), both from ``refuse_unless_held``."""
     for _ in range(2):
         with connection.cursor() as cursor:
             cursor.execute(_RENEW_SQL, {"unit": unit_id, "user": user.pk, "expires": timezone.now() + lease_duration()})
             item = _item_from_row(cursor)
         if item is not None:
             return item
-        try:
-            item_of(unit_id, user, lock=False)  # why not: NotHeld, or no open item (submitted)
-        except QueueItem.DoesNotExist:
-            raise Conflict("this unit was already submitted") from None
+        refuse_unless_held(unit_id, user)
         # Held after all: it changed hands between the two statements (taken back, say). Once more.
     raise Conflict("this unit changed while you renewed your lease; reload the page")
 

@@ -277,11 +277,12 @@ def test_heartbeat_skip_autosave_and_edits_over_the_api(make_unit, project):
 
 def test_the_verify_pages_frequent_requests_are_a_handful_of_statements(make_unit, project):
     """The claim, heartbeat and autosave, most of an annotator's requests (issue 22's load test),
-    each cost a fixed handful of statements (on a one-unit queue here; bench/queue.py shows the claim
-    flat from 1k to 1M units): the token's and the membership's, then the request's own. Claim: the claim policy's, the claim, the exposure ledger's
-    (reads and write in one), the activity beat, the payload (the savepoint and its release: this
-    test runs in a transaction). Heartbeat: the lease, the beat. Autosave: the item with its claims,
-    the save, the beat; the same when it replaces the save."""
+    each cost a fixed handful of statements (on a one-unit queue here; bench/queue.py shows the
+    claim flat from 1k to 1M units): the token's and the membership's, then the request's own.
+    Claim: the claim policy's, the claim, the exposure ledger's (reads and write in one), the
+    activity beat, the payload (the savepoint and its release: this test runs in a transaction).
+    Heartbeat: the lease, the beat. Autosave: the item with its claims, the save, the beat; the same
+    when it replaces the save."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

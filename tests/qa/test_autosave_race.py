@@ -1,7 +1,7 @@
 """An autosave that races a submit of the same unit (another tab, or the page's last save arriving
 late) must leave no save behind once the submit commits: the save is the person's unfinished work,
 so one left on a done item would count their time twice and show as work they lost (review of
-stop 35's one-statement autosave)."""
+the two-statement autosave of issue 22's load work)."""
 
 import threading
 

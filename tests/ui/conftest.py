@@ -35,7 +35,6 @@ def log_in(browser, base_url, name, password):
     return context, page
 
 
-# The page's player, from its module (static/js/lifelog.js exports it), as ``lifelog`` in the page.
 def click_within(locator, x_fraction, y_fraction=0.5):
     """Click ``locator`` at fractions of its width and height, through the locator: Playwright waits
     until the element is stable and clicks where it is then. A click at page coordinates read a
@@ -44,6 +43,7 @@ def click_within(locator, x_fraction, y_fraction=0.5):
     locator.click(position={"x": box["width"] * x_fraction, "y": box["height"] * y_fraction})
 
 
+# The page's player, from its module (static/js/lifelog.js exports it), as ``lifelog`` in the page.
 READ_THE_PLAYER = (
     "async () => { window.lifelog = await import(document.querySelector('script[src*=\"js/lifelog.js\"]').src); }"
 )

@@ -109,7 +109,7 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spen
     (``queue.time_bound_ms``). Two statements, no transaction: the item and its claims read, then
     the save written only if the item is still theirs. Returns the queue item's id. Raises Invalid
     (too large, time out of bounds; nothing saved), NotHeld (not theirs), Conflict (already
-    submitted), each as ``queue.item_of`` says."""
+    submitted), each as ``queue.refuse_unless_held`` says."""
     text = json.dumps(state)
     if len(text) > MAX_AUTOSAVE_BYTES:
         raise Invalid(f"autosave state is larger than {MAX_AUTOSAVE_BYTES // 1024} KiB")
@@ -126,10 +126,7 @@ def autosave(unit_id: int, user, state: dict, client_saved_at_ms: int, time_spen
                 cursor.execute(_AUTOSAVE_SQL, {**params, "spent": time_spent_ms, "now": timezone.now()})
                 if cursor.fetchone()[0]:
                     return item_id
-        try:  # not theirs (any more): why, in words
-            queue.item_of(unit_id, user, lock=False)
-        except QueueItem.DoesNotExist:
-            raise Conflict("this unit was already submitted") from None
+        queue.refuse_unless_held(unit_id, user)  # not theirs (any more): why, in words
         # Theirs after all: it changed hands between the statements (taken back, say). Once more.
     raise Conflict("this unit changed while you saved; reload the page")
 
