@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import re
 from collections.abc import Callable
 
@@ -358,13 +359,23 @@ def _n_frames(evaluation: Evaluation, n: int | None = None) -> int:
     return 1 if evaluation.ablation == Ablation.ONE_FRAME else (n or evaluation.n_frames)
 
 
+def shuffled_order(n: int, rng: random.Random) -> list[int]:
+    """A permutation of ``range(n)`` drawn from ``rng`` that is never the identity when ``n >= 2``:
+    a "shuffled" video whose frames came out in their own order would test nothing (VUDG's
+    static-bias check, seed 004). Draws again until the order moves (expected draws n!/(n!-1), at
+    most 2); ``n`` of 0 or 1 gives ``range(n)``."""
+    order = list(range(n))
+    while n >= 2 and order == sorted(order):
+        rng.shuffle(order)
+    return order
+
+
 def _ablated(evaluation: Evaluation, p: Prediction, inp: engine.StageInput) -> engine.StageInput:
     """``inp`` under the evaluation's ablation: ``text_only`` sends no image (EgoExoBench's
     text-only check, seed 001 Sec. 3.2); ``shuffled_frames`` sends each video's frames in an order
     drawn from a seed recorded on the call (``random.Random(f"{evaluation}:{prediction}")``; VUDG's
-    static-bias check, seed 004), the labels still before their video's frames."""
-    import random
-
+    static-bias check, seed 004), never in their own order (``shuffled_order``), the labels still
+    before their video's frames."""
     if evaluation.ablation == Ablation.TEXT_ONLY:
         return dataclasses.replace(
             inp, image_key="", images=None, captions={}, record={**inp.record, "ablation": "text_only"}
@@ -380,8 +391,7 @@ def _ablated(evaluation: Evaluation, p: Prediction, inp: engine.StageInput) -> e
         rng, out = random.Random(seed), []
         for i, a in enumerate(starts):
             block = frames[a : starts[i + 1] if i + 1 < len(starts) else len(frames)]
-            rng.shuffle(block)
-            out += block
+            out += [block[j] for j in shuffled_order(len(block), rng)]
         return out
 
     return dataclasses.replace(

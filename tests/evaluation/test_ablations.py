@@ -93,3 +93,23 @@ def test_each_ablation_changes_only_what_the_model_sees_and_is_recorded(
         "fake-vlm (one frame per video)",
         "fake-vlm (frames in a shuffled order)",
     }
+
+
+def test_a_shuffled_order_is_never_the_frames_own_order():
+    """``shuffled_frames`` must move the frames: with ``rng.shuffle`` alone, 2 frames stayed in their
+    order for half the seeds and 4 frames for 1 in 24 (a CI run drew such a seed). Over 300 seeds per
+    length, every order is a permutation and never the identity, every other permutation of 2 to 4
+    frames is drawn, and the same seed draws the same order."""
+    import itertools
+    import random
+
+    from annotator.evaluation.runs import shuffled_order
+
+    assert shuffled_order(0, random.Random(1)) == [] and shuffled_order(1, random.Random(1)) == [0]
+    for n in (2, 3, 4, 8):
+        orders = [shuffled_order(n, random.Random(f"7:{i}")) for i in range(300)]
+        assert all(sorted(o) == list(range(n)) and o != list(range(n)) for o in orders)
+        if n <= 4:
+            others = set(itertools.permutations(range(n))) - {tuple(range(n))}
+            assert {tuple(o) for o in orders} == others
+        assert orders == [shuffled_order(n, random.Random(f"7:{i}")) for i in range(300)]
