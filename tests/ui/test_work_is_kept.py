@@ -1,6 +1,6 @@
 """No lost work, in headless Chromium: autosave survives a reload, a submit whose response was lost
 is retried and applied once, a concurrent edit shows up as a conflict, and the day-night player
-keeps both videos within one frame."""
+keeps both videos within one frame and loops a clip that ends where the video does."""
 
 import json
 import time
@@ -149,4 +149,15 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
     # Paused: one frame.
     page.keyboard.press("Space")
     page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - t[1]) <= {frame}; }}")
+    # The clip ends where the video does (8 s): the loop plays on from its start. The video ended, and
+    # paused, before a "timeupdate" reached the clip's end, and the loop stopped at 0 s (seen in a
+    # fresh-clone run, where the playing above reached the end on a loaded machine).
+    page.evaluate("document.querySelector('#players video').currentTime = 7.6")
+    page.wait_for_function("() => document.querySelector('#players video').currentTime >= 7.55")
+    page.keyboard.press("Space")
+    page.wait_for_function(
+        "() => { const [lead, night] = document.querySelectorAll('#players video');"
+        " return lead.currentTime > 0.3 && lead.currentTime < 4 && !lead.paused && !night.paused; }",
+        timeout=10_000,
+    )
     context.close()

@@ -90,6 +90,10 @@ export function setupPlayers() {
   lead.addEventListener("waiting", () => followers((f) => f.pause()));
   lead.addEventListener("pause", () => { $("play").textContent = "Play"; followers((f) => f.pause()); syncFollowers(true); });
   lead.addEventListener("seeked", () => { syncFollowers(true); timeline.setTime(lead.currentTime); });
+  // A clip that ends where the video does: the video ends, and pauses, before a "timeupdate" (about
+  // every 250 ms) reaches the clip's end, so onLeaderTime only rewound it and the loop stopped there.
+  // It plays on from the start, as any other clip's loop does.
+  lead.addEventListener("ended", () => { lead.currentTime = playRange().start; lead.play().catch(() => {}); });
   lead.addEventListener("ratechange", () => followers((f) => { f.playbackRate = lead.playbackRate; }));
   for (const p of S.players.slice(1)) p.video.addEventListener("loadedmetadata", () => syncFollowers(true));
   if (lead.requestVideoFrameCallback) {
@@ -176,16 +180,19 @@ export function onLeaderTime() {
   const lead = leader();
   $("clock").textContent = fmt(lead.currentTime);
   timeline.setTime(lead.currentTime);
-  const range = S.looping ? S.loop : { start: S.unit.start_s, end: S.unit.end_s };
+  const range = playRange();
   if (lead.currentTime >= range.end - 0.01 || lead.currentTime < range.start - 0.05) lead.currentTime = range.start;
 }
+
+// What plays (seconds of the leading video): the selected item's clip while it loops, else the unit.
+function playRange() { return S.looping ? S.loop : { start: S.unit.start_s, end: S.unit.end_s }; }
 
 export function togglePlay() { const lead = leader(); if (lead.paused) lead.play().catch(() => {}); else lead.pause(); }
 export function stepFrame(dir) {
   const lead = leader();
   lead.pause();
   const dt = 1 / (S.unit && S.unit.video.fps ? S.unit.video.fps : 30);
-  const range = S.looping ? S.loop : { start: S.unit.start_s, end: S.unit.end_s };
+  const range = playRange();
   lead.currentTime = Math.min(range.end, Math.max(range.start, lead.currentTime + dir * dt));
   $("clock").textContent = fmt(lead.currentTime);
 }
