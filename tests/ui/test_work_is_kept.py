@@ -131,10 +131,10 @@ def test_the_day_night_player_keeps_both_videos_within_one_frame(
     assert_followers_corrected(page, [0.0, 0.0], frame_s=frame)
     # A leader that stalls (decoding after a seek, buffering) says "waiting": the follower waits with
     # it, and starts again, in step, when the leader's picture moves again ("playing").
-    page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('waiting'))")
-    page.wait_for_function("() => document.querySelectorAll('#players video')[1].paused")
-    page.evaluate("document.querySelector('#players video').dispatchEvent(new Event('playing'))")
-    page.wait_for_function("() => !document.querySelectorAll('#players video')[1].paused")
+    # Each is read in the same call: the page starts a paused follower again at the leader's next frame.
+    event = "(e) => { const [l, f] = document.querySelectorAll('#players video'); l.dispatchEvent(new Event(e)); return f.paused; }"
+    assert page.evaluate(event, "waiting") is True
+    assert page.evaluate(event, "playing") is False
     # Paused: one frame.
     page.keyboard.press("Space")
     page.wait_for_function(f"() => {{ const t = {times}; return Math.abs(t[0] - t[1]) <= {frame}; }}")
