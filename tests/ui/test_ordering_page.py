@@ -134,7 +134,9 @@ def test_a_participant_orders_frames_by_keyboard_and_drag_and_the_trials_are_sco
     # The feedback was read for 3 s; the first question was served only after it (on "Continue"), shown,
     # then answered in 1.5 s: its server time is the 1.5 s.
     first = trials[0]
-    assert 1400 <= server_rt_ms(first) <= 2500, server_rt_ms(first)
+    # Under 4 s: the 3 s of feedback counted in would make it 4.5 s or more (the rest is the test's own
+    # steps before its 1.5 s, which a loaded machine stretches).
+    assert 1400 <= server_rt_ms(first) < 4000, server_rt_ms(first)
     assert 1400 <= first.client_rt_ms <= server_rt_ms(first) + 500, (first.client_rt_ms, server_rt_ms(first))
     assert (first.served_at - practice.answered_at).total_seconds() >= 2.9
     wait_for(

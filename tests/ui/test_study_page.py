@@ -256,15 +256,15 @@ def test_a_reload_mid_trial_resumes_the_same_trial_with_the_time_so_far(
     clock_ms = _clock_requests(page)
     errors = _begin(page, url, "Timed multiple choice")
     trial_id = _wait_shown(page)
-    assert _seconds_left(page) == 30
+    assert _seconds_left(page) in (29, 30)  # from 30 s (29 once a second has gone by the read)
     page.keyboard.press("C")  # chosen, not sent
     page.wait_for_timeout(3000)
     assert _seconds_left(page) <= 27
 
     page.reload()
     expect(page.locator("#trial-title")).to_have_text("Question 1 of 1")  # the same trial ...
-    assert _seconds_left(page) <= 27  # ... its countdown going on, not from 30 s
     assert _wait_shown(page) == trial_id
+    assert _seconds_left(page) <= 27  # ... its countdown going on, not from 30 s
     expect(page.locator("#widget input[type=radio]").nth(2)).to_be_checked()  # the unsent choice is kept
     page.wait_for_timeout(500)
     page.keyboard.press("Enter")
