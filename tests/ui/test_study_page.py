@@ -44,22 +44,24 @@ def _seconds_left(page) -> int:
     return int(minutes) * 60 + int(seconds)
 
 
+def _request_times(page, wanted) -> list:
+    """How long each request for which ``wanted(request)`` is true took, request to response (ms),
+    appended as they finish."""
+    took = []
+    page.on("requestfinished", lambda r: wanted(r) and took.append(r.timing["responseEnd"]))
+    return took
+
+
 def _clock_requests(page) -> list:
     """How long each request the page's clock is set from took, request to response (ms): the
     "shown" reports and the state fetches. The page starts its clock before its "shown" report goes
     (or, resuming, from a state fetch's midpoint) and the server stamps the time somewhere within
     that request, so the page's response time may exceed the server's by up to one of them (seen:
     168 ms on a loaded CI machine, where a fixed 100 ms failed)."""
-    took = []
-
-    def finished(request):
-        if (request.method == "POST" and request.url.endswith("/shown/")) or (
-            request.method == "GET" and "/current" in request.url
-        ):
-            took.append(request.timing["responseEnd"])
-
-    page.on("requestfinished", finished)
-    return took
+    return _request_times(
+        page,
+        lambda r: (r.method == "POST" and r.url.endswith("/shown/")) or (r.method == "GET" and "/current" in r.url),
+    )
 
 
 def _answer_posts(page) -> list:
@@ -306,8 +308,7 @@ def test_a_page_slower_to_show_a_trial_than_the_server_allows_counts_from_the_se
 
     page.route("**/files/frames/*", slow)
     clock_ms = _clock_requests(page)
-    answer_ms = []
-    page.on("requestfinished", lambda r: r.url.endswith("/answer/") and answer_ms.append(r.timing["responseEnd"]))
+    answer_ms = _request_times(page, lambda r: r.method == "POST" and r.url.endswith("/answer/"))
     errors = _begin(page, f"{live_server.url}/projects/{project.slug}/studies/slow/", "Frame or text ordering")
     # A second after showing, the countdown runs on the server's clock (started at least 2 s before the
     # frames arrived), not the page's (which would show 0:29).

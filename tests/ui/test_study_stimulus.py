@@ -44,8 +44,8 @@ WIDTH, HEIGHT = 1366, 768
 # Distinctive names, so that the page's responses can be searched for them.
 SIZES = {"cam-ego-street.mp4": "320x240", "cam-exo-left.mp4": "320x180", "cam-exo-right.mp4": "240x240"}
 VIEWS = "#widget .study-views video"
-TIMES = "() => [...document.querySelectorAll('#widget .study-views video')].map(v => v.currentTime)"
-PLAYING = "() => [...document.querySelectorAll('#widget .study-views video')].every(v => !v.paused)"
+TIMES = f"() => [...document.querySelectorAll('{VIEWS}')].map(v => v.currentTime)"
+PLAYING = f"() => [...document.querySelectorAll('{VIEWS}')].every(v => !v.paused)"
 
 
 @pytest.fixture
